@@ -1,0 +1,50 @@
+package zklock
+
+import "errors"
+
+// Errors returned by zklock. Each may be wrapped with detail; test for them
+// with errors.Is. Errors from ZooKeeper itself (for example zk.ErrNoAuth)
+// are wrapped too, so errors.Is works for those as well.
+var (
+	// ErrInvalidOption is returned by constructors given a bad option value:
+	// an empty server list, an unparsable address, a non-positive timeout, a
+	// nil logger, and so on.
+	ErrInvalidOption = errors.New("zklock: invalid option")
+
+	// ErrInvalidPath is returned by constructors given a path ZooKeeper would
+	// refuse or that zklock must not use: empty, relative, with a trailing
+	// slash or empty segment, "." or "..", invalid characters, or under
+	// /zookeeper.
+	ErrInvalidPath = errors.New("zklock: invalid path")
+
+	// ErrDataTooLarge is returned when node data exceeds MaxDataSize.
+	ErrDataTooLarge = errors.New("zklock: data too large")
+
+	// ErrNilContext is returned by every blocking method given a nil context.
+	ErrNilContext = errors.New("zklock: nil context")
+
+	// ErrSessionClosed is returned by operations on a closed Session, and by
+	// blocking calls whose Session is closed while they wait.
+	ErrSessionClosed = errors.New("zklock: session closed")
+
+	// ErrLocked is returned by TryLock (and TryRLock) when another owner
+	// holds the lock. It is wrapped in a *LockedError naming the holder.
+	ErrLocked = errors.New("zklock: locked by another owner")
+
+	// ErrNotLocked is returned by Unlock when the handle holds nothing:
+	// Unlock without Lock, a second Unlock, or more unlocks than locks.
+	ErrNotLocked = errors.New("zklock: not locked")
+
+	// ErrAlreadyLocked is returned by Lock and TryLock on a non-reentrant
+	// handle that already holds the lock.
+	ErrAlreadyLocked = errors.New("zklock: already locked by this handle")
+
+	// ErrNotOwner is returned when an owner releases a lock held by another
+	// owner of the same Session.
+	ErrNotOwner = errors.New("zklock: not the owner")
+
+	// ErrLockLost is returned by Unlock after the acquisition's loss signal
+	// fired: the ownership deadline passed or the session expired, so the lock
+	// may have been granted to another client. The handle may lock again.
+	ErrLockLost = errors.New("zklock: lock lost")
+)

@@ -1,0 +1,129 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// node is our node in the queue.
+type node struct {
+	path  string
+	name  string
+	czxid int64
+	owner int64 // session id that owns the node
+}
+
+// maxCreates bounds create attempts within one Acquire: each is a parent
+// reaped under us or a create cut off by connection loss.
+const maxCreates = 16
+
+// create makes our node with Curator's protected name, creating CONTAINER
+// parents as needed (retrying when the server reaps a parent between our
+// create and its use). When a create is cut off by connection loss its
+// outcome is unknown: we look for our node by its unique prefix and adopt it
+// only if the current session owns it; a node of an earlier session is
+// deleted, never adopted.
+func (q *Queue) create(ctx context.Context, data []byte) (node, error) {
+	prefix := NewProtectedPrefix()
+	path := q.Dir + "/" + prefix + q.Kind
+	var err error
+	for i := 0; i < maxCreates; i++ {
+		var p string
+		var czxid, owner int64
+		p, czxid, owner, err = q.Conn.CreateSeq(ctx, path, data)
+		switch {
+		case err == nil:
+			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner}, nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := q.ensureParents(ctx); err != nil {
+				return node{}, err
+			}
+		case errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrSessionMoved):
+			if n, ok, err := q.recover(ctx, prefix); err != nil || ok {
+				return n, err
+			}
+		case errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrNoServer):
+			// The create was not applied (no session, or never sent); retry
+			// once a session is established.
+			if _, err := q.Conn.Epoch(ctx); err != nil {
+				return node{}, err
+			}
+		default:
+			return node{}, err
+		}
+	}
+	return node{}, fmt.Errorf("queue: create under %s: gave up after %d attempts: %w", q.Dir, maxCreates, err)
+}
+
+func (q *Queue) ensureParents(ctx context.Context) error {
+	for _, p := range append(Parents(q.Dir), q.Dir) {
+		if err := q.Conn.CreateContainer(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recover finds the node a cut-off create may have made.
+func (q *Queue) recover(ctx context.Context, prefix string) (node, bool, error) {
+	ep, err := q.Conn.Epoch(ctx)
+	if err != nil {
+		return node{}, false, err
+	}
+	names, err := q.Conn.Children(ctx, q.Dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return node{}, false, nil
+	}
+	if err != nil {
+		return node{}, false, err
+	}
+	var found node
+	ok := false
+	for _, name := range names {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		p := q.Dir + "/" + name
+		st, err := q.Conn.Stat(ctx, p)
+		if err != nil {
+			return node{}, false, err
+		}
+		switch {
+		case st == nil:
+		case st.EphemeralOwner == ep.SessionID && !ok:
+			found, ok = node{path: p, name: name, czxid: st.Czxid, owner: st.EphemeralOwner}, true
+		default:
+			q.Conn.Discard(p, st.EphemeralOwner)
+		}
+	}
+	return found, ok, nil
+}
+
+// LockedError is returned (wrapping ErrLocked) by a Try acquisition that
+// would have to wait. Holder is the first contender in the queue.
+type LockedError struct {
+	Holder Contender
+	Data   []byte // the holder node's data, nil if it could not be read
+	Owner  int64  // the holder's session id, 0 if unknown
+}
+
+// ErrLocked is wrapped by *LockedError.
+var ErrLocked = errors.New("queue: locked")
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("held by %s (session 0x%x, data %q)", e.Holder.Name, e.Owner, e.Data)
+}
+
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+func (q *Queue) locked(ctx context.Context, holder Contender) error {
+	e := &LockedError{Holder: holder}
+	if data, st, err := q.Conn.Get(ctx, q.Dir+"/"+holder.Name); err == nil {
+		e.Data, e.Owner = data, st.EphemeralOwner
+	}
+	return e
+}

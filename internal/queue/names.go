@@ -1,0 +1,129 @@
+package queue
+
+import (
+	"crypto/rand"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Node kinds: the name that precedes the sequence number in a contender's
+// node name. The first group are Apache Curator's, the rest Kazoo's.
+const (
+	KindLock  = "lock-"    // Curator InterProcessMutex, LeaderSelector
+	KindRead  = "__READ__" // Curator InterProcessReadWriteLock reader
+	KindWrite = "__WRIT__" // Curator InterProcessReadWriteLock writer
+	KindLease = "lease-"   // Curator InterProcessSemaphoreV2 lease
+	KindLatch = "latch-"   // Curator LeaderLatch
+
+	KindKazooLock  = "__lock__"  // Kazoo Lock and WriteLock
+	KindKazooRLock = "__rlock__" // Kazoo ReadLock
+)
+
+var kinds = []string{KindRead, KindWrite, KindKazooRLock, KindKazooLock, KindLock, KindLease, KindLatch}
+
+// ProtectedPrefix starts the name of every node created with protection:
+// "_c_" + a version 4 UUID + "-" (Curator's ProtectedUtils layout, 40 bytes).
+const ProtectedPrefix = "_c_"
+
+// Contender is one parsed child of a queue's parent node.
+type Contender struct {
+	Name string // the child's name, without the parent path
+	Kind string // one of the Kind constants
+	Seq  int32  // the server-assigned sequence number (signed: it wraps at 2^31)
+}
+
+// Parse reads a child name of the form <anything><kind><seq>, where seq is
+// ZooKeeper's 10-character sequence suffix (%010d, so "-" and nine digits
+// once the counter has wrapped negative). Names of no known kind are not
+// contenders: ok is false.
+func Parse(name string) (c Contender, ok bool) {
+	for _, k := range kinds {
+		i := strings.LastIndex(name, k)
+		if i < 0 {
+			continue
+		}
+		seq, ok := parseSeq(name[i+len(k):])
+		if ok {
+			return Contender{Name: name, Kind: k, Seq: seq}, true
+		}
+	}
+	return Contender{}, false
+}
+
+func parseSeq(s string) (int32, bool) {
+	if len(s) != 10 {
+		return 0, false
+	}
+	digits := s
+	if s[0] == '-' {
+		digits = s[1:]
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	return int32(n), err == nil
+}
+
+// Sort parses names, keeps the contenders whose kind is in accept, and orders
+// them by sequence number. A parent's sequence counter is a signed 32-bit
+// value that wraps from 2^31-1 to -2^31; when both very high and negative
+// numbers are present, the negative ones were assigned after the wrap and
+// sort last. Ties (impossible under one parent) fall back to the name.
+func Sort(names []string, accept ...string) []Contender {
+	out := make([]Contender, 0, len(names))
+	wrapped := false
+	var hi, lo bool
+	for _, n := range names {
+		c, ok := Parse(n)
+		if !ok || !slices.Contains(accept, c.Kind) {
+			continue
+		}
+		hi = hi || c.Seq > math.MaxInt32/2
+		lo = lo || c.Seq < math.MinInt32/2
+		out = append(out, c)
+	}
+	wrapped = hi && lo
+	key := func(c Contender) int64 {
+		if wrapped && c.Seq < 0 {
+			return int64(c.Seq) + 1<<32
+		}
+		return int64(c.Seq)
+	}
+	slices.SortFunc(out, func(a, b Contender) int {
+		if ka, kb := key(a), key(b); ka != kb {
+			return cmpInt(ka, kb)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Index returns the position of name in cs, or -1.
+func Index(cs []Contender, name string) int {
+	return slices.IndexFunc(cs, func(c Contender) bool { return c.Name == name })
+}
+
+// NewProtectedPrefix returns a fresh "_c_<uuid>-" prefix.
+func NewProtectedPrefix() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%s%x-%x-%x-%x-%x-", ProtectedPrefix, b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

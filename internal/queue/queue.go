@@ -1,0 +1,179 @@
+// Package queue is the one ZooKeeper queue algorithm every zklock primitive
+// shares: protected creation of an ephemeral sequential node, ordering of the
+// contenders, finding the node that blocks us, watching only that node, the
+// ownership check against the current session, and cleanup on every exit.
+package queue
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Epoch is a stretch of time during which the client may assume the server
+// holds its session (see zklock.Session.OwnershipDeadline). Done is closed
+// when it ends; it never reopens.
+type Epoch struct {
+	SessionID int64
+	Done      <-chan struct{}
+	Key       any // identifies the epoch to Conn.Track
+}
+
+// Conn is what the queue needs from a session. Reads and deletes retry
+// transient errors within ctx; CreateSeq sends exactly one request.
+type Conn interface {
+	// Epoch waits for a live epoch.
+	Epoch(ctx context.Context) (Epoch, error)
+	// CreateSeq creates an EPHEMERAL_SEQUENTIAL node and returns its path, its
+	// czxid and the session that owns it. If ctx ends while the request is in
+	// flight, the Conn removes the node, should it appear, in the background.
+	CreateSeq(ctx context.Context, path string, data []byte) (string, int64, int64, error)
+	// CreateContainer creates a CONTAINER node; an existing one is fine.
+	CreateContainer(ctx context.Context, path string) error
+	Children(ctx context.Context, path string) ([]string, error)
+	// Stat returns the node's stat, or nil if it does not exist.
+	Stat(ctx context.Context, path string) (*zk.Stat, error)
+	Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
+	// Delete deletes path; a missing node counts as deleted.
+	Delete(ctx context.Context, path string) error
+	// Discard deletes an ephemeral node of session sid: now if it can, and
+	// in the background until it is gone or the session is otherwise.
+	Discard(path string, sid int64)
+	// WaitChange blocks until path changes or is deleted (nil at once if it
+	// does not exist), or ctx ends.
+	WaitChange(ctx context.Context, path string) error
+	// Track arranges for path to be deleted when ep ends; false if ep has
+	// already ended. Untrack undoes it.
+	Track(ep Epoch, path string) bool
+	Untrack(ep Epoch, path string)
+}
+
+// Queue is a lock path and the kind of node this contender creates there.
+type Queue struct {
+	Conn   Conn
+	Dir    string   // the lock path: parent of the contenders
+	Kind   string   // our node kind
+	Accept []string // kinds that are contenders in this queue
+}
+
+// Blocker chooses, from the ordered contenders and our index among them, the
+// contender we must wait for, or returns -1 when we hold.
+type Blocker func(cs []Contender, ours int) int
+
+// Predecessor is the mutex rule: we hold when first; otherwise we wait for
+// the node directly ahead of us.
+func Predecessor(_ []Contender, ours int) int { return ours - 1 }
+
+// Held is a granted place in the queue.
+type Held struct {
+	Path  string // full path of our node
+	Node  Contender
+	Token int64 // the node's czxid: the fencing token
+	Epoch Epoch
+}
+
+// Request says how to acquire.
+type Request struct {
+	Data  []byte
+	Block Blocker
+	Try   bool // do not wait: fail with *LockedError when blocked
+}
+
+// errGone reports that our node vanished while we waited: the session
+// expired (taking its ephemerals) or somebody deleted it.
+var errGone = errors.New("queue: our node is gone")
+
+// Acquire enqueues and waits until Block grants us, ctx ends, or an error
+// occurs. On any failure our node is removed before returning (or, when the
+// server cannot be reached, in the background). If the session expires while
+// we wait, we re-enqueue under the new session until ctx ends.
+func (q *Queue) Acquire(ctx context.Context, r Request) (*Held, error) {
+	for {
+		n, err := q.create(ctx, r.Data)
+		if err != nil {
+			return nil, err
+		}
+		h, err := q.wait(ctx, n, r)
+		if err == nil {
+			return h, nil
+		}
+		q.Conn.Discard(n.path, n.owner)
+		if !errors.Is(err, errGone) {
+			return nil, err
+		}
+	}
+}
+
+// wait re-lists the queue whenever the node blocking us changes.
+func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
+	for {
+		names, err := q.Conn.Children(ctx, q.Dir)
+		if err != nil {
+			return nil, err
+		}
+		cs := Sort(names, q.Accept...)
+		ours := Index(cs, n.name)
+		if ours < 0 {
+			return nil, errGone
+		}
+		b := r.Block(cs, ours)
+		if b < 0 {
+			return q.grant(ctx, n, cs[ours])
+		}
+		if r.Try {
+			return nil, q.locked(ctx, cs[0])
+		}
+		if err := q.Conn.WaitChange(ctx, q.Dir+"/"+cs[b].Name); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// grant claims the lock only if our node belongs to the session of a live
+// epoch: the listing just confirmed the node exists, and a node of an
+// earlier session must never be taken for ours (CURATOR-604).
+func (q *Queue) grant(ctx context.Context, n node, c Contender) (*Held, error) {
+	ep, err := q.Conn.Epoch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ep.SessionID != n.owner || !q.Conn.Track(ep, n.path) {
+		return nil, errGone
+	}
+	return &Held{Path: n.path, Node: c, Token: n.czxid, Epoch: ep}, nil
+}
+
+// Release deletes our node. It retries until the delete succeeds, ctx ends,
+// or the epoch ends (then the session's own cleanup deletes the node if the
+// session survived, and ErrLost is returned).
+func (q *Queue) Release(ctx context.Context, h *Held) error {
+	select {
+	case <-h.Epoch.Done:
+		return ErrLost
+	default:
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // stop retrying once the node went (or will go) with the epoch
+		select {
+		case <-h.Epoch.Done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := q.Conn.Delete(ctx, h.Path)
+	if err == nil {
+		q.Conn.Untrack(h.Epoch, h.Path)
+		return nil
+	}
+	select {
+	case <-h.Epoch.Done:
+		return ErrLost
+	default:
+		return err
+	}
+}
+
+// ErrLost is returned by Release when the epoch ended first.
+var ErrLost = errors.New("queue: ownership lost")

@@ -1,0 +1,160 @@
+// Package wire observes the ZooKeeper client protocol on a connection, below
+// go-zookeeper, to learn what its API hides: the negotiated session timeout,
+// the send time of the request behind each reply, and the zxid of each create.
+//
+// The framing relied upon (ZooKeeper's jute protocol): every packet in either
+// direction is a 4-byte big-endian length followed by that many bytes. The
+// first packet each way on a connection is the connect request / response.
+// After that a client request starts with int32 xid, int32 opcode; a server
+// packet starts with int32 xid, int64 zxid, int32 err. The server answers a
+// session's requests in the order it received them (ZooKeeper's FIFO client
+// order guarantee), so the n-th reply (xid != -1) answers the n-th request.
+// Watch notifications carry xid -1 and answer nothing.
+package wire
+
+import (
+	"encoding/binary"
+	"net"
+	"sync"
+	"time"
+)
+
+// keep is how much of each frame the parser retains: enough for the headers
+// and a create's path; larger payloads are skipped, not buffered.
+const keep = 4096
+
+const (
+	opCreate          = 1
+	opCreateContainer = 19
+	xidNotification   = -1
+)
+
+// Handler receives what the observer learns. Methods are called from the
+// connection's reader or writer goroutine and must not block.
+type Handler interface {
+	// Connected reports a connect response: the session id (0 when the
+	// server refused to resume an expired session), the negotiated timeout,
+	// and when the connect request was sent.
+	Connected(sessionID int64, timeout time.Duration, sent time.Time)
+	// Replied reports a reply to a request sent at sent.
+	Replied(sent time.Time)
+	// Created reports that path was created by session at zxid (its czxid).
+	Created(path string, zxid, session int64)
+}
+
+type pending struct {
+	sent   time.Time
+	xid    int32
+	create bool
+}
+
+// conn is a net.Conn whose traffic is parsed as it passes.
+type conn struct {
+	net.Conn
+	h Handler
+
+	mu      sync.Mutex
+	queue   []pending // requests awaiting a reply, oldest first
+	session int64
+	in, out framer
+}
+
+// Wrap returns c observed by h.
+func Wrap(c net.Conn, h Handler) net.Conn {
+	w := &conn{Conn: c, h: h}
+	w.out.first, w.in.first = true, true
+	return w
+}
+
+func (c *conn) Write(p []byte) (int, error) {
+	now := time.Now()
+	n, err := c.Conn.Write(p)
+	c.mu.Lock()
+	c.out.feed(p[:n], func(body []byte, first bool) { c.request(body, first, now) })
+	c.mu.Unlock()
+	return n, err
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.mu.Lock()
+	c.in.feed(p[:n], c.reply)
+	c.mu.Unlock()
+	return n, err
+}
+
+func (c *conn) request(body []byte, first bool, sent time.Time) {
+	if first {
+		c.queue = append(c.queue, pending{sent: sent, xid: 0})
+		return
+	}
+	if len(body) < 8 {
+		return
+	}
+	op := int32(binary.BigEndian.Uint32(body[4:8]))
+	c.queue = append(c.queue, pending{
+		sent:   sent,
+		xid:    int32(binary.BigEndian.Uint32(body[0:4])),
+		create: op == opCreate || op == opCreateContainer,
+	})
+}
+
+func (c *conn) reply(body []byte, first bool) {
+	if first {
+		c.connected(body)
+		return
+	}
+	if len(body) < 16 {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(body[0:4]))
+	if xid == xidNotification {
+		return
+	}
+	p, ok := c.pop(xid)
+	if !ok {
+		return
+	}
+	c.h.Replied(p.sent)
+	zxid := int64(binary.BigEndian.Uint64(body[4:12]))
+	if p.create && binary.BigEndian.Uint32(body[12:16]) == 0 {
+		if path, ok := readString(body[16:]); ok {
+			c.h.Created(path, zxid, c.session)
+		}
+	}
+}
+
+// pop removes the request that xid answers. Requests ahead of it that were
+// never answered (impossible over one ZooKeeper connection, but cheap to
+// tolerate) are dropped with it.
+func (c *conn) pop(xid int32) (pending, bool) {
+	for i, p := range c.queue {
+		if p.xid == xid {
+			c.queue = c.queue[i+1:]
+			return p, true
+		}
+	}
+	return pending{}, false
+}
+
+func (c *conn) connected(body []byte) {
+	if len(c.queue) == 0 || len(body) < 16 {
+		return
+	}
+	sent := c.queue[0].sent
+	c.queue = c.queue[1:]
+	timeout := time.Duration(int32(binary.BigEndian.Uint32(body[4:8]))) * time.Millisecond
+	c.session = int64(binary.BigEndian.Uint64(body[8:16]))
+	c.h.Connected(c.session, timeout, sent)
+}
+
+func readString(b []byte) (string, bool) {
+	if len(b) < 4 {
+		return "", false
+	}
+	n := int(int32(binary.BigEndian.Uint32(b[:4])))
+	if n < 0 || len(b) < 4+n {
+		return "", false
+	}
+	return string(b[4 : 4+n]), true
+}

@@ -1,0 +1,183 @@
+package zklock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// Mutex is a distributed mutual exclusion lock over ZooKeeper: at most one
+// Mutex, across all processes and machines using the same path, holds it.
+//
+// Fairness: contenders are granted in the order they enqueued (their node's
+// sequence number). Each waiter watches only the node directly ahead of it,
+// so a release wakes exactly one waiter (no herd effect).
+//
+// A Mutex is one owner. It is not reentrant: Lock while it holds returns
+// ErrAlreadyLocked (use ReentrantMutex for nesting). Two goroutines that must
+// exclude each other need two Mutex values, exactly as two processes would.
+// Methods are safe for concurrent use; a Mutex must not be copied.
+//
+// Holding is not guaranteed once Lost fires: the session may have expired
+// and another client may hold the lock. Stop using the protected resource
+// then, and guard writes with Token or Guard so a resource can reject a
+// stale holder.
+type Mutex struct {
+	s    *Session
+	q    queue.Queue
+	data []byte
+
+	mu        sync.Mutex
+	acquiring bool
+	acq       acquisition
+}
+
+// NewMutex returns a Mutex on path. Nothing is sent to the server until
+// Lock. The path must be a valid absolute ZooKeeper path outside /zookeeper;
+// its missing parents are created as CONTAINER nodes, which the server
+// removes once empty.
+func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
+	q, o, err := newQueue(s, path, queue.KindLock, []string{queue.KindLock, queue.KindKazooLock}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutex{s: s, q: q, data: o.data}, nil
+}
+
+func newQueue(s *Session, path, kind string, accept []string, opts []Option) (queue.Queue, primitiveOptions, error) {
+	if s == nil {
+		return queue.Queue{}, primitiveOptions{}, invalid("nil session")
+	}
+	if err := queue.CheckPath(path); err != nil {
+		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+	}
+	o, err := applyOptions(opts)
+	if err != nil {
+		return queue.Queue{}, o, err
+	}
+	return queue.Queue{Conn: queueConn{s}, Dir: path, Kind: kind, Accept: accept}, o, nil
+}
+
+// Lock blocks until the lock is held, ctx ends, or the session is closed. On
+// error nothing is left on the server: the returned error satisfies
+// errors.Is(err, ctx.Err()) when ctx ended. If the session expires while
+// Lock waits, it re-enqueues under the new session.
+func (m *Mutex) Lock(ctx context.Context) error { return m.lock(ctx, false) }
+
+// TryLock acquires the lock if no other owner holds it or waits for it, and
+// otherwise returns a *LockedError (wrapping ErrLocked) naming the holder.
+// It takes two round trips to the server either way and leaves nothing
+// behind when it fails.
+func (m *Mutex) TryLock(ctx context.Context) error { return m.lock(ctx, true) }
+
+func (m *Mutex) lock(ctx context.Context, try bool) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if m.acquiring || m.acq.h != nil {
+		m.mu.Unlock()
+		return ErrAlreadyLocked
+	}
+	m.acquiring = true
+	m.mu.Unlock()
+
+	h, err := m.q.Acquire(ctx, queue.Request{Data: m.data, Block: queue.Predecessor, Try: try})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.acquiring = false
+	if err != nil {
+		return mapQueueErr(err)
+	}
+	m.acq = acquisition{h}
+	return nil
+}
+
+// Unlock releases the lock by deleting our node, retrying through connection
+// loss until the delete succeeds, ctx ends (then the lock is still held and
+// Unlock may be called again), or ownership is lost. It returns ErrNotLocked
+// if the Mutex does not hold the lock and ErrLockLost if Lost fired before
+// the release; in both cases the Mutex may Lock again.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.acq.h == nil {
+		return ErrNotLocked
+	}
+	err := mapQueueErr(m.q.Release(ctx, m.acq.h))
+	if err == nil || err == ErrLockLost {
+		m.acq = acquisition{}
+	}
+	return err
+}
+
+// Lost returns a channel that is closed when ownership of the current
+// acquisition may have ended: at the session's ownership deadline (see
+// Session.OwnershipDeadline) or on expiry, before the server can grant the
+// lock to another client. It never reopens; a later Lock has its own. It is
+// closed when nothing is held.
+func (m *Mutex) Lost() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.acq.lost()
+}
+
+// Token returns the fencing token of the current acquisition, or 0 when
+// nothing is held. Tokens are the lock node's creation zxid: they strictly
+// increase over successive acquisitions of the same path, even when the
+// path's parent node was reaped and re-created.
+func (m *Mutex) Token() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.acq.token()
+}
+
+// Guard returns a ZooKeeper check operation that succeeds only while this
+// acquisition's node exists. Put it first in Session.Multi (or go-zookeeper's
+// Conn.Multi) so the other writes commit only while the lock is held. It
+// returns nil when nothing is held.
+func (m *Mutex) Guard() *zk.CheckVersionRequest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.acq.guard()
+}
+
+// Node returns the full path of our lock node, or "" when nothing is held.
+func (m *Mutex) Node() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.acq.path()
+}
+
+// Contenders lists the lock's queue: the holder first, then the waiters in
+// the order they will be granted, each with its node data.
+func (m *Mutex) Contenders(ctx context.Context) ([]Contender, error) {
+	return listContenders(ctx, &m.q)
+}
+
+// Locker returns a sync.Locker whose Lock and Unlock call m's with
+// context.Background(). They panic on error (for example a closed session),
+// as sync.Locker has no way to report one.
+func (m *Mutex) Locker() sync.Locker { return locker{m} }
+
+type locker struct{ m *Mutex }
+
+var _ sync.Locker = locker{}
+
+func (l locker) Lock() {
+	if err := l.m.Lock(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
+func (l locker) Unlock() {
+	if err := l.m.Unlock(context.Background()); err != nil {
+		panic(err)
+	}
+}

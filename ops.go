@@ -1,0 +1,205 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-zookeeper/zk"
+)
+
+// created is what the wire observer saw of a create's reply.
+type created struct {
+	zxid int64 // the create's zxid: the node's czxid
+	sid  int64 // the session the create ran in: the node's ephemeralOwner
+}
+
+// transient reports whether err may go away by retrying the same request:
+// the connection dropped (the request may or may not have been applied), no
+// server answered, or the session moved to another server.
+func transient(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) ||
+		errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved)
+}
+
+// call runs f once, returning early if ctx ends or the session closes.
+// go-zookeeper requests take no ctx; an abandoned request still completes
+// (at the latest when the connection drops or closes), so the goroutine
+// running it always ends.
+func call[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	var zero T
+	select {
+	case r := <-ch:
+		if errors.Is(r.err, zk.ErrClosing) {
+			return r.v, ErrSessionClosed
+		}
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	case <-s.done:
+		return zero, ErrSessionClosed
+	}
+}
+
+// retry runs f until it succeeds, fails with a non-transient error, or ctx
+// ends, backing off between attempts by the session's retry policy. Only
+// idempotent requests may be retried this way.
+func retry[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error) {
+	b := backoff.WithContext(s.opts.backoff(), ctx)
+	var v T
+	err := backoff.Retry(func() error {
+		var err error
+		v, err = call(ctx, s, f)
+		if err != nil && !transient(err) {
+			return backoff.Permanent(err)
+		}
+		return err
+	}, b)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+	}
+	return v, err
+}
+
+// do is retry for requests with no result.
+func (s *Session) do(ctx context.Context, f func() error) error {
+	_, err := retry(ctx, s, func() (struct{}, error) { return struct{}{}, f() })
+	return err
+}
+
+func (s *Session) children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
+	type res struct {
+		names []string
+		stat  *zk.Stat
+	}
+	r, err := retry(ctx, s, func() (res, error) {
+		names, st, err := s.conn.Children(path)
+		return res{names, st}, err
+	})
+	return r.names, r.stat, wrapOp("list", path, err)
+}
+
+func (s *Session) get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+	type res struct {
+		data []byte
+		stat *zk.Stat
+	}
+	r, err := retry(ctx, s, func() (res, error) {
+		data, st, err := s.conn.Get(path)
+		return res{data, st}, err
+	})
+	return r.data, r.stat, wrapOp("get", path, err)
+}
+
+// delete deletes path; a node that is already gone counts as deleted, since
+// a retried delete may find its own earlier attempt applied.
+func (s *Session) delete(ctx context.Context, path string) error {
+	err := s.do(ctx, func() error { return s.conn.Delete(path, -1) })
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return wrapOp("delete", path, err)
+}
+
+// createContainer creates path as a CONTAINER node (reaped by the server once
+// empty); a node that already exists is fine.
+func (s *Session) createContainer(ctx context.Context, path string) error {
+	err := s.do(ctx, func() error {
+		_, err := s.conn.CreateContainer(path, nil, zk.FlagContainer, s.opts.acl)
+		return err
+	})
+	if errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return wrapOp("create container", path, err)
+}
+
+// createSeq sends one EPHEMERAL_SEQUENTIAL create (never retried: the
+// outcome of a create cut off by connection loss is unknown, and the queue
+// resolves it by its protected name). It returns the node's name with its
+// czxid and owner session as seen on the wire.
+func (s *Session) createSeq(ctx context.Context, path string, data []byte) (string, created, error) {
+	name, err := call(ctx, s, func() (string, error) {
+		return s.conn.Create(path, data, zk.FlagEphemeral|zk.FlagSequence, s.opts.acl)
+	})
+	if err != nil {
+		return "", created{}, wrapOp("create", path, err)
+	}
+	s.mu.Lock()
+	c, ok := s.creates[name]
+	delete(s.creates, name)
+	s.mu.Unlock()
+	if !ok {
+		return "", created{}, fmt.Errorf("zklock: create %s: reply not observed", name)
+	}
+	return name, c, nil
+}
+
+// goDelete deletes an ephemeral node of session sid in the background until
+// it is gone, the session that owned it is gone (its ephemerals went with
+// it), or the Session closes. The returned channel is closed when it stops.
+// s.mu may be held.
+func (s *Session) goDelete(path string, sid int64) <-chan struct{} {
+	done := make(chan struct{})
+	if !s.spawn(func() {
+		defer close(done)
+		for s.bg.Err() == nil {
+			ep, err := s.awaitEpoch(s.bg)
+			if err != nil || ep.sid != sid {
+				return
+			}
+			if err := s.delete(s.bg, path); err == nil || !transient(err) {
+				return
+			}
+		}
+	}) {
+		close(done)
+	}
+	return done
+}
+
+// spawn runs f on a goroutine that Close waits for, unless Close has begun.
+// f must return soon after s.bg is cancelled.
+func (s *Session) spawn(f func()) bool {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.bgClosed {
+		return false
+	}
+	s.bgWG.Add(1)
+	go func() {
+		defer s.bgWG.Done()
+		f()
+	}()
+	return true
+}
+
+func wrapOp(op, path string, err error) error {
+	if err == nil || errors.Is(err, ErrSessionClosed) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("zklock: %s %s: %w", op, path, err)
+}
+
+// Multi runs ops (go-zookeeper's *zk.CreateRequest, *zk.DeleteRequest,
+// *zk.SetDataRequest, *zk.CheckVersionRequest) atomically: all or none. It
+// is not retried on connection loss, since its outcome is then unknown.
+// Combine it with a lock's Guard to write only while holding the lock.
+func (s *Session) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	return call(ctx, s, func() ([]zk.MultiResponse, error) { return s.conn.Multi(ops...) })
+}

@@ -1,0 +1,222 @@
+package zklock
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-zookeeper/zk"
+)
+
+// SessionOption configures a Session. Options are applied in order; a bad
+// value makes NewSession return an error wrapping ErrInvalidOption.
+type SessionOption func(*sessionOptions) error
+
+type credential struct {
+	scheme string
+	auth   []byte
+}
+
+type sessionOptions struct {
+	servers []string
+	timeout time.Duration
+	margin  time.Duration // 0: derived from the negotiated timeout
+	logger  *slog.Logger
+	acl     []zk.ACL
+	creds   []credential
+	dialer  zk.Dialer
+	backoff func() backoff.BackOff
+}
+
+func defaultSessionOptions() sessionOptions {
+	return sessionOptions{
+		servers: []string{"127.0.0.1:2181"},
+		timeout: 10 * time.Second,
+		logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		acl:     zk.WorldACL(zk.PermAll),
+		dialer:  net.DialTimeout,
+		backoff: defaultBackoff,
+	}
+}
+
+// defaultBackoff retries quickly at first (a leader election or a reconnect
+// to another server usually takes well under a second) and settles at one
+// attempt a second; the caller's ctx bounds the total.
+func defaultBackoff() backoff.BackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 20 * time.Millisecond
+	b.MaxInterval = time.Second
+	b.MaxElapsedTime = 0
+	return b
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+}
+
+// WithServers sets the ZooKeeper servers as "host:port" addresses.
+// The default is "127.0.0.1:2181".
+func WithServers(addrs ...string) SessionOption {
+	return func(o *sessionOptions) error {
+		if len(addrs) == 0 {
+			return invalid("empty server list")
+		}
+		for _, a := range addrs {
+			host, port, err := net.SplitHostPort(a)
+			if err != nil {
+				return invalid("server %q: %v", a, err)
+			}
+			if p, err := strconv.Atoi(port); host == "" || err != nil || p < 1 || p > 65535 {
+				return invalid("server %q: want host:port with a port from 1 to 65535", a)
+			}
+		}
+		o.servers = append([]string(nil), addrs...)
+		return nil
+	}
+}
+
+// WithSessionTimeout sets the session timeout requested from the server; the
+// server clamps it to its [minSessionTimeout, maxSessionTimeout] (by default
+// 2 and 20 ticks), and the negotiated value is the one zklock uses. The
+// default is 10s.
+func WithSessionTimeout(d time.Duration) SessionOption {
+	return func(o *sessionOptions) error {
+		if d < time.Millisecond {
+			return invalid("session timeout %v must be at least 1ms", d)
+		}
+		o.timeout = d
+		return nil
+	}
+}
+
+// WithSafetyMargin sets how long before the server could expire the session
+// the ownership deadline falls (see Session.OwnershipDeadline). The default is
+// one fifth of the negotiated session timeout.
+func WithSafetyMargin(d time.Duration) SessionOption {
+	return func(o *sessionOptions) error {
+		if d <= 0 {
+			return invalid("safety margin %v must be positive", d)
+		}
+		o.margin = d
+		return nil
+	}
+}
+
+// WithLogger sets the structured logger for session transitions and lock
+// loss. The default discards everything.
+func WithLogger(l *slog.Logger) SessionOption {
+	return func(o *sessionOptions) error {
+		if l == nil {
+			return invalid("nil logger")
+		}
+		o.logger = l
+		return nil
+	}
+}
+
+// WithACL sets the ACL of every node zklock creates through the session.
+// The default is zk.WorldACL(zk.PermAll).
+func WithACL(acl []zk.ACL) SessionOption {
+	return func(o *sessionOptions) error {
+		if len(acl) == 0 {
+			return invalid("empty ACL")
+		}
+		o.acl = append([]zk.ACL(nil), acl...)
+		return nil
+	}
+}
+
+// WithAuth adds credentials (for example scheme "digest" with "user:pass")
+// sent when the session is established and again after every reconnect.
+// The default is none.
+func WithAuth(scheme string, auth []byte) SessionOption {
+	return func(o *sessionOptions) error {
+		if scheme == "" {
+			return invalid("empty auth scheme")
+		}
+		o.creds = append(o.creds, credential{scheme, append([]byte(nil), auth...)})
+		return nil
+	}
+}
+
+// WithDialer sets how connections to servers are made, for example over
+// TLS. The default is net.DialTimeout.
+func WithDialer(d zk.Dialer) SessionOption {
+	return func(o *sessionOptions) error {
+		if d == nil {
+			return invalid("nil dialer")
+		}
+		o.dialer = d
+		return nil
+	}
+}
+
+// WithRetry sets the backoff policy for retrying transient errors
+// (connection loss, no server reachable, session moved). A fresh BackOff is
+// made per operation; the caller's ctx bounds the total time. The default
+// starts at 20ms and grows to 1s between attempts.
+func WithRetry(newBackOff func() backoff.BackOff) SessionOption {
+	return func(o *sessionOptions) error {
+		if newBackOff == nil {
+			return invalid("nil retry policy")
+		}
+		o.backoff = newBackOff
+		return nil
+	}
+}
+
+// MaxDataSize is the largest node data zklock accepts: ZooKeeper refuses
+// packets over jute.maxbuffer (1 MiB less one byte by default), and the
+// request also carries the path.
+const MaxDataSize = 1<<20 - 1<<12
+
+// Option configures a lock, semaphore or election.
+type Option func(*primitiveOptions) error
+
+type primitiveOptions struct {
+	data []byte
+}
+
+func defaultPrimitiveOptions() primitiveOptions {
+	return primitiveOptions{data: defaultData()}
+}
+
+// defaultData identifies the holder as "host:pid".
+func defaultData() []byte {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return []byte(host + ":" + strconv.Itoa(os.Getpid()))
+}
+
+// WithData sets the data stored in our node, shown to other clients that
+// inspect the queue (Contenders, LockedError). The default is "host:pid".
+// Data larger than MaxDataSize is rejected with ErrDataTooLarge.
+func WithData(data []byte) Option {
+	return func(o *primitiveOptions) error {
+		if len(data) > MaxDataSize {
+			return fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(data), MaxDataSize)
+		}
+		o.data = append([]byte(nil), data...)
+		return nil
+	}
+}
+
+func applyOptions(opts []Option) (primitiveOptions, error) {
+	o := defaultPrimitiveOptions()
+	for _, opt := range opts {
+		if opt == nil {
+			return o, invalid("nil option")
+		}
+		if err := opt(&o); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,158 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// queueConn gives the shared queue algorithm (internal/queue) the session's
+// ctx-aware, retrying operations without exporting them from Session.
+type queueConn struct{ s *Session }
+
+var _ queue.Conn = queueConn{}
+
+func (c queueConn) Epoch(ctx context.Context) (queue.Epoch, error) {
+	ep, err := c.s.awaitEpoch(ctx)
+	if err != nil {
+		return queue.Epoch{}, err
+	}
+	return queue.Epoch{SessionID: ep.sid, Done: ep.done, Key: ep}, nil
+}
+
+type createResult struct {
+	name string
+	c    created
+	err  error
+}
+
+func (c queueConn) CreateSeq(ctx context.Context, path string, data []byte) (string, int64, int64, error) {
+	ch := make(chan createResult, 1)
+	go func() {
+		name, cr, err := c.s.createSeq(context.WithoutCancel(ctx), path, data)
+		ch <- createResult{name, cr, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.name, r.c.zxid, r.c.sid, r.err
+	case <-ctx.Done():
+		c.s.spawn(func() { c.cleanAbandoned(ch, path) })
+		return "", 0, 0, ctx.Err()
+	}
+}
+
+// cleanAbandoned waits for the outcome of a create whose caller gave up, and
+// removes the node it made, or may have made.
+func (c queueConn) cleanAbandoned(ch <-chan createResult, path string) {
+	var r createResult
+	select {
+	case r = <-ch:
+	case <-c.s.bg.Done():
+		return
+	}
+	switch {
+	case r.err == nil:
+		c.s.goDelete(r.name, r.c.sid)
+	case transient(r.err):
+		c.deletePrefixed(path)
+	}
+}
+
+// deletePrefixed deletes, once connected, every child of path's parent whose
+// name starts with path's protected name.
+func (c queueConn) deletePrefixed(path string) {
+	i := strings.LastIndexByte(path, '/')
+	dir, prefix := path[:i], path[i+1:]
+	ctx := c.s.bg
+	ep, err := c.s.awaitEpoch(ctx)
+	if err != nil {
+		return
+	}
+	names, _, err := c.s.children(ctx, dir)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			c.s.goDelete(dir+"/"+n, ep.sid)
+		}
+	}
+}
+
+func (c queueConn) CreateContainer(ctx context.Context, path string) error {
+	return c.s.createContainer(ctx, path)
+}
+
+func (c queueConn) Children(ctx context.Context, path string) ([]string, error) {
+	names, _, err := c.s.children(ctx, path)
+	return names, err
+}
+
+func (c queueConn) Stat(ctx context.Context, path string) (*zk.Stat, error) {
+	_, st, err := c.s.get(ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	return st, err
+}
+
+func (c queueConn) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+	return c.s.get(ctx, path)
+}
+
+func (c queueConn) Delete(ctx context.Context, path string) error { return c.s.delete(ctx, path) }
+
+// Discard starts a background delete and waits for it a short while, so that
+// in the common case (server reachable) the node is gone when the failed
+// call returns.
+func (c queueConn) Discard(path string, sid int64) {
+	done := c.s.goDelete(path, sid)
+	grace := min(c.s.Timeout()/2, 2*time.Second)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		c.s.log.Warn("zklock: node delete continues in the background", "path", path)
+	}
+}
+
+func (c queueConn) WaitChange(ctx context.Context, path string) error {
+	return c.s.waitChange(ctx, path)
+}
+
+func (c queueConn) Track(ep queue.Epoch, path string) bool {
+	return c.s.track(ep.Key.(*epoch), path)
+}
+
+func (c queueConn) Untrack(ep queue.Epoch, path string) { c.s.untrack(ep.Key.(*epoch), path) }
+
+// mapQueueErr turns the queue's internal errors into zklock's sentinels.
+func mapQueueErr(err error) error {
+	var le *queue.LockedError
+	switch {
+	case errors.As(err, &le):
+		return &LockedError{Holder: le.Holder.Name, Session: le.Owner, Data: le.Data}
+	case errors.Is(err, queue.ErrLost):
+		return ErrLockLost
+	}
+	return err
+}
+
+// LockedError is returned by TryLock when another owner holds the lock; it
+// wraps ErrLocked.
+type LockedError struct {
+	Holder  string // the holder's node name
+	Session int64  // the holder's session id (0 if unknown)
+	Data    []byte // the holder's node data (see WithData)
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("%v: held by %s (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
+}
+
+// Unwrap returns ErrLocked.
+func (e *LockedError) Unwrap() error { return ErrLocked }
