@@ -1,0 +1,67 @@
+package zklock_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testTimeout bounds every test's blocking calls.
+const testTimeout = 60 * time.Second
+
+// standalone returns a standalone server for tests that do not stop, kill
+// or pause it. Tests that inject server faults start their own.
+func standalone(t *testing.T) *zktest.Cluster {
+	t.Helper()
+	return zktest.Start(t)
+}
+
+// ctxFor returns a context bounded by testTimeout and cancelled at cleanup.
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newSession opens a session on addrs with a short timeout, closed at
+// cleanup.
+func newSession(t *testing.T, addrs []string, opts ...zklock.SessionOption) *zklock.Session {
+	t.Helper()
+	all := append([]zklock.SessionOption{
+		zklock.WithServers(addrs...),
+		zklock.WithSessionTimeout(2 * time.Second),
+	}, opts...)
+	s, err := zklock.NewSession(ctxFor(t), all...)
+	if err != nil {
+		t.Fatalf("NewSession: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// lockPath returns a path unique to the test.
+func lockPath(t *testing.T, name string) string {
+	r := strings.NewReplacer("/", "_", " ", "_", "#", "_")
+	return "/zklock-test/" + r.Replace(t.Name()) + "/" + name
+}
+
+// eventually polls cond every 20ms until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
