@@ -1,0 +1,136 @@
+package zktest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	standaloneMain = "org.apache.zookeeper.server.ZooKeeperServerMain"
+	quorumMain     = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+)
+
+// baseJVMFlags make a small JVM start fast: no JIT tiers beyond C1, a serial
+// collector, class data sharing when available, no perf data in /tmp.
+var baseJVMFlags = []string{
+	"-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	"-Xshare:auto", "-XX:-UsePerfData", "-XX:+ExitOnOutOfMemoryError",
+	"-Djava.awt.headless=true", "-Djava.net.preferIPv4Stack=true",
+}
+
+// node is the fixed identity of one managed server: its directory and ports
+// stay the same across restarts so that it rejoins with its own data.
+type node struct {
+	id           int // ZooKeeper's myid, 1-based
+	dir          string
+	clientPort   int
+	quorumPort   int
+	electionPort int
+}
+
+func (n *node) addr() string    { return "127.0.0.1:" + strconv.Itoa(n.clientPort) }
+func (n *node) cfgPath() string { return filepath.Join(n.dir, "zoo.cfg") }
+func (n *node) logPath() string { return filepath.Join(n.dir, "server.log") }
+func (n *node) dataDir() string { return filepath.Join(n.dir, "data") }
+func (n *node) serverLine() string {
+	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d", n.id, n.quorumPort, n.electionPort)
+}
+
+// freePorts returns k distinct ports that were free on 127.0.0.1 a moment
+// ago. Another process may still take one before the server binds it; the
+// caller retries with new ports when a server reports a bind failure.
+func freePorts(k int) ([]int, error) {
+	ports := make([]int, 0, k)
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	// Holding every listener until all are chosen keeps the ports distinct.
+	for len(ports) < k {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("zktest: find a free port: %w", err)
+		}
+		held = append(held, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// assignPorts gives every node fresh client, quorum and election ports.
+func assignPorts(nodes []*node) error {
+	ports, err := freePorts(3 * len(nodes))
+	if err != nil {
+		return err
+	}
+	for i, n := range nodes {
+		n.clientPort, n.quorumPort, n.electionPort = ports[3*i], ports[3*i+1], ports[3*i+2]
+	}
+	return nil
+}
+
+// writeConfig writes zoo.cfg (and myid for an ensemble) for nodes[i].
+func writeConfig(o options, nodes []*node, i int) error {
+	n := nodes[i]
+	if err := os.MkdirAll(n.dataDir(), 0o755); err != nil {
+		return err
+	}
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	lines := []string{
+		"tickTime=" + ms(o.tickTime),
+		"dataDir=" + n.dataDir(),
+		"clientPort=" + strconv.Itoa(n.clientPort),
+		"clientPortAddress=127.0.0.1",
+		"minSessionTimeout=" + ms(o.minSession),
+		"maxSessionTimeout=" + ms(o.maxSession),
+		"maxClientCnxns=0",
+		"4lw.commands.whitelist=*",
+		"admin.enableServer=false",
+		"forceSync=no",
+	}
+	if len(nodes) > 1 {
+		lines = append(lines,
+			"initLimit="+strconv.Itoa(initLimitTicks),
+			"syncLimit="+strconv.Itoa(syncLimitTicks),
+			"reconfigEnabled=false",
+		)
+		for _, peer := range nodes {
+			lines = append(lines, peer.serverLine())
+		}
+		myid := []byte(strconv.Itoa(n.id) + "\n")
+		if err := os.WriteFile(filepath.Join(n.dataDir(), "myid"), myid, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(n.cfgPath(), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// javaArgs is the command line after the java binary for one server.
+func javaArgs(in *install, o options, n *node, ensemble bool) []string {
+	args := append([]string(nil), baseJVMFlags...)
+	args = append(args,
+		"-Dzookeeper.admin.enableServer=false",
+		"-Dzookeeper.4lw.commands.whitelist=*",
+		"-Dzookeeper.forceSync=no",
+		"-Dzookeeper.jmx.log4j.disable=true",
+		// Election connections to a peer that is paused would otherwise wait 5s.
+		"-Dzookeeper.cnxTimeout=1000",
+		"-Dznode.container.checkIntervalMs="+strconv.FormatInt(o.containerInterval.Milliseconds(), 10),
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
+		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+		"-Dzktest.server="+strconv.Itoa(n.id),
+	)
+	args = append(args, o.jvmFlags...)
+	main := standaloneMain
+	if ensemble {
+		main = quorumMain
+	}
+	return append(args, "-cp", strings.Join(in.classpath, string(os.PathListSeparator)), main, n.cfgPath())
+}

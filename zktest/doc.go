@@ -1,0 +1,53 @@
+// Package zktest runs real ZooKeeper servers for tests and puts real faults
+// between them and their clients.
+//
+// Start gives a test a standalone server and StartEnsemble an ensemble of n
+// servers, all on 127.0.0.1 with free ports and a temporary directory each;
+// t.Cleanup tears them down, and when the test has failed it first logs the
+// last 60 lines of every server's log. A Server can be stopped, killed,
+// restarted with its data, paused and resumed. Cluster reads the servers'
+// state through four-letter words: Leader, WaitReady, Mntr, SessionAlive.
+//
+// A Proxy stands between a client and the servers to cut, delay or
+// blackhole the network, or to lose the reply to one request; ExpireSession
+// uses it to make the server expire a client's session for real.
+//
+// # Where ZooKeeper comes from
+//
+// Start and StartEnsemble look, in this order, for:
+//
+//  1. ZK_SERVERS, a comma-separated list of host:port of running servers.
+//     The Cluster is then External: zktest does not manage those servers,
+//     so their fault methods return ErrUnmanaged, and its timing (tickTime,
+//     session timeouts) is read from the server with 'conf'.
+//  2. A local installation, run as one JVM per server: $ZOOKEEPER_HOME (the
+//     Apache binary tarball layout, $ZOOKEEPER_HOME/lib/*.jar and
+//     $ZOOKEEPER_HOME/*.jar), else Debian's zookeeper package
+//     (/usr/share/java/zookeeper.jar). java is $JAVA_HOME/bin/java or the
+//     one on PATH. This is what the project's own tests use: install it with
+//     sudo scripts/install-deps.sh.
+//  3. A Docker engine, through testcontainers-go, running the image
+//     zookeeper:3.8 with its client port published on 127.0.0.1. It runs
+//     standalone servers only, supports Stop, Start and Kill but not Pause,
+//     and has been compiled but never run by the project (its machines have
+//     no Docker engine).
+//
+// Otherwise the test fails, never skips, with a message saying how to
+// install one.
+//
+// # Timing
+//
+// Managed servers use a tickTime of 100ms and grant sessions of 200ms to 2s
+// (ZooKeeper's 2 to 20 ticks) unless WithTickTime or WithSessionTimeouts say
+// otherwise; a client asking for a longer session gets 2s, so a session
+// expires about 2s after its client falls silent. Empty CONTAINER nodes are
+// reaped every second (WithContainerCheckInterval). Ensembles use
+// initLimit=50 and syncLimit=15 ticks. Writes are not fsynced
+// (zookeeper.forceSync=no): the data survives a server restart but not a
+// machine crash, which tests do not need. On a two-core machine a standalone
+// server takes about half a second to serve and a three-server ensemble
+// about a second and a half (Cluster.StartupTime tells).
+//
+// Every wait in this package is bounded: by the caller's context, and by a
+// documented limit when the context has no deadline.
+package zktest

@@ -1,0 +1,107 @@
+package zktest
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults of a managed cluster. They are chosen so that fault tests
+// (session expiry, leader loss) finish in seconds rather than minutes.
+const (
+	// DefaultTickTime is ZooKeeper's tickTime unless WithTickTime says otherwise.
+	DefaultTickTime = 100 * time.Millisecond
+	// DefaultContainerCheckInterval is how often the server looks for empty
+	// CONTAINER nodes to delete, unless WithContainerCheckInterval says otherwise.
+	DefaultContainerCheckInterval = time.Second
+	// DefaultStartTimeout bounds how long one server may take to start.
+	DefaultStartTimeout = 90 * time.Second
+)
+
+// Ensemble timing in ticks. A follower that hears nothing from its leader for
+// syncLimit ticks drops out and starts an election, so a paused leader is
+// replaced after about syncLimitTicks*tickTime. Both are generous enough for a
+// loaded two-core machine, where a JVM can stall for a few hundred ms.
+const (
+	initLimitTicks = 50
+	syncLimitTicks = 15
+)
+
+// Option configures a Cluster started by Start or StartEnsemble.
+type Option func(*options)
+
+type options struct {
+	tickTime          time.Duration
+	minSession        time.Duration
+	maxSession        time.Duration
+	containerInterval time.Duration
+	startTimeout      time.Duration
+	jvmFlags          []string
+}
+
+// WithTickTime sets ZooKeeper's tickTime, the unit of all its timeouts.
+// The default is DefaultTickTime (100ms). It must be at least 10ms.
+func WithTickTime(d time.Duration) Option {
+	return func(o *options) { o.tickTime = d }
+}
+
+// WithSessionTimeouts sets the server's minSessionTimeout and
+// maxSessionTimeout: a client's requested session timeout is clamped into
+// [min, max]. The default is ZooKeeper's own: 2 and 20 ticks, which is
+// 200ms and 2s with the default tick. min must be at least two ticks
+// (ZooKeeper enforces this) and max must not be smaller than min.
+func WithSessionTimeouts(min, max time.Duration) Option {
+	return func(o *options) { o.minSession, o.maxSession = min, max }
+}
+
+// WithContainerCheckInterval sets how often the server deletes empty
+// CONTAINER nodes (the JVM property znode.container.checkIntervalMs; in
+// zoo.cfg it has no effect). The default is DefaultContainerCheckInterval
+// (1s); ZooKeeper's own default is one minute.
+func WithContainerCheckInterval(d time.Duration) Option {
+	return func(o *options) { o.containerInterval = d }
+}
+
+// WithJVMFlags appends flags to the java command line of every server, after
+// zktest's own, so they can override them (for example "-Xmx512m").
+// Ignored for Docker and external clusters.
+func WithJVMFlags(flags ...string) Option {
+	return func(o *options) { o.jvmFlags = append(o.jvmFlags, flags...) }
+}
+
+// WithStartTimeout bounds how long each server may take to start and join its
+// ensemble, at first start and in Server.Start. The default is
+// DefaultStartTimeout (90s), which is generous on purpose: a cold JVM on a
+// busy two-core machine can take many seconds.
+func WithStartTimeout(d time.Duration) Option {
+	return func(o *options) { o.startTimeout = d }
+}
+
+// buildOptions applies opts over the defaults and rejects bad values.
+func buildOptions(opts []Option) (options, error) {
+	o := options{
+		tickTime:          DefaultTickTime,
+		containerInterval: DefaultContainerCheckInterval,
+		startTimeout:      DefaultStartTimeout,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.tickTime < 10*time.Millisecond {
+		return o, fmt.Errorf("zktest: tick time %v is below 10ms", o.tickTime)
+	}
+	if o.minSession == 0 && o.maxSession == 0 {
+		o.minSession, o.maxSession = 2*o.tickTime, 20*o.tickTime
+	}
+	if o.minSession < 2*o.tickTime || o.maxSession < o.minSession {
+		return o, fmt.Errorf("zktest: session timeouts [%v, %v] invalid: need 2 ticks (%v) <= min <= max",
+			o.minSession, o.maxSession, 2*o.tickTime)
+	}
+	if o.containerInterval < time.Millisecond {
+		return o, errors.New("zktest: container check interval must be at least 1ms")
+	}
+	if o.startTimeout <= 0 {
+		return o, errors.New("zktest: start timeout must be positive")
+	}
+	return o, nil
+}

@@ -1,0 +1,93 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SessionAlive reports whether the server still knows session sessionID
+// (as returned by go-zookeeper's Conn.SessionID). It reads 'dump' on the
+// leader, which owns session expiry: its SessionTracker section lists every
+// live session id in hex (0x1000012abcd0000), with or without ephemeral
+// nodes; a session is alive while it is listed there or still owns
+// ephemeral nodes. It returns ErrNoSessionDump (wrapped) when 'dump' is not
+// whitelisted or lists no sessions in a known format.
+func (c *Cluster) SessionAlive(ctx context.Context, sessionID int64) (bool, error) {
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		return false, err
+	}
+	out, err := c.FourLetter(ctx, leader, "dump")
+	if err != nil {
+		return false, err
+	}
+	sessions, ok := dumpSessions(out)
+	if !ok {
+		return false, fmt.Errorf("%w: server %d answered %q", ErrNoSessionDump, leader, firstLine(out))
+	}
+	return sessions[sessionID], nil
+}
+
+// WaitSessionExpired waits until the leader no longer lists sessionID,
+// polling every tick (at least 50ms). Besides ctx it is bounded by
+// ExpiryBound; polls that fail while an election is under way are retried.
+func (c *Cluster) WaitSessionExpired(ctx context.Context, sessionID int64) error {
+	ctx, cancel := boundedCtx(ctx, c.ExpiryBound())
+	defer cancel()
+	every := max(c.opts.tickTime, 50*time.Millisecond)
+	var last error
+	for {
+		alive, err := c.SessionAlive(ctx, sessionID)
+		switch {
+		case errors.Is(err, ErrNoSessionDump):
+			return err
+		case err == nil && !alive:
+			return nil
+		case err == nil:
+			last = fmt.Errorf("session 0x%x is still listed", uint64(sessionID))
+		default:
+			last = err
+		}
+		if err := sleepCtx(ctx, every); err != nil {
+			return fmt.Errorf("zktest: wait for session 0x%x to expire (%v): %w", uint64(sessionID), last, err)
+		}
+	}
+}
+
+// ExpiryBound is how long a session whose client has gone silent can take to
+// be expired by the server, with room for a loaded machine: the server
+// expires it within MaxSessionTimeout plus one tick (sessions are expired in
+// tick-sized buckets), and an ensemble may need an election first.
+func (c *Cluster) ExpiryBound() time.Duration {
+	return 2*c.opts.maxSession + 20*c.opts.tickTime + 10*time.Second
+}
+
+// dumpSessions returns the session ids listed by a 'dump' reply, and false if
+// the reply has no session tracker section in a known format. The leader
+// lists "Session Sets" (expiry buckets of ids); followers list
+// "Global Sessions" (id, tab, timeout).
+func dumpSessions(out string) (map[int64]bool, bool) {
+	_, rest, ok := strings.Cut(out, "SessionTracker dump:")
+	if !ok || !(strings.Contains(rest, "Session Sets") || strings.Contains(rest, "Global Sessions")) {
+		return nil, false
+	}
+	// Connections also name session ids; a blackholed client's connection
+	// may outlive its session, so that section must not count.
+	rest, _, _ = strings.Cut(rest, "Connections dump:")
+	ids := make(map[int64]bool)
+	for _, line := range strings.Split(rest, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(f[0], "0x") {
+			continue
+		}
+		hex := strings.TrimSuffix(strings.TrimPrefix(f[0], "0x"), ":")
+		if id, err := strconv.ParseUint(hex, 16, 64); err == nil {
+			ids[int64(id)] = true
+		}
+	}
+	return ids, true
+}
