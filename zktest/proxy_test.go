@@ -1,0 +1,132 @@
+package zktest_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock/zktest"
+)
+
+// proxied starts a server and a client connected to it through a proxy.
+// The session timeout is long enough that the short faults below neither
+// expire the session nor make the client give up on its connection.
+func proxied(t *testing.T) (*zktest.Cluster, *zktest.Proxy, *zk.Conn, *recorder) {
+	t.Helper()
+	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 20*time.Second))
+	p := zktest.NewProxy(t, c.Servers())
+	require.Len(t, p.Addrs(), 1)
+	conn, rec := connect(t, p.Addrs(), 15*time.Second)
+	return c, p, conn, rec
+}
+
+func TestProxyForwards(t *testing.T) {
+	_, p, conn, _ := proxied(t)
+	_, err := conn.Create("/through", []byte("proxy"), 0, openACL)
+	require.NoError(t, err)
+	data, _, err := conn.Get("/through")
+	require.NoError(t, err)
+	assert.Equal(t, "proxy", string(data))
+	conns, up, down := p.Stats()
+	assert.Equal(t, 1, conns)
+	assert.Positive(t, up)
+	assert.Positive(t, down)
+}
+
+func TestProxyBlackholeHeal(t *testing.T) {
+	_, p, conn, _ := proxied(t)
+	_, err := conn.Create("/bh", []byte("x"), 0, openACL)
+	require.NoError(t, err)
+
+	p.Blackhole()
+	result := make(chan error, 1)
+	go func() {
+		_, _, err := conn.Get("/bh")
+		result <- err
+	}()
+	select {
+	case err := <-result:
+		t.Fatalf("a request through a blackhole returned: %v", err)
+	case <-time.After(time.Second):
+	}
+	p.Heal()
+	select {
+	case err := <-result:
+		require.NoError(t, err, "the held request completes after Heal")
+	case <-time.After(waitLimit):
+		t.Fatal("no reply after Heal")
+	}
+}
+
+func TestProxyReset(t *testing.T) {
+	_, p, conn, rec := proxied(t)
+	p.Reset()
+	rec.waitCount(t, zk.StateDisconnected, 1)
+	rec.waitCount(t, zk.StateHasSession, 2)
+	_, _, err := conn.Exists("/")
+	require.NoError(t, err)
+	conns, _, _ := p.Stats()
+	assert.GreaterOrEqual(t, conns, 2, "the client reconnected through the proxy")
+}
+
+func TestProxyRefuse(t *testing.T) {
+	_, p, conn, rec := proxied(t)
+	p.Refuse(true)
+	p.Reset()
+	rec.waitCount(t, zk.StateDisconnected, 1)
+	// Refused reconnections are counted; the session is not back.
+	eventually(t, "refused reconnection", func() error {
+		if conns, _, _ := p.Stats(); conns < 2 {
+			return errors.New("no reconnection yet")
+		}
+		return nil
+	})
+	if n, _ := rec.count(zk.StateHasSession); n != 1 {
+		t.Fatalf("session re-established %d times while refusing", n-1)
+	}
+	p.Refuse(false)
+	rec.waitCount(t, zk.StateHasSession, 2)
+	_, _, err := conn.Exists("/")
+	require.NoError(t, err)
+}
+
+func TestProxyLatency(t *testing.T) {
+	_, p, conn, _ := proxied(t)
+	const latency = 200 * time.Millisecond
+	p.SetLatency(latency)
+	began := time.Now()
+	_, _, err := conn.Exists("/")
+	require.NoError(t, err)
+	// Only a lower bound: a busy machine may add any amount on top.
+	assert.GreaterOrEqual(t, time.Since(began), 2*latency, "one delay each way")
+	p.Heal()
+	_, _, err = conn.Exists("/")
+	require.NoError(t, err)
+}
+
+func TestProxyResetAfterRequest(t *testing.T) {
+	c, p, conn, rec := proxied(t)
+	const opCreate = 1
+	p.ResetAfterRequest(func(op int32) bool { return op == opCreate })
+
+	// Reads pass untouched while a create is awaited.
+	_, _, err := conn.Exists("/")
+	require.NoError(t, err)
+	_, err = conn.Create("/lost-reply", []byte("x"), 0, openACL)
+	require.ErrorIs(t, err, zk.ErrConnectionClosed, "the reply was lost")
+	rec.waitCount(t, zk.StateHasSession, 2)
+
+	// The server did perform it: the node is there, seen directly.
+	direct, _ := connect(t, c.Servers(), 4*time.Second)
+	data, _, err := direct.Get("/lost-reply")
+	require.NoError(t, err)
+	assert.Equal(t, "x", string(data))
+
+	// One-shot: the next create goes through.
+	_, err = conn.Create("/second", nil, 0, openACL)
+	require.NoError(t, err)
+}
