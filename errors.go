@@ -47,4 +47,23 @@ var (
 	// fired: the ownership deadline passed or the session expired, so the lock
 	// may have been granted to another client. The handle may lock again.
 	ErrLockLost = errors.New("zklock: lock lost")
+
+	// ErrAlreadyCampaigning is returned by Campaign and Run on an Election
+	// that is already campaigning or leading: an Election is one candidate.
+	ErrAlreadyCampaigning = errors.New("zklock: already campaigning")
+
+	// ErrNotLeader is returned by Resign when the Election does not lead:
+	// it never campaigned, its Campaign has not returned, or it resigned.
+	ErrNotLeader = errors.New("zklock: not the leader")
+
+	// ErrNoLeader is returned by Leader when no candidate is campaigning.
+	ErrNoLeader = errors.New("zklock: no leader")
+
+	// ErrLeadershipLost is returned by Resign, and is a Term's Err, once the
+	// term's loss signal fired: the ownership deadline passed, the session
+	// expired or it was closed, so another candidate may lead.
+	ErrLeadershipLost = errors.New("zklock: leadership lost")
+
+	// ErrResigned is a Term's Err after Resign ended it.
+	ErrResigned = errors.New("zklock: resigned")
 )

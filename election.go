@@ -1,0 +1,186 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// Election is leader election over ZooKeeper: among all candidates
+// campaigning on the same path, across processes and machines, at most one
+// leads at a time, and a leader is told when it may have stopped leading.
+//
+// An Election is one candidate. Candidates are elected in the order they
+// began campaigning (their node's sequence number); each waits on the
+// candidate directly ahead of it only, so a resignation wakes exactly one.
+//
+// On the wire a candidate is an Apache Curator InterProcessMutex contender,
+// _c_<uuid>-lock-<seq> holding the candidate's value, which is also how
+// Curator's LeaderSelector campaigns: zklock and Curator LeaderSelector
+// candidates on one path elect one leader among them.
+//
+// Leadership is claimed only after checking that our node still exists and
+// belongs to the current session (the check Curator's LeaderLatch lacked in
+// CURATOR-696 and etcd's Campaign lacks in etcd#19597). Leading is not
+// guaranteed once the Term's Done is closed: the session may have expired
+// and another candidate may lead. Stop acting as leader then, and fence
+// writes with Term.Token or Term.Guard.
+//
+// Methods are safe for concurrent use; at most one Campaign (or Run) runs
+// at a time. An Election must not be copied.
+type Election struct {
+	s    *Session
+	q    queue.Queue
+	data []byte
+
+	mu          sync.Mutex
+	campaigning bool
+	held        *queue.Held
+	term        *Term
+}
+
+// NewElection returns an Election on path. Nothing is sent to the server
+// until Campaign, Leader or Observe. The path must be a valid absolute
+// ZooKeeper path outside /zookeeper; its missing parents are created as
+// CONTAINER nodes, which the server removes once empty. WithData sets the
+// value Campaign uses when given a nil value.
+func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
+	q, o, err := newQueue(s, path, queue.KindLock, []string{queue.KindLock, queue.KindKazooLock}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Election{s: s, q: q, data: o.data}, nil
+}
+
+// Campaign blocks until this candidate leads, ctx ends, or the session is
+// closed, and returns the Term it leads for. The candidate's node holds
+// value (nil means the Election's WithData value, "host:pid" by default);
+// Leader and Observe report it to everyone. If the session expires while
+// Campaign waits, it campaigns again under the new session.
+//
+// On error nothing is left on the server: the error satisfies
+// errors.Is(err, ctx.Err()) when ctx ended. Campaign returns
+// ErrAlreadyCampaigning while another Campaign runs or a term is current,
+// and ErrDataTooLarge for a value over MaxDataSize.
+func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	if len(value) > MaxDataSize {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(value), MaxDataSize)
+	}
+	if value == nil {
+		value = e.data
+	}
+	if err := e.begin(); err != nil {
+		return nil, err
+	}
+	h, err := e.q.Acquire(ctx, queue.Request{Data: value, Block: queue.Predecessor})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.campaigning = false
+	if err != nil {
+		return nil, mapQueueErr(err)
+	}
+	e.held, e.term = h, newTerm(e.s, h, value)
+	return e.term, nil
+}
+
+// begin marks the Election as campaigning. A term that was lost is
+// forgotten: its node is deleted with its epoch (Session.track).
+func (e *Election) begin() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.campaigning || (e.term != nil && e.term.Err() == nil) {
+		return ErrAlreadyCampaigning
+	}
+	e.held, e.term = nil, nil
+	return nil
+}
+
+// Resign ends the current term and deletes our node so that the next
+// candidate can lead. The term's Done is closed first, before anything is
+// sent, so the caller stops acting as leader before a successor can start.
+//
+// Resign returns ErrNotLeader when there is no term (Resign cannot cancel a
+// Campaign in progress: cancel its ctx), and ErrLeadershipLost when the term
+// had already been lost. If ctx ends before the delete succeeds, Resign
+// returns ctx's error and the delete continues in the background until it
+// succeeds or the session is gone. In every case the Election may Campaign
+// again.
+func (e *Election) Resign(ctx context.Context) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	h, t := e.held, e.term
+	e.held, e.term = nil, nil
+	e.mu.Unlock()
+	if h == nil {
+		return ErrNotLeader
+	}
+	t.end(ErrResigned)
+	err := e.q.Release(ctx, h)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, queue.ErrLost):
+		return ErrLeadershipLost
+	}
+	e.s.goDelete(h.Path, h.Epoch.SessionID)
+	return err
+}
+
+// LeaderInfo describes a leader: the first candidate in the election's
+// queue. The zero LeaderInfo (Node == "") means there is no leader.
+type LeaderInfo struct {
+	Node    string    // full path of the leader's node
+	Value   []byte    // the value the leader campaigned with
+	Session int64     // the leader's session id
+	Token   int64     // the node's czxid: the term's fencing token
+	Since   time.Time // when the leader's node was created, by the server's clock
+}
+
+// Leader returns the current leader, or ErrNoLeader when no candidate is
+// campaigning. The leader is the first candidate in the queue: it leads, or
+// is about to learn that it does.
+func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
+	if err := checkCtx(ctx); err != nil {
+		return LeaderInfo{}, err
+	}
+	return e.leader(ctx)
+}
+
+func (e *Election) leader(ctx context.Context) (LeaderInfo, error) {
+	names, err := e.q.Conn.Children(ctx, e.q.Dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return LeaderInfo{}, ErrNoLeader
+	}
+	if err != nil {
+		return LeaderInfo{}, err
+	}
+	for _, c := range queue.Sort(names, e.q.Accept...) {
+		p := e.q.Dir + "/" + c.Name
+		data, st, err := e.q.Conn.Get(ctx, p)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // it resigned since the listing; the next one leads
+		}
+		if err != nil {
+			return LeaderInfo{}, err
+		}
+		return LeaderInfo{Node: p, Value: data, Session: st.EphemeralOwner,
+			Token: st.Czxid, Since: time.UnixMilli(st.Ctime)}, nil
+	}
+	return LeaderInfo{}, ErrNoLeader
+}
+
+// Candidates lists the election's queue: the leader first, then the other
+// candidates in the order they will lead, each with its value as Data.
+func (e *Election) Candidates(ctx context.Context) ([]Contender, error) {
+	return listContenders(ctx, &e.q)
+}

@@ -1,0 +1,203 @@
+package zklock
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// observeRetry is how long Observe waits after an error that retrying the
+// request did not cure (an ACL refusal, say) before it looks again.
+const observeRetry = time.Second
+
+// Observe returns a channel that receives the current leader at once and
+// then every change of leader (or of its value), in order. The zero
+// LeaderInfo (Node == "") reports that there is no leader. The latest state
+// is never dropped: a slow reader skips intermediate states and receives
+// the newest one, never a stale backlog. The channel is closed when ctx
+// ends or the session is closed.
+//
+// Observe holds at most one ZooKeeper watch at a time: on the leader's node
+// while there is a leader (so it wakes only when the leader changes), and on
+// the election path while there is none.
+func (e *Election) Observe(ctx context.Context) (<-chan LeaderInfo, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	box := &leaderBox{wake: make(chan struct{}, 1)}
+	out := make(chan LeaderInfo)
+	go e.observe(ctx, box)
+	go box.deliver(ctx, out)
+	return out, nil
+}
+
+// observe reads the leader, publishes it when it changed, and waits for the
+// next change, until ctx ends or the session is closed.
+func (e *Election) observe(ctx context.Context, box *leaderBox) {
+	defer box.close()
+	var last LeaderInfo
+	for first := true; ctx.Err() == nil; {
+		info, err := e.leader(ctx)
+		if err == nil || errors.Is(err, ErrNoLeader) {
+			if first || !sameLeader(info, last) {
+				box.put(info)
+			}
+			first, last = false, info
+			err = e.awaitChange(ctx, info)
+		}
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case errors.Is(err, ErrSessionClosed):
+			return
+		default:
+			e.s.log.Warn("zklock: observing election", "path", e.q.Dir, "err", err)
+			sleep(ctx, observeRetry)
+		}
+	}
+}
+
+func sameLeader(a, b LeaderInfo) bool {
+	return a.Node == b.Node && bytes.Equal(a.Value, b.Value)
+}
+
+// awaitChange waits until info may no longer describe the leader: the
+// leader's node changed or went, or, with no leader, a child was added.
+func (e *Election) awaitChange(ctx context.Context, info LeaderInfo) error {
+	if info.Node != "" {
+		// A data watch fires on deletion and on a new value. Only deletion can
+		// change who leads: a new candidate always queues behind the leader.
+		return e.s.waitChange(ctx, info.Node)
+	}
+	type listing struct {
+		names []string
+		ch    <-chan zk.Event
+	}
+	l, err := retry(ctx, e.s, func() (listing, error) {
+		names, _, ch, err := e.s.conn.ChildrenW(e.q.Dir)
+		return listing{names, ch}, err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return e.awaitCreated(ctx)
+	}
+	if err != nil {
+		return wrapOp("watch children", e.q.Dir, err)
+	}
+	if len(queue.Sort(l.names, e.q.Accept...)) > 0 {
+		return nil // a candidate arrived since we looked
+	}
+	return e.awaitEvent(ctx, l.ch)
+}
+
+// awaitCreated waits until the election path exists.
+func (e *Election) awaitCreated(ctx context.Context) error {
+	type probe struct {
+		ok bool
+		ch <-chan zk.Event
+	}
+	p, err := retry(ctx, e.s, func() (probe, error) {
+		ok, _, ch, err := e.s.conn.ExistsW(e.q.Dir)
+		return probe{ok, ch}, err
+	})
+	if err != nil {
+		return wrapOp("watch", e.q.Dir, err)
+	}
+	if p.ok {
+		return nil
+	}
+	return e.awaitEvent(ctx, p.ch)
+}
+
+// awaitEvent waits for a watch to fire. go-zookeeper cannot remove a watch;
+// one left behind when ctx ends is a buffered channel with no goroutine,
+// dropped by the client when the watch fires or the session ends.
+func (e *Election) awaitEvent(ctx context.Context, ch <-chan zk.Event) error {
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.s.done:
+		return ErrSessionClosed
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// leaderBox holds the newest undelivered leader state. put never waits for
+// the reader, so a slow reader cannot hold up the watch loop, and a newer
+// state replaces an undelivered older one.
+type leaderBox struct {
+	mu      sync.Mutex
+	v       LeaderInfo
+	pending bool
+	closed  bool
+	wake    chan struct{} // capacity 1: "the box changed"
+}
+
+func (b *leaderBox) put(v LeaderInfo) {
+	b.mu.Lock()
+	b.v, b.pending = v, true
+	b.mu.Unlock()
+	b.signal()
+}
+
+func (b *leaderBox) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.signal()
+}
+
+func (b *leaderBox) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (b *leaderBox) take() (v LeaderInfo, ok, closed bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok = b.v, b.pending
+	b.pending = false
+	return v, ok, b.closed
+}
+
+// deliver sends each newest state to out until the box is closed and empty
+// or ctx ends; then it closes out. While a send waits for the reader, a
+// newer state replaces the one being offered.
+func (b *leaderBox) deliver(ctx context.Context, out chan<- LeaderInfo) {
+	defer close(out)
+	var v LeaderInfo
+	has := false
+	for {
+		if nv, ok, closed := b.take(); ok {
+			v, has = nv, true
+		} else if closed && !has {
+			return
+		}
+		var send chan<- LeaderInfo
+		if has {
+			send = out
+		}
+		select {
+		case send <- v:
+			has = false
+		case <-b.wake:
+		case <-ctx.Done():
+			return
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package zklock
+
+import (
+	"context"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// Term is one stretch of leadership: it begins when Campaign returns it and
+// ends when Done is closed, which happens at the first of
+//   - the session's ownership deadline (see Session.OwnershipDeadline),
+//     before the server can expire the session and elect another candidate;
+//   - session expiry or Close;
+//   - Resign.
+//
+// Once Done is closed the candidate must assume it no longer leads. A Term
+// never restarts; campaigning again yields a new Term with a larger Token.
+// Its methods are safe for concurrent use.
+type Term struct {
+	token   int64
+	node    string
+	session int64
+	value   []byte
+
+	done chan struct{}
+	once sync.Once
+	mu   sync.Mutex
+	err  error
+}
+
+// newTerm starts the term of h and a goroutine (owned by s, so Close waits
+// for it) that ends the term when h's epoch ends.
+func newTerm(s *Session, h *queue.Held, value []byte) *Term {
+	t := &Term{token: h.Token, node: h.Path, session: h.Epoch.SessionID,
+		value: append([]byte(nil), value...), done: make(chan struct{})}
+	lost := h.Epoch.Done
+	if !s.spawn(func() {
+		select {
+		case <-lost:
+			t.end(ErrLeadershipLost)
+		case <-t.done:
+		}
+	}) {
+		t.end(ErrLeadershipLost) // the session is closing: its epoch is over
+	}
+	return t
+}
+
+// end ends the term with err; only the first call counts.
+func (t *Term) end(err error) {
+	t.once.Do(func() {
+		t.mu.Lock()
+		t.err = err
+		t.mu.Unlock()
+		close(t.done)
+	})
+}
+
+// Done returns a channel that is closed when the term ends: leadership may
+// have been lost (ownership deadline, expiry, Close) or was resigned.
+func (t *Term) Done() <-chan struct{} { return t.done }
+
+// Err returns nil while the term lasts, then why it ended: ErrLeadershipLost
+// or ErrResigned.
+func (t *Term) Err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// Token returns the term's fencing token: the creation zxid of our node.
+// Tokens strictly increase over successive terms of an election, whoever
+// leads them, even when the election's parent node was reaped and
+// re-created; a resource that remembers the largest token it has seen can
+// reject a deposed leader.
+func (t *Term) Token() int64 { return t.token }
+
+// Node returns the full path of our candidate node.
+func (t *Term) Node() string { return t.node }
+
+// SessionID returns the session the term was won in.
+func (t *Term) SessionID() int64 { return t.session }
+
+// Value returns a copy of the value the term was campaigned with.
+func (t *Term) Value() []byte { return append([]byte(nil), t.value...) }
+
+// Guard returns a ZooKeeper check operation that succeeds only while our
+// node exists. Put it first in Session.Multi so the other writes commit
+// only while this candidate is still first in the queue.
+func (t *Term) Guard() *zk.CheckVersionRequest {
+	return &zk.CheckVersionRequest{Path: t.node, Version: -1}
+}
+
+// Context returns a copy of parent that is cancelled when the term ends
+// (context.Cause then reports ErrLeadershipLost or ErrResigned), when parent
+// is done, or when the returned CancelFunc is called. Call the CancelFunc
+// once the work is done, to release the goroutine that watches the term.
+// Like context.WithCancel it panics if parent is nil.
+func (t *Term) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	go func() {
+		select {
+		case <-t.done:
+			cancel(t.Err())
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
+}

@@ -1,0 +1,415 @@
+package zklock_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// newElection returns an Election on path through s.
+func newElection(t *testing.T, s *zklock.Session, path string) *zklock.Election {
+	t.Helper()
+	e, err := zklock.NewElection(s, path)
+	require.NoError(t, err)
+	return e
+}
+
+// campaignAsync runs Campaign on a goroutine; the result arrives on the
+// returned channel.
+func campaignAsync(ctx context.Context, e *zklock.Election, value string) <-chan termResult {
+	ch := make(chan termResult, 1)
+	go func() {
+		t, err := e.Campaign(ctx, []byte(value))
+		ch <- termResult{t, err}
+	}()
+	return ch
+}
+
+type termResult struct {
+	t   *zklock.Term
+	err error
+}
+
+// children returns the names under path, none if it does not exist.
+func children(t *testing.T, s *zklock.Session, path string) []string {
+	t.Helper()
+	names, _, err := s.Conn().Children(path)
+	if err != nil && !strings.Contains(err.Error(), "node does not exist") {
+		require.NoError(t, err)
+	}
+	return names
+}
+
+func TestElectionBadInput(t *testing.T) {
+	c := standalone(t)
+	s := newSession(t, c.Servers())
+	ctx := ctxFor(t)
+	_, err := zklock.NewElection(nil, "/e")
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	for _, p := range []string{"", "e", "/", "/e/", "/a//b", "/a/../b", "/zookeeper/e", "/a\x00b"} {
+		_, err := zklock.NewElection(s, p)
+		require.ErrorIs(t, err, zklock.ErrInvalidPath, "path %q", p)
+	}
+	_, err = zklock.NewElection(s, "/e", nil)
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	_, err = zklock.NewElection(s, "/e", zklock.WithData(make([]byte, zklock.MaxDataSize+1)))
+	require.ErrorIs(t, err, zklock.ErrDataTooLarge)
+
+	e := newElection(t, s, lockPath(t, "e"))
+	var nilCtx context.Context
+	_, err = e.Campaign(nilCtx, nil)
+	require.ErrorIs(t, err, zklock.ErrNilContext)
+	require.ErrorIs(t, e.Resign(nilCtx), zklock.ErrNilContext)
+	_, err = e.Leader(nilCtx)
+	require.ErrorIs(t, err, zklock.ErrNilContext)
+	_, err = e.Observe(nilCtx)
+	require.ErrorIs(t, err, zklock.ErrNilContext)
+	require.ErrorIs(t, e.Run(nilCtx, nil, func(context.Context, *zklock.Term) error { return nil }), zklock.ErrNilContext)
+	require.ErrorIs(t, e.Run(ctx, nil, nil), zklock.ErrInvalidOption)
+
+	_, err = e.Campaign(ctx, make([]byte, zklock.MaxDataSize+1))
+	require.ErrorIs(t, err, zklock.ErrDataTooLarge)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
+	_, err = e.Leader(ctx)
+	require.ErrorIs(t, err, zklock.ErrNoLeader)
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = e.Campaign(done, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, children(t, s, lockPath(t, "e")))
+}
+
+func TestElectionCampaignCancelledLeavesNothing(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "e")
+	s1, s2 := newSession(t, c.Servers()), newSession(t, c.Servers())
+	leader := newElection(t, s1, path)
+	term, err := leader.Campaign(ctx, []byte("a"))
+	require.NoError(t, err)
+
+	e := newElection(t, s2, path)
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err = e.Campaign(short, []byte("b"))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Equal(t, []string{term.Node()[len(path)+1:]}, children(t, s1, path), "the cancelled candidate left its node")
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
+
+	// Cancelled while the create may be in flight: nothing remains either.
+	for i := 0; i < 5; i++ {
+		short, cancel := context.WithTimeout(ctx, time.Duration(i)*time.Millisecond)
+		_, err := e.Campaign(short, []byte("b"))
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	}
+	eventually(t, 10*time.Second, "only the leader's node remains", func() bool {
+		return len(children(t, s1, path)) == 1
+	})
+	require.Nil(t, term.Err())
+}
+
+func TestElectionResignHandsOver(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "e")
+	var es []*zklock.Election
+	for i := 0; i < 3; i++ {
+		es = append(es, newElection(t, newSession(t, c.Servers()), path))
+	}
+	s := newSession(t, c.Servers())
+	first, err := es[0].Campaign(ctx, []byte("a"))
+	require.NoError(t, err)
+	_, err = es[0].Campaign(ctx, []byte("a"))
+	require.ErrorIs(t, err, zklock.ErrAlreadyCampaigning)
+	second := campaignAsync(ctx, es[1], "b")
+	eventually(t, 10*time.Second, "b queued", func() bool { return len(children(t, s, path)) == 2 })
+	third := campaignAsync(ctx, es[2], "c")
+	eventually(t, 10*time.Second, "c queued", func() bool { return len(children(t, s, path)) == 3 })
+
+	info, err := es[2].Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "a", string(info.Value))
+	require.Equal(t, first.Token(), info.Token)
+	select {
+	case r := <-second:
+		t.Fatalf("b leads while a leads: %v", r.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	require.NoError(t, es[0].Resign(ctx))
+	require.ErrorIs(t, first.Err(), zklock.ErrResigned)
+	requireClosed(t, first.Done())
+	require.ErrorIs(t, es[0].Resign(ctx), zklock.ErrNotLeader)
+	r := <-second
+	require.NoError(t, r.err)
+	require.Greater(t, r.t.Token(), first.Token())
+	require.Equal(t, "b", string(r.t.Value()))
+
+	require.NoError(t, es[1].Resign(ctx))
+	r3 := <-third
+	require.NoError(t, r3.err)
+	require.Greater(t, r3.t.Token(), r.t.Token())
+	info, err = es[0].Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "c", string(info.Value))
+	require.NoError(t, es[2].Resign(ctx))
+}
+
+func requireClosed(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	default:
+		t.Fatal("channel not closed")
+	}
+}
+
+func TestElectionSharesMutexWireFormat(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "e")
+	m, err := zklock.NewMutex(newSession(t, c.Servers()), path)
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctx))
+	e := newElection(t, newSession(t, c.Servers()), path)
+	ch := campaignAsync(ctx, e, "e")
+	select {
+	case r := <-ch:
+		t.Fatalf("elected while a Curator-style lock- holder holds the path: %v", r.err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	require.NoError(t, m.Unlock(ctx))
+	r := <-ch
+	require.NoError(t, r.err)
+	require.Greater(t, r.t.Token(), int64(0))
+	require.NoError(t, e.Resign(ctx))
+}
+
+func TestElectionTermLostBeforeExpiry(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "e")
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs())
+	e := newElection(t, s, path)
+	term, err := e.Campaign(ctx, []byte("a"))
+	require.NoError(t, err)
+	tctx, cancel := term.Context(ctx)
+	defer cancel()
+
+	rival := newElection(t, newSession(t, c.Servers()), path)
+	next := campaignAsync(ctx, rival, "b")
+	p.Blackhole()
+	var lostAt time.Time
+	select {
+	case <-term.Done():
+		lostAt = time.Now()
+	case r := <-next:
+		t.Fatalf("rival elected before the leader's term ended: %v", r.err)
+	case <-time.After(3 * s.Timeout()):
+		t.Fatal("term did not end")
+	}
+	<-tctx.Done()
+	require.ErrorIs(t, context.Cause(tctx), zklock.ErrLeadershipLost)
+	require.ErrorIs(t, term.Err(), zklock.ErrLeadershipLost)
+	r := <-next
+	require.NoError(t, r.err)
+	require.True(t, time.Now().After(lostAt))
+	require.Greater(t, r.t.Token(), term.Token())
+	p.Heal()
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrLeadershipLost)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
+}
+
+func TestElectionRunRequeues(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "e")
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	type lead struct {
+		who   string
+		token int64
+	}
+	leads := make(chan lead, 64)
+	errs := make(chan error, 2)
+	for _, who := range []string{"a", "b"} {
+		e := newElection(t, newSession(t, c.Servers()), path)
+		go func() {
+			errs <- e.Run(runCtx, []byte(who), func(lctx context.Context, term *zklock.Term) error {
+				leads <- lead{who, term.Token()}
+				select { // lead briefly, then hand over
+				case <-time.After(50 * time.Millisecond):
+				case <-lctx.Done():
+				}
+				return nil
+			})
+		}()
+	}
+	var got []lead
+	for len(got) < 6 {
+		select {
+		case l := <-leads:
+			got = append(got, l)
+		case <-ctx.Done():
+			t.Fatalf("only %d terms: %v", len(got), got)
+		}
+	}
+	stop()
+	for i := 0; i < 2; i++ {
+		require.ErrorIs(t, <-errs, context.Canceled)
+	}
+	for i := 1; i < len(got); i++ {
+		require.Greater(t, got[i].token, got[i-1].token)
+		require.NotEqual(t, got[i].who, got[i-1].who, "requeued candidates alternate: %v", got)
+	}
+	s := newSession(t, c.Servers())
+	eventually(t, 10*time.Second, "no candidate left", func() bool { return len(children(t, s, path)) == 0 })
+
+	// An error while leading ends Run, after resigning.
+	e := newElection(t, s, path)
+	boom := errors.New("boom")
+	require.ErrorIs(t, e.Run(ctx, nil, func(context.Context, *zklock.Term) error { return boom }), boom)
+	require.Empty(t, children(t, s, path))
+}
+
+// sameValue reports whether got is the leader with value want ("" for none).
+func sameValue(got zklock.LeaderInfo, want string) bool {
+	if want == "" {
+		return got.Node == ""
+	}
+	return bytes.Equal(got.Value, []byte(want))
+}
+
+// next reads one LeaderInfo, failing after d or if ch closes.
+func next(t *testing.T, ch <-chan zklock.LeaderInfo, d time.Duration) zklock.LeaderInfo {
+	t.Helper()
+	select {
+	case info, ok := <-ch:
+		require.True(t, ok, "observe channel closed")
+		return info
+	case <-time.After(d):
+		t.Fatalf("no leader change within %v", d)
+	}
+	return zklock.LeaderInfo{}
+}
+
+func TestElectionObserveSeesEveryChangeInOrder(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "e")
+	obs := newElection(t, newSession(t, c.Servers()), path)
+	ch, err := obs.Observe(ctx)
+	require.NoError(t, err)
+	require.True(t, sameValue(next(t, ch, 10*time.Second), ""), "no leader at first")
+
+	var es []*zklock.Election
+	for i := 0; i < 3; i++ {
+		es = append(es, newElection(t, newSession(t, c.Servers()), path))
+	}
+	first, err := es[0].Campaign(ctx, []byte("a"))
+	require.NoError(t, err)
+	info := next(t, ch, 10*time.Second)
+	require.True(t, sameValue(info, "a"), "got %q", info.Value)
+	require.Equal(t, first.Token(), info.Token)
+	require.Equal(t, first.Node(), info.Node)
+	pending := []<-chan termResult{campaignAsync(ctx, es[1], "b")}
+	s := newSession(t, c.Servers())
+	eventually(t, 10*time.Second, "b queued", func() bool { return len(children(t, s, path)) == 2 })
+	pending = append(pending, campaignAsync(ctx, es[2], "c"))
+	eventually(t, 10*time.Second, "c queued", func() bool { return len(children(t, s, path)) == 3 })
+	select {
+	case info := <-ch:
+		t.Fatalf("a candidate queueing is not a leader change: %+v", info)
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	last := first.Token()
+	for i, want := range []string{"b", "c"} {
+		require.NoError(t, es[i].Resign(ctx))
+		info := next(t, ch, 10*time.Second)
+		require.True(t, sameValue(info, want), "want %s, got %q", want, info.Value)
+		require.Greater(t, info.Token, last)
+		last = info.Token
+		r := <-pending[i]
+		require.NoError(t, r.err)
+		require.Equal(t, info.Token, r.t.Token())
+	}
+	require.NoError(t, es[2].Resign(ctx))
+	require.True(t, sameValue(next(t, ch, 10*time.Second), ""), "no leader at the end")
+}
+
+func TestElectionObserveSlowReaderGetsLatest(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "e")
+	obsCtx, stop := context.WithCancel(ctx)
+	obs := newElection(t, newSession(t, c.Servers()), path)
+	ch, err := obs.Observe(obsCtx)
+	require.NoError(t, err)
+
+	// Ten terms go by while nobody reads.
+	var e [2]*zklock.Election
+	for i := range e {
+		e[i] = newElection(t, newSession(t, c.Servers()), path)
+	}
+	var last *zklock.Term
+	for i := 0; i < 10; i++ {
+		term, err := e[i%2].Campaign(ctx, []byte{byte('a' + i)})
+		require.NoError(t, err)
+		if i < 9 {
+			require.NoError(t, e[i%2].Resign(ctx))
+		}
+		last = term
+	}
+	eventually(t, 10*time.Second, "the observer saw the last term", func() bool {
+		info, err := obs.Leader(ctx)
+		return err == nil && info.Token == last.Token()
+	})
+	prev := int64(-1)
+	for info := next(t, ch, 10*time.Second); info.Token != last.Token(); info = next(t, ch, 10*time.Second) {
+		require.GreaterOrEqual(t, info.Token, prev, "a stale state after a newer one")
+		prev = info.Token
+	}
+	require.NoError(t, e[1].Resign(ctx))
+	require.True(t, sameValue(next(t, ch, 10*time.Second), ""))
+
+	// The churn left no watches behind: at most the observer's one on the
+	// election path (a deleted node's watch is gone once it fired).
+	eventually(t, 10*time.Second, "watches drained", func() bool {
+		out, err := c.FourLetter(ctx, 0, "wchs")
+		require.NoError(t, err)
+		return strings.Contains(out, "Total watches:1") || strings.Contains(out, "Total watches:0")
+	})
+	stop()
+	select {
+	case _, ok := <-ch:
+		require.False(t, ok, "a value after ctx ended")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Observe's channel not closed after ctx ended")
+	}
+}
+
+func TestElectionObserveClosesWithSession(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	s := newSession(t, c.Servers())
+	ch, err := newElection(t, s, lockPath(t, "e")).Observe(ctx)
+	require.NoError(t, err)
+	next(t, ch, 10*time.Second)
+	require.NoError(t, s.Close())
+	select {
+	case _, ok := <-ch:
+		require.False(t, ok)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Observe's channel not closed after the session closed")
+	}
+}
