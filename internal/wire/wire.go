@@ -66,13 +66,16 @@ func Wrap(c net.Conn, h Handler) net.Conn {
 	return w
 }
 
+// Write records the requests in p before sending them: once they are on
+// the wire, the reader goroutine may see their replies before Write
+// returns. A short write fails the connection, so recording all of p is
+// safe.
 func (c *conn) Write(p []byte) (int, error) {
 	now := time.Now()
-	n, err := c.Conn.Write(p)
 	c.mu.Lock()
-	c.out.feed(p[:n], func(body []byte, first bool) { c.request(body, first, now) })
+	c.out.feed(p, func(body []byte, first bool) { c.request(body, first, now) })
 	c.mu.Unlock()
-	return n, err
+	return c.Conn.Write(p)
 }
 
 func (c *conn) Read(p []byte) (int, error) {
