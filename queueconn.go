@@ -130,6 +130,40 @@ func (c queueConn) Track(ep queue.Epoch, path string) bool {
 
 func (c queueConn) Untrack(ep queue.Epoch, path string) { c.s.untrack(ep.Key.(*epoch), path) }
 
+func (c queueConn) CreateEphemeral(ctx context.Context, path string, data []byte) (int64, int64, error) {
+	name, err := call(ctx, c.s, func() (string, error) {
+		return c.s.conn.Create(path, data, zk.FlagEphemeral, c.s.opts.acl)
+	})
+	if err != nil {
+		return 0, 0, wrapOp("create", path, err)
+	}
+	c.s.mu.Lock()
+	cr, ok := c.s.creates[name]
+	delete(c.s.creates, name)
+	c.s.mu.Unlock()
+	if !ok {
+		return 0, 0, fmt.Errorf("zklock: create %s: reply not observed", name)
+	}
+	return cr.zxid, cr.sid, nil
+}
+
+func (c queueConn) ChildrenStat(ctx context.Context, path string) ([]string, *zk.Stat, error) {
+	return c.s.children(ctx, path)
+}
+
+func (c queueConn) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	type res struct {
+		names []string
+		stat  *zk.Stat
+		ch    <-chan zk.Event
+	}
+	r, err := retry(ctx, c.s, func() (res, error) {
+		names, st, ch, err := c.s.conn.ChildrenW(path)
+		return res{names, st, ch}, err
+	})
+	return r.names, r.stat, r.ch, wrapOp("list", path, err)
+}
+
 // mapQueueErr turns the queue's internal errors into zklock's sentinels.
 func mapQueueErr(err error) error {
 	var le *queue.LockedError

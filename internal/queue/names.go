@@ -74,7 +74,10 @@ func parseSeq(s string) (int32, bool) {
 // them by sequence number. A parent's sequence counter is a signed 32-bit
 // value that wraps from 2^31-1 to -2^31; when both very high and negative
 // numbers are present, the negative ones were assigned after the wrap and
-// sort last. Ties (impossible under one parent) fall back to the name.
+// sort last. Sequence numbers tie only when a node was placed beside a
+// sequential one (Queue.Join: a write-to-read downgrade); then a writer sorts
+// before the other kinds, and equal kinds by name, so every client sees the
+// same order.
 func Sort(names []string, accept ...string) []Contender {
 	out := make([]Contender, 0, len(names))
 	wrapped := false
@@ -98,6 +101,12 @@ func Sort(names []string, accept ...string) []Contender {
 	slices.SortFunc(out, func(a, b Contender) int {
 		if ka, kb := key(a), key(b); ka != kb {
 			return cmpInt(ka, kb)
+		}
+		if wa, wb := a.Kind == KindWrite, b.Kind == KindWrite; wa != wb {
+			if wa {
+				return -1
+			}
+			return 1
 		}
 		return strings.Compare(a.Name, b.Name)
 	})

@@ -47,6 +47,16 @@ type Conn interface {
 	// already ended. Untrack undoes it.
 	Track(ep Epoch, path string) bool
 	Untrack(ep Epoch, path string)
+
+	// CreateEphemeral creates a non-sequential EPHEMERAL node and returns its
+	// czxid and the session that owns it. It sends exactly one request.
+	CreateEphemeral(ctx context.Context, path string, data []byte) (int64, int64, error)
+	// ChildrenStat lists path's children with path's stat.
+	ChildrenStat(ctx context.Context, path string) ([]string, *zk.Stat, error)
+	// ChildrenW is ChildrenStat that also leaves a child watch: the channel
+	// receives one event when the children change, or when the watch ends
+	// (session expiry or close).
+	ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error)
 }
 
 // Queue is a lock path and the kind of node this contender creates there.

@@ -1,0 +1,79 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// SeqLen is the length of ZooKeeper's sequence suffix (%010d).
+const SeqLen = 10
+
+// Join grants us, at once, a node of q.Kind at the position of at, a node we
+// hold in the same queue. The node is a non-sequential EPHEMERAL one named
+// with a fresh protected prefix, q.Kind and at's 10-character sequence
+// suffix, so every client orders it beside at (Sort puts a writer first on a
+// tie). This is Curator 5.5's write-to-read downgrade (CURATOR-621): nothing
+// can come between, because at still exists while we create, and nodes
+// created later get higher sequence numbers.
+//
+// It returns ErrLost if at's epoch ends first, and removes the node on every
+// failure.
+func (q *Queue) Join(ctx context.Context, at *Held, data []byte) (*Held, error) {
+	name := NewProtectedPrefix() + q.Kind + at.Node.Name[len(at.Node.Name)-SeqLen:]
+	path := q.Dir + "/" + name
+	h, err := q.join(ctx, at, path, data)
+	if err != nil {
+		// The exact name is known, so a create whose reply we gave up on is
+		// removed by name; ZooKeeper applies a session's requests in order, so
+		// this delete cannot overtake it.
+		q.Conn.Discard(path, at.Epoch.SessionID)
+	}
+	return h, err
+}
+
+func (q *Queue) join(ctx context.Context, at *Held, path string, data []byte) (*Held, error) {
+	for i := 0; i < maxCreates; i++ {
+		select {
+		case <-at.Epoch.Done:
+			return nil, ErrLost
+		default:
+		}
+		czxid, owner, err := q.Conn.CreateEphemeral(ctx, path, data)
+		switch {
+		case err == nil:
+			return q.joined(at, path, czxid, owner)
+		case errors.Is(err, zk.ErrNodeExists),
+			errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrSessionMoved):
+			// A create cut off by connection loss may have been applied: the
+			// name is unique, so a node there is that create's (Stat retries
+			// until the connection is back).
+			st, err := q.Conn.Stat(ctx, path)
+			if err != nil {
+				return nil, err
+			}
+			if st != nil {
+				return q.joined(at, path, st.Czxid, st.EphemeralOwner)
+			}
+		case errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrSessionExpired):
+			if _, err := q.Conn.Epoch(ctx); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("queue: create %s: gave up after %d attempts", path, maxCreates)
+}
+
+// joined accepts the node only if it belongs to at's session and epoch.
+func (q *Queue) joined(at *Held, path string, czxid, owner int64) (*Held, error) {
+	if owner != at.Epoch.SessionID || !q.Conn.Track(at.Epoch, path) {
+		q.Conn.Discard(path, owner) // a later session's node must not linger
+		return nil, ErrLost
+	}
+	c, _ := Parse(path[len(q.Dir)+1:])
+	return &Held{Path: path, Node: c, Token: czxid, Epoch: at.Epoch}, nil
+}

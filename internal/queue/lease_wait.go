@@ -1,0 +1,106 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// slow is Curator's algorithm: hold the mutex, create our leases, and wait
+// until they fit. Only the mutex holder watches the lease set, so a release
+// wakes one client, not every waiter.
+func (l *Leases) slow(ctx context.Context, r LeaseRequest) (*Grant, error) {
+	m, err := l.LockQueue().Acquire(ctx, Request{Data: r.Data, Block: Predecessor})
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock(m)
+	ns, err := l.create(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	g, err := l.await(ctx, ns, r)
+	if err != nil {
+		l.discard(ns)
+	}
+	return g, err
+}
+
+// unlock releases the mutex whatever ctx says: a mutex node left behind
+// would stall every waiter.
+func (l *Leases) unlock(m *Held) {
+	l.Conn.Discard(m.Path, m.Epoch.SessionID)
+	l.Conn.Untrack(m.Epoch, m.Path)
+}
+
+func (l *Leases) await(ctx context.Context, ns []node, r LeaseRequest) (*Grant, error) {
+	for {
+		var changed <-chan zk.Event
+		g, err := l.try(ctx, ns, r, &changed)
+		if g != nil || err != nil {
+			return g, err
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// try lists the leases (leaving a child watch in *watch unless watch is
+// nil) and grants ns if there are at most Limit; it returns a nil Grant and
+// no error when there are more.
+func (l *Leases) try(ctx context.Context, ns []node, r LeaseRequest, watch *<-chan zk.Event) (*Grant, error) {
+	var names []string
+	var st *zk.Stat
+	var err error
+	if watch != nil {
+		names, st, *watch, err = l.Conn.ChildrenW(ctx, l.LeasesDir())
+	} else {
+		names, st, err = l.Conn.ChildrenStat(ctx, l.LeasesDir())
+	}
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, errGone
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ns {
+		if !slices.Contains(names, n.name) { // the session expired, or a node was deleted
+			return nil, errGone
+		}
+	}
+	if len(names) > l.Limit {
+		return nil, nil
+	}
+	return l.grant(ctx, ns, st.Czxid, r)
+}
+
+// grant claims ns only if they all belong to the session of a live epoch
+// (see Queue.grant).
+func (l *Leases) grant(ctx context.Context, ns []node, dirCzxid int64, r LeaseRequest) (*Grant, error) {
+	if r.Check != nil {
+		if err := r.Check(ctx, dirCzxid); err != nil {
+			return nil, err
+		}
+	}
+	ep, err := l.Conn.Epoch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g := &Grant{DirCzxid: dirCzxid}
+	for _, n := range ns {
+		if n.owner != ep.SessionID || !l.Conn.Track(ep, n.path) {
+			for _, h := range g.Held {
+				l.Conn.Untrack(ep, h.Path)
+			}
+			return nil, errGone
+		}
+		c, _ := Parse(n.name)
+		g.Held = append(g.Held, &Held{Path: n.path, Node: c, Token: n.czxid, Epoch: ep})
+	}
+	return g, nil
+}
