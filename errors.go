@@ -31,12 +31,15 @@ var (
 	// holds the lock. It is wrapped in a *LockedError naming the holder.
 	ErrLocked = errors.New("zklock: locked by another owner")
 
-	// ErrNotLocked is returned by Unlock when the handle holds nothing:
-	// Unlock without Lock, a second Unlock, or more unlocks than locks.
+	// ErrNotLocked is returned by Unlock (and RUnlock) when the handle holds
+	// nothing: Unlock without Lock, a second Unlock, or more unlocks than
+	// locks.
 	ErrNotLocked = errors.New("zklock: not locked")
 
 	// ErrAlreadyLocked is returned by Lock and TryLock on a non-reentrant
-	// handle that already holds the lock.
+	// handle that already holds the lock, and by the RWMutex methods that
+	// would start an acquisition while another one on the same handle is in
+	// progress.
 	ErrAlreadyLocked = errors.New("zklock: already locked by this handle")
 
 	// ErrNotOwner is returned when an owner releases a lock held by another
@@ -66,4 +69,34 @@ var (
 
 	// ErrResigned is a Term's Err after Resign ended it.
 	ErrResigned = errors.New("zklock: resigned")
+
+	// ErrUpgrade is returned at once by RWMutex.Lock and TryLock when the
+	// handle holds only the read lock: two readers upgrading together would
+	// wait for each other forever. RUnlock first (the write lock may then
+	// go to another owner first), or take the write lock and downgrade.
+	ErrUpgrade = errors.New("zklock: cannot upgrade a read lock to a write lock")
+
+	// ErrInvalidArgument is returned by NewSemaphore for a limit below 1, and
+	// by Semaphore.Acquire and TryAcquire for a count below 1 or above the
+	// limit. Nothing is sent to the server.
+	ErrInvalidArgument = errors.New("zklock: invalid argument")
+
+	// ErrLimitMismatch is returned by Semaphore.Acquire and TryAcquire when
+	// the limit stored on the server for the semaphore's path differs from
+	// the Semaphore's own: processes must agree on the limit. Nothing is left
+	// on the server.
+	ErrLimitMismatch = errors.New("zklock: semaphore limit mismatch")
+
+	// ErrNotAcquired is returned by Semaphore.TryAcquire when the leases are
+	// not free at once or other clients are queued for them.
+	ErrNotAcquired = errors.New("zklock: leases not acquired")
+
+	// ErrLeaseReleased is returned by Lease.Release when the lease was
+	// already released.
+	ErrLeaseReleased = errors.New("zklock: lease already released")
+
+	// ErrLeaseLost is returned by Lease.Release after the lease's loss signal
+	// fired: the ownership deadline passed or the session expired, so the
+	// leases may have been granted to others. The lease counts as released.
+	ErrLeaseLost = errors.New("zklock: lease lost")
 )

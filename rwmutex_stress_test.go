@@ -1,0 +1,123 @@
+package zklock_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+)
+
+// rwChecker is the in-process invariant: readers > 0 implies writers == 0,
+// and writers <= 1.
+type rwChecker struct {
+	mu                 sync.Mutex
+	readers, writers   int
+	maxReaders         int
+	violations, writes int
+}
+
+func (c *rwChecker) enter(write bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if write {
+		c.writers++
+		c.writes++
+	} else {
+		c.readers++
+		c.maxReaders = max(c.maxReaders, c.readers)
+	}
+	if c.writers > 1 || (c.writers > 0 && c.readers > 0) {
+		c.violations++
+	}
+}
+
+func (c *rwChecker) leave(write bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if write {
+		c.writers--
+	} else {
+		c.readers--
+	}
+}
+
+func TestRWMutexMixedInvariant(t *testing.T) {
+	const sessions, cycles = 16, 50
+	c := standalone(t)
+	ctx, cancel := context.WithTimeout(ctxFor(t), 3*time.Minute)
+	defer cancel()
+	path := lockPath(t, "rw")
+	var chk rwChecker
+	ss := manySessions(t, c.Servers(), sessions)
+	err := runAll(ctx, sessions, func(ctx context.Context, i int) error {
+		m, err := zklock.NewRWMutex(ss[i], path)
+		if err != nil {
+			return err
+		}
+		rng := rand.New(rand.NewPCG(uint64(i), 4))
+		for j := range cycles {
+			if err := rwCycle(ctx, m, &chk, rng.IntN(4) == 0); err != nil {
+				return fmt.Errorf("session %d cycle %d: %w", i, j, err)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	t.Logf("%d cycles, %d writes, up to %d readers together", sessions*cycles, chk.writes, chk.maxReaders)
+	require.Zero(t, chk.violations)
+	require.Greater(t, chk.maxReaders, 1, "readers never shared")
+	require.Positive(t, chk.writes)
+}
+
+func rwCycle(ctx context.Context, m *zklock.RWMutex, chk *rwChecker, write bool) error {
+	lock, unlock := m.RLock, m.RUnlock
+	if write {
+		lock, unlock = m.Lock, m.Unlock
+	}
+	if err := lock(ctx); err != nil {
+		return err
+	}
+	chk.enter(write)
+	time.Sleep(time.Millisecond)
+	chk.leave(write)
+	return unlock(ctx)
+}
+
+// With 50 writers queued, one release causes O(1) server requests: only the
+// next writer wakes.
+func TestRWMutexHerd(t *testing.T) {
+	const waiters = 50
+	c, ss := herdServer(t, waiters+1)
+	ctx := ctxFor(t)
+	path := lockPath(t, "rw")
+	holder := newRW(t, ss[0], path)
+	require.NoError(t, holder.Lock(ctx))
+	granted := make(chan *zklock.RWMutex, waiters)
+	for _, s := range ss[1:] {
+		m := newRW(t, s, path)
+		go func() {
+			if err := m.Lock(ctx); err == nil {
+				granted <- m
+			}
+		}()
+	}
+	waitQueued(t, holder, waiters+1)
+	time.Sleep(300 * time.Millisecond) // let every waiter settle on its watch
+	var next *zklock.RWMutex
+	caused, idle := requestsDuring(t, c, func() {
+		require.NoError(t, holder.Unlock(ctx))
+		next = receive(t, granted, 10*time.Second)
+	})
+	t.Logf("one release with %d writers queued: %d requests (idle baseline %d)", waiters, caused, idle)
+	require.Less(t, caused, int64(waiters/4), "a release woke more than the next writer")
+	for range waiters - 1 {
+		require.NoError(t, next.Unlock(ctx))
+		next = receive(t, granted, 10*time.Second)
+	}
+	require.NoError(t, next.Unlock(ctx))
+}

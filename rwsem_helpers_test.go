@@ -1,0 +1,146 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// manySessions opens n sessions on addrs.
+func manySessions(t *testing.T, addrs []string, n int, opts ...zklock.SessionOption) []*zklock.Session {
+	t.Helper()
+	out := make([]*zklock.Session, n)
+	for i := range out {
+		out[i] = newSession(t, addrs, opts...)
+	}
+	return out
+}
+
+// nodeNames returns the children of path, none if it does not exist.
+func nodeNames(t testing.TB, s *zklock.Session, path string) []string {
+	t.Helper()
+	names, _, err := s.Conn().Children(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	require.NoError(t, err)
+	return names
+}
+
+// packets returns the requests the servers of c have received so far.
+func packets(t testing.TB, c *zktest.Cluster) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := c.MntrSum(ctx, "zk_packets_received")
+	require.NoError(t, err)
+	return n
+}
+
+// result is the outcome of an asynchronous acquisition.
+type result struct {
+	at  time.Time
+	err error
+}
+
+// async runs f on a goroutine and delivers its outcome.
+func async(f func() error) <-chan result {
+	ch := make(chan result, 1)
+	go func() {
+		err := f()
+		ch <- result{time.Now(), err}
+	}()
+	return ch
+}
+
+// pending fails the test if ch delivers within d.
+func pending(t *testing.T, ch <-chan result, d time.Duration, what string) {
+	t.Helper()
+	select {
+	case r := <-ch:
+		t.Fatalf("%s: returned early (err %v)", what, r.err)
+	case <-time.After(d):
+	}
+}
+
+// await returns ch's outcome, failing the test after d.
+func await(t *testing.T, ch <-chan result, d time.Duration, what string) result {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(d):
+		t.Fatalf("%s: not within %v", what, d)
+		return result{}
+	}
+}
+
+// herdServer starts a server that grants long sessions, and opens n
+// sessions of a minute on it: their pings (requests too) then come every
+// 20s, so they barely disturb request counts.
+func herdServer(t *testing.T, n int) (*zktest.Cluster, []*zklock.Session) {
+	t.Helper()
+	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, time.Minute))
+	return c, manySessions(t, c.Servers(), n, zklock.WithSessionTimeout(time.Minute))
+}
+
+// herdWindow is how long the herd checks count server requests after a
+// release, and over an idle stretch for the baseline.
+const herdWindow = 1500 * time.Millisecond
+
+// requestsDuring counts the requests the servers receive while f runs and
+// for the rest of herdWindow, minus those of an idle herdWindow before it
+// (pings), so the figure is what f caused.
+func requestsDuring(t *testing.T, c *zktest.Cluster, f func()) (caused, idle int64) {
+	t.Helper()
+	p0 := packets(t, c)
+	time.Sleep(herdWindow)
+	p1 := packets(t, c)
+	start := time.Now()
+	f()
+	time.Sleep(herdWindow - time.Since(start))
+	p2 := packets(t, c)
+	idle = p1 - p0
+	return p2 - p1 - idle, idle
+}
+
+// runAll runs f(ctx, 0..n-1) on n goroutines and returns the first error;
+// an error cancels the ctx the others see.
+func runAll(ctx context.Context, n int, f func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// receive returns the next value from ch, failing the test after d.
+func receive[T any](t *testing.T, ch <-chan T, d time.Duration) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("nothing received within %v", d)
+		var zero T
+		return zero
+	}
+}
