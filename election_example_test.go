@@ -1,0 +1,187 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+func ExampleElection_Campaign() {
+	servers, stop := exampleServer() // a throwaway ZooKeeper for this example
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	e, err := zklock.NewElection(s, "/services/scheduler/leader")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	term, err := e.Campaign(ctx, []byte("scheduler-1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	leader, _ := e.Leader(ctx)
+	fmt.Printf("%s leads with token > 0: %v\n", leader.Value, term.Token() > 0)
+
+	// Lead until the term ends; here, resign at once.
+	select {
+	case <-term.Done():
+		fmt.Println("leadership lost:", term.Err())
+	default:
+		fmt.Println("resigning:", e.Resign(ctx))
+	}
+	<-term.Done()
+	fmt.Println("term ended:", term.Err())
+	_, err = e.Leader(ctx)
+	fmt.Println("no leader now:", errors.Is(err, zklock.ErrNoLeader))
+	// Output:
+	// scheduler-1 leads with token > 0: true
+	// resigning: <nil>
+	// term ended: zklock: resigned
+	// no leader now: true
+}
+
+func ExampleElection_Run() {
+	servers, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	e, err := zklock.NewElection(s, "/services/indexer/leader")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// Lead three terms, then stop. A real leader would work until leaderCtx
+	// is cancelled (leadership lost), fencing its writes with t.Token().
+	runCtx, stopRunning := context.WithCancel(ctx)
+	terms := 0
+	err = e.Run(runCtx, []byte("indexer-1"), func(leaderCtx context.Context, t *zklock.Term) error {
+		terms++
+		fmt.Println("leading term", terms)
+		if terms == 3 {
+			stopRunning()
+		}
+		return nil // resign and campaign again
+	})
+	fmt.Println("Run returned:", err)
+	// Output:
+	// leading term 1
+	// leading term 2
+	// leading term 3
+	// Run returned: context canceled
+}
+
+func ExampleElection_Observe() {
+	servers, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	candidate, _ := zklock.NewElection(s, "/services/mailer/leader")
+	observer, _ := zklock.NewElection(s, "/services/mailer/leader")
+
+	leaders, err := observer.Observe(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	show := func(l zklock.LeaderInfo) {
+		if l.Node == "" {
+			fmt.Println("no leader")
+		} else {
+			fmt.Println("leader:", string(l.Value))
+		}
+	}
+	show(<-leaders)
+	if _, err := candidate.Campaign(ctx, []byte("mailer-7")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	show(<-leaders)
+	_ = candidate.Resign(ctx)
+	show(<-leaders)
+	// Output:
+	// no leader
+	// leader: mailer-7
+	// no leader
+}
+
+// exampleServer starts a standalone ZooKeeper (or uses ZK_SERVERS) for one
+// example and returns its addresses and a function that stops it. Examples
+// have no *testing.T, so zktest gets a minimal testing.TB; a failure to
+// start ends the test binary.
+func exampleServer() ([]string, func()) {
+	tb := &exampleTB{}
+	c := zktest.Start(tb)
+	return c.Servers(), tb.cleanup
+}
+
+// exampleTB implements the part of testing.TB that zktest uses; the
+// embedded interface is nil, so any other method would panic.
+type exampleTB struct {
+	testing.TB
+	mu       sync.Mutex
+	cleanups []func()
+}
+
+func (*exampleTB) Helper()                   {}
+func (*exampleTB) Name() string              { return "Example" }
+func (*exampleTB) Logf(string, ...any)       {}
+func (*exampleTB) Failed() bool              { return false }
+func (*exampleTB) Errorf(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
+func (*exampleTB) Fatal(a ...any)            { fmt.Fprintln(os.Stderr, a...); os.Exit(1) }
+func (*exampleTB) Fatalf(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...); os.Exit(1) }
+
+func (t *exampleTB) Cleanup(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanups = append(t.cleanups, f)
+}
+
+func (t *exampleTB) TempDir() string {
+	dir, err := os.MkdirTemp("", "zklock-example-")
+	if err != nil {
+		t.Fatalf("zklock example: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// cleanup runs the cleanups, last registered first, as testing does.
+func (t *exampleTB) cleanup() {
+	t.mu.Lock()
+	fs := t.cleanups
+	t.cleanups = nil
+	t.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
