@@ -1,0 +1,52 @@
+package zklock_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+)
+
+// With 50 clients waiting for a lease, one release causes O(1) server
+// requests: only the head of the queue watches the lease set, and only the
+// next one in line moves up.
+func TestSemaphoreHerd(t *testing.T) {
+	const waiters = 50
+	c, ss := herdServer(t, waiters+1)
+	ctx := ctxFor(t)
+	path := lockPath(t, "sem")
+	holder, err := newSem(t, ss[0], path, 1).Acquire(ctx, 1)
+	require.NoError(t, err)
+	granted := make(chan *zklock.Lease, waiters)
+	for _, s := range ss[1:] {
+		sem := newSem(t, s, path, 1)
+		go func() {
+			if l, err := sem.Acquire(ctx, 1); err == nil {
+				granted <- l
+			}
+		}()
+	}
+	probe := newSem(t, ss[0], path, 1)
+	eventually(t, 20*time.Second, "all waiters queued", func() bool {
+		cs, err := probe.Contenders(ctx)
+		return err == nil && len(cs) == waiters
+	})
+	time.Sleep(300 * time.Millisecond) // let the head settle on its watch
+	var next *zklock.Lease
+	caused, idle := requestsDuring(t, c, func() {
+		require.NoError(t, holder.Release(ctx))
+		next = receive(t, granted, 10*time.Second)
+		eventually(t, 5*time.Second, "the next head waits", func() bool {
+			return len(nodeNames(t, ss[0], path+"/leases")) == 2
+		})
+	})
+	// The probe's own requests (one list per poll) are counted too.
+	t.Logf("one release with %d waiters: %d requests (idle baseline %d)", waiters, caused, idle)
+	require.Less(t, caused, int64(waiters/3), "a release woke more than the head of the queue")
+	for range waiters - 1 {
+		require.NoError(t, next.Release(ctx))
+		next = receive(t, granted, 10*time.Second)
+	}
+	require.NoError(t, next.Release(ctx))
+}

@@ -1,0 +1,300 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// semChecker tracks how many leases are held in this process.
+type semChecker struct {
+	mu       sync.Mutex
+	now, max int
+}
+
+func (c *semChecker) enter(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now += n
+	c.max = max(c.max, c.now)
+}
+
+func (c *semChecker) leave(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now -= n
+}
+
+func newSem(t *testing.T, s *zklock.Session, path string, limit int) *zklock.Semaphore {
+	t.Helper()
+	sem, err := zklock.NewSemaphore(s, path, limit)
+	require.NoError(t, err)
+	return sem
+}
+
+// acquireAsync runs Acquire on a goroutine.
+func acquireAsync(ctx context.Context, sem *zklock.Semaphore, n int) (<-chan result, *(*zklock.Lease)) {
+	var l *zklock.Lease
+	return async(func() error {
+		var err error
+		l, err = sem.Acquire(ctx, n)
+		return err
+	}), &l
+}
+
+func TestSemaphoreBasics(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	ss := manySessions(t, c.Servers(), 2)
+	path := lockPath(t, "sem")
+	a, b := newSem(t, ss[0], path, 2), newSem(t, ss[1], path, 2)
+	l1, err := a.Acquire(ctx, 1)
+	require.NoError(t, err)
+	l2, err := b.TryAcquire(ctx, 1)
+	require.NoError(t, err)
+	require.Greater(t, l2.Token(), l1.Token(), "tokens increase")
+	require.Len(t, l1.Nodes(), 1)
+	require.Contains(t, l1.Nodes()[0], path+"/leases/_c_")
+	require.Contains(t, l1.Nodes()[0], "-lease-")
+	require.NotNil(t, l1.Guard())
+	data, _, err := ss[0].Conn().Get(path)
+	require.NoError(t, err)
+	require.Equal(t, "2", string(data), "the limit is stored in the path's data")
+
+	_, err = a.TryAcquire(ctx, 1)
+	require.ErrorIs(t, err, zklock.ErrNotAcquired)
+	hs, err := a.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 2, "a failed TryAcquire leaves nothing")
+
+	require.NoError(t, l1.Release(ctx))
+	require.ErrorIs(t, l1.Release(ctx), zklock.ErrLeaseReleased)
+	require.Zero(t, l1.Token())
+	select {
+	case <-l1.Lost():
+	default:
+		t.Fatal("Lost must be closed once released")
+	}
+	require.NoError(t, l2.Release(ctx))
+	require.Empty(t, nodeNames(t, ss[0], path+"/leases"))
+}
+
+// Limit k with 16 sessions x 50 cycles: never more than k holders, and k is
+// reached.
+func TestSemaphoreLimitInvariant(t *testing.T) {
+	const sessions, cycles, k = 16, 50, 3
+	c := standalone(t)
+	ctx, cancel := context.WithTimeout(ctxFor(t), 3*time.Minute)
+	defer cancel()
+	path := lockPath(t, "sem")
+	ss := manySessions(t, c.Servers(), sessions)
+	var chk semChecker
+	err := runAll(ctx, sessions, func(ctx context.Context, i int) error {
+		sem, err := zklock.NewSemaphore(ss[i], path, k)
+		if err != nil {
+			return err
+		}
+		for range cycles {
+			l, err := sem.Acquire(ctx, 1)
+			if err != nil {
+				return err
+			}
+			chk.enter(1)
+			time.Sleep(2 * time.Millisecond)
+			chk.leave(1)
+			if err := l.Release(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	t.Logf("%d cycles, at most %d holders together", sessions*cycles, chk.max)
+	require.LessOrEqual(t, chk.max, k)
+	require.Equal(t, k, chk.max, "the limit was never reached")
+	eventually(t, 10*time.Second, "no node left", func() bool {
+		return len(nodeNames(t, ss[0], path+"/leases"))+len(nodeNames(t, ss[0], path+"/locks")) == 0
+	})
+}
+
+// Waiters are served in arrival order.
+func TestSemaphoreFIFO(t *testing.T) {
+	const waiters = 5
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "sem")
+	ss := manySessions(t, c.Servers(), waiters+1)
+	holder, err := newSem(t, ss[0], path, 1).Acquire(ctx, 1)
+	require.NoError(t, err)
+	order := make(chan int, waiters)
+	for i := range waiters {
+		sem := newSem(t, ss[i+1], path, 1)
+		go func() {
+			l, err := sem.Acquire(ctx, 1)
+			if err != nil {
+				return
+			}
+			order <- i
+			time.Sleep(20 * time.Millisecond)
+			_ = l.Release(ctx)
+		}()
+		eventually(t, 10*time.Second, "waiter queued", func() bool {
+			cs, err := sem.Contenders(ctx)
+			return err == nil && len(cs) == i+1
+		})
+	}
+	require.NoError(t, holder.Release(ctx))
+	for want := range waiters {
+		require.Equal(t, want, receive(t, order, 10*time.Second))
+	}
+}
+
+// n leases are taken together or not at all.
+func TestSemaphoreMultiLeaseAllOrNothing(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	ss := manySessions(t, c.Servers(), 3)
+	path := lockPath(t, "sem")
+	l1, err := newSem(t, ss[0], path, 3).Acquire(ctx, 1)
+	require.NoError(t, err)
+	l2, err := newSem(t, ss[1], path, 3).Acquire(ctx, 1)
+	require.NoError(t, err)
+	res, lb := acquireAsync(ctx, newSem(t, ss[2], path, 3), 2)
+	pending(t, res, 500*time.Millisecond, "two leases while only one is free")
+	require.NoError(t, l1.Release(ctx))
+	require.NoError(t, await(t, res, 10*time.Second, "two leases").err)
+	require.Len(t, (*lb).Nodes(), 2)
+	require.Equal(t, 2, (*lb).N())
+	require.NoError(t, (*lb).Release(ctx))
+	require.NoError(t, l2.Release(ctx))
+}
+
+// A cancelled multi-lease Acquire leaves no node, whether it gave up in the
+// queue or at the head of it.
+func TestSemaphoreCancelLeavesNothing(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	ss := manySessions(t, c.Servers(), 3)
+	path := lockPath(t, "sem")
+	held, err := newSem(t, ss[0], path, 3).Acquire(ctx, 2)
+	require.NoError(t, err)
+	headCtx, headCancel := context.WithCancel(ctx)
+	defer headCancel()
+	headRes, _ := acquireAsync(headCtx, newSem(t, ss[1], path, 3), 3)
+	eventually(t, 10*time.Second, "head queued", func() bool {
+		return len(nodeNames(t, ss[0], path+"/leases")) == 5
+	})
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err = newSem(t, ss[2], path, 3).Acquire(short, 2)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Len(t, nodeNames(t, ss[0], path+"/locks"), 1, "only the head's mutex node is left")
+
+	headCancel()
+	require.ErrorIs(t, await(t, headRes, 10*time.Second, "head").err, context.Canceled)
+	require.Len(t, nodeNames(t, ss[0], path+"/leases"), 2, "only the holder's leases are left")
+	require.Empty(t, nodeNames(t, ss[0], path+"/locks"))
+	require.NoError(t, held.Release(ctx))
+}
+
+func TestSemaphoreLimitMismatch(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	ss := manySessions(t, c.Servers(), 2)
+	path := lockPath(t, "sem")
+	l, err := newSem(t, ss[0], path, 2).Acquire(ctx, 1)
+	require.NoError(t, err)
+	other := newSem(t, ss[1], path, 3)
+	_, err = other.Acquire(ctx, 1)
+	require.ErrorIs(t, err, zklock.ErrLimitMismatch)
+	require.Contains(t, err.Error(), `"2"`)
+	_, err = other.TryAcquire(ctx, 1)
+	require.ErrorIs(t, err, zklock.ErrLimitMismatch)
+	require.Len(t, nodeNames(t, ss[0], path+"/leases"), 1, "a mismatch leaves nothing")
+	require.NoError(t, l.Release(ctx))
+}
+
+func TestSemaphoreBadInput(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	s := newSession(t, c.Servers())
+	path := lockPath(t, "sem")
+	for _, limit := range []int{0, -1} {
+		_, err := zklock.NewSemaphore(s, path, limit)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument, "limit %d", limit)
+	}
+	_, err := zklock.NewSemaphore(nil, path, 1)
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	_, err = zklock.NewSemaphore(s, "/a//b", 1)
+	require.ErrorIs(t, err, zklock.ErrInvalidPath)
+	sem := newSem(t, s, path, 2)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		n    int
+		want error
+	}{
+		{"zero", ctx, 0, zklock.ErrInvalidArgument},
+		{"negative", ctx, -1, zklock.ErrInvalidArgument},
+		{"above limit", ctx, 3, zklock.ErrInvalidArgument},
+		{"nil ctx", nil, 1, zklock.ErrNilContext},
+		{"cancelled ctx", done, 1, context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := sem.Acquire(tc.ctx, tc.n)
+			require.ErrorIs(t, err, tc.want)
+			_, err = sem.TryAcquire(tc.ctx, tc.n)
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+	ok, _, err := s.Conn().Exists(path)
+	require.NoError(t, err)
+	require.False(t, ok, "bad input created nodes")
+
+	l, err := sem.Acquire(ctx, 2)
+	require.NoError(t, err)
+	//lint:ignore SA1012 a nil ctx is what is tested
+	require.ErrorIs(t, l.Release(nil), zklock.ErrNilContext)
+	require.NoError(t, l.Release(ctx))
+	require.ErrorIs(t, l.Release(ctx), zklock.ErrLeaseReleased)
+}
+
+// A holder cut off from the server past its session timeout sees Lost fire,
+// and its lease is then freed for others, never before.
+func TestSemaphoreCutOffHolderFreesSlot(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	p := zktest.NewProxy(t, c.Servers())
+	cut := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	other := newSession(t, c.Servers())
+	path := lockPath(t, "sem")
+	l, err := newSem(t, cut, path, 1).Acquire(ctx, 1)
+	require.NoError(t, err)
+	res, lb := acquireAsync(ctx, newSem(t, other, path, 1), 1)
+	pending(t, res, 300*time.Millisecond, "second holder of a limit-1 semaphore")
+
+	p.Blackhole()
+	var lostAt time.Time
+	select {
+	case <-l.Lost():
+		lostAt = time.Now()
+	case <-time.After(10 * time.Second):
+		t.Fatal("Lost did not fire")
+	}
+	r := await(t, res, 20*time.Second, "the freed lease")
+	require.NoError(t, r.err)
+	require.True(t, r.at.After(lostAt), "the slot was granted before the holder was told")
+	t.Logf("granted to another %v after Lost fired", r.at.Sub(lostAt))
+	err = l.Release(ctx)
+	require.True(t, errors.Is(err, zklock.ErrLeaseLost), "Release after loss: %v", err)
+	require.NoError(t, (*lb).Release(ctx))
+	p.Heal() // lets the cut session learn of its expiry and close quickly
+}
