@@ -136,8 +136,8 @@ func (c *Cluster) cleanup() {
 	}
 	if c.t.Failed() && !c.external {
 		for i, s := range c.servers {
-			c.t.Logf("zktest: last %d lines of server %d (%s) log:\n%s",
-				failLogLines, i, s.addr, s.ctl.logTail(failLogLines))
+			c.t.Logf("zktest: last %d lines of the log of server %d (%s, from %s):\n%s",
+				failLogLines, i, s.addr, c.source, s.ctl.logTail(failLogLines))
 		}
 	}
 }

@@ -3,9 +3,11 @@ package zktest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -51,16 +53,26 @@ func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
 		_ = conn.SetDeadline(dl)
 	}
 	if _, err := io.WriteString(conn, cmd); err != nil {
-		return "", fmt.Errorf("zktest: %s %s: %w", cmd, addr, err)
+		return "", fmt.Errorf("zktest: %s %s: %w", cmd, addr, ctxError(ctx, err))
 	}
 	out, err := io.ReadAll(io.LimitReader(conn, maxFourLetterReply))
 	if err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
-		}
-		return "", fmt.Errorf("zktest: %s %s: %w", cmd, addr, err)
+		return "", fmt.Errorf("zktest: %s %s: %w", cmd, addr, ctxError(ctx, err))
 	}
 	return string(out), nil
+}
+
+// ctxError makes an I/O error caused by ctx's end (the connection's deadline
+// is ctx's, and may pass a moment before ctx reports it) wrap ctx's error.
+func ctxError(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+	default:
+		return err
+	}
 }
 
 // Mntr returns server i's 'mntr' output as a map from key (zk_version,

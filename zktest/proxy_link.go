@@ -25,11 +25,11 @@ type chunk struct {
 }
 
 // link is one client connection through the proxy and its server connection.
-// Each direction has a reader, which always drains its socket into a queue
-// (so Reset and cleanup never wait on a full socket), and a writer, which
-// forwards queued chunks when the gate is open and their latency has passed.
-// A side's close travels through the queue too, so a blackholed link hides
-// it until Heal, as a partition would.
+// Each direction has a reader, which reads its socket into a bounded queue,
+// and a writer, which forwards queued chunks once the gate is open and their
+// latency has passed; holding bytes back thus never stops the other
+// direction. A side's close travels through the queue too, so a blackholed
+// link hides it until Heal, as a partition would.
 type link struct {
 	p      *Proxy
 	client net.Conn
