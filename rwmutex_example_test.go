@@ -1,0 +1,87 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zklock/zklock"
+)
+
+func ExampleRWMutex() {
+	servers, stop := exampleServer() // a throwaway ZooKeeper for this example
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	// Two owners (two handles) read together; a third may not write.
+	r1, _ := zklock.NewRWMutex(s, "/config/rw")
+	r2, _ := zklock.NewRWMutex(s, "/config/rw")
+	w, _ := zklock.NewRWMutex(s, "/config/rw")
+	fmt.Println("reader 1:", r1.RLock(ctx))
+	fmt.Println("reader 2:", r2.RLock(ctx))
+	fmt.Println("writer blocked:", errors.Is(w.TryLock(ctx), zklock.ErrLocked))
+	cs, _ := w.Contenders(ctx)
+	fmt.Println("holders:", cs[0].Kind, cs[1].Kind)
+
+	_ = r1.RUnlock(ctx)
+	_ = r2.RUnlock(ctx)
+	fmt.Println("writer:", w.Lock(ctx))
+	fmt.Println("reader blocked:", errors.Is(r1.TryRLock(ctx), zklock.ErrLocked))
+	_ = w.Unlock(ctx)
+
+	// A reader cannot upgrade: two readers doing so would deadlock.
+	_ = r1.RLock(ctx)
+	fmt.Println("upgrade:", r1.Lock(ctx))
+	_ = r1.RUnlock(ctx)
+	// Output:
+	// reader 1: <nil>
+	// reader 2: <nil>
+	// writer blocked: true
+	// holders: __READ__ __READ__
+	// writer: <nil>
+	// reader blocked: true
+	// upgrade: zklock: cannot upgrade a read lock to a write lock
+}
+
+func ExampleRWMutex_RLock() {
+	servers, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	m, _ := zklock.NewRWMutex(s, "/catalog/rw")
+
+	// Downgrade: write, then keep reading what was written while other
+	// readers may join, and no writer can slip in between.
+	if err := m.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("write token > 0:", m.Token() > 0)
+	fmt.Println("downgrade:", m.RLock(ctx))
+	fmt.Println("release write:", m.Unlock(ctx))
+
+	reader, _ := zklock.NewRWMutex(s, "/catalog/rw")
+	fmt.Println("another reader:", reader.TryRLock(ctx))
+	_ = reader.RUnlock(ctx)
+	fmt.Println("release read:", m.RUnlock(ctx))
+	// Output:
+	// write token > 0: true
+	// downgrade: <nil>
+	// release write: <nil>
+	// another reader: <nil>
+	// release read: <nil>
+}

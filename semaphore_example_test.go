@@ -1,0 +1,92 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
+)
+
+func ExampleSemaphore() {
+	servers, stop := exampleServer() // a throwaway ZooKeeper for this example
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	// At most 3 concurrent crawlers, whatever the number of processes.
+	sem, err := zklock.NewSemaphore(s, "/crawl/slots", 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	big, err := sem.Acquire(ctx, 2) // two slots, together or not at all
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	small, _ := sem.Acquire(ctx, 1)
+	_, err = sem.TryAcquire(ctx, 1)
+	fmt.Println("full:", errors.Is(err, zklock.ErrNotAcquired))
+	holders, _ := sem.Holders(ctx)
+	fmt.Println("lease nodes:", len(holders))
+
+	// Every process must agree on the limit.
+	other, _ := zklock.NewSemaphore(s, "/crawl/slots", 5)
+	_, err = other.Acquire(ctx, 1)
+	fmt.Println("limit mismatch:", errors.Is(err, zklock.ErrLimitMismatch))
+
+	fmt.Println(big.Release(ctx), small.Release(ctx))
+	fmt.Println("twice:", small.Release(ctx))
+	// Output:
+	// full: true
+	// lease nodes: 3
+	// limit mismatch: true
+	// <nil> <nil>
+	// twice: zklock: lease already released
+}
+
+func ExampleLease() {
+	servers, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	sem, _ := zklock.NewSemaphore(s, "/jobs/slots", 1)
+	lease, err := sem.Acquire(ctx, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// Work only while the lease holds, and write to ZooKeeper only with the
+	// lease's guard in the same multi-op.
+	select {
+	case <-lease.Lost():
+		fmt.Println("lost: stop working")
+	default:
+		_, err := s.Multi(ctx, lease.Guard(),
+			&zk.CreateRequest{Path: "/jobs/result", Data: []byte("done"), Acl: zk.WorldACL(zk.PermAll)})
+		fmt.Println("guarded write:", err)
+	}
+	fmt.Println("release:", lease.Release(ctx))
+	_, err = s.Multi(ctx, &zk.CheckVersionRequest{Path: "/jobs/result", Version: 0})
+	fmt.Println("result stays:", err)
+	// Output:
+	// guarded write: <nil>
+	// release: <nil>
+	// result stays: <nil>
+}
