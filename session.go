@@ -37,6 +37,7 @@ type Session struct {
 	anchor  atomic.Int64 // send time of the request behind the last reply (ns since base)
 	timeout atomic.Int64 // negotiated session timeout (ns)
 	wireSID atomic.Int64 // session id of the latest connect response
+	netConn atomic.Pointer[net.Conn] // the latest connection, closed by Close
 
 	mu      sync.Mutex
 	state   State
@@ -46,6 +47,7 @@ type Session struct {
 	subs    map[*subscriber]struct{}
 	watches map[string]*watch
 	creates map[string]created
+	owners  map[string]*ReentrantMutex // reentrant holders by path, to name misuse
 
 	bg       context.Context // cancelled by Close; bounds background cleanup
 	stopBg   context.CancelFunc
@@ -87,6 +89,7 @@ func newSession(o sessionOptions) *Session {
 		subs:    make(map[*subscriber]struct{}),
 		watches: make(map[string]*watch),
 		creates: make(map[string]created),
+		owners:  make(map[string]*ReentrantMutex),
 		done:    make(chan struct{}),
 		zkDone:  make(chan struct{}),
 	}
@@ -97,6 +100,7 @@ func newSession(o sessionOptions) *Session {
 func (s *Session) connect(ctx context.Context) error {
 	conn, events, err := zk.Connect(s.opts.servers, s.opts.timeout,
 		zk.WithDialer(s.dial),
+		zk.WithHostProvider(&hostProvider{stop: s.bg.Done(), delay: reconnectMin}),
 		zk.WithEventCallback(s.onEvent),
 		zk.WithLogger(zkLogger{s.log}),
 		zk.WithLogInfo(false))
@@ -129,7 +133,13 @@ func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	return wire.Wrap(c, (*observer)(s)), nil
+	// Like ZooKeeper's Java client, give the handshake the session timeout
+	// divided among the servers, so that one silent server cannot hold up
+	// failover to the others for long.
+	handshake := max(s.opts.timeout/time.Duration(len(s.opts.servers)), 500*time.Millisecond)
+	w := wire.Wrap(c, (*observer)(s), handshake)
+	s.netConn.Store(&w)
+	return w, nil
 }
 
 // Close ends the ZooKeeper session: the server deletes its ephemeral nodes
@@ -149,7 +159,10 @@ func (s *Session) Close() error {
 	s.publishLocked(StateClosed, s.sid)
 	s.mu.Unlock()
 
-	s.conn.Close()
+	s.conn.Close() // sends closeSession if connected, waiting at most a second
+	if c := s.netConn.Load(); c != nil {
+		(*c).Close() // unblocks go-zookeeper if it is stuck in a handshake
+	}
 	s.bgMu.Lock()
 	s.bgClosed = true
 	s.bgMu.Unlock()
@@ -191,4 +204,20 @@ type zkLogger struct{ l *slog.Logger }
 
 func (z zkLogger) Printf(format string, args ...any) {
 	z.l.Debug(fmt.Sprintf("zk: "+format, args...))
+}
+
+func (s *Session) setOwner(path string, r *ReentrantMutex) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r == nil {
+		delete(s.owners, path)
+		return
+	}
+	s.owners[path] = r
+}
+
+func (s *Session) owner(path string) *ReentrantMutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.owners[path]
 }

@@ -53,16 +53,22 @@ type conn struct {
 	net.Conn
 	h Handler
 
+	handshake *time.Timer // closes the connection if the connect response is late
+
 	mu      sync.Mutex
 	queue   []pending // requests awaiting a reply, oldest first
 	session int64
 	in, out framer
 }
 
-// Wrap returns c observed by h.
-func Wrap(c net.Conn, h Handler) net.Conn {
+// Wrap returns c observed by h. If no connect response arrives within
+// handshake, the connection is closed: go-zookeeper would otherwise wait ten
+// read timeouts on a server that accepted the connection but does not answer
+// (a paused process, a partition after accept), before trying another.
+func Wrap(c net.Conn, h Handler, handshake time.Duration) net.Conn {
 	w := &conn{Conn: c, h: h}
 	w.out.first, w.in.first = true, true
+	w.handshake = time.AfterFunc(handshake, func() { c.Close() })
 	return w
 }
 
@@ -70,6 +76,12 @@ func Wrap(c net.Conn, h Handler) net.Conn {
 // the wire, the reader goroutine may see their replies before Write
 // returns. A short write fails the connection, so recording all of p is
 // safe.
+// Close stops the handshake timer and closes the connection.
+func (c *conn) Close() error {
+	c.handshake.Stop()
+	return c.Conn.Close()
+}
+
 func (c *conn) Write(p []byte) (int, error) {
 	now := time.Now()
 	c.mu.Lock()
@@ -144,6 +156,7 @@ func (c *conn) connected(body []byte) {
 	if len(c.queue) == 0 || len(body) < 16 {
 		return
 	}
+	c.handshake.Stop()
 	sent := c.queue[0].sent
 	c.queue = c.queue[1:]
 	timeout := time.Duration(int32(binary.BigEndian.Uint32(body[4:8]))) * time.Millisecond

@@ -1,0 +1,209 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// expect reads events until one with state want arrives, failing on any
+// state in bad and after d.
+func expect(t *testing.T, ch <-chan zklock.Event, d time.Duration, want zklock.State, bad ...zklock.State) zklock.Event {
+	t.Helper()
+	timeout := time.After(d)
+	for {
+		select {
+		case ev, ok := <-ch:
+			require.True(t, ok, "event channel closed waiting for %v", want)
+			if ev.State == want {
+				return ev
+			}
+			require.NotContains(t, bad, ev.State, "got %v waiting for %v", ev.State, want)
+		case <-timeout:
+			t.Fatalf("no %v event within %v", want, d)
+		}
+	}
+}
+
+func TestSessionCloseDeletesEphemeralsAtOnce(t *testing.T) {
+	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 30*time.Second))
+	ctx := ctxFor(t)
+	owner := newSession(t, c.Servers(), zklock.WithSessionTimeout(20*time.Second))
+	watcher := newSession(t, c.Servers())
+	_, err := owner.Conn().Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+
+	require.NoError(t, owner.Close())
+	<-owner.Done()
+	require.Equal(t, zklock.StateClosed, owner.State())
+	// With a 20s session timeout, only the explicit close can have removed it.
+	ok, _, err := watcher.Conn().Exists("/eph")
+	require.NoError(t, err)
+	require.False(t, ok, "ephemeral node survived Close")
+	require.NoError(t, owner.Close(), "Close is idempotent")
+
+	_, err = owner.Subscribe(ctx)
+	require.NoError(t, err)
+	m, err := zklock.NewMutex(owner, "/x")
+	require.NoError(t, err)
+	require.ErrorIs(t, m.Lock(ctx), zklock.ErrSessionClosed)
+}
+
+func TestSessionServerRestartWithinTimeout(t *testing.T) {
+	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Second))
+	ctx := ctxFor(t)
+	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(8*time.Second))
+	events, err := s.Subscribe(ctx)
+	require.NoError(t, err)
+	sid := s.SessionID()
+	_, err = s.Conn().Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+
+	require.NoError(t, c.Server(0).Stop())
+	expect(t, events, 10*time.Second, zklock.StateSuspended, zklock.StateExpired)
+	require.NoError(t, c.Server(0).Start())
+	ev := expect(t, events, 20*time.Second, zklock.StateReconnected, zklock.StateExpired)
+	require.Equal(t, sid, ev.SessionID)
+	require.Equal(t, sid, s.SessionID())
+	ok, _, err := s.Conn().Exists("/eph")
+	require.NoError(t, err)
+	require.True(t, ok, "ephemeral node lost across a restart within the timeout")
+}
+
+func TestSessionCutOffPastTimeout(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	events, err := s.Subscribe(ctx)
+	require.NoError(t, err)
+	sid := s.SessionID()
+	require.Equal(t, 2*time.Second, s.Timeout())
+
+	p.Blackhole()
+	cut := time.Now()
+	lost := expect(t, events, 10*time.Second, zklock.StateLost, zklock.StateExpired)
+	alive, err := c.SessionAlive(ctx, sid)
+	require.NoError(t, err)
+	require.True(t, alive, "the ownership deadline must pass before the server expires the session")
+	select {
+	case <-s.Ownership():
+	default:
+		t.Fatal("ownership channel still open after StateLost")
+	}
+	require.NoError(t, c.WaitSessionExpired(ctx, sid))
+	expiredAt := time.Now()
+	t.Logf("lost %v after the cut; server expiry seen %v after the cut (lead %v)",
+		lost.Time.Sub(cut), expiredAt.Sub(cut), expiredAt.Sub(lost.Time))
+
+	p.Heal()
+	ev := expect(t, events, 20*time.Second, zklock.StateExpired)
+	require.Equal(t, sid, ev.SessionID)
+	ev = expect(t, events, 20*time.Second, zklock.StateConnected)
+	require.NotEqual(t, sid, ev.SessionID)
+	require.Equal(t, ev.SessionID, s.SessionID())
+}
+
+func TestSessionSurvivesEnsembleLeaderKill(t *testing.T) {
+	c := zktest.StartEnsemble(t, 3, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Second))
+	ctx := ctxFor(t)
+	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(8*time.Second))
+	events, err := s.Subscribe(ctx)
+	require.NoError(t, err)
+	sid := s.SessionID()
+	leader, err := c.Leader(ctx)
+	require.NoError(t, err)
+	require.NoError(t, c.Server(leader).Kill())
+
+	_, err = s.Conn().Create("/after-kill", []byte("x"), 0, zk.WorldACL(zk.PermAll))
+	for i := 0; err != nil && i < 100; i++ { // bounded: ~20s of retries
+		time.Sleep(200 * time.Millisecond)
+		_, err = s.Conn().Create("/after-kill", []byte("x"), 0, zk.WorldACL(zk.PermAll))
+		if errors.Is(err, zk.ErrNodeExists) {
+			err = nil
+		}
+	}
+	require.NoError(t, err, "writes must work again after the leader is killed")
+	require.Equal(t, sid, s.SessionID())
+	for {
+		select {
+		case ev := <-events:
+			require.NotEqual(t, zklock.StateExpired, ev.State)
+			continue
+		default:
+		}
+		break
+	}
+}
+
+func TestSessionDropsNoEvent(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	slow, err := s.Subscribe(ctx) // read only at the end
+	require.NoError(t, err)
+	pace, err := s.Subscribe(ctx) // read as we go, to pace the cycles
+	require.NoError(t, err)
+	const cycles = 50
+	for i := 0; i < cycles; i++ {
+		p.Reset()
+		expect(t, pace, 10*time.Second, zklock.StateSuspended)
+		expect(t, pace, 10*time.Second, zklock.StateReconnected, zklock.StateExpired)
+	}
+	for i := 0; i < cycles; i++ {
+		require.Equal(t, zklock.StateSuspended, (<-slow).State, "cycle %d", i)
+		ev := <-slow
+		require.Equal(t, zklock.StateReconnected, ev.State, "cycle %d", i)
+		require.Equal(t, s.SessionID(), ev.SessionID)
+	}
+}
+
+func TestNewSessionRejectsBadInput(t *testing.T) {
+	ctx := ctxFor(t)
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		opts []zklock.SessionOption
+		want error
+	}{
+		{"empty server list", ctx, []zklock.SessionOption{zklock.WithServers()}, zklock.ErrInvalidOption},
+		{"no port", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1")}, zklock.ErrInvalidOption},
+		{"bad port", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1:http")}, zklock.ErrInvalidOption},
+		{"port out of range", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1:70000")}, zklock.ErrInvalidOption},
+		{"empty host", ctx, []zklock.SessionOption{zklock.WithServers(":2181")}, zklock.ErrInvalidOption},
+		{"zero timeout", ctx, []zklock.SessionOption{zklock.WithSessionTimeout(0)}, zklock.ErrInvalidOption},
+		{"negative timeout", ctx, []zklock.SessionOption{zklock.WithSessionTimeout(-time.Second)}, zklock.ErrInvalidOption},
+		{"negative margin", ctx, []zklock.SessionOption{zklock.WithSafetyMargin(-1)}, zklock.ErrInvalidOption},
+		{"nil logger", ctx, []zklock.SessionOption{zklock.WithLogger((*slog.Logger)(nil))}, zklock.ErrInvalidOption},
+		{"nil dialer", ctx, []zklock.SessionOption{zklock.WithDialer(nil)}, zklock.ErrInvalidOption},
+		{"empty ACL", ctx, []zklock.SessionOption{zklock.WithACL(nil)}, zklock.ErrInvalidOption},
+		{"empty auth scheme", ctx, []zklock.SessionOption{zklock.WithAuth("", nil)}, zklock.ErrInvalidOption},
+		{"nil retry", ctx, []zklock.SessionOption{zklock.WithRetry(nil)}, zklock.ErrInvalidOption},
+		{"nil option", ctx, []zklock.SessionOption{nil}, zklock.ErrInvalidOption},
+		{"nil ctx", nil, nil, zklock.ErrNilContext},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := zklock.NewSession(tc.ctx, tc.opts...)
+			require.ErrorIs(t, err, tc.want)
+			require.Nil(t, s)
+		})
+	}
+}
+
+func TestNewSessionHonoursCtx(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	p := zktest.NewProxy(t, []string{"127.0.0.1:1"}) // accepts, then nothing answers
+	p.Blackhole()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(p.Addrs()...))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Nil(t, s)
+}
