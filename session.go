@@ -34,9 +34,9 @@ type Session struct {
 	conn *zk.Conn
 	base time.Time // monotonic origin for the atomics below
 
-	anchor  atomic.Int64 // send time of the request behind the last reply (ns since base)
-	timeout atomic.Int64 // negotiated session timeout (ns)
-	wireSID atomic.Int64 // session id of the latest connect response
+	anchor  atomic.Int64             // send time of the request behind the last reply (ns since base)
+	timeout atomic.Int64             // negotiated session timeout (ns)
+	wireSID atomic.Int64             // session id of the latest connect response
 	netConn atomic.Pointer[net.Conn] // the latest connection, closed by Close
 
 	mu      sync.Mutex
