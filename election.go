@@ -92,12 +92,16 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 }
 
 // begin marks the Election as campaigning. A term that was lost is
-// forgotten: its node is deleted with its epoch (Session.track).
+// forgotten: its node is gone, or is deleted when its epoch ends
+// (Session.track), so it needs no more tracking.
 func (e *Election) begin() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.campaigning || (e.term != nil && e.term.Err() == nil) {
 		return ErrAlreadyCampaigning
+	}
+	if e.held != nil {
+		e.q.Conn.Untrack(e.held.Epoch, e.held.Path)
 	}
 	e.held, e.term = nil, nil
 	return nil
@@ -124,13 +128,18 @@ func (e *Election) Resign(ctx context.Context) error {
 	if h == nil {
 		return ErrNotLeader
 	}
-	t.end(ErrResigned)
+	select {
+	case <-h.Epoch.Done: // lost already; the watcher may not have said so yet
+		t.end(ErrLeadershipLost)
+	default:
+		t.end(ErrResigned)
+	}
 	err := e.q.Release(ctx, h)
 	switch {
+	case errors.Is(err, queue.ErrLost) || (err == nil && errors.Is(t.Err(), ErrLeadershipLost)):
+		return ErrLeadershipLost
 	case err == nil:
 		return nil
-	case errors.Is(err, queue.ErrLost):
-		return ErrLeadershipLost
 	}
 	e.s.goDelete(h.Path, h.Epoch.SessionID)
 	return err

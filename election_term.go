@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -13,6 +14,7 @@ import (
 //   - the session's ownership deadline (see Session.OwnershipDeadline),
 //     before the server can expire the session and elect another candidate;
 //   - session expiry or Close;
+//   - the deletion of our node by anyone else while the session lives;
 //   - Resign.
 //
 // Once Done is closed the candidate must assume it no longer leads. A Term
@@ -30,22 +32,45 @@ type Term struct {
 	err  error
 }
 
-// newTerm starts the term of h and a goroutine (owned by s, so Close waits
-// for it) that ends the term when h's epoch ends.
+// newTerm starts the term of h, with goroutines (owned by s, so Close waits
+// for them) that end it when h's epoch ends or our node is deleted while
+// the session lives (by hand, say): then the next candidate leads.
 func newTerm(s *Session, h *queue.Held, value []byte) *Term {
 	t := &Term{token: h.Token, node: h.Path, session: h.Epoch.SessionID,
 		value: append([]byte(nil), value...), done: make(chan struct{})}
 	lost := h.Epoch.Done
+	ctx, cancel := context.WithCancel(s.bg)
 	if !s.spawn(func() {
+		defer cancel()
 		select {
 		case <-lost:
 			t.end(ErrLeadershipLost)
 		case <-t.done:
 		}
 	}) {
+		cancel()
 		t.end(ErrLeadershipLost) // the session is closing: its epoch is over
+		return t
 	}
+	s.spawn(func() { t.watchNode(ctx, s) })
 	return t
+}
+
+// watchNode ends the term if our node disappears, until ctx ends.
+func (t *Term) watchNode(ctx context.Context, s *Session) {
+	for ctx.Err() == nil {
+		if err := s.waitChange(ctx, t.node); err != nil {
+			return // ctx ended or the session closed: the epoch ends the term
+		}
+		_, _, err := s.get(ctx, t.node)
+		if errors.Is(err, zk.ErrNoNode) {
+			t.end(ErrLeadershipLost)
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // end ends the term with err; only the first call counts.
