@@ -190,6 +190,7 @@ func TestRWMutexReentrant(t *testing.T) {
 
 	l := m.RLocker()
 	l.Lock()
+	require.Len(t, nodeNames(t, s, path), 1, "RLocker takes the read lock")
 	l.Unlock()
 	require.Panics(t, l.Unlock, "RLocker panics on error")
 }
