@@ -1,0 +1,393 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// nodesUnder lists path's children as the server sees them (none if missing).
+func nodesUnder(t *testing.T, s *zklock.Session, path string) []string {
+	t.Helper()
+	kids, _, err := s.Conn().Children(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	require.NoError(t, err)
+	return kids
+}
+
+func seqOf(t *testing.T, node string) string {
+	t.Helper()
+	i := strings.LastIndex(node, "lock-")
+	require.Positive(t, i, node)
+	return node[i+len("lock-"):]
+}
+
+func TestMutexExcludesAndIsFIFO(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	const workers, cycles = 20, 50
+	var holders atomic.Int32
+	var mu sync.Mutex
+	var order []string // node sequence numbers in acquisition order
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		s := newSession(t, c.Servers())
+		m, err := zklock.NewMutex(s, path)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < cycles; i++ {
+				if err := m.Lock(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+				if n := holders.Add(1); n != 1 {
+					t.Errorf("%d holders at once", n)
+				}
+				mu.Lock()
+				order = append(order, seqOf(t, m.Node()))
+				mu.Unlock()
+				holders.Add(-1)
+				if err := m.Unlock(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, order, workers*cycles)
+	for i := 1; i < len(order); i++ {
+		require.Less(t, order[i-1], order[i], "acquisition %d out of enqueue order", i)
+	}
+	obs := newSession(t, c.Servers())
+	require.Empty(t, nodesUnder(t, obs, path), "nodes left behind")
+}
+
+func TestMutexReleaseWakesOneWaiter(t *testing.T) {
+	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 30*time.Second))
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	const waiters = 50
+	var sessions []*zklock.Session
+	for i := 0; i < 5; i++ { // long timeouts: few pings in the measured window
+		sessions = append(sessions, newSession(t, c.Servers(), zklock.WithSessionTimeout(30*time.Second)))
+	}
+	holder, err := zklock.NewMutex(sessions[0], path)
+	require.NoError(t, err)
+	require.NoError(t, holder.Lock(ctx))
+	got := make(chan *zklock.Mutex, waiters)
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < waiters; i++ {
+		m, err := zklock.NewMutex(sessions[i%len(sessions)], path)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if m.Lock(wctx) == nil {
+				got <- m
+			}
+		}()
+	}
+	eventually(t, 20*time.Second, "all waiters queued", func() bool {
+		return len(nodesUnder(t, sessions[0], path)) == waiters+1
+	})
+	time.Sleep(300 * time.Millisecond) // let every waiter set its watch
+	before, err := c.MntrSum(ctx, "zk_packets_received")
+	require.NoError(t, err)
+	require.NoError(t, holder.Unlock(ctx))
+	next := <-got
+	after, err := c.MntrSum(ctx, "zk_packets_received")
+	require.NoError(t, err)
+	// Expected: our delete, the next waiter's listing, and perhaps a ping or
+	// two; a herd would be one listing per waiter.
+	delta := after - before - 2 // the two mntr connections are not counted, but be safe
+	t.Logf("server packets for one release with %d waiters: %d", waiters, after-before)
+	require.Less(t, delta, int64(10), "a release must wake O(1) waiters")
+	require.NoError(t, next.Unlock(ctx))
+	cancel()
+	wg.Wait()
+	close(got)
+	for m := range got {
+		require.NoError(t, m.Unlock(ctx))
+	}
+}
+
+func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	s := newSession(t, c.Servers())
+	holder, _ := zklock.NewMutex(s, path)
+	require.NoError(t, holder.Lock(ctx))
+
+	other := newSession(t, c.Servers())
+	m, _ := zklock.NewMutex(other, path)
+	tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, m.Lock(tctx), context.DeadlineExceeded)
+	require.Len(t, nodesUnder(t, s, path), 1, "timed-out waiter left its node")
+
+	cctx, cancel2 := context.WithCancel(ctx)
+	go func() { time.Sleep(100 * time.Millisecond); cancel2() }()
+	require.ErrorIs(t, m.Lock(cctx), context.Canceled)
+	require.Len(t, nodesUnder(t, s, path), 1, "cancelled waiter left its node")
+
+	err := m.TryLock(ctx)
+	require.ErrorIs(t, err, zklock.ErrLocked)
+	var le *zklock.LockedError
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, s.SessionID(), le.Session)
+	require.Contains(t, holder.Node(), le.Holder)
+	require.Len(t, nodesUnder(t, s, path), 1, "failed TryLock left its node")
+
+	// An error after the create: the session closes while we wait.
+	done := make(chan error, 1)
+	go func() { done <- m.Lock(ctx) }()
+	eventually(t, 5*time.Second, "waiter queued", func() bool { return len(nodesUnder(t, s, path)) == 2 })
+	require.NoError(t, other.Close())
+	require.ErrorIs(t, <-done, zklock.ErrSessionClosed)
+	require.Len(t, nodesUnder(t, s, path), 1, "waiter of a closed session left its node")
+	require.NoError(t, holder.Unlock(ctx))
+	require.Empty(t, nodesUnder(t, s, path))
+}
+
+func TestMutexCreateReplyLost(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	obs := newSession(t, c.Servers())
+	m, _ := zklock.NewMutex(s, path)
+	require.NoError(t, m.Lock(ctx)) // parents exist now
+	require.NoError(t, m.Unlock(ctx))
+
+	p.ResetAfterRequest(func(op int32) bool { return op == 1 }) // create
+	require.NoError(t, m.Lock(ctx))
+	kids := nodesUnder(t, obs, path)
+	require.Len(t, kids, 1, "exactly one node after a lost create reply")
+	require.Equal(t, path+"/"+kids[0], m.Node(), "the surviving node is ours")
+	_, st, err := obs.Conn().Exists(m.Node())
+	require.NoError(t, err)
+	require.Equal(t, s.SessionID(), st.EphemeralOwner)
+	require.Equal(t, st.Czxid, m.Token())
+	require.NoError(t, m.Unlock(ctx))
+	require.Empty(t, nodesUnder(t, obs, path))
+}
+
+func TestMutexHolderCutOffLosesBeforeRival(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	m, _ := zklock.NewMutex(s, path)
+	require.NoError(t, m.Lock(ctx))
+	lost := m.Lost()
+
+	rivalS := newSession(t, c.Servers())
+	rival, _ := zklock.NewMutex(rivalS, path)
+	acquired := make(chan time.Time, 1)
+	go func() {
+		if rival.Lock(ctx) == nil {
+			acquired <- time.Now()
+		}
+	}()
+	p.Blackhole()
+	var lostAt time.Time
+	select {
+	case <-lost:
+		lostAt = time.Now()
+	case at := <-acquired:
+		t.Fatalf("rival acquired at %v before the holder's loss signal", at)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no loss signal")
+	}
+	var rivalAt time.Time
+	select {
+	case rivalAt = <-acquired:
+	case <-time.After(20 * time.Second):
+		t.Fatal("rival never acquired")
+	}
+	require.True(t, rivalAt.After(lostAt))
+	t.Logf("loss signal led the rival's acquisition by %v", rivalAt.Sub(lostAt))
+
+	// A guarded write by the stale holder is rejected.
+	p.Heal()
+	guard := m.Guard()
+	require.NotNil(t, guard)
+	_, err := s.Multi(ctx, guard, &zk.SetDataRequest{Path: path, Data: []byte("stale"), Version: -1})
+	require.Error(t, err, "guarded write by a holder that lost its lock")
+	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
+	require.NoError(t, rival.Unlock(ctx))
+	require.NoError(t, m.Lock(ctx), "the handle locks again after loss")
+	require.NoError(t, m.Unlock(ctx))
+}
+
+func TestMutexWaiterSurvivesSessionExpiry(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	holderS := newSession(t, c.Servers())
+	holder, _ := zklock.NewMutex(holderS, path)
+	require.NoError(t, holder.Lock(ctx))
+
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	m, _ := zklock.NewMutex(s, path)
+	done := make(chan error, 1)
+	go func() { done <- m.Lock(ctx) }()
+	eventually(t, 5*time.Second, "waiter queued", func() bool { return len(nodesUnder(t, holderS, path)) == 2 })
+	sid := s.SessionID()
+	require.NoError(t, zktest.ExpireSession(ctx, c, p, sid))
+	eventually(t, 20*time.Second, "new session", func() bool { return s.SessionID() != sid })
+	require.NoError(t, holder.Unlock(ctx))
+	require.NoError(t, <-done, "the waiter re-enqueues under its new session")
+	require.NotEqual(t, sid, s.SessionID())
+	require.NoError(t, m.Unlock(ctx))
+}
+
+func TestMutexKeptThroughEnsembleLeaderKill(t *testing.T) {
+	c := zktest.StartEnsemble(t, 3, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Second))
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(8*time.Second))
+	m, _ := zklock.NewMutex(s, path)
+	require.NoError(t, m.Lock(ctx))
+	leader, err := c.Leader(ctx)
+	require.NoError(t, err)
+	require.NoError(t, c.Server(leader).Kill())
+	other := newSession(t, c.Servers(), zklock.WithSessionTimeout(8*time.Second))
+	rival, _ := zklock.NewMutex(other, path)
+	require.ErrorIs(t, rival.TryLock(ctx), zklock.ErrLocked, "the lock survives a leader kill")
+	select {
+	case <-m.Lost():
+		t.Fatal("loss signal fired although the session survived")
+	default:
+	}
+	require.NoError(t, m.Unlock(ctx))
+	require.NoError(t, rival.TryLock(ctx))
+	require.NoError(t, rival.Unlock(ctx))
+}
+
+func TestMutexTokensIncreaseAcrossReapedParent(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	s := newSession(t, c.Servers())
+	m, _ := zklock.NewMutex(s, path)
+	var last int64
+	for i := 0; i < 100; i++ {
+		require.NoError(t, m.Lock(ctx))
+		require.Greater(t, m.Token(), last, "acquisition %d", i)
+		last = m.Token()
+		require.NoError(t, m.Unlock(ctx))
+	}
+	// The server reaps the empty CONTAINER parent (check interval 1s in
+	// zktest); its sequence numbers restart, the tokens must not.
+	eventually(t, 30*time.Second, "parent reaped", func() bool {
+		ok, _, err := s.Conn().Exists(path)
+		return err == nil && !ok
+	})
+	require.NoError(t, m.Lock(ctx))
+	require.Equal(t, "0000000000", seqOf(t, m.Node()), "the re-created parent restarts its sequence")
+	require.Greater(t, m.Token(), last)
+	require.NoError(t, m.Unlock(ctx))
+}
+
+func TestMutexRejectsBadInput(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	s := newSession(t, c.Servers())
+	for _, tc := range []struct {
+		path string
+		opts []zklock.Option
+		want error
+	}{
+		{"", nil, zklock.ErrInvalidPath},
+		{"relative/path", nil, zklock.ErrInvalidPath},
+		{"/trailing/", nil, zklock.ErrInvalidPath},
+		{"/double//slash", nil, zklock.ErrInvalidPath},
+		{"/dot/./x", nil, zklock.ErrInvalidPath},
+		{"/zookeeper/quota", nil, zklock.ErrInvalidPath},
+		{"/zookeeper", nil, zklock.ErrInvalidPath},
+		{"/bad\x00char", nil, zklock.ErrInvalidPath},
+		{"/bad\u0007char", nil, zklock.ErrInvalidPath},
+		{"/ok", []zklock.Option{zklock.WithData(make([]byte, zklock.MaxDataSize+1))}, zklock.ErrDataTooLarge},
+		{"/ok", []zklock.Option{nil}, zklock.ErrInvalidOption},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			m, err := zklock.NewMutex(s, tc.path, tc.opts...)
+			require.ErrorIs(t, err, tc.want)
+			require.Nil(t, m)
+		})
+	}
+	_, err := zklock.NewMutex(nil, "/ok")
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+
+	path := lockPath(t, "lock")
+	m, err := zklock.NewMutex(s, path)
+	require.NoError(t, err)
+	//lint:ignore SA1012 a nil ctx is the input under test
+	require.ErrorIs(t, m.Lock(nil), zklock.ErrNilContext) //nolint:staticcheck
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, m.Lock(done), context.Canceled)
+	require.ErrorIs(t, m.TryLock(done), context.Canceled)
+	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrNotLocked)
+	ok, _, err := s.Conn().Exists(strings.TrimSuffix(lockPath(t, ""), "/"))
+	require.NoError(t, err)
+	require.False(t, ok, "nothing may be created on the server")
+
+	require.NoError(t, m.Lock(ctx))
+	require.ErrorIs(t, m.Lock(ctx), zklock.ErrAlreadyLocked)
+	require.NoError(t, m.Unlock(ctx))
+	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrNotLocked, "double Unlock")
+}
+
+func TestReentrantMutex(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	s := newSession(t, c.Servers())
+	a, err := zklock.NewReentrantMutex(s, path)
+	require.NoError(t, err)
+	b, err := zklock.NewReentrantMutex(s, path)
+	require.NoError(t, err)
+
+	require.NoError(t, a.Lock(ctx))
+	require.NoError(t, a.Lock(ctx))
+	require.NoError(t, a.TryLock(ctx))
+	require.Equal(t, 3, a.HoldCount())
+	require.Len(t, nodesUnder(t, s, path), 1, "nested acquisitions make one node")
+
+	require.ErrorIs(t, b.TryLock(ctx), zklock.ErrLocked, "a second owner is excluded")
+	require.ErrorIs(t, b.Unlock(ctx), zklock.ErrNotOwner)
+	bctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, b.Lock(bctx), context.DeadlineExceeded, "a second owner blocks")
+
+	require.NoError(t, a.Unlock(ctx))
+	require.NoError(t, a.Unlock(ctx))
+	require.ErrorIs(t, b.TryLock(ctx), zklock.ErrLocked, "still held at count 1")
+	require.NoError(t, a.Unlock(ctx))
+	require.ErrorIs(t, a.Unlock(ctx), zklock.ErrNotLocked, "more unlocks than locks")
+	require.NoError(t, b.Lock(ctx))
+	require.NoError(t, b.Unlock(ctx))
+	require.Empty(t, nodesUnder(t, s, path))
+}
