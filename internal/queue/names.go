@@ -36,8 +36,8 @@ type Contender struct {
 }
 
 // Parse reads a child name of the form <anything><kind><seq>, where seq is
-// ZooKeeper's 10-character sequence suffix (%010d, so "-" and nine digits
-// once the counter has wrapped negative). Names of no known kind are not
+// ZooKeeper's sequence suffix: %010d of a signed 32-bit counter, so ten
+// digits, or once the counter has wrapped "-" and nine or ten digits. Names of no known kind are not
 // contenders: ok is false.
 func Parse(name string) (c Contender, ok bool) {
 	for _, k := range kinds {
@@ -54,12 +54,12 @@ func Parse(name string) (c Contender, ok bool) {
 }
 
 func parseSeq(s string) (int32, bool) {
-	if len(s) != 10 {
-		return 0, false
-	}
 	digits := s
-	if s[0] == '-' {
-		digits = s[1:]
+	if len(s) > 0 && s[0] == '-' {
+		digits = s[1:] // %010d pads "-7" to "-000000007"; large negatives take 10 digits
+	}
+	if len(s) != 10 && !(len(digits) == 10 && len(s) == 11) {
+		return 0, false
 	}
 	for i := 0; i < len(digits); i++ {
 		if digits[i] < '0' || digits[i] > '9' {

@@ -1,0 +1,113 @@
+package queue
+
+import (
+	"math"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kind string
+		seq  int32
+		ok   bool
+	}{
+		{"_c_2f0a1b3c-9d8e-4f7a-8b6c-5d4e3f2a1b0c-lock-0000000042", KindLock, 42, true},
+		{"_c_2f0a1b3c-9d8e-4f7a-8b6c-5d4e3f2a1b0c-lock--000000007", KindLock, -7, true},
+		{"09720f3b1e2d4c5a__lock__0000000003", KindKazooLock, 3, true},
+		{"abc__rlock__0000000004", KindKazooRLock, 4, true},
+		{"_c_x-__READ__0000000001", KindRead, 1, true},
+		{"_c_x-__WRIT__2147483647", KindWrite, math.MaxInt32, true},
+		{"_c_x-lease-0000000009", KindLease, 9, true},
+		{"_c_x-latch-0000000010", KindLatch, 10, true},
+		{"lock-0000000001", KindLock, 1, true},
+		{"lock-000000001", "", 0, false},   // 9 characters
+		{"lock-00000000012", "", 0, false}, // 11 characters
+		{"lock-00000x0001", "", 0, false},  // not a number
+		{"lock-9999999999", "", 0, false},  // beyond int32
+		{"locks", "", 0, false},            // a semaphore's child
+		{"leases", "", 0, false},           // a semaphore's child
+		{"random-node", "", 0, false},      // unknown
+		{"", "", 0, false},                 // empty
+		{"lock--00000000-", "", 0, false},  // sign in the wrong place
+		{"_c_x-lock-lock-0000000005", KindLock, 5, true},
+	} {
+		c, ok := Parse(tc.name)
+		require.Equal(t, tc.ok, ok, tc.name)
+		if ok {
+			require.Equal(t, tc.kind, c.Kind, tc.name)
+			require.Equal(t, tc.seq, c.Seq, tc.name)
+		}
+	}
+}
+
+func TestSortOrdersNumericallyAcrossLibrariesAndWrap(t *testing.T) {
+	names := []string{
+		"_c_b-lock-0000000010",
+		"kazoo__lock__0000000002",
+		"_c_a-lock-0000000001",
+		"unrelated",
+		"_c_c-lease-0000000000", // another kind: not a contender here
+		"_c_d-lock-0000000100",
+	}
+	cs := Sort(names, KindLock, KindKazooLock)
+	got := []string{}
+	for _, c := range cs {
+		got = append(got, c.Name)
+	}
+	require.Equal(t, []string{"_c_a-lock-0000000001", "kazoo__lock__0000000002", "_c_b-lock-0000000010", "_c_d-lock-0000000100"}, got)
+
+	wrapped := Sort([]string{"x-lock--2147483648", "x-lock-2147483646", "x-lock-2147483647"}, KindLock)
+	require.Equal(t, "x-lock-2147483646", wrapped[0].Name)
+	require.Equal(t, "x-lock--2147483648", wrapped[2].Name, "numbers after the wrap sort last")
+}
+
+func TestCheckPath(t *testing.T) {
+	for _, p := range []string{"/a", "/a/b-c_d.e", "/zookeeperx", "/ünïcode"} {
+		require.NoError(t, CheckPath(p), p)
+	}
+	for _, p := range []string{"", "a", "/", "/a/", "/a//b", "/a/./b", "/a/..", "/zookeeper", "/zookeeper/x", "/a\x00", "/a\u009f", "/a\ufff5", "/\xff"} {
+		require.Error(t, CheckPath(p), p)
+	}
+	require.Equal(t, []string{"/a", "/a/b"}, Parents("/a/b/c"))
+}
+
+func TestNewProtectedPrefix(t *testing.T) {
+	p := NewProtectedPrefix()
+	require.Len(t, p, 40, "Curator's protected prefix is 40 characters")
+	require.Equal(t, "_c_", p[:3])
+	require.Equal(t, byte('4'), p[3+14], "version 4 UUID")
+	require.NotEqual(t, p, NewProtectedPrefix())
+}
+
+// FuzzParseAndSort: parsing never panics, a parsed name's suffix round-trips,
+// and Sort returns a permutation of the contenders in non-decreasing order.
+func FuzzParseAndSort(f *testing.F) {
+	for _, s := range []string{"_c_a-lock-0000000001", "k__lock__0000000002", "x-__READ__-000000001", "lease-", "lock-lock-", ""} {
+		f.Add(s, "_c_b-lock-0000000003")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		for _, n := range []string{a, b} {
+			if c, ok := Parse(n); ok {
+				v10, err10 := strconv.ParseInt(n[len(n)-10:], 10, 32)
+				ok10 := err10 == nil && int32(v10) == c.Seq
+				ok11 := len(n) >= 11 && n[len(n)-11] == '-' && strconv.Itoa(int(c.Seq)) == n[len(n)-11:]
+				if !ok10 && !ok11 {
+					t.Fatalf("%q parsed as %d", n, c.Seq)
+				}
+			}
+		}
+		cs := Sort([]string{a, b, "_c_z-lock-0000000005"}, KindLock, KindKazooLock)
+		for i := 1; i < len(cs); i++ {
+			if cs[i-1].Seq > cs[i].Seq && !(cs[i-1].Seq > 0 && cs[i].Seq < 0) {
+				t.Fatalf("out of order: %v", cs)
+			}
+		}
+	})
+}
