@@ -14,7 +14,8 @@ import (
 // recovered is when a leader was seen again after healed.
 type fault struct {
 	kind                        faultKind
-	victim                      int // candidate, or ZooKeeper server for killZKLeader
+	victim                      int  // candidate, or ZooKeeper server for killZKLeader
+	deposed                     bool // the victim was the leading candidate
 	injected, healed, recovered time.Time
 }
 
@@ -27,6 +28,7 @@ func (w *propCluster) inject(t *testing.T, ctx context.Context, rng *rand.Rand, 
 	for time.Now().Before(end) && len(faults) < propMaxFaults && !t.Failed() {
 		f := fault{kind: faultKind(rng.Intn(int(numFaultKinds)))}
 		f.injected = time.Now()
+		leader := rec.leader()
 		switch f.kind {
 		case killZKLeader:
 			f.victim = w.killZKLeader(t, ctx, rng)
@@ -36,6 +38,7 @@ func (w *propCluster) inject(t *testing.T, ctx context.Context, rng *rand.Rand, 
 			f.victim = w.pause(rng, rec)
 		}
 		f.healed = time.Now()
+		f.deposed = f.kind != killZKLeader && f.victim == leader
 		f.recovered = awaitLeader(t, rec, f)
 		faults = append(faults, f)
 		time.Sleep(time.Duration(300+rng.Intn(1200)) * time.Millisecond)
@@ -124,13 +127,19 @@ func checkTerms(t *testing.T, terms []term) {
 
 // reportFailover logs, per fault kind, how long the election was without a
 // leader around each fault (the longest leaderless stretch between the
-// injection and the recovery) and how long recovery took after healing.
+// injection and the recovery) and how long recovery took after healing;
+// and, for a leader cut off past its session timeout, how long until
+// another candidate led.
 func reportFailover(t *testing.T, faults []fault, terms []term) {
 	gaps := map[faultKind][]time.Duration{}
 	recov := map[faultKind][]time.Duration{}
+	var takeover []time.Duration
 	for _, f := range faults {
 		gaps[f.kind] = append(gaps[f.kind], longestGap(terms, f.injected, f.recovered))
 		recov[f.kind] = append(recov[f.kind], f.recovered.Sub(f.healed))
+		if f.kind == cutOff && f.deposed {
+			takeover = append(takeover, nextTerm(terms, f.victim, f.injected))
+		}
 	}
 	t.Logf("recovery bound: session timeout %v + %v", propSessionTimeout, propRecoveryBound)
 	for k := faultKind(0); k < numFaultKinds; k++ {
@@ -141,6 +150,25 @@ func reportFailover(t *testing.T, faults []fault, terms []term) {
 		t.Logf("%-21s n=%-3d leaderless: median %v max %v; leader after heal: median %v max %v",
 			faultNames[k], len(g), median(g), slices.Max(g).Round(time.Millisecond), median(r), slices.Max(r).Round(time.Millisecond))
 	}
+	if len(takeover) > 0 {
+		t.Logf("leader cut off: another candidate led after median %v max %v (n=%d)",
+			median(takeover), slices.Max(takeover).Round(time.Millisecond), len(takeover))
+	}
+}
+
+// nextTerm returns how long after from a candidate other than cand began a
+// term.
+func nextTerm(terms []term, cand int, from time.Time) time.Duration {
+	var first time.Time
+	for _, tm := range terms {
+		if tm.cand != cand && tm.start.After(from) && (first.IsZero() || tm.start.Before(first)) {
+			first = tm.start
+		}
+	}
+	if first.IsZero() {
+		return 0
+	}
+	return first.Sub(from)
 }
 
 func median(ds []time.Duration) time.Duration {
