@@ -97,7 +97,11 @@ func FuzzParseAndSort(f *testing.F) {
 			if c, ok := Parse(n); ok {
 				v10, err10 := strconv.ParseInt(n[len(n)-10:], 10, 32)
 				ok10 := err10 == nil && int32(v10) == c.Seq
-				ok11 := len(n) >= 11 && n[len(n)-11] == '-' && strconv.Itoa(int(c.Seq)) == n[len(n)-11:]
+				ok11 := false
+				if len(n) >= 11 && n[len(n)-11] == '-' {
+					v11, err11 := strconv.ParseInt(n[len(n)-11:], 10, 32)
+					ok11 = err11 == nil && int32(v11) == c.Seq
+				}
 				if !ok10 && !ok11 {
 					t.Fatalf("%q parsed as %d", n, c.Seq)
 				}
