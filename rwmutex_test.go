@@ -64,6 +64,7 @@ func TestRWMutexWriterExcludes(t *testing.T) {
 	require.ErrorIs(t, r.TryRLock(ctx), zklock.ErrLocked)
 	require.ErrorIs(t, w2.TryLock(ctx), zklock.ErrLocked)
 	rd := async(func() error { return r.RLock(ctx) })
+	waitQueued(t, w, 2)
 	wr := async(func() error { return w2.Lock(ctx) })
 	waitQueued(t, w, 3)
 	pending(t, rd, 300*time.Millisecond, "reader behind a writer")

@@ -55,8 +55,9 @@ func NewSemaphore(s *Session, path string, limit int, opts ...Option) (*Semaphor
 	if err != nil {
 		return nil, err
 	}
-	l := queue.Leases{Conn: q.Conn, Dir: path, Limit: limit}
-	return &Semaphore{s: s, l: l, path: path, limit: limit, data: o.data}, nil
+	sem := &Semaphore{s: s, path: path, limit: limit, data: o.data}
+	sem.l = queue.Leases{Conn: q.Conn, Dir: path, Limit: limit}
+	return sem, nil
 }
 
 // Limit returns the maximum number of leases held at once.

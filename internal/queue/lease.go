@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -32,10 +33,16 @@ import (
 // requests per cycle with the release, against Curator's seven). When the
 // fast path finds the semaphore full, it deletes its nodes and queues on the
 // mutex like Curator.
+//
+// A Leases must not be copied once used.
 type Leases struct {
 	Conn  Conn
 	Dir   string // the semaphore path
 	Limit int
+
+	// contended is set while acquisitions have to queue: the fast path would
+	// then find the mutex taken, and looking costs a request per cycle.
+	contended atomic.Bool
 }
 
 // Grant is a set of leases acquired together.
@@ -92,14 +99,16 @@ func (l *Leases) Acquire(ctx context.Context, r LeaseRequest) (*Grant, error) {
 }
 
 func (l *Leases) acquire(ctx context.Context, r LeaseRequest) (*Grant, error) {
-	waiters, err := l.Conn.Children(ctx, l.LocksDir())
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return nil, err
-	}
-	if len(waiters) == 0 { // nobody queued: we may not overtake anyone
-		g, err := l.fast(ctx, r)
-		if !errors.Is(err, errOver) {
-			return g, err
+	if r.Try || !l.contended.Load() {
+		waiters, err := l.Conn.Children(ctx, l.LocksDir())
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return nil, err
+		}
+		if len(waiters) == 0 { // nobody queued: we may not overtake anyone
+			g, err := l.fast(ctx, r)
+			if !errors.Is(err, errOver) {
+				return g, err
+			}
 		}
 	}
 	if r.Try {

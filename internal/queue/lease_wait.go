@@ -21,11 +21,13 @@ func (l *Leases) slow(ctx context.Context, r LeaseRequest) (*Grant, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := l.await(ctx, ns, r)
+	g, waited, err := l.await(ctx, ns, r)
 	if err != nil {
 		l.discard(ns)
+		return nil, err
 	}
-	return g, err
+	l.contended.Store(m.Waited || waited)
+	return g, nil
 }
 
 // unlock releases the mutex whatever ctx says: a mutex node left behind
@@ -35,17 +37,19 @@ func (l *Leases) unlock(m *Held) {
 	l.Conn.Untrack(m.Epoch, m.Path)
 }
 
-func (l *Leases) await(ctx context.Context, ns []node, r LeaseRequest) (*Grant, error) {
-	for {
+// await waits until ns fit within the limit; waited reports that they did
+// not at first.
+func (l *Leases) await(ctx context.Context, ns []node, r LeaseRequest) (g *Grant, waited bool, err error) {
+	for ; ; waited = true {
 		var changed <-chan zk.Event
 		g, err := l.try(ctx, ns, r, &changed)
 		if g != nil || err != nil {
-			return g, err
+			return g, waited, err
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, waited, ctx.Err()
 		}
 	}
 }

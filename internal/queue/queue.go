@@ -81,6 +81,9 @@ type Held struct {
 	Node  Contender
 	Token int64 // the node's czxid: the fencing token
 	Epoch Epoch
+	// Waited reports that another contender blocked us at first: the queue
+	// was contended.
+	Waited bool
 }
 
 // Request says how to acquire.
@@ -117,7 +120,7 @@ func (q *Queue) Acquire(ctx context.Context, r Request) (*Held, error) {
 
 // wait re-lists the queue whenever the node blocking us changes.
 func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
-	for {
+	for waited := false; ; waited = true {
 		names, err := q.Conn.Children(ctx, q.Dir)
 		if err != nil {
 			return nil, err
@@ -129,7 +132,11 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 		}
 		b := r.Block(cs, ours)
 		if b < 0 {
-			return q.grant(ctx, n, cs[ours])
+			h, err := q.grant(ctx, n, cs[ours])
+			if h != nil {
+				h.Waited = waited
+			}
+			return h, err
 		}
 		if r.Try {
 			return nil, q.locked(ctx, cs[0])
