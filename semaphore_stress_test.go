@@ -1,11 +1,13 @@
 package zklock_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
 )
 
 // With 50 clients waiting for a lease, one release causes O(1) server
@@ -49,4 +51,36 @@ func TestSemaphoreHerd(t *testing.T) {
 		next = receive(t, granted, 10*time.Second)
 	}
 	require.NoError(t, next.Release(ctx))
+}
+
+// A holder cut off from the server past its session timeout sees Lost fire,
+// and its lease is then freed for others, never before.
+func TestSemaphoreCutOffHolderFreesSlot(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	p := zktest.NewProxy(t, c.Servers())
+	cut := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	other := newSession(t, c.Servers())
+	path := lockPath(t, "sem")
+	l, err := newSem(t, cut, path, 1).Acquire(ctx, 1)
+	require.NoError(t, err)
+	res, lb := acquireAsync(ctx, newSem(t, other, path, 1), 1)
+	pending(t, res, 300*time.Millisecond, "second holder of a limit-1 semaphore")
+
+	p.Blackhole()
+	var lostAt time.Time
+	select {
+	case <-l.Lost():
+		lostAt = time.Now()
+	case <-time.After(10 * time.Second):
+		t.Fatal("Lost did not fire")
+	}
+	r := await(t, res, 20*time.Second, "the freed lease")
+	require.NoError(t, r.err)
+	require.True(t, r.at.After(lostAt), "the slot was granted before the holder was told")
+	t.Logf("granted to another %v after Lost fired", r.at.Sub(lostAt))
+	err = l.Release(ctx)
+	require.True(t, errors.Is(err, zklock.ErrLeaseLost), "Release after loss: %v", err)
+	require.NoError(t, (*lb).Release(ctx))
+	p.Heal() // lets the cut session learn of its expiry and close quickly
 }

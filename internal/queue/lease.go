@@ -32,7 +32,11 @@ import (
 // acquisition skips it (the fast path: list locks, create, list leases; four
 // requests per cycle with the release, against Curator's seven). When the
 // fast path finds the semaphore full, it deletes its nodes and queues on the
-// mutex like Curator.
+// mutex like Curator. While acquisitions through this Leases keep having to
+// queue, they go straight to the mutex: the look at it would find waiters.
+// The deleted nodes of a failed fast path never block anyone for long, and
+// a failed fast path never waits, so no two clients can wait for each
+// other's leases: only the mutex holder waits with its leases in place.
 //
 // A Leases must not be copied once used.
 type Leases struct {
