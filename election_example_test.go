@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
-	"testing"
 	"time"
 
 	"github.com/zklock/zklock"
@@ -135,53 +133,18 @@ func ExampleElection_Observe() {
 }
 
 // exampleServer starts a standalone ZooKeeper (or uses ZK_SERVERS) for one
-// example and returns its addresses and a function that stops it. Examples
-// have no *testing.T, so zktest gets a minimal testing.TB; a failure to
-// start ends the test binary.
+// example and returns its addresses and a function that stops it and
+// removes its files. A failure to start ends the test binary: an example
+// has no *testing.T to fail.
 func exampleServer() ([]string, func()) {
-	tb := &exampleTB{}
-	c := zktest.Start(tb)
-	return c.Servers(), tb.cleanup
-}
-
-// exampleTB implements the part of testing.TB that zktest uses; the
-// embedded interface is nil, so any other method would panic.
-type exampleTB struct {
-	testing.TB
-	mu       sync.Mutex
-	cleanups []func()
-}
-
-func (*exampleTB) Helper()                   {}
-func (*exampleTB) Name() string              { return "Example" }
-func (*exampleTB) Logf(string, ...any)       {}
-func (*exampleTB) Failed() bool              { return false }
-func (*exampleTB) Errorf(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
-func (*exampleTB) Fatal(a ...any)            { fmt.Fprintln(os.Stderr, a...); os.Exit(1) }
-func (*exampleTB) Fatalf(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...); os.Exit(1) }
-
-func (t *exampleTB) Cleanup(f func()) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.cleanups = append(t.cleanups, f)
-}
-
-func (t *exampleTB) TempDir() string {
-	dir, err := os.MkdirTemp("", "zklock-example-")
+	c, err := zktest.Launch(context.Background(), 1)
 	if err != nil {
-		t.Fatalf("zklock example: %v", err)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-// cleanup runs the cleanups, last registered first, as testing does.
-func (t *exampleTB) cleanup() {
-	t.mu.Lock()
-	fs := t.cleanups
-	t.cleanups = nil
-	t.mu.Unlock()
-	for i := len(fs) - 1; i >= 0; i-- {
-		fs[i]()
+	return c.Servers(), func() {
+		if err := c.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
 	}
 }
