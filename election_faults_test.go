@@ -36,9 +36,11 @@ func (w *propCluster) inject(t *testing.T, ctx context.Context, rng *rand.Rand, 
 			f.victim = w.cutOff(t, ctx, rng, rec)
 		case pause:
 			f.victim = w.pause(rng, rec)
+		case freezeZK:
+			f.victim = w.freezeZK(t, rng)
 		}
 		f.healed = time.Now()
-		f.deposed = f.kind != killZKLeader && f.victim == leader
+		f.deposed = (f.kind == cutOff || f.kind == pause) && f.victim == leader
 		f.recovered = awaitLeader(t, rec, f)
 		faults = append(faults, f)
 		time.Sleep(time.Duration(300+rng.Intn(1200)) * time.Millisecond)
@@ -83,6 +85,17 @@ func (w *propCluster) pause(rng *rand.Rand, rec *recorder) int {
 	time.Sleep(propSessionTimeout/4 + time.Duration(rng.Int63n(int64(propSessionTimeout*13/20))))
 	w.proxies[v].Heal()
 	return v
+}
+
+// freezeZK pauses a random server for 0.3 to 2.5s: past the ensemble's
+// syncLimit (1.5s) a paused leader server is replaced, and clients of the
+// paused server pass their ownership deadline and move elsewhere.
+func (w *propCluster) freezeZK(t *testing.T, rng *rand.Rand) int {
+	i := rng.Intn(w.c.Len())
+	require.NoError(t, w.c.Server(i).Pause())
+	time.Sleep(time.Duration(300+rng.Intn(2200)) * time.Millisecond)
+	require.NoError(t, w.c.Server(i).Resume())
+	return i
 }
 
 // awaitLeader waits until some candidate leads, failing the test after the
