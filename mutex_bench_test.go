@@ -1,0 +1,63 @@
+package zklock_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
+)
+
+// BenchmarkMutex compares, in one run, an uncontended Lock+Unlock with the
+// raw minimum a ZooKeeper lock needs on the same kind of connection (create
+// ephemeral-sequential, getChildren, delete), then contended acquisitions
+// for 2, 16 and 64 clients (each with its own session) on one lock.
+func BenchmarkMutex(b *testing.B) {
+	c := benchServer(b)
+	b.Run("raw-minimum", func(b *testing.B) {
+		s := benchSessions(b, c, 1)[0]
+		conn := s.Conn()
+		dir := "/bench/raw"
+		_, _ = conn.Create("/bench", nil, 0, zk.WorldACL(zk.PermAll))
+		_, _ = conn.Create(dir, nil, 0, zk.WorldACL(zk.PermAll))
+		measure(b, c, 1, func(context.Context, int) error {
+			p, err := conn.Create(dir+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+			if err != nil {
+				return err
+			}
+			if _, _, err := conn.Children(dir); err != nil {
+				return err
+			}
+			return conn.Delete(p, -1)
+		})
+	})
+	b.Run("uncontended", func(b *testing.B) {
+		s := benchSessions(b, c, 1)[0]
+		m, err := zklock.NewMutex(s, "/bench/uncontended")
+		if err != nil {
+			b.Fatal(err)
+		}
+		measure(b, c, 1, func(ctx context.Context, _ int) error { return cycle(ctx, m) })
+	})
+	for _, n := range []int{2, 16, 64} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
+			ms := make([]*zklock.Mutex, n)
+			for i, s := range benchSessions(b, c, n) {
+				m, err := zklock.NewMutex(s, fmt.Sprintf("/bench/contended-%d", n))
+				if err != nil {
+					b.Fatal(err)
+				}
+				ms[i] = m
+			}
+			measure(b, c, n, func(ctx context.Context, i int) error { return cycle(ctx, ms[i]) })
+		})
+	}
+}
+
+func cycle(ctx context.Context, m *zklock.Mutex) error {
+	if err := m.Lock(ctx); err != nil {
+		return err
+	}
+	return m.Unlock(ctx)
+}
