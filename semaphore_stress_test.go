@@ -84,3 +84,35 @@ func TestSemaphoreCutOffHolderFreesSlot(t *testing.T) {
 	require.NoError(t, (*lb).Release(ctx))
 	p.Heal() // lets the cut session learn of its expiry and close quickly
 }
+
+// A client waiting at the head of the queue whose session expires starts
+// over under the new session and still gets its lease; nothing of the old
+// session is counted.
+func TestSemaphoreWaiterSurvivesExpiry(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	p := zktest.NewProxy(t, c.Servers())
+	cut := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	other := newSession(t, c.Servers())
+	path := lockPath(t, "sem")
+	held, err := newSem(t, other, path, 1).Acquire(ctx, 1)
+	require.NoError(t, err)
+	res, lb := acquireAsync(ctx, newSem(t, cut, path, 1), 1)
+	eventually(t, 10*time.Second, "waiter at the head", func() bool {
+		return len(nodeNames(t, other, path+"/leases")) == 2
+	})
+	oldSID := cut.SessionID()
+	require.NoError(t, zktest.ExpireSession(ctx, c, p, oldSID))
+	eventually(t, 20*time.Second, "new session", func() bool { return cut.SessionID() != oldSID })
+	eventually(t, 10*time.Second, "waiter back at the head", func() bool {
+		return len(nodeNames(t, other, path+"/leases")) == 2
+	})
+	pending(t, res, 300*time.Millisecond, "waiter while the lease is held")
+	require.NoError(t, held.Release(ctx))
+	require.NoError(t, await(t, res, 10*time.Second, "waiter").err)
+	hs, err := newSem(t, other, path, 1).Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	require.Equal(t, cut.SessionID(), hs[0].Session)
+	require.NoError(t, (*lb).Release(ctx))
+}
