@@ -1,0 +1,128 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
+)
+
+func ExampleMutex_Lock() {
+	servers, stop := exampleServer() // a throwaway ZooKeeper for this example
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	m, err := zklock.NewMutex(s, "/jobs/nightly-report")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := m.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Write under the lock: the guard makes the write commit only while the
+	// lock is held, and the token lets other resources reject a stale holder.
+	_, err = s.Multi(ctx, m.Guard(), &zk.CreateRequest{Path: "/jobs/last-run", Data: []byte(fmt.Sprint(m.Token())), Acl: zk.WorldACL(zk.PermAll)})
+	fmt.Println("guarded write:", err)
+	select {
+	case <-m.Lost():
+		fmt.Println("lost the lock: stop working")
+	default:
+		fmt.Println("working while held")
+	}
+	fmt.Println("unlock:", m.Unlock(ctx))
+	fmt.Println("again:", errors.Is(m.Unlock(ctx), zklock.ErrNotLocked))
+	// Output:
+	// guarded write: <nil>
+	// working while held
+	// unlock: <nil>
+	// again: true
+}
+
+func ExampleMutex_TryLock() {
+	servers, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	a, _ := zklock.NewMutex(s, "/deploy", zklock.WithData([]byte("deployer-a")))
+	b, _ := zklock.NewMutex(s, "/deploy")
+	fmt.Println("a:", a.TryLock(ctx))
+	err = b.TryLock(ctx)
+	var held *zklock.LockedError
+	if errors.As(err, &held) {
+		fmt.Printf("b: locked by %s\n", held.Data)
+	}
+	_ = a.Unlock(ctx)
+	// Output:
+	// a: <nil>
+	// b: locked by deployer-a
+}
+
+func ExampleReentrantMutex() {
+	servers, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	owner, _ := zklock.NewReentrantMutex(s, "/accounts/42")
+	other, _ := zklock.NewReentrantMutex(s, "/accounts/42") // another owner
+	_ = owner.Lock(ctx)
+	_ = owner.Lock(ctx) // re-entry: no ZooKeeper call
+	fmt.Println("hold count:", owner.HoldCount())
+	fmt.Println("other owner:", errors.Is(other.TryLock(ctx), zklock.ErrLocked))
+	fmt.Println("non-owner unlock:", errors.Is(other.Unlock(ctx), zklock.ErrNotOwner))
+	_ = owner.Unlock(ctx)
+	_ = owner.Unlock(ctx)
+	fmt.Println("other owner now:", other.TryLock(ctx))
+	_ = other.Unlock(ctx)
+	// Output:
+	// hold count: 2
+	// other owner: true
+	// non-owner unlock: true
+	// other owner now: <nil>
+}
+
+func ExampleSession_Subscribe() {
+	servers, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...), zklock.WithSessionTimeout(4*time.Second))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	events, _ := s.Subscribe(ctx)
+	fmt.Println("deadline ahead:", time.Until(s.OwnershipDeadline()) > 0)
+	s.Close()
+	for ev := range events {
+		fmt.Println(ev.State)
+	}
+	// Output:
+	// deadline ahead: true
+	// closed
+}
