@@ -9,8 +9,8 @@
 // timeout.
 //
 // Servers come from ZK_SERVERS (host:port,...). Without it, a throwaway
-// standalone ZooKeeper is started from the local installation that zktest
-// uses (see package zktest), and removed at the end.
+// standalone ZooKeeper is started with zktest.Launch, from the local
+// installation the tests use, and removed at the end.
 //
 //	go run ./examples/leader
 package main
