@@ -16,15 +16,19 @@ import (
 const observeRetry = time.Second
 
 // Observe returns a channel that receives the current leader at once and
-// then every change of leader (or of its value), in order. The zero
-// LeaderInfo (Node == "") reports that there is no leader. The latest state
-// is never dropped: a slow reader skips intermediate states and receives
-// the newest one, never a stale backlog. The channel is closed when ctx
-// ends or the session is closed.
+// then each change of leader (or of its value), in order of their terms.
+// The zero LeaderInfo (Node == "") reports that there is no leader. The
+// latest state is never dropped: a slow reader skips intermediate states and
+// receives the newest one, never a stale backlog. (Leaders that come and go
+// within one round trip to the server can be missed by any reader, as the
+// server reports that something changed, not each change.) The channel is
+// closed when ctx ends or the session is closed.
 //
-// Observe holds at most one ZooKeeper watch at a time: on the leader's node
-// while there is a leader (so it wakes only when the leader changes), and on
-// the election path while there is none.
+// Observe waits on one ZooKeeper watch at a time: on the leader's node
+// while there is a leader (so it wakes only when the leader changes, not for
+// every candidate that queues), and on the election path while there is
+// none. go-zookeeper cannot remove a watch, so a watch Observe no longer
+// needs stays registered until it fires; watches on a node are shared.
 func (e *Election) Observe(ctx context.Context) (<-chan LeaderInfo, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
