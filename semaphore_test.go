@@ -104,7 +104,7 @@ func TestSemaphoreLimitInvariant(t *testing.T) {
 				return err
 			}
 			chk.enter(1)
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // long enough for holders to overlap
 			chk.leave(1)
 			if err := l.Release(ctx); err != nil {
 				return err
