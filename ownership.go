@@ -118,7 +118,7 @@ func (s *Session) watchdog() {
 		live, changed := s.ep != nil, s.changed
 		wait := time.Hour
 		if !live && s.conn.State() == zk.StateHasSession {
-			wait = time.Duration(s.timeout.Load()) / 10 // poll for replies to resume
+			wait = max(time.Duration(s.timeout.Load())/10, 10*time.Millisecond) // poll for replies to resume
 		}
 		if live {
 			wait = time.Until(s.OwnershipDeadline())
