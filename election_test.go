@@ -136,6 +136,14 @@ func TestElectionResignHandsOver(t *testing.T) {
 	info, err := es[2].Leader(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "a", string(info.Value))
+	cands, err := es[2].Candidates(ctx)
+	require.NoError(t, err)
+	require.Len(t, cands, 3)
+	for i, want := range []string{"a", "b", "c"} {
+		require.Equal(t, want, string(cands[i].Data))
+		require.Equal(t, "lock-", cands[i].Kind, "Curator LeaderSelector's node kind")
+	}
+	require.Equal(t, first.Node(), cands[0].Path)
 	require.Equal(t, first.Token(), info.Token)
 	select {
 	case r := <-second:
