@@ -391,3 +391,30 @@ func TestReentrantMutex(t *testing.T) {
 	require.NoError(t, b.Unlock(ctx))
 	require.Empty(t, nodesUnder(t, s, path))
 }
+
+func TestMutexUnlockConvergesThroughOutage(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	obs := newSession(t, c.Servers())
+	m, _ := zklock.NewMutex(s, path)
+	require.NoError(t, m.Lock(ctx))
+	node := m.Node()
+
+	// The connection is cut and ctx ends first: the lock is still ours.
+	p.Blackhole()
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, m.Unlock(short), context.DeadlineExceeded)
+	require.Equal(t, node, m.Node(), "a failed Unlock keeps its state")
+
+	// Cut again, healed while Unlock retries: it converges.
+	go func() { time.Sleep(500 * time.Millisecond); p.Heal() }()
+	require.NoError(t, m.Unlock(ctx))
+	require.Empty(t, m.Node())
+	ok, _, err := obs.Conn().Exists(node)
+	require.NoError(t, err)
+	require.False(t, ok, "the node is deleted")
+}
