@@ -3,6 +3,10 @@
 #   - ZooKeeper 3.8 (Debian's zookeeper package: the jars under /usr/share/java
 #     that zktest runs; no system service is started),
 #   - a Java 17 runtime, if there is no java,
+#   - for the interop tests (interop/): a JDK (javac), Apache Curator's
+#     recipes (Debian's libcurator-recipes-java, Curator 5.4, jars under
+#     /usr/share/java) and Kazoo for the system Python (python3-kazoo, used
+#     by /usr/bin/python3, not by whatever python3 comes first on PATH),
 #   - staticcheck, into $(go env GOPATH)/bin, where the Makefile looks.
 # Idempotent: a second run installs nothing and prints nothing. apt is used on
 # Debian and Ubuntu, through sudo unless already root; 'apt-get update' runs
@@ -50,26 +54,48 @@ apt_install() {
 }
 
 install_system_packages() {
-	local need_zk="" need_java="" pkgs=()
+	local need_zk="" need_java="" need_javac="" need_curator="" need_kazoo="" pkgs=()
 	[ -f /usr/share/java/zookeeper.jar ] || need_zk=1
 	command -v java >/dev/null 2>&1 || need_java=1
-	[ -z "$need_zk$need_java" ] && return 0
+	command -v javac >/dev/null 2>&1 || need_javac=1
+	[ -f /usr/share/java/curator-recipes.jar ] || need_curator=1
+	have_kazoo || need_kazoo=1
+	[ -z "$need_zk$need_java$need_javac$need_curator$need_kazoo" ] && return 0
 	command -v apt-get >/dev/null 2>&1 ||
-		die "ZooKeeper or Java is missing and this is not a Debian or Ubuntu system: install ZooKeeper 3.8 and Java 17 yourself and set ZOOKEEPER_HOME, or set ZK_SERVERS"
+		die "ZooKeeper, Java, Curator or Kazoo is missing and this is not a Debian or Ubuntu system: install ZooKeeper 3.8, a Java 17 JDK, Curator 5 and Kazoo yourself and set ZOOKEEPER_HOME, or set ZK_SERVERS"
 	say "updating apt's package lists"
 	apt_quiet apt-get update -q
 	[ -n "$need_zk" ] && pkgs+=(zookeeper)
-	if [ -n "$need_java" ]; then
-		# Debian 12's default runtime is 17; elsewhere ask for 17 by name.
+	# A JDK brings its runtime: ask for one package, not both.
+	if [ -n "$need_javac" ]; then
+		# Debian 12's default JDK is 17; elsewhere ask for 17 by name.
+		if apt-cache show openjdk-17-jdk-headless >/dev/null 2>&1; then
+			pkgs+=(openjdk-17-jdk-headless)
+		else
+			pkgs+=(default-jdk-headless)
+		fi
+	elif [ -n "$need_java" ]; then
 		if apt-cache show openjdk-17-jre-headless >/dev/null 2>&1; then
 			pkgs+=(openjdk-17-jre-headless)
 		else
 			pkgs+=(default-jre-headless)
 		fi
 	fi
+	[ -n "$need_curator" ] && pkgs+=(libcurator-recipes-java)
+	[ -n "$need_kazoo" ] && pkgs+=(python3-kazoo)
 	apt_install "${pkgs[@]}"
 	[ -f /usr/share/java/zookeeper.jar ] || die "the zookeeper package did not install /usr/share/java/zookeeper.jar"
 	command -v java >/dev/null 2>&1 || die "java is still missing after installing ${pkgs[*]}"
+	command -v javac >/dev/null 2>&1 || die "javac is still missing after installing ${pkgs[*]}"
+	[ -f /usr/share/java/curator-recipes.jar ] || die "the libcurator-recipes-java package did not install /usr/share/java/curator-recipes.jar"
+	have_kazoo || die "/usr/bin/python3 still cannot import kazoo after installing ${pkgs[*]}"
+}
+
+# Kazoo must be importable by the system Python: the interop tests run
+# /usr/bin/python3, since a pyenv or virtualenv python3 on PATH does not see
+# Debian's packages.
+have_kazoo() {
+	[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1
 }
 
 # staticcheck goes to the GOPATH of the user who runs make: under sudo that
