@@ -184,6 +184,7 @@ type LockedError struct {
 	Data    []byte // the holder's node data (see WithData)
 }
 
+// Error names the holder, its session and its data.
 func (e *LockedError) Error() string {
 	return fmt.Sprintf("%v: held by %s (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
 }

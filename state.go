@@ -37,6 +37,7 @@ const (
 
 var stateNames = [...]string{"connecting", "connected", "suspended", "lost", "reconnected", "expired", "closed"}
 
+// String returns the state's lower-case name, as used in logs.
 func (s State) String() string {
 	if s >= 0 && int(s) < len(stateNames) {
 		return stateNames[s]
