@@ -60,11 +60,16 @@ func start(t testing.TB, n int, opts []Option) *Cluster {
 	if localErr == nil {
 		return startLocal(t, in, n, o)
 	}
-	if n == 1 && dockerAvailable() {
-		return startDocker(t, o)
+	if !dockerAvailable() {
+		t.Fatalf("zktest: no ZooKeeper to run (%v; no Docker engine either).\n%s", localErr, installHelp)
+		return nil
 	}
-	t.Fatalf("zktest: no ZooKeeper to run (%v; no Docker engine either).\n%s", localErr, installHelp)
-	return nil
+	if n > 1 {
+		t.Fatalf("zktest: an ensemble needs a local ZooKeeper installation (%v); "+
+			"with Docker zktest runs standalone servers only.\n%s", localErr, installHelp)
+		return nil
+	}
+	return startDocker(t, o)
 }
 
 // Servers returns the client address ("127.0.0.1:port") of every server, in
