@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
@@ -17,11 +18,18 @@ type created struct {
 
 // transient reports whether err may go away by retrying the same request:
 // the connection dropped (the request may or may not have been applied), no
-// server answered, or the session moved to another server.
+// server answered, the session moved to another server, or the server
+// reported connection loss (-4) or an operation timeout (-7), which
+// go-zookeeper has no sentinels for and reports as "unknown error: N".
 func transient(err error) bool {
+	if err == nil {
+		return false
+	}
 	return errors.Is(err, zk.ErrConnectionClosed) ||
 		errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved)
+		errors.Is(err, zk.ErrSessionMoved) ||
+		strings.HasSuffix(err.Error(), "unknown error: -4") ||
+		strings.HasSuffix(err.Error(), "unknown error: -7")
 }
 
 // call runs f once, returning early if ctx ends or the session closes.
