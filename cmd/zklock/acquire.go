@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+
+	"github.com/zklock/zklock"
+)
+
+// kind is the primitive the flags ask for.
+func (f *runFlags) kind() string {
+	switch {
+	case f.set["n"]:
+		return kindSemaphore
+	case f.shared || f.write:
+		return kindRW
+	}
+	return kindLock
+}
+
+// acquirer returns how run acquires path.
+func (f *runFlags) acquirer(path string) func(context.Context, *zklock.Session) (grant, error) {
+	var opts []zklock.Option
+	if f.set["data"] {
+		opts = append(opts, zklock.WithData([]byte(f.data)))
+	}
+	return func(ctx context.Context, s *zklock.Session) (grant, error) {
+		if err := checkKind(s, path, f.kind()); err != nil {
+			return grant{}, err
+		}
+		switch f.kind() {
+		case kindSemaphore:
+			return acquireLease(ctx, s, path, f.n, f.try, opts)
+		case kindRW:
+			return acquireRW(ctx, s, path, f.shared, f.try, opts)
+		}
+		return acquireMutex(ctx, s, path, f.try, opts)
+	}
+}
+
+// describer returns the progress text for run's path.
+func (f *runFlags) describer(path string) func(context.Context, *zklock.Session) string {
+	return func(ctx context.Context, s *zklock.Session) string {
+		return summarize(ctx, s, path, f.kind())
+	}
+}
+
+func acquireMutex(ctx context.Context, s *zklock.Session, path string, try bool, opts []zklock.Option) (grant, error) {
+	m, err := zklock.NewMutex(s, path, opts...)
+	if err != nil {
+		return grant{}, err
+	}
+	if try {
+		err = m.TryLock(ctx)
+	} else {
+		err = m.Lock(ctx)
+	}
+	if err != nil {
+		return grant{}, err
+	}
+	return grant{lost: m.Lost(), token: m.Token(), node: m.Node(), release: m.Unlock}, nil
+}
+
+func acquireRW(ctx context.Context, s *zklock.Session, path string, shared, try bool, opts []zklock.Option) (grant, error) {
+	m, err := zklock.NewRWMutex(s, path, opts...)
+	if err != nil {
+		return grant{}, err
+	}
+	lock, unlock := m.Lock, m.Unlock
+	switch {
+	case shared && try:
+		lock, unlock = m.TryRLock, m.RUnlock
+	case shared:
+		lock, unlock = m.RLock, m.RUnlock
+	case try:
+		lock = m.TryLock
+	}
+	if err := lock(ctx); err != nil {
+		return grant{}, err
+	}
+	return grant{lost: m.Lost(), token: m.Token(), node: m.Node(), release: unlock}, nil
+}
+
+func acquireLease(ctx context.Context, s *zklock.Session, path string, limit int, try bool, opts []zklock.Option) (grant, error) {
+	sem, err := zklock.NewSemaphore(s, path, limit, opts...)
+	if err != nil {
+		return grant{}, err
+	}
+	acquire := sem.Acquire
+	if try {
+		acquire = sem.TryAcquire
+	}
+	l, err := acquire(ctx, 1)
+	if err != nil {
+		return grant{}, err
+	}
+	return grant{lost: l.Lost(), token: l.Token(), node: l.Nodes()[0], release: l.Release}, nil
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// cli is one invocation of a subcommand: where it writes and its name, for
+// messages.
+type cli struct {
+	stdout, stderr io.Writer
+	name           string
+}
+
+// prefix is how every message of the subcommand starts.
+func (c *cli) prefix() string {
+	if c.name == "" {
+		return "zklock: "
+	}
+	return "zklock " + c.name + ": "
+}
+
+// failf reports an error on one line, with a hint after it when there is
+// one, and returns code.
+func (c *cli) failf(code int, hint, format string, args ...any) int {
+	msg := oneLine(fmt.Sprintf(format, args...))
+	if hint != "" {
+		msg += " (" + hint + ")"
+	}
+	fmt.Fprintln(c.stderr, c.prefix()+msg)
+	return code
+}
+
+// usagef reports a usage error and points to the help.
+func (c *cli) usagef(format string, args ...any) int {
+	hint := "see 'zklock help'"
+	if c.name != "" {
+		hint = "see 'zklock help " + c.name + "'"
+	}
+	return c.failf(exitUsage, hint, format, args...)
+}
+
+// warnf reports something that does not change the exit code.
+func (c *cli) warnf(format string, args ...any) {
+	fmt.Fprintln(c.stderr, c.prefix()+oneLine(fmt.Sprintf(format, args...)))
+}
+
+// oneLine keeps a message on one line and drops the library's "zklock: "
+// prefixes, which the command's own prefix replaces.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "zklock: ", "")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// newFlagSet returns a FlagSet that reports errors to the caller instead of
+// printing them, so that run can print them on one line.
+func (c *cli) newFlagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("zklock "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses args and turns a flag error into an exit code: 0 and false
+// for -h (the subcommand's help was printed), exitUsage and false for a bad
+// flag.
+func (c *cli) parse(fs *flag.FlagSet, args []string) (int, bool) {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return help([]string{c.name}, c.stdout, c.stderr), false
+	}
+	if err != nil {
+		return c.usagef("%v", err), false
+	}
+	return 0, true
+}
+
+// connFlags are the flags of every subcommand that talks to ZooKeeper.
+type connFlags struct {
+	servers        string
+	sessionTimeout time.Duration
+	connectTimeout time.Duration
+}
+
+func (f *connFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.servers, "servers", "", "ZooKeeper servers, host:port,... (default $ZK_SERVERS, else 127.0.0.1:2181)")
+	fs.DurationVar(&f.sessionTimeout, "session-timeout", 10*time.Second, "session timeout to ask the servers for")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", 15*time.Second, "give up connecting after this long")
+}
+
+// connect establishes the session, or fails with a message and an exit
+// code.
+func (c *cli) connect(ctx context.Context, f *connFlags) (*zklock.Session, int) {
+	if f.servers == "" {
+		f.servers = os.Getenv(zktest.EnvServers)
+	}
+	if f.servers == "" {
+		f.servers = "127.0.0.1:2181"
+	}
+	var addrs []string
+	for _, a := range strings.Split(f.servers, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	if f.sessionTimeout <= 0 || f.connectTimeout <= 0 {
+		return nil, c.usagef("--session-timeout and --connect-timeout must be positive")
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.connectTimeout)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(addrs...), zklock.WithSessionTimeout(f.sessionTimeout))
+	if sc, ok := interrupted(ctx); ok {
+		return nil, sc.exitCode()
+	}
+	switch {
+	case errors.Is(err, zklock.ErrInvalidOption):
+		return nil, c.usagef("--servers %q: %v", f.servers, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, c.failf(exitError, "is ZooKeeper running there? 'zklock dev-server' starts one to try things",
+			"cannot connect to %s within %v", f.servers, f.connectTimeout)
+	case err != nil:
+		return nil, c.failf(exitError, "", "%v", err)
+	}
+	return s, 0
+}

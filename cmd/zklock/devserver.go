@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/zklock/zklock/zktest"
+)
+
+type devFlags struct {
+	n          int
+	maxSession time.Duration
+}
+
+func (f *devFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.n, "n", 1, "servers: 1 for a standalone server, 3 or 5 for an ensemble")
+	fs.DurationVar(&f.maxSession, "max-session-timeout", time.Minute, "longest session timeout the servers grant")
+}
+
+// devServer is 'zklock dev-server': a throwaway ZooKeeper on 127.0.0.1,
+// from the local installation (as package zktest finds it), until a signal.
+// It ignores ZK_SERVERS, which would make zktest use those servers instead.
+func (c *cli) devServer(args []string) int {
+	var f devFlags
+	fs := c.newFlagSet()
+	f.register(fs)
+	if code, ok := c.parse(fs, args); !ok {
+		return code
+	}
+	switch {
+	case fs.NArg() != 0:
+		return c.usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	case f.n < 1 || f.n > 9:
+		return c.usagef("-n %d: want 1 to 9 servers", f.n)
+	case f.maxSession < 200*time.Millisecond:
+		return c.usagef("--max-session-timeout %v: want at least 200ms", f.maxSession)
+	}
+	os.Unsetenv(zktest.EnvServers)
+	sigs, stop := catchSignals()
+	defer stop()
+	ctx, unwatch := cancelOnSignal(context.Background(), sigs)
+	defer unwatch()
+	cluster, err := zktest.Launch(ctx, f.n, zktest.WithSessionTimeouts(200*time.Millisecond, f.maxSession))
+	if sc, ok := interrupted(ctx); ok {
+		return sc.exitCode()
+	}
+	if err != nil {
+		return c.failf(exitError, "it needs a local ZooKeeper (Debian: apt-get install zookeeper) or Docker", "%v", err)
+	}
+	fmt.Fprintf(c.stdout, "%s=%s\n", zktest.EnvServers, cluster.ConnectString())
+	c.warnf("%d server(s) up in %v; press Ctrl-C to stop them and remove their data",
+		f.n, cluster.StartupTime().Round(time.Millisecond))
+	<-ctx.Done()
+	if err := cluster.Close(); err != nil {
+		return c.failf(exitError, "", "stopping: %v", err)
+	}
+	return exitOK
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+)
+
+const usageText = `zklock runs a command under a distributed lock held in ZooKeeper.
+
+Usage:
+  zklock run [flags] PATH -- CMD [ARGS...]     run CMD while holding the lock PATH
+  zklock status [flags] PATH                   show the holders and the waiters of PATH
+  zklock elect [flags] PATH VALUE -- CMD...    run CMD while leading the election PATH
+  zklock elect --observe [flags] PATH          print the leader of PATH and each change
+  zklock dev-server [flags]                    run a throwaway local ZooKeeper
+  zklock help [COMMAND]                        show this help, or a command's flags
+
+Servers come from --servers host:port,... or $ZK_SERVERS (default 127.0.0.1:2181).
+
+The command gets ZKLOCK_PATH, ZKLOCK_TOKEN (the fencing token: it increases
+with every acquisition of PATH), ZKLOCK_NODE and ZKLOCK_HELD=1 in its
+environment. Signals sent to zklock are passed on to it. If the lock is lost
+while it runs (the session may have expired), it gets SIGTERM, and SIGKILL
+after --grace; the loss is signalled before ZooKeeper can grant the lock to
+anyone else.
+
+Exit codes:
+  N        the command's own exit code (run, elect)
+  2        usage error: bad flags or arguments; nothing was done
+  122      --try: another owner holds the lock or waits for it
+  123      the lock or leadership was lost while the command ran
+  124      --timeout passed before the lock was acquired
+  125      zklock failed: ZooKeeper unreachable, path used by another kind of lock, ...
+  126      the command could not be started
+  127      the command was not found
+  128+N    the command was killed by signal N, or zklock got signal N while waiting
+`
+
+var commandHelp = map[string]struct {
+	usage string
+	flags interface{ register(*flag.FlagSet) }
+}{
+	"run": {`zklock run [flags] PATH -- CMD [ARGS...]
+
+Acquire PATH (a lock; with -n a semaphore slot; with --shared or --write a
+reader/writer lock), run CMD, release when it exits, and exit with its code.
+Holders of one PATH must agree on its kind: a plain lock does not exclude
+--shared readers, so zklock refuses a PATH in use by another kind.
+`, &runFlags{}},
+	"status": {`zklock status [flags] PATH
+
+Print the holders of PATH, then the waiters in the order they will be
+served, with each node's data, session, age and token. The kind of lock is
+detected from the nodes unless --kind says it.
+`, &statusFlags{}},
+	"elect": {`zklock elect [flags] PATH VALUE -- CMD [ARGS...]
+zklock elect --observe [flags] PATH
+
+Campaign on PATH with VALUE, run CMD while leading, resign when it exits,
+and exit with its code. With --observe, print the leader and each change
+until interrupted (then exit 0).
+`, &electFlags{}},
+	"dev-server": {`zklock dev-server [flags]
+
+Start a throwaway ZooKeeper on 127.0.0.1 from the local installation, print
+ZK_SERVERS=host:port on stdout, and run until interrupted; then stop it and
+remove its data. $ZK_SERVERS is ignored.
+`, &devFlags{}},
+}
+
+// help prints the usage, or a command's usage and flags, on stdout.
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	}
+	h, ok := commandHelp[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "zklock help: unknown command %q (see 'zklock help')\n", args[0])
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "Usage: %s\nFlags:\n", h.usage)
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	h.flags.register(fs)
+	fs.SetOutput(stdout)
+	fs.PrintDefaults()
+	fmt.Fprint(stdout, "\nExit codes: see 'zklock help'.\n")
+	return exitOK
+}

@@ -1,0 +1,48 @@
+// Command zklock runs a program under a distributed lock, semaphore slot or
+// leadership held in ZooKeeper, and shows who holds a lock and who waits.
+//
+//	zklock run [flags] PATH -- CMD [ARGS...]
+//	zklock status [flags] PATH
+//	zklock elect [flags] PATH VALUE -- CMD [ARGS...]
+//	zklock elect --observe [flags] PATH
+//	zklock dev-server
+//	zklock help [COMMAND]
+//
+// Run 'zklock help' for the flags and the exit codes. Install it with
+//
+//	go install github.com/zklock/zklock/cmd/zklock@latest
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command: it parses args (without the program name),
+// writes to stdout and stderr, and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return exitUsage
+	}
+	c := &cli{stdout: stdout, stderr: stderr, name: args[0]}
+	switch args[0] {
+	case "run":
+		return c.run(args[1:])
+	case "status":
+		return c.status(args[1:])
+	case "elect":
+		return c.elect(args[1:])
+	case "dev-server":
+		return c.devServer(args[1:])
+	case "help", "-h", "-help", "--help":
+		return help(args[1:], stdout, stderr)
+	}
+	c.name = ""
+	return c.usagef("unknown command %q", args[0])
+}

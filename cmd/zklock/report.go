@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/zklock/zklock"
+)
+
+// entry is one node of a lock's queue, as status shows it.
+type entry struct {
+	Role    string    `json:"role"`           // "holder" or "waiting"
+	Mode    string    `json:"mode,omitempty"` // "read" or "write" for a reader/writer lock
+	Node    string    `json:"node"`           // full path
+	Session string    `json:"session"`        // hex, as ZooKeeper prints it
+	Token   int64     `json:"token"`          // the node's creation zxid
+	Created time.Time `json:"created"`        // by the server's clock
+	AgeMS   int64     `json:"age_ms"`
+	Data    string    `json:"data"`
+}
+
+// report is the state of one path: the holders, then the waiters in the
+// order they will be served.
+type report struct {
+	Path    string  `json:"path"`
+	Kind    string  `json:"kind"`            // lock, rw or semaphore; "" when nobody is there
+	Limit   int     `json:"limit,omitempty"` // of a semaphore
+	Holders []entry `json:"holders"`
+	Waiting []entry `json:"waiting"`
+}
+
+// list reads the state of path; kind "" detects it.
+func list(ctx context.Context, s *zklock.Session, path, kind string) (report, error) {
+	if err := checkPath(s, path); err != nil {
+		return report{}, err
+	}
+	if kind == "" {
+		var err error
+		if kind, err = detectKind(s, path); err != nil {
+			return report{}, err
+		}
+	}
+	r := report{Path: path, Kind: kind, Holders: []entry{}, Waiting: []entry{}}
+	switch kind {
+	case kindLock:
+		return r, r.fillLock(ctx, s)
+	case kindRW:
+		return r, r.fillRW(ctx, s)
+	case kindSemaphore:
+		return r, r.fillSemaphore(ctx, s)
+	}
+	return r, nil
+}
+
+// fillLock: the first node of a Mutex's queue holds it (or is about to
+// learn that it does).
+func (r *report) fillLock(ctx context.Context, s *zklock.Session) error {
+	m, err := zklock.NewMutex(s, r.Path)
+	if err != nil {
+		return err
+	}
+	cs, err := m.Contenders(ctx)
+	for i, c := range cs {
+		r.add(i == 0, "", c)
+	}
+	return err
+}
+
+// fillRW: a writer holds when it is first; a reader holds when no writer is
+// ahead of it, except its own write lock that it downgraded from (a read
+// node joined beside the first writer, with its sequence number).
+func (r *report) fillRW(ctx context.Context, s *zklock.Session) error {
+	m, err := zklock.NewRWMutex(s, r.Path)
+	if err != nil {
+		return err
+	}
+	cs, err := m.Contenders(ctx)
+	writerAhead := false
+	for i, c := range cs {
+		write := c.Kind == "__WRIT__"
+		held := (write && i == 0) || (!write && (!writerAhead || cs[0].Seq == c.Seq))
+		mode := "read"
+		if write {
+			mode = "write"
+		}
+		r.add(held, mode, c)
+		writerAhead = writerAhead || write
+	}
+	return err
+}
+
+// fillSemaphore: lease nodes beyond the limit belong to the client at the
+// head of the queue, which is listed among the waiters; so only the first
+// limit lease nodes are holders.
+func (r *report) fillSemaphore(ctx context.Context, s *zklock.Session) error {
+	if data, _, err := s.Conn().Get(r.Path); err == nil {
+		r.Limit, _ = strconv.Atoi(string(data))
+	}
+	sem, err := zklock.NewSemaphore(s, r.Path, max(r.Limit, 1))
+	if err != nil {
+		return err
+	}
+	hs, err := sem.Holders(ctx)
+	if err != nil {
+		return err
+	}
+	for i, c := range hs {
+		if r.Limit == 0 || i < r.Limit {
+			r.add(true, "", c)
+		}
+	}
+	ws, err := sem.Contenders(ctx)
+	for _, c := range ws {
+		r.add(false, "", c)
+	}
+	return err
+}
+
+func (r *report) add(held bool, mode string, c zklock.Contender) {
+	e := entry{Role: "waiting", Mode: mode, Node: c.Path, Session: fmt.Sprintf("0x%x", c.Session),
+		Token: c.Token, Created: c.Created, AgeMS: time.Since(c.Created).Milliseconds(), Data: string(c.Data)}
+	if held {
+		e.Role = "holder"
+		r.Holders = append(r.Holders, e)
+		return
+	}
+	r.Waiting = append(r.Waiting, e)
+}

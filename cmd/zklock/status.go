@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zklock/zklock"
+)
+
+type statusFlags struct {
+	conn   connFlags
+	asJSON bool
+	kind   string
+}
+
+func (f *statusFlags) register(fs *flag.FlagSet) {
+	f.conn.register(fs)
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON instead of a table")
+	fs.StringVar(&f.kind, "kind", "auto", "what PATH holds: auto, lock, rw or semaphore")
+}
+
+// status is 'zklock status [flags] PATH'.
+func (c *cli) status(args []string) int {
+	var f statusFlags
+	fs := c.newFlagSet()
+	f.register(fs)
+	if code, ok := c.parse(fs, args); !ok {
+		return code
+	}
+	kind := f.kind
+	switch {
+	case fs.NArg() != 1:
+		return c.usagef("want exactly one PATH, got %d arguments", fs.NArg())
+	case kind == "auto":
+		kind = ""
+	case kind != kindLock && kind != kindRW && kind != kindSemaphore:
+		return c.usagef("--kind %q: want auto, lock, rw or semaphore", kind)
+	}
+	sigs, stop := catchSignals()
+	defer stop()
+	ctx, unwatch := cancelOnSignal(context.Background(), sigs)
+	defer unwatch()
+	s, code := c.connect(ctx, &f.conn)
+	if s == nil {
+		return code
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(ctx, f.conn.connectTimeout)
+	defer cancel()
+	r, err := list(ctx, s, fs.Arg(0), kind)
+	if err != nil {
+		return c.failf(exitError, "", "%v", err)
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(r)
+	} else {
+		printTable(c.stdout, r)
+	}
+	return exitOK
+}
+
+func printTable(w io.Writer, r report) {
+	if len(r.Holders)+len(r.Waiting) == 0 {
+		fmt.Fprintf(w, "%s: free, nobody waiting\n", r.Path)
+		return
+	}
+	what := kindName(r.Kind)
+	if r.Limit > 0 {
+		what += " of " + strconv.Itoa(r.Limit)
+	}
+	fmt.Fprintf(w, "%s: %s, %d holding, %d waiting\n", r.Path, what, len(r.Holders), len(r.Waiting))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tROLE\tSESSION\tAGE\tTOKEN\tDATA\tNODE")
+	for i, e := range append(r.Holders, r.Waiting...) {
+		role := e.Role
+		if e.Mode != "" {
+			role += " (" + e.Mode + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", i+1, role, e.Session,
+			age(time.Duration(e.AgeMS)*time.Millisecond), e.Token, printable(e.Data, 40), baseName(e.Node))
+	}
+	tw.Flush()
+}
+
+// summarize is the one-line state of path for the progress line.
+func summarize(ctx context.Context, s *zklock.Session, path, kind string) string {
+	r, err := list(ctx, s, path, kind)
+	switch {
+	case err != nil:
+		return "cannot list the queue: " + oneLine(err.Error())
+	case len(r.Holders) == 1:
+		h := r.Holders[0]
+		return fmt.Sprintf("held by %s (session %s) for %s, %d waiting",
+			printable(h.Data, 40), h.Session, age(time.Duration(h.AgeMS)*time.Millisecond), len(r.Waiting))
+	}
+	return fmt.Sprintf("%d holding, %d waiting", len(r.Holders), len(r.Waiting))
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// printable quotes data that would garble a terminal and shortens it to n
+// runes.
+func printable(s string, n int) string {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		s = strconv.Quote(s)
+	}
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func baseName(p string) string { return p[strings.LastIndex(p, "/")+1:] }
