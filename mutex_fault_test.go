@@ -1,0 +1,158 @@
+package zklock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+func TestMutexCreateReplyLost(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	obs := newSession(t, c.Servers())
+	m, _ := zklock.NewMutex(s, path)
+	require.NoError(t, m.Lock(ctx)) // parents exist now
+	require.NoError(t, m.Unlock(ctx))
+
+	p.ResetAfterRequest(func(op int32) bool { return op == 1 }) // create
+	require.NoError(t, m.Lock(ctx))
+	kids := nodesUnder(t, obs, path)
+	require.Len(t, kids, 1, "exactly one node after a lost create reply")
+	require.Equal(t, path+"/"+kids[0], m.Node(), "the surviving node is ours")
+	_, st, err := obs.Conn().Exists(m.Node())
+	require.NoError(t, err)
+	require.Equal(t, s.SessionID(), st.EphemeralOwner)
+	require.Equal(t, st.Czxid, m.Token())
+	require.NoError(t, m.Unlock(ctx))
+	require.Empty(t, nodesUnder(t, obs, path))
+}
+
+func TestMutexHolderCutOffLosesBeforeRival(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	m, _ := zklock.NewMutex(s, path)
+	require.NoError(t, m.Lock(ctx))
+	lost := m.Lost()
+
+	rivalS := newSession(t, c.Servers())
+	rival, _ := zklock.NewMutex(rivalS, path)
+	acquired := make(chan time.Time, 1)
+	go func() {
+		if rival.Lock(ctx) == nil {
+			acquired <- time.Now()
+		}
+	}()
+	p.Blackhole()
+	var lostAt time.Time
+	select {
+	case <-lost:
+		lostAt = time.Now()
+	case at := <-acquired:
+		t.Fatalf("rival acquired at %v before the holder's loss signal", at)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no loss signal")
+	}
+	var rivalAt time.Time
+	select {
+	case rivalAt = <-acquired:
+	case <-time.After(20 * time.Second):
+		t.Fatal("rival never acquired")
+	}
+	require.True(t, rivalAt.After(lostAt))
+	t.Logf("loss signal led the rival's acquisition by %v", rivalAt.Sub(lostAt))
+
+	// A guarded write by the stale holder is rejected.
+	p.Heal()
+	guard := m.Guard()
+	require.NotNil(t, guard)
+	_, err := s.Multi(ctx, guard, &zk.SetDataRequest{Path: path, Data: []byte("stale"), Version: -1})
+	require.Error(t, err, "guarded write by a holder that lost its lock")
+	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
+	require.NoError(t, rival.Unlock(ctx))
+	require.NoError(t, m.Lock(ctx), "the handle locks again after loss")
+	require.NoError(t, m.Unlock(ctx))
+}
+
+func TestMutexWaiterSurvivesSessionExpiry(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	holderS := newSession(t, c.Servers())
+	holder, _ := zklock.NewMutex(holderS, path)
+	require.NoError(t, holder.Lock(ctx))
+
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	m, _ := zklock.NewMutex(s, path)
+	done := make(chan error, 1)
+	go func() { done <- m.Lock(ctx) }()
+	eventually(t, 5*time.Second, "waiter queued", func() bool { return len(nodesUnder(t, holderS, path)) == 2 })
+	sid := s.SessionID()
+	require.NoError(t, zktest.ExpireSession(ctx, c, p, sid))
+	eventually(t, 20*time.Second, "new session", func() bool { return s.SessionID() != sid })
+	require.NoError(t, holder.Unlock(ctx))
+	require.NoError(t, <-done, "the waiter re-enqueues under its new session")
+	require.NotEqual(t, sid, s.SessionID())
+	require.NoError(t, m.Unlock(ctx))
+}
+
+func TestMutexKeptThroughEnsembleLeaderKill(t *testing.T) {
+	c := zktest.StartEnsemble(t, 3, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Second))
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(8*time.Second))
+	m, _ := zklock.NewMutex(s, path)
+	require.NoError(t, m.Lock(ctx))
+	leader, err := c.Leader(ctx)
+	require.NoError(t, err)
+	require.NoError(t, c.Server(leader).Kill())
+	other := newSession(t, c.Servers(), zklock.WithSessionTimeout(8*time.Second))
+	rival, _ := zklock.NewMutex(other, path)
+	require.ErrorIs(t, rival.TryLock(ctx), zklock.ErrLocked, "the lock survives a leader kill")
+	select {
+	case <-m.Lost():
+		t.Fatal("loss signal fired although the session survived")
+	default:
+	}
+	require.NoError(t, m.Unlock(ctx))
+	require.NoError(t, rival.TryLock(ctx))
+	require.NoError(t, rival.Unlock(ctx))
+}
+
+func TestMutexUnlockConvergesThroughOutage(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	obs := newSession(t, c.Servers())
+	m, _ := zklock.NewMutex(s, path)
+	require.NoError(t, m.Lock(ctx))
+	node := m.Node()
+
+	// The connection is cut and ctx ends first: the lock is still ours.
+	p.Blackhole()
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, m.Unlock(short), context.DeadlineExceeded)
+	require.Equal(t, node, m.Node(), "a failed Unlock keeps its state")
+
+	// Cut again, healed while Unlock retries: it converges.
+	go func() { time.Sleep(500 * time.Millisecond); p.Heal() }()
+	require.NoError(t, m.Unlock(ctx))
+	require.Empty(t, m.Node())
+	ok, _, err := obs.Conn().Exists(node)
+	require.NoError(t, err)
+	require.False(t, ok, "the node is deleted")
+}
