@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
 )
 
 // rwChecker is the in-process invariant: readers > 0 implies writers == 0,
@@ -120,4 +121,37 @@ func TestRWMutexHerd(t *testing.T) {
 		next = receive(t, granted, 10*time.Second)
 	}
 	require.NoError(t, next.Unlock(ctx))
+}
+
+// A writer cut off from the server past its session timeout sees Lost fire
+// before a waiting reader is granted the lock.
+func TestRWMutexCutOffWriter(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	p := zktest.NewProxy(t, c.Servers())
+	cut := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
+	other := newSession(t, c.Servers())
+	path := lockPath(t, "rw")
+	w, r := newRW(t, cut, path), newRW(t, other, path)
+	require.NoError(t, w.Lock(ctx))
+	require.NoError(t, w.RLock(ctx), "downgrade")
+	rd := async(func() error { return r.Lock(ctx) })
+	pending(t, rd, 300*time.Millisecond, "writer while another holds")
+
+	p.Blackhole()
+	lost := w.Lost()
+	var lostAt time.Time
+	select {
+	case <-lost:
+		lostAt = time.Now()
+	case <-time.After(10 * time.Second):
+		t.Fatal("Lost did not fire")
+	}
+	res := await(t, rd, 20*time.Second, "writer after the cut")
+	require.NoError(t, res.err)
+	require.True(t, res.at.After(lostAt), "granted before the cut-off holder was told")
+	require.ErrorIs(t, w.Unlock(ctx), zklock.ErrLockLost)
+	require.ErrorIs(t, w.RUnlock(ctx), zklock.ErrLockLost)
+	require.NoError(t, r.Unlock(ctx))
+	p.Heal()
 }
