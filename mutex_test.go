@@ -272,4 +272,3 @@ func TestReentrantMutex(t *testing.T) {
 	require.NoError(t, b.Unlock(ctx))
 	require.Empty(t, nodesUnder(t, s, path))
 }
-
