@@ -20,12 +20,14 @@ import (
 // obey the same rule. That alone bounds the holders: take any set G of
 // acquisitions holding at one instant t, and g* the one whose last create has
 // the highest zxid. ZooKeeper orders all writes (ZAB), and a server answers a
-// client's read only after applying that client's earlier writes, so g*'s
-// listing reflects every write up to g*'s last create: every node of G
-// (created at lower zxids). None of them was deleted yet, since each is
-// deleted only after t (by its holder's release or session's end), and the
-// listing was answered before t. So g* counted all of G's nodes, and was
-// granted only because they numbered at most Limit.
+// client's read only after applying that client's earlier writes (also
+// across a reconnect: a server behind the client's last seen zxid refuses
+// the connection), so g*'s listing reflects every write up to g*'s last
+// create (maybe not later ones), which includes the creates of every node
+// of G. None of those nodes had been deleted: each is deleted only after t
+// (by its holder's release or its session's end), and the listing was
+// answered before t. So g* counted all of G's nodes, and was granted only
+// because they numbered at most Limit.
 //
 // The mutex is for fairness and to spare the server a herd, not for safety:
 // only its holder watches Dir/leases. When nobody waits on the mutex, an
