@@ -7,7 +7,10 @@
 #     recipes (Debian's libcurator-recipes-java, Curator 5.4, jars under
 #     /usr/share/java) and Kazoo for the system Python (python3-kazoo, used
 #     by /usr/bin/python3, not by whatever python3 comes first on PATH),
-#   - staticcheck, into $(go env GOPATH)/bin, where the Makefile looks.
+#   - staticcheck, into $(go env GOPATH)/bin, where the Makefile looks,
+#   - with --bench, for the peer benchmarks (bench/, make bench): also etcd
+#     (Debian's etcd-server, 3.4) and Redis (redis-server); no service of
+#     either is started, the benchmark runs its own on 127.0.0.1.
 # Idempotent: a second run installs nothing and prints nothing. apt is used on
 # Debian and Ubuntu, through sudo unless already root; 'apt-get update' runs
 # only when a package is actually missing.
@@ -38,6 +41,15 @@ apt_quiet() {
 	rm -f "$log"
 }
 
+# apt-get update, at most once per run.
+apt_updated=""
+apt_update() {
+	[ -n "$apt_updated" ] && return 0
+	say "updating apt's package lists"
+	apt_quiet apt-get update -q
+	apt_updated=1
+}
+
 # A policy-rc.d that answers 101 keeps packages from starting services while
 # they install; one already present is left alone.
 apt_install() {
@@ -63,8 +75,7 @@ install_system_packages() {
 	[ -z "$need_zk$need_java$need_javac$need_curator$need_kazoo" ] && return 0
 	command -v apt-get >/dev/null 2>&1 ||
 		die "ZooKeeper, Java, Curator or Kazoo is missing and this is not a Debian or Ubuntu system: install ZooKeeper 3.8, a Java 17 JDK, Curator 5 and Kazoo yourself and set ZOOKEEPER_HOME, or set ZK_SERVERS"
-	say "updating apt's package lists"
-	apt_quiet apt-get update -q
+	apt_update
 	[ -n "$need_zk" ] && pkgs+=(zookeeper)
 	# A JDK brings its runtime: ask for one package, not both.
 	if [ -n "$need_javac" ]; then
@@ -114,5 +125,29 @@ install_staticcheck() {
 		die "go install honnef.co/go/tools/cmd/staticcheck@latest failed"
 }
 
+# The servers bench/ compares zklock against; its Java and Python drivers use
+# the JDK, Curator and Kazoo installed above.
+install_bench_packages() {
+	local pkgs=()
+	[ -x /usr/bin/etcd ] || pkgs+=(etcd-server)
+	[ -x /usr/bin/redis-server ] || pkgs+=(redis-server)
+	[ ${#pkgs[@]} -eq 0 ] && return 0
+	command -v apt-get >/dev/null 2>&1 ||
+		die "${pkgs[*]} missing and this is not a Debian or Ubuntu system: install etcd 3.4+ and redis-server yourself (bench/ looks in /usr/bin)"
+	apt_update
+	apt_install "${pkgs[@]}"
+	[ -x /usr/bin/etcd ] || die "the etcd-server package did not install /usr/bin/etcd"
+	[ -x /usr/bin/redis-server ] || die "the redis-server package did not install /usr/bin/redis-server"
+}
+
+bench=""
+for arg in "$@"; do
+	case "$arg" in
+	--bench) bench=1 ;;
+	*) die "unknown argument $arg (usage: install-deps.sh [--bench])" ;;
+	esac
+done
+
 install_system_packages
+[ -n "$bench" ] && install_bench_packages
 install_staticcheck
