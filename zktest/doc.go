@@ -44,9 +44,10 @@
 // reaped every second (WithContainerCheckInterval). Ensembles use
 // initLimit=50 and syncLimit=15 ticks. Writes are not fsynced
 // (zookeeper.forceSync=no): the data survives a server restart but not a
-// machine crash, which tests do not need. On a two-core machine a standalone
-// server takes about half a second to serve and a three-server ensemble
-// about a second and a half (Cluster.StartupTime tells).
+// machine crash, which tests do not need. On an idle two-core machine a
+// standalone server serves about half a second after its JVM is launched and
+// a three-server ensemble has a leader after about a second and a half; a
+// busy machine can double or triple that (Cluster.StartupTime tells).
 //
 // Every wait in this package is bounded: by the caller's context, and by a
 // documented limit when the context has no deadline.
