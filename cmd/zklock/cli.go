@@ -131,3 +131,12 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (*zklock.Session, int) 
 	}
 	return s, 0
 }
+
+// opFailed reports a failed operation: a usage error for an argument the
+// library refused (a bad path, data too large), otherwise exitError.
+func (c *cli) opFailed(err error) int {
+	if errors.Is(err, zklock.ErrInvalidPath) || errors.Is(err, zklock.ErrDataTooLarge) {
+		return c.usagef("%v", err)
+	}
+	return c.failf(exitError, "", "%v", err)
+}

@@ -87,11 +87,11 @@ func (c *cli) observe(f *electFlags, path string) int {
 	defer s.Close()
 	e, err := zklock.NewElection(s, path)
 	if err != nil {
-		return c.usagef("%v", err)
+		return c.opFailed(err)
 	}
 	ch, err := e.Observe(ctx)
 	if err != nil {
-		return c.failf(exitError, "", "%v", err)
+		return c.opFailed(err)
 	}
 	for info := range ch {
 		c.printLeader(info, f.asJSON)

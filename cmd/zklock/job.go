@@ -83,14 +83,12 @@ func (j *job) waitFailed(ctx context.Context, err error) int {
 		return j.failf(exitBusy, "", "%s is taken: %v", j.path, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return j.failf(exitTimeout, "", "%s not acquired within %v", j.path, j.timeout)
-	case errors.Is(err, zklock.ErrInvalidPath), errors.Is(err, zklock.ErrDataTooLarge):
-		return j.usagef("%v", err)
 	case errors.Is(err, zklock.ErrLimitMismatch):
 		return j.failf(exitError, "every holder must pass the same -n", "%v", err)
 	case errors.As(err, &le):
 		return j.failf(exitError, le.hint(), "%v", err)
 	}
-	return j.failf(exitError, "", "%s: %v", j.path, err)
+	return j.opFailed(err)
 }
 
 // release gives the lock back. When it cannot, the node still goes when

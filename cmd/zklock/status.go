@@ -58,7 +58,7 @@ func (c *cli) status(args []string) int {
 	defer cancel()
 	r, err := list(ctx, s, fs.Arg(0), kind)
 	if err != nil {
-		return c.failf(exitError, "", "%v", err)
+		return c.opFailed(err)
 	}
 	if f.asJSON {
 		enc := json.NewEncoder(c.stdout)

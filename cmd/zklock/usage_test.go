@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/zklock/zklock/zktest"
+)
+
+// Bad flags and missing arguments are usage errors (exit 2) reported on one
+// line of stderr, before anything is sent to ZooKeeper: these run in
+// process, with no server.
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"bogus"},
+		{"run"},
+		{"run", "/p"},
+		{"run", "/p", "--"},
+		{"run", "--bogus", "/p", "--", "true"},
+		{"run", "/p", "--bogus", "--", "true"},
+		{"run", "-n", "0", "/p", "--", "true"},
+		{"run", "-n", "2", "--shared", "/p", "--", "true"},
+		{"run", "--shared", "--write", "/p", "--", "true"},
+		{"run", "--try", "--timeout", "1s", "/p", "--", "true"},
+		{"run", "--timeout", "soon", "/p", "--", "true"},
+		{"run", "--grace", "-1s", "/p", "--", "true"},
+		{"status"},
+		{"status", "/a", "/b"},
+		{"status", "--kind", "queue", "/p"},
+		{"elect", "/p"},
+		{"elect", "/p", "value"},
+		{"elect", "--observe"},
+		{"dev-server", "extra"},
+		{"help", "bogus"},
+	} {
+		t.Run(strings.Join(args, "_"), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run(args, &out, &errOut); code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr: %s", code, exitUsage, errOut.String())
+			}
+			if len(args) > 0 && strings.Count(strings.TrimSpace(errOut.String()), "\n") != 0 {
+				t.Errorf("stderr is not one line: %q", errOut.String())
+			}
+			if !strings.HasPrefix(errOut.String(), "zklock") || out.Len() != 0 {
+				t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "-h"}, {"status", "--help"}} {
+		var out, errOut bytes.Buffer
+		if code := run(args, &out, &errOut); code != exitOK || errOut.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut.String())
+		}
+		if !strings.Contains(out.String(), "Usage") {
+			t.Errorf("%v: no usage in %q", args, out.String())
+		}
+	}
+	var out bytes.Buffer
+	run([]string{"help"}, &out, &out)
+	for _, code := range []string{"122", "123", "124", "125", "126", "127", "128+N"} {
+		if !strings.Contains(out.String(), "\n  "+code+" ") {
+			t.Errorf("help does not document exit code %s", code)
+		}
+	}
+}
+
+// The binary exits 2 too, and also for a path ZooKeeper would refuse,
+// which is checked once connected.
+func TestUsageErrorsFromBinary(t *testing.T) {
+	c := zktest.Start(t)
+	for _, args := range [][]string{
+		{"run", "--bogus", "/p", "--", "true"},
+		{"run", "relative/path", "--", "true"},
+		{"status", "/trailing/"},
+	} {
+		code, _, errOut := runZklock(t, c.ConnectString(), args...)
+		if code != exitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, want %d; stderr: %q", args, code, exitUsage, errOut)
+		}
+	}
+}
