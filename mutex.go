@@ -29,6 +29,7 @@ type Mutex struct {
 	s    *Session
 	q    queue.Queue
 	data []byte
+	kind string // for Metrics
 
 	mu        sync.Mutex
 	acquiring bool
@@ -44,7 +45,7 @@ func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mutex{s: s, q: q, data: o.data}, nil
+	return &Mutex{s: s, q: q, data: o.data, kind: KindMutex}, nil
 }
 
 func newQueue(s *Session, path, kind string, accept []string, opts []Option) (queue.Queue, primitiveOptions, error) {
@@ -85,12 +86,15 @@ func (m *Mutex) lock(ctx context.Context, try bool) error {
 	m.acquiring = true
 	m.mu.Unlock()
 
+	start := m.s.now()
 	h, err := m.q.Acquire(ctx, queue.Request{Data: m.data, Block: queue.Predecessor, Try: try})
+	err = mapQueueErr(err)
+	m.s.acquired(m.kind, m.q.Dir, start, h, err)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.acquiring = false
 	if err != nil {
-		return mapQueueErr(err)
+		return err
 	}
 	m.acq = acquisition{h}
 	return nil
@@ -112,6 +116,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	err := mapQueueErr(m.q.Release(ctx, m.acq.h))
 	if err == nil || err == ErrLockLost {
+		m.s.released(m.acq.h)
 		m.acq = acquisition{}
 	}
 	return err

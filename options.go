@@ -1,6 +1,7 @@
 package zklock
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,8 +29,11 @@ type sessionOptions struct {
 	margin  time.Duration // 0: derived from the negotiated timeout
 	logger  *slog.Logger
 	acl     []zk.ACL
+	aclSet  bool // WithACL was given: WithDigestAuth keeps its ACL
 	creds   []credential
 	dialer  zk.Dialer
+	tls     *tls.Config // nil: plain connections
+	metrics Metrics     // nil: none
 	backoff func() backoff.BackOff
 }
 
@@ -119,14 +123,19 @@ func WithLogger(l *slog.Logger) SessionOption {
 	}
 }
 
-// WithACL sets the ACL of every node zklock creates through the session.
-// The default is zk.WorldACL(zk.PermAll).
+// WithACL sets the ACL of every node zklock creates through the session:
+// lock, lease and candidate nodes and the CONTAINER parents of their paths.
+// The default is zk.WorldACL(zk.PermAll), or zk.AuthACL(zk.PermAll) with
+// WithDigestAuth. An ACL of scheme "auth" needs an authenticated session
+// (WithAuth, WithDigestAuth, or a client certificate with WithTLS); the
+// server refuses creates with zk.ErrInvalidACL otherwise.
 func WithACL(acl []zk.ACL) SessionOption {
 	return func(o *sessionOptions) error {
 		if len(acl) == 0 {
 			return invalid("empty ACL")
 		}
 		o.acl = append([]zk.ACL(nil), acl...)
+		o.aclSet = true
 		return nil
 	}
 }
@@ -144,8 +153,9 @@ func WithAuth(scheme string, auth []byte) SessionOption {
 	}
 }
 
-// WithDialer sets how connections to servers are made, for example over
-// TLS. The default is net.DialTimeout.
+// WithDialer sets how connections to servers are made (for example through
+// a SOCKS proxy). WithTLS runs TLS over the connections it makes. The
+// default is net.DialTimeout.
 func WithDialer(d zk.Dialer) SessionOption {
 	return func(o *sessionOptions) error {
 		if d == nil {

@@ -2,6 +2,9 @@ package zklock
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"path"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -77,16 +80,24 @@ func (s *Session) awaitEpoch(ctx context.Context) (*epoch, error) {
 // endEpochLocked fires the current epoch's loss signal and schedules the
 // deletion of the nodes registered with it: if the session survives, they
 // would otherwise block other clients although their holders gave up.
-func (s *Session) endEpochLocked() {
+// closing says Close ended the epoch: what was held is released, not lost.
+func (s *Session) endEpochLocked(closing bool) {
 	ep := s.ep
 	if ep == nil {
 		return
 	}
 	s.ep = nil
 	close(ep.done)
-	for path := range ep.nodes {
-		s.goDelete(path, ep.sid)
+	level, msg := slog.LevelWarn, "zklock: lock lost"
+	if closing {
+		level, msg = slog.LevelInfo, "zklock: lock released by Close"
 	}
+	for node := range ep.nodes {
+		s.log.Log(context.Background(), level, msg,
+			"path", path.Dir(node), "node", node, "session", fmt.Sprintf("0x%x", ep.sid))
+		s.goDelete(node, ep.sid)
+	}
+	s.reportEpochEndLocked(ep, closing)
 }
 
 // track registers path to be deleted when ep ends; untrack forgets it.
@@ -124,8 +135,8 @@ func (s *Session) watchdog() {
 			wait = time.Until(s.OwnershipDeadline())
 			if wait <= 0 {
 				s.log.Warn("zklock: ownership deadline passed; locks held through the session are lost",
-					"session", s.sid)
-				s.endEpochLocked()
+					"session", fmt.Sprintf("0x%x", s.sid))
+				s.endEpochLocked(false)
 				s.publishLocked(StateLost, s.sid)
 				s.mu.Unlock()
 				continue
@@ -182,7 +193,7 @@ func (s *Session) onEvent(ev zk.Event) {
 			s.publishLocked(StateSuspended, s.sid)
 		}
 	case zk.StateExpired:
-		s.endEpochLocked()
+		s.endEpochLocked(false)
 		s.publishLocked(StateExpired, s.sid)
 	case zk.StateAuthFailed:
 		s.log.Error("zklock: authentication failed", "session", s.sid)
@@ -198,7 +209,7 @@ func (s *Session) establishedLocked(sid int64) {
 		s.publishLocked(StateReconnected, sid)
 	default:
 		if s.state != StateExpired { // go-zookeeper reports expiry first; be sure
-			s.endEpochLocked()
+			s.endEpochLocked(false)
 			s.publishLocked(StateExpired, s.sid)
 		}
 		s.sid = sid

@@ -41,6 +41,7 @@ func NewReentrantMutex(s *Session, path string, opts ...Option) (*ReentrantMutex
 	if err != nil {
 		return nil, err
 	}
+	m.kind = KindReentrantMutex
 	return &ReentrantMutex{m: m}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/wire"
 )
 
@@ -48,6 +49,8 @@ type Session struct {
 	watches map[string]*watch
 	creates map[string]created
 	owners  map[string]*ReentrantMutex // reentrant holders by path, to name misuse
+	holds   map[*queue.Held]holdRec    // granted acquisitions, for Metrics only
+	reports reporter                   // Metrics calls arising under mu
 
 	bg       context.Context // cancelled by Close; bounds background cleanup
 	stopBg   context.CancelFunc
@@ -90,9 +93,11 @@ func newSession(o sessionOptions) *Session {
 		watches: make(map[string]*watch),
 		creates: make(map[string]created),
 		owners:  make(map[string]*ReentrantMutex),
+		holds:   make(map[*queue.Held]holdRec),
 		done:    make(chan struct{}),
 		zkDone:  make(chan struct{}),
 	}
+	s.reports.wake = make(chan struct{}, 1)
 	s.bg, s.stopBg = context.WithCancel(context.Background())
 	return s
 }
@@ -114,6 +119,9 @@ func (s *Session) connect(ctx context.Context) error {
 		close(s.zkDone)
 	}()
 	s.spawn(s.watchdog)
+	if s.opts.metrics != nil {
+		s.spawn(s.reports.run) // ends after reporting StateClosed
+	}
 	if _, err := s.awaitEpoch(ctx); err != nil {
 		s.Close()
 		return fmt.Errorf("zklock: connect to %v: %w", s.opts.servers, err)
@@ -127,7 +135,8 @@ func (s *Session) connect(ctx context.Context) error {
 	return nil
 }
 
-// dial wraps every connection go-zookeeper makes in the wire observer.
+// dial wraps every connection go-zookeeper makes in the wire observer,
+// after the TLS handshake when WithTLS is set.
 func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
 	c, err := s.opts.dialer(network, addr, timeout)
 	if err != nil {
@@ -137,6 +146,13 @@ func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, e
 	// divided among the servers, so that one silent server cannot hold up
 	// failover to the others for long.
 	handshake := max(s.opts.timeout/time.Duration(len(s.opts.servers)), 500*time.Millisecond)
+	if s.opts.tls != nil {
+		// The observer must see the plaintext protocol: wrap the TLS conn.
+		if c, err = s.handshakeTLS(c, addr, handshake); err != nil {
+			s.log.Debug("zklock: TLS handshake failed", "server", addr, "err", err)
+			return nil, err
+		}
+	}
 	w := wire.Wrap(c, (*observer)(s), handshake)
 	s.netConn.Store(&w)
 	return w, nil
@@ -155,7 +171,7 @@ func (s *Session) Close() error {
 		<-s.done
 		return nil
 	}
-	s.endEpochLocked()
+	s.endEpochLocked(true)
 	s.publishLocked(StateClosed, s.sid)
 	s.mu.Unlock()
 

@@ -144,6 +144,7 @@ func (s *Session) publishLocked(st State, sid int64) {
 	s.state = st
 	ev := Event{State: st, SessionID: sid, Time: time.Now()}
 	s.log.Info("zklock: session "+st.String(), "session", fmt.Sprintf("0x%x", sid))
+	s.reportStateLocked(st)
 	for b := range s.subs {
 		b.push(ev)
 	}
