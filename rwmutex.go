@@ -133,9 +133,12 @@ func (m *RWMutex) downgrade(ctx context.Context) error {
 	if m.busy {
 		return ErrAlreadyLocked
 	}
+	start := m.s.now()
 	h, err := m.rq.Join(ctx, m.w.acq.h, m.data)
+	err = mapQueueErr(err)
+	m.s.acquired(KindRWMutexRead, m.rq.Dir, start, h, err)
 	if err != nil {
-		return mapQueueErr(err)
+		return err
 	}
 	m.r = hold{acquisition{h}, 1}
 	return nil
@@ -150,12 +153,19 @@ func (m *RWMutex) acquire(ctx context.Context, q *queue.Queue, to *hold, b queue
 	}
 	m.busy = true
 	m.mu.Unlock()
+	start := m.s.now()
 	h, err := q.Acquire(ctx, queue.Request{Data: m.data, Block: b, Try: try})
+	err = mapQueueErr(err)
+	kind := KindRWMutexRead
+	if q.Kind == queue.KindWrite {
+		kind = KindRWMutexWrite
+	}
+	m.s.acquired(kind, q.Dir, start, h, err)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.busy = false
 	if err != nil {
-		return mapQueueErr(err)
+		return err
 	}
 	*to = hold{acquisition{h}, 1}
 	return nil

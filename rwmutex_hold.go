@@ -37,6 +37,7 @@ func (m *RWMutex) unlock(ctx context.Context, from *hold) error {
 	}
 	err := mapQueueErr(m.wq.Release(ctx, from.acq.h))
 	if err == nil || err == ErrLockLost {
+		m.s.released(from.acq.h)
 		*from = hold{}
 	}
 	return err
