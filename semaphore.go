@@ -87,12 +87,19 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 	if n < 1 || n > s.limit {
 		return nil, fmt.Errorf("%w: %d leases of a semaphore of %d", ErrInvalidArgument, n, s.limit)
 	}
+	start := s.s.now()
 	g, err := s.l.Acquire(ctx, queue.LeaseRequest{N: n, Data: s.data, Try: try, Check: s.check})
 	if errors.Is(err, queue.ErrFull) {
-		return nil, ErrNotAcquired
+		err = ErrNotAcquired
 	}
+	err = mapQueueErr(err)
+	var last *queue.Held // identifies the Lease to Metrics
+	if err == nil {
+		last = g.Held[len(g.Held)-1]
+	}
+	s.s.acquired(KindSemaphore, s.path, start, last, err)
 	if err != nil {
-		return nil, mapQueueErr(err)
+		return nil, err
 	}
 	return &Lease{sem: s, held: g.Held, n: n}, nil
 }

@@ -48,10 +48,12 @@ func (l *Lease) Release(ctx context.Context) error {
 		return ErrLeaseReleased
 	}
 	q := l.sem.l.LeaseQueue()
+	last := l.held[len(l.held)-1] // released last: identifies the Lease to Metrics
 	for len(l.held) > 0 {
 		err := q.Release(ctx, l.held[0])
 		if errors.Is(err, queue.ErrLost) {
 			l.held, l.released = nil, true
+			l.sem.s.released(last)
 			return ErrLeaseLost
 		}
 		if err != nil {
@@ -60,6 +62,7 @@ func (l *Lease) Release(ctx context.Context) error {
 		l.held = l.held[1:]
 	}
 	l.released = true
+	l.sem.s.released(last)
 	return nil
 }
 
