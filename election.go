@@ -80,12 +80,15 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	if err := e.begin(); err != nil {
 		return nil, err
 	}
+	start := e.s.now()
 	h, err := e.q.Acquire(ctx, queue.Request{Data: value, Block: queue.Predecessor})
+	err = mapQueueErr(err)
+	e.s.acquired(KindElection, e.q.Dir, start, h, err)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.campaigning = false
 	if err != nil {
-		return nil, mapQueueErr(err)
+		return nil, err
 	}
 	e.held, e.term = h, newTerm(e.s, h, value)
 	return e.term, nil
@@ -134,6 +137,7 @@ func (e *Election) Resign(ctx context.Context) error {
 	default:
 		t.end(ErrResigned)
 	}
+	e.s.released(h) // the term ended with t.end, whatever the delete does
 	err := e.q.Release(ctx, h)
 	switch {
 	case errors.Is(err, queue.ErrLost) || (err == nil && errors.Is(t.Err(), ErrLeadershipLost)):
