@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/zktest"
+)
+
+// Candidates run their command while leading, one after the other, and
+// exit with its code; --observe prints each leader and then no leader.
+func TestElectRunsWhileLeadingAndObserve(t *testing.T) {
+	c := zktest.Start(t)
+	servers, path := c.ConnectString(), lockPath(t, "election")
+	observer := start(t, servers, "elect", "--observe", "--json", path)
+	eventually(t, 30*time.Second, "the observer to report no leader", func() bool {
+		return strings.Contains(observer.out.String(), `"leader":false`)
+	})
+	ready := filepath.Join(t.TempDir(), "ready")
+	alpha := start(t, servers, "elect", path, "alpha", "--", "sh", "-c", `echo ok > "$0"; exec sleep 60`, ready)
+	eventually(t, 30*time.Second, "alpha to lead", func() bool { _, err := os.Stat(ready); return err == nil })
+	beta := start(t, servers, "elect", path, "beta", "--", "sh", "-c", `sleep 0.5; exit 5`)
+	awaitQueue(t, servers, path, 1, 1)
+
+	alpha.signal(t, syscall.SIGTERM)
+	if code := alpha.wait(t, procTimeout); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("alpha: exit %d; stderr: %s", code, alpha.errOut.String())
+	}
+	if code := beta.wait(t, procTimeout); code != 5 {
+		t.Errorf("beta: exit %d, want 5; stderr: %s", code, beta.errOut.String())
+	}
+	want := []string{"", "alpha", "beta", ""}
+	eventually(t, 30*time.Second, "the observer to see alpha, beta, then no leader", func() bool {
+		return len(leaders(t, observer.out.String())) >= len(want)
+	})
+	observer.signal(t, syscall.SIGINT)
+	if code := observer.wait(t, procTimeout); code != 0 {
+		t.Errorf("observer: exit %d after SIGINT; stderr: %s", code, observer.errOut.String())
+	}
+	if got := leaders(t, observer.out.String()); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("observed leaders %q, want %q", got, want)
+	}
+}
+
+// leaders returns the values of the leaders in --observe --json output, ""
+// for no leader.
+func leaders(t *testing.T, out string) []string {
+	t.Helper()
+	var vals []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var l leaderLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("observe line %q: %v", line, err)
+		}
+		vals = append(vals, l.Value)
+	}
+	return vals
+}
+
+// A leader cut off from ZooKeeper: its command gets SIGTERM and zklock
+// exits exitLost.
+func TestElectLostSendsSIGTERM(t *testing.T) {
+	c := zktest.Start(t)
+	p := zktest.NewProxy(t, c.Servers())
+	file := filepath.Join(t.TempDir(), "log")
+	leader := start(t, "", "elect", "--servers", strings.Join(p.Addrs(), ","), "--session-timeout", "2s",
+		lockPath(t, "election"), "v", "--", "sh", "-c",
+		`trap 'echo term >> "$0"; exit 0' TERM; echo start >> "$0"; while :; do sleep 0.05; done`, file)
+	eventually(t, 30*time.Second, "the leader's command to start", func() bool { return len(readLines(t, file)) == 1 })
+	p.Blackhole()
+	if code := leader.wait(t, procTimeout); code != exitLost {
+		t.Errorf("exit %d, want %d; stderr: %s", code, exitLost, leader.errOut.String())
+	}
+	if got := strings.Join(readLines(t, file), " "); got != "start term" {
+		t.Errorf("command wrote %q, want start, then term on SIGTERM", got)
+	}
+}
