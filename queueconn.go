@@ -120,8 +120,32 @@ func (c queueConn) Discard(path string, sid int64) {
 	}
 }
 
+// WaitChange also returns (nil, as if path changed) when the current
+// ownership epoch ends, so that the queue looks again under the next one. A
+// watch cannot be trusted across a session expiry: go-zookeeper drops the
+// old session's watches when it learns of the expiry, but a watch request
+// queued while disconnected is sent afterwards, under the new session, and
+// then fires only when the predecessor changes, leaving a waiter whose node
+// expired asleep instead of re-enqueueing.
 func (c queueConn) WaitChange(ctx context.Context, path string) error {
-	return c.s.waitChange(ctx, path)
+	ep, err := c.s.awaitEpoch(ctx)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-ep.done:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	err = c.s.waitChange(wctx, path)
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		return nil // the epoch ended
+	}
+	return err
 }
 
 func (c queueConn) Track(ep queue.Epoch, path string) bool {

@@ -41,7 +41,8 @@ type Conn interface {
 	// in the background until it is gone or the session is otherwise.
 	Discard(path string, sid int64)
 	// WaitChange blocks until path changes or is deleted (nil at once if it
-	// does not exist), or ctx ends.
+	// does not exist), or ctx ends. It may also return nil without a change
+	// (when the session's ownership epoch ends, say); callers look again.
 	WaitChange(ctx context.Context, path string) error
 	// Track arranges for path to be deleted when ep ends; false if ep has
 	// already ended. Untrack undoes it.
