@@ -20,7 +20,8 @@ type Cluster struct {
 	opts     options
 	servers  []*Server
 	external bool
-	source   string // where the servers come from, for logs
+	source   string    // where the servers come from, for logs
+	tls      *tlsFiles // WithSelfSignedTLS: the servers' TLS material
 
 	mu      sync.Mutex
 	startup time.Duration
@@ -54,11 +55,17 @@ func start(t testing.TB, n int, opts []Option) *Cluster {
 		t.Fatal(err)
 	}
 	if env := os.Getenv(EnvServers); env != "" {
+		if o.tls {
+			t.Fatalf("zktest: WithSelfSignedTLS needs a local installation; unset %s", EnvServers)
+		}
 		return startExternal(t, n, o, env)
 	}
 	in, localErr := findInstall()
 	if localErr == nil {
 		return startLocal(t, in, n, o)
+	}
+	if o.tls {
+		t.Fatalf("zktest: WithSelfSignedTLS needs a local installation (%v).\n%s", localErr, installHelp)
 	}
 	if !dockerAvailable() {
 		t.Fatalf("zktest: no ZooKeeper to run (%v; no Docker engine either).\n%s", localErr, installHelp)

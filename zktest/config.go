@@ -31,12 +31,14 @@ type node struct {
 	clientPort   int
 	quorumPort   int
 	electionPort int
+	securePort   int // TLS client port, used with WithSelfSignedTLS
 }
 
-func (n *node) addr() string    { return "127.0.0.1:" + strconv.Itoa(n.clientPort) }
-func (n *node) cfgPath() string { return filepath.Join(n.dir, "zoo.cfg") }
-func (n *node) logPath() string { return filepath.Join(n.dir, "server.log") }
-func (n *node) dataDir() string { return filepath.Join(n.dir, "data") }
+func (n *node) addr() string       { return "127.0.0.1:" + strconv.Itoa(n.clientPort) }
+func (n *node) secureAddr() string { return "127.0.0.1:" + strconv.Itoa(n.securePort) }
+func (n *node) cfgPath() string    { return filepath.Join(n.dir, "zoo.cfg") }
+func (n *node) logPath() string    { return filepath.Join(n.dir, "server.log") }
+func (n *node) dataDir() string    { return filepath.Join(n.dir, "data") }
 func (n *node) serverLine() string {
 	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d", n.id, n.quorumPort, n.electionPort)
 }
@@ -64,20 +66,22 @@ func freePorts(k int) ([]int, error) {
 	return ports, nil
 }
 
-// assignPorts gives every node fresh client, quorum and election ports.
+// assignPorts gives every node fresh client, quorum, election and TLS
+// client ports.
 func assignPorts(nodes []*node) error {
-	ports, err := freePorts(3 * len(nodes))
+	ports, err := freePorts(4 * len(nodes))
 	if err != nil {
 		return err
 	}
 	for i, n := range nodes {
-		n.clientPort, n.quorumPort, n.electionPort = ports[3*i], ports[3*i+1], ports[3*i+2]
+		n.clientPort, n.quorumPort, n.electionPort, n.securePort = ports[4*i], ports[4*i+1], ports[4*i+2], ports[4*i+3]
 	}
 	return nil
 }
 
-// writeConfig writes zoo.cfg (and myid for an ensemble) for nodes[i].
-func writeConfig(o options, nodes []*node, i int) error {
+// writeConfig writes zoo.cfg (and myid for an ensemble) for nodes[i]; tf,
+// when not nil, gives it a TLS client port.
+func writeConfig(o options, tf *tlsFiles, nodes []*node, i int) error {
 	n := nodes[i]
 	if err := os.MkdirAll(n.dataDir(), 0o755); err != nil {
 		return err
@@ -94,6 +98,9 @@ func writeConfig(o options, nodes []*node, i int) error {
 		"4lw.commands.whitelist=*",
 		"admin.enableServer=false",
 		"forceSync=no",
+	}
+	if tf != nil {
+		lines = append(lines, tlsConfigLines(tf, n.securePort)...)
 	}
 	if len(nodes) > 1 {
 		lines = append(lines,

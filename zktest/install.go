@@ -66,7 +66,9 @@ func findClasspath() ([]string, string, error) {
 	cp := []string{main}
 	// zookeeper-jute is in the manifest, but naming it costs nothing and
 	// guards against a package that drops it; slf4j-simple is the logger.
-	for _, extra := range []string{"zookeeper-jute.jar", "slf4j-simple.jar"} {
+	// netty-codec is missing from the manifest, yet Netty's TLS handler
+	// (a secureClientPort, WithSelfSignedTLS) cannot load without it.
+	for _, extra := range []string{"zookeeper-jute.jar", "slf4j-simple.jar", "netty-codec.jar"} {
 		if p := filepath.Join(debianJars, extra); fileExists(p) {
 			cp = append(cp, p)
 		}

@@ -21,6 +21,13 @@ func startLocal(t testing.TB, in *install, n int, o options) *Cluster {
 	t.Helper()
 	base := t.TempDir()
 	c := &Cluster{t: t, opts: o, source: in.where}
+	if o.tls {
+		tf, err := newTLSFiles(base)
+		if err != nil {
+			t.Fatalf("zktest: TLS certificates: %v", err)
+		}
+		c.tls = tf
+	}
 	nodes := make([]*node, n)
 	for i := range nodes {
 		nodes[i] = &node{id: i + 1, dir: filepath.Join(base, fmt.Sprintf("server%d", i+1))}
@@ -53,10 +60,13 @@ func (c *Cluster) launchAll(nodes []*node) error {
 		return err
 	}
 	for i, n := range nodes {
-		if err := writeConfig(c.opts, nodes, i); err != nil {
+		if err := writeConfig(c.opts, c.tls, nodes, i); err != nil {
 			return fmt.Errorf("zktest: write config: %w", err)
 		}
 		c.servers[i].addr = n.addr()
+		if c.tls != nil {
+			c.servers[i].secureAddr = n.secureAddr()
+		}
 	}
 	for _, s := range c.servers {
 		if err := s.ctl.launch(); err != nil {

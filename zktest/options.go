@@ -37,6 +37,7 @@ type options struct {
 	containerInterval time.Duration
 	startTimeout      time.Duration
 	jvmFlags          []string
+	tls               bool // WithSelfSignedTLS
 }
 
 // WithTickTime sets ZooKeeper's tickTime, the unit of all its timeouts.

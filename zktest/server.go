@@ -19,12 +19,18 @@ type Server struct {
 	addr  string
 	ctl   control
 
+	secureAddr string // TLS client address, with WithSelfSignedTLS
+
 	mu     sync.Mutex
 	paused bool
 }
 
 // Addr returns the client address, "127.0.0.1:port".
 func (s *Server) Addr() string { return s.addr }
+
+// SecureAddr returns the TLS client address, "127.0.0.1:port", or "" unless
+// the cluster was started with WithSelfSignedTLS.
+func (s *Server) SecureAddr() string { return s.secureAddr }
 
 // Stop stops the server gracefully (SIGTERM, or a container stop) and waits
 // until it has exited; after 20s it is killed. Stopping a stopped server does
