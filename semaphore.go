@@ -20,9 +20,14 @@ import (
 // The limit is stored on the server, as the decimal text of <path>'s data,
 // by the first zklock process to be granted a lease there; every later
 // acquisition checks it and fails with ErrLimitMismatch if it differs from
-// the Semaphore's own. <path> is a CONTAINER node, reaped by the server once
-// no lease or waiter is left, so the stored limit lasts as long as somebody
-// uses the semaphore.
+// the Semaphore's own. When zklock creates <path> it is a CONTAINER node,
+// reaped by the server once no lease or waiter is left, so the stored limit
+// lasts as long as somebody uses the semaphore.
+//
+// Leases are ephemeral nodes: those of a crashed or expired client vanish
+// with its session and are never counted for a live one. A holder cut off
+// from the server is told by its Lease's Lost before the server can expire
+// the session and hand the leases to others.
 //
 // Fairness: when clients are queued, a newcomer queues behind them in
 // order; only the head of the queue watches the lease set, so a release
