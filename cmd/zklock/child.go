@@ -11,7 +11,8 @@ import (
 // supervise runs the command while g is held and returns the exit code:
 // the command's own, or exitLost if the lock was lost while it ran.
 //
-// Signals that zklock receives are passed on to the command. When the loss
+// Signals that zklock receives are passed on to the command, except those
+// the terminal has already sent it (see fromTerminal). When the loss
 // signal fires, the command gets SIGTERM at once and SIGKILL after the grace
 // period: the loss signal fires before the servers can expire the session
 // and grant the lock to someone else, so a command that stops on SIGTERM
@@ -38,7 +39,9 @@ func (j *job) supervise(g grant, sigs <-chan os.Signal) int {
 			}
 			return exitStatus(cmd.ProcessState)
 		case sig := <-sigs:
-			_ = cmd.Process.Signal(sig)
+			if !fromTerminal(sig) {
+				_ = cmd.Process.Signal(sig)
+			}
 		case <-lost:
 			lost = nil
 			j.warnf("lost %s (the session may have expired); sending SIGTERM to the command, SIGKILL in %v",

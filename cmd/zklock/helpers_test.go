@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,20 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
+}
+
+// ReadFrom copies r into the buffer until r fails.
+func (s *syncBuffer) ReadFrom(r io.Reader) (int64, error) {
+	buf := make([]byte, 4096)
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		s.Write(buf[:n])
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
