@@ -20,10 +20,12 @@ Servers come from --servers host:port,... or $ZK_SERVERS (default 127.0.0.1:2181
 
 The command gets ZKLOCK_PATH, ZKLOCK_TOKEN (the fencing token: it increases
 with every acquisition of PATH), ZKLOCK_NODE and ZKLOCK_HELD=1 in its
-environment. Signals sent to zklock are passed on to it. If the lock is lost
-while it runs (the session may have expired), it gets SIGTERM, and SIGKILL
-after --grace; the loss is signalled before ZooKeeper can grant the lock to
-anyone else.
+environment. Signals sent to zklock are passed on to it (a Ctrl-C at the
+terminal reaches it once, from the terminal). If the lock is lost while it
+runs (the session may have expired), it gets SIGTERM, and SIGKILL after
+--grace; the loss is signalled before ZooKeeper can grant the lock to anyone
+else, so a command that stops on SIGTERM promptly never overlaps the next
+holder.
 
 Exit codes:
   N        the command's own exit code (run, elect)

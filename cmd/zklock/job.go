@@ -78,9 +78,15 @@ func (j *job) waitFailed(ctx context.Context, err error) int {
 		return sc.exitCode()
 	}
 	var le *layoutError
+	var locked *zklock.LockedError
 	switch {
-	case errors.Is(err, zklock.ErrLocked), errors.Is(err, zklock.ErrNotAcquired):
-		return j.failf(exitBusy, "", "%s is taken: %v", j.path, err)
+	case errors.As(err, &locked):
+		return j.failf(exitBusy, "", "%s is held by %s (session 0x%x)", j.path,
+			printable(string(locked.Data), 60), locked.Session)
+	case errors.Is(err, zklock.ErrNotAcquired):
+		return j.failf(exitBusy, "", "%s has no free slot, or others wait for one", j.path)
+	case errors.Is(err, zklock.ErrLocked):
+		return j.failf(exitBusy, "", "%s is taken, or others wait for it", j.path)
 	case errors.Is(err, context.DeadlineExceeded):
 		return j.failf(exitTimeout, "", "%s not acquired within %v", j.path, j.timeout)
 	case errors.Is(err, zklock.ErrLimitMismatch):
