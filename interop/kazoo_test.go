@@ -85,9 +85,11 @@ func TestNeverShare(t *testing.T) {
 		wantDoubleHold(t, w.log.events(t))
 	})
 
-	// Curator orders a Kazoo node by its whole name, after its own
-	// sequence: it takes a lock that Kazoo holds, even Kazoo with the extra
-	// pattern. And default Kazoo does not see Curator's node.
+	// Curator orders a Kazoo node by its whole name, "<32 hex>__lock__<seq>",
+	// against its own bare sequence "0000000001": it takes a lock that Kazoo
+	// holds, even Kazoo with the extra pattern (it could not only if the
+	// random hex began with nine zeros). And default Kazoo does not see
+	// Curator's node.
 	t.Run("Curator and Kazoo", func(t *testing.T) {
 		w := newWorld(t, needCurator, needKazoo)
 		j := startCurator(t, w.args("java", "interactive", 0, ""))
