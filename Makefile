@@ -20,3 +20,22 @@ test: lint
 # taking turns on one Mutex, with their fencing tokens.
 demo: deps
 	go run ./examples/quickstart
+
+# The chaos suite (package chaos): DURATION of faults against a 3-server
+# ensemble and worker processes, then the checker's report. SEED replays a
+# fault schedule (the seed is printed); logs stay in CHAOS_DIR. The test
+# bounds itself (DURATION plus ten minutes), hence -timeout 0.
+DURATION ?= 5m
+SEED ?=
+CHAOS_DIR ?= $(shell mktemp -d /tmp/zklock-chaos.XXXXXX)
+.PHONY: chaos chaos-broken
+chaos: deps
+	CHAOS_DURATION=$(DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) \
+		go test -race -count=1 -timeout 0 -v -run '^TestChaos$$' ./chaos
+
+# TestChaosBrokenIsCaught: a short run with the workload deliberately broken
+# (no guard, loss signal ignored) and only the faults that expose it; the
+# test passes only if the checker reports violations.
+chaos-broken: deps
+	CHAOS_BROKEN_RUN=1 CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) \
+		go test -count=1 -timeout 10m -v -run '^TestChaosBrokenIsCaught$$' ./chaos

@@ -1,0 +1,171 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
+)
+
+// admin is the coordinator's own session, straight to the servers: it lays
+// out the run's nodes, harvests receipts and reads the final state.
+type admin struct {
+	s     *zklock.Session
+	paths Paths
+	mu    sync.Mutex
+	seen  map[string]map[int64]Receipt // by primitive, by receipt sequence
+}
+
+// again runs f until it succeeds or fails otherwise than by connection loss,
+// for at most limit: the servers may be restarting.
+func again(ctx context.Context, limit time.Duration, f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		err := f()
+		if err == nil || !(errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+			errors.Is(err, zk.ErrSessionExpired) || strings.Contains(err.Error(), "unknown error")) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// layout creates the counters (at 0) and the receipts' parents.
+func (a *admin) layout(ctx context.Context) error {
+	c := a.s.Conn()
+	for _, prim := range Primitives {
+		for _, p := range []string{path.Dir(a.paths.Receipts(prim)), a.paths.Receipts(prim)} {
+			if err := createAll(c, p); err != nil {
+				return err
+			}
+		}
+		if _, err := c.Create(a.paths.Counter(prim), []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func createAll(c *zk.Conn, p string) error {
+	if p == "/" {
+		return nil
+	}
+	if err := createAll(c, path.Dir(p)); err != nil {
+		return err
+	}
+	_, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+	if errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
+// harvest reads and deletes the receipts present now, so that a long run
+// does not pile up nodes. A receipt read but not deleted is read again and
+// recognised by its sequence number.
+func (a *admin) harvest(ctx context.Context) error {
+	c := a.s.Conn()
+	for _, prim := range Primitives {
+		names, _, err := c.Children(a.paths.Receipts(prim))
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			p := a.paths.Receipts(prim) + "/" + n
+			data, _, err := c.Get(p)
+			if err != nil {
+				return err
+			}
+			var r Receipt
+			if err := json.Unmarshal(data, &r); err != nil {
+				return err
+			}
+			r.Seq, err = strconv.ParseInt(strings.TrimPrefix(n, "w-"), 10, 64)
+			if err != nil {
+				return err
+			}
+			a.keep(prim, r)
+			if err := c.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *admin) keep(prim string, r Receipt) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.seen[prim] == nil {
+		a.seen[prim] = map[int64]Receipt{}
+	}
+	a.seen[prim][r.Seq] = r
+}
+
+// receipts returns every receipt harvested, by primitive.
+func (a *admin) receipts() map[string][]Receipt {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := map[string][]Receipt{}
+	for prim, m := range a.seen {
+		for _, r := range m {
+			out[prim] = append(out[prim], r)
+		}
+	}
+	return out
+}
+
+// counters reads every primitive's counter.
+func (a *admin) counters() (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, prim := range Primitives {
+		data, _, err := a.s.Conn().Get(a.paths.Counter(prim))
+		if err != nil {
+			return nil, err
+		}
+		if out[prim], err = strconv.ParseInt(string(data), 10, 64); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ephemerals lists the ephemeral nodes left anywhere under the lock paths.
+func (a *admin) ephemerals(p string) ([]string, error) {
+	names, _, err := a.s.Conn().Children(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		child := p + "/" + n
+		_, st, err := a.s.Conn().Exists(child)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil && st.EphemeralOwner != 0 {
+			out = append(out, child)
+		}
+		sub, err := a.ephemerals(child)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
+	}
+	return out, nil
+}

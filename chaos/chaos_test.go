@@ -1,0 +1,87 @@
+package chaos_test
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/chaos"
+	"go.uber.org/goleak"
+)
+
+// TestMain hands worker processes (this test binary re-run by the
+// coordinator) to chaos.MainWorker.
+func TestMain(m *testing.M) {
+	if chaos.IsWorker() {
+		os.Exit(chaos.MainWorker())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// env returns the environment variable name, or def when unset.
+func env(t *testing.T, name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// config reads a run's configuration from CHAOS_DURATION (default 45s of
+// faults, about a minute in all), CHAOS_SEED (default: the clock),
+// CHAOS_WORKERS (4), CHAOS_LIMIT (2), CHAOS_DIR (a temporary directory) and
+// CHAOS_BROKEN (see chaos.Broken) and CHAOS_FAULTS (comma-separated kinds,
+// default all). make chaos sets them.
+func config(t *testing.T) chaos.Config {
+	d, err := time.ParseDuration(env(t, "CHAOS_DURATION", "45s"))
+	if err != nil {
+		t.Fatalf("CHAOS_DURATION: %v", err)
+	}
+	seed, err := strconv.ParseUint(env(t, "CHAOS_SEED", strconv.FormatInt(time.Now().UnixNano()%1e9, 10)), 10, 64)
+	if err != nil {
+		t.Fatalf("CHAOS_SEED: %v", err)
+	}
+	workers, err1 := strconv.Atoi(env(t, "CHAOS_WORKERS", "4"))
+	limit, err2 := strconv.Atoi(env(t, "CHAOS_LIMIT", "2"))
+	if err1 != nil || err2 != nil || workers < 2 || workers > 16 || limit < 1 || limit >= workers {
+		t.Fatalf("CHAOS_WORKERS %d, CHAOS_LIMIT %d: need 2 <= workers <= 16 and 1 <= limit < workers", workers, limit)
+	}
+	cfg := chaos.Config{Duration: d, Seed: seed, Workers: workers, Limit: limit,
+		Broken: os.Getenv("CHAOS_BROKEN"), Dir: os.Getenv("CHAOS_DIR")}
+	if k := os.Getenv("CHAOS_FAULTS"); k != "" {
+		cfg.Kinds = strings.Split(k, ",")
+	}
+	return cfg
+}
+
+// TestChaos runs every primitive in worker processes under a seeded fault
+// schedule and fails on any violation the checker finds.
+func TestChaos(t *testing.T) {
+	cfg := config(t)
+	t.Logf("seed %d (CHAOS_SEED=%d reproduces the schedule), %v of faults, %d workers", cfg.Seed, cfg.Seed, cfg.Duration, cfg.Workers)
+	rep := chaos.Run(t, cfg)
+	t.Logf("seed %d\n%s", cfg.Seed, rep)
+	if !rep.OK() {
+		t.Errorf("seed %d: %d violation(s)", cfg.Seed, len(rep.Violations))
+	}
+}
+
+// TestChaosBrokenIsCaught shows that the checker can fail: the workers
+// write without the guard and ignore the loss signal, faults freeze and cut
+// off lock holders, and the checker must report violations. It takes about
+// 40s, so it runs only when CHAOS_BROKEN_RUN is set (make chaos-broken).
+func TestChaosBrokenIsCaught(t *testing.T) {
+	if os.Getenv("CHAOS_BROKEN_RUN") == "" {
+		t.Skip("set CHAOS_BROKEN_RUN=1 (make chaos-broken) to run the broken workload")
+	}
+	t.Setenv("CHAOS_BROKEN", "noguard,ignorelost")
+	t.Setenv("CHAOS_FAULTS", chaos.FaultPause+","+chaos.FaultPartition)
+	t.Setenv("CHAOS_DURATION", "30s")
+	cfg := config(t)
+	rep := chaos.Run(t, cfg)
+	t.Logf("seed %d, broken workload\n%s", cfg.Seed, rep)
+	if rep.OK() {
+		t.Fatalf("seed %d: the checker found nothing wrong with a workload that ignores its loss signal and guard", cfg.Seed)
+	}
+}

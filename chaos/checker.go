@@ -1,0 +1,199 @@
+package chaos
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Outcome is everything a chaos run leaves for the checker.
+type Outcome struct {
+	Start, Stop    int64 // when faults began to be scheduled, when workers were told to stop
+	Events         []Event
+	Faults         []Fault
+	Exits          []Exit
+	Receipts       map[string][]Receipt // by primitive
+	Counters       map[string]int64     // final value, by primitive
+	Leftover       []string             // ephemeral nodes left after every worker exited
+	Limit          int                  // the semaphore's
+	SessionTimeout time.Duration        // negotiated
+}
+
+// LivenessSlack is what the liveness check allows beyond the session timeout
+// for a primitive to have no holder while contenders wait and no fault is
+// active: the server expires a session within its timeout plus a tick after
+// the client's last message; then the waiter's watch must fire and it must
+// list the children and verify its node (a few round trips), a client cut
+// off during the fault may still be in its reconnect back-off (at most 1s),
+// and a two-core machine running three JVMs and the workers under the race
+// detector adds scheduling delays of up to a second or two.
+const LivenessSlack = 5 * time.Second
+
+// Interval is a stretch in which one holder believed it held a primitive.
+type Interval struct {
+	Proc, Prim, Mode string
+	Tok              int64
+	Start, End       int64
+	Why              string // WhyReleased, WhyLost, or "exited" when the log stops
+}
+
+// Check runs every check on r.
+func Check(r *Outcome) *Report {
+	rep := newReport(r)
+	ivs := intervals(r)
+	for _, iv := range ivs {
+		rep.Acquisitions[iv.Prim]++
+	}
+	committed := checkWrites(r, rep)
+	checkTokens(r, rep)
+	checkOverlaps(r, ivs, committed, rep)
+	checkLiveness(r, ivs, rep)
+	recovery(r, ivs, rep)
+	for _, n := range r.Leftover {
+		rep.violate("node left on the server after every client exited: %s", n)
+	}
+	return rep
+}
+
+// exitTimes maps each incarnation to when it ended.
+func exitTimes(r *Outcome) map[string]int64 {
+	m := map[string]int64{}
+	for _, e := range r.Exits {
+		if t, ok := m[e.Proc]; !ok || e.T < t {
+			m[e.Proc] = e.T
+		}
+	}
+	return m
+}
+
+// intervals pairs acquire and release events; a hold still open when its
+// log stops ends when its process ended.
+func intervals(r *Outcome) []Interval {
+	exits := exitTimes(r)
+	open := map[[2]string]*Interval{}
+	var out []Interval
+	for _, e := range r.Events {
+		k := [2]string{e.Proc, e.Prim}
+		switch e.Ev {
+		case EvAcquire:
+			open[k] = &Interval{Proc: e.Proc, Prim: e.Prim, Mode: e.Mode, Tok: e.Tok, Start: e.T}
+		case EvRelease:
+			if iv := open[k]; iv != nil {
+				iv.End, iv.Why = e.T, e.Res
+				out = append(out, *iv)
+				delete(open, k)
+			}
+		}
+	}
+	for k, iv := range open {
+		iv.End, iv.Why = r.Stop, "exited"
+		if t, ok := exits[k[0]]; ok {
+			iv.End = t
+		}
+		out = append(out, *iv)
+	}
+	slices.SortFunc(out, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	return out
+}
+
+type writeKey struct {
+	proc string
+	w    int64
+}
+
+// checkWrites matches logged writes with receipts and the final counters,
+// and returns the writes that committed.
+func checkWrites(r *Outcome, rep *Report) map[writeKey]Receipt {
+	committed := map[writeKey]Receipt{}
+	for prim, rs := range r.Receipts {
+		// Sorted in commit order, which checkTokens relies on too.
+		slices.SortFunc(rs, func(a, b Receipt) int { return cmp.Compare(a.Seq, b.Seq) })
+		byValue := map[int64][]Receipt{}
+		for _, rc := range rs {
+			committed[writeKey{rc.Proc, rc.W}] = rc
+			byValue[rc.V] = append(byValue[rc.V], rc)
+		}
+		checkValues(prim, rs, byValue, rep)
+	}
+	for _, prim := range Primitives {
+		if n := int64(len(r.Receipts[prim])); r.Counters[prim] != n {
+			rep.violate("%s: final counter %d but %d increments committed (lost or duplicated increment)", prim, r.Counters[prim], n)
+		}
+	}
+	logged := map[writeKey]bool{}
+	for _, e := range r.Events {
+		if e.Ev == EvWrite {
+			logged[writeKey{e.Proc, e.W}] = true
+			checkWrite(e, committed, rep)
+		}
+	}
+	killed := map[string]bool{}
+	for _, e := range r.Exits {
+		killed[e.Proc] = killed[e.Proc] || e.Killed
+	}
+	for k, rc := range committed {
+		if !logged[k] && !killed[k.proc] {
+			rep.violate("receipt of write %d by %s (value %d) but no such write logged", k.w, k.proc, rc.V)
+		}
+	}
+	return committed
+}
+
+// checkValues reports counter values written more than once: two holders
+// read the same value, so one increment was lost.
+func checkValues(prim string, rs []Receipt, byValue map[int64][]Receipt, rep *Report) {
+	dups := 0
+	for _, rc := range rs {
+		same := byValue[rc.V]
+		if len(same) < 2 || same[0] != rc {
+			continue
+		}
+		if dups++; dups <= 5 {
+			rep.violate("%s: value %d written by %d committed increments (%s token %d, then %s token %d): an increment was lost",
+				prim, rc.V, len(same), same[0].Proc, same[0].Tok, same[1].Proc, same[1].Tok)
+		}
+	}
+	if dups > 5 {
+		rep.violate("%s: %d more values written more than once", prim, dups-5)
+	}
+}
+
+func checkWrite(e Event, committed map[writeKey]Receipt, rep *Report) {
+	_, ok := committed[writeKey{e.Proc, e.W}]
+	rep.Writes[e.Res]++
+	switch {
+	case e.Res == ResUnknown && ok:
+		rep.Writes["unknown, committed"]++
+	case e.Res == ResOK && !ok:
+		rep.violate("%s: write %d by %s acknowledged but not committed (no receipt)", e.Prim, e.W, e.Proc)
+	case (e.Res == ResRejected || e.Res == ResSkipped) && ok:
+		rep.violate("%s: write %d by %s reported %s but committed", e.Prim, e.W, e.Proc, e.Res)
+	}
+	if ok && e.Lost {
+		rep.violate("%s: write %d by %s (token %d) committed after its holder saw the loss signal", e.Prim, e.W, e.Proc, e.Tok)
+	}
+}
+
+// checkTokens: the writes of an exclusive primitive commit in token order;
+// a smaller token after a larger one is a stale holder's write accepted.
+func checkTokens(r *Outcome, rep *Report) {
+	for prim, rs := range r.Receipts {
+		if prim == "semaphore" {
+			continue // concurrent holders by design: see the overlap check
+		}
+		var max Receipt
+		for _, rc := range rs {
+			if rc.Tok < max.Tok {
+				rep.violate("%s: write by %s with stale token %d accepted after %s's token %d", prim, rc.Proc, rc.Tok, max.Proc, max.Tok)
+			}
+			if rc.Tok > max.Tok {
+				max = rc
+			}
+		}
+	}
+}
+
+func describe(iv Interval) string {
+	return fmt.Sprintf("%s %s token %d", iv.Proc, iv.Mode, iv.Tok)
+}

@@ -1,0 +1,81 @@
+package chaos_test
+
+import (
+	"testing"
+
+	"github.com/zklock/zklock/chaos"
+)
+
+// pausedRun: A holds mutex token 10 over [10,400] and is frozen over
+// [20,300]; B acquires token 20 at 250 and writes; A writes at 310, after
+// it resumed and before it saw the loss.
+func pausedRun(aCommitted bool) *chaos.Outcome {
+	evs := cat(hold("A", "mutex", "w", 10, 10, 400), hold("B", "mutex", "w", 20, 250, 290),
+		[]chaos.Event{write("B", "mutex", 20, 1, 1, 260, chaos.ResOK)})
+	rs := map[string][]chaos.Receipt{"mutex": {{Proc: "B", W: 1, Tok: 20, V: 1}}}
+	counters := map[string]int64{"mutex": 1}
+	if aCommitted {
+		evs = append(evs, write("A", "mutex", 10, 1, 2, 310, chaos.ResOK))
+		rs["mutex"] = append(rs["mutex"], chaos.Receipt{Proc: "A", W: 1, Tok: 10, V: 2})
+		counters["mutex"] = 2
+	} else {
+		evs = append(evs, write("A", "mutex", 10, 1, 2, 310, chaos.ResRejected))
+	}
+	o := outcome(evs, rs, counters)
+	o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 300 * ms}}
+	return o
+}
+
+func TestCheckerPausedOverlapFenced(t *testing.T) {
+	rep := chaos.Check(pausedRun(false))
+	if !rep.OK() {
+		t.Fatalf("a paused holder whose writes were refused is not a violation:\n%s", rep)
+	}
+	if n, fenced := rep.Fenced(); n != 1 || fenced != 1 || rep.PausedOverlaps[0].Writes != 1 {
+		t.Fatalf("paused overlaps %d, fenced %d; want 1, 1 with 1 write:\n%s", n, fenced, rep)
+	}
+}
+
+func TestCheckerPausedOverlapNotFenced(t *testing.T) {
+	rep := mustFind(t, pausedRun(true), "fencing failed")
+	if n, fenced := rep.Fenced(); n != 1 || fenced != 0 {
+		t.Fatalf("paused overlaps %d, fenced %d; want 1, 0", n, fenced)
+	}
+}
+
+func TestCheckerSemaphoreLimit(t *testing.T) {
+	evs := cat(hold("A", "semaphore", "l", 1, 10, 100), hold("B", "semaphore", "l", 2, 20, 100))
+	if rep := chaos.Check(outcome(evs, nil, nil)); !rep.OK() {
+		t.Fatalf("two leases under a limit of 2:\n%s", rep)
+	}
+	evs = append(evs, hold("C", "semaphore", "l", 3, 30, 100)...)
+	mustFind(t, outcome(evs, nil, nil), "3 holders believed they held at once (limit 2)")
+}
+
+func TestCheckerReaderBesideWriter(t *testing.T) {
+	evs := cat(hold("A", "rwmutex", "r", 1, 10, 100), hold("B", "rwmutex", "r", 2, 20, 100))
+	if rep := chaos.Check(outcome(evs, nil, nil)); !rep.OK() {
+		t.Fatalf("two readers:\n%s", rep)
+	}
+	evs = append(evs, hold("C", "rwmutex", "w", 3, 50, 150)...)
+	mustFind(t, outcome(evs, nil, nil), "believed they held together")
+}
+
+func TestCheckerLeftover(t *testing.T) {
+	o := outcome(nil, nil, nil)
+	o.Leftover = []string{"/chaos/locks/mutex/_c_x-lock-0000000001"}
+	mustFind(t, o, "node left on the server")
+}
+
+func TestCheckerLiveness(t *testing.T) {
+	// C waits from 99ms to the end of a 20s run and nobody holds: longer
+	// than the bound of 2s+LivenessSlack.
+	evs := []chaos.Event{{Ev: chaos.EvWait, Proc: "C", Prim: "mutex", T: 99 * ms}}
+	o := outcome(evs, nil, nil)
+	o.Stop = 20_000 * ms
+	mustFind(t, o, "mutex: no holder for")
+	o.Faults = []chaos.Fault{{Kind: chaos.FaultLeaderKill, Start: 2000 * ms, End: 15_000 * ms}}
+	if rep := chaos.Check(o); !rep.OK() {
+		t.Fatalf("idle stretches broken by a fault are each within the bound:\n%s", rep)
+	}
+}

@@ -1,0 +1,195 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// Config is one chaos run.
+type Config struct {
+	Duration time.Duration // how long faults are injected
+	Seed     uint64        // drives the fault schedule and the workloads
+	Workers  int           // client processes
+	Limit    int           // the semaphore's limit
+	Broken   string        // EnvBroken's value for the workers
+	Dir      string        // where logs go
+	Kinds    []string      // fault kinds to draw from; nil means FaultKinds
+}
+
+// coordinator runs the cluster, the workers and the fault schedule.
+type coordinator struct {
+	cfg     Config
+	cluster *zktest.Cluster
+	admin   *admin
+	procs   *procs
+	workers []*worker
+	faults  []Fault
+	flog    *Log
+}
+
+// Run starts a 3-server ensemble and cfg.Workers worker processes (this
+// executable re-run: its TestMain must hand workers to MainWorker), injects
+// faults for cfg.Duration, stops the workers, and checks what happened.
+// Setup failures fail t; the checker's verdict is in the Report.
+func Run(t testing.TB, cfg Config) *Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+10*time.Minute)
+	defer cancel()
+	c := &coordinator{cfg: cfg, cluster: zktest.StartEnsemble(t, 3)}
+	if err := c.setup(ctx, t); err != nil {
+		t.Fatal(err)
+	}
+	defer c.admin.s.Close()
+	defer c.flog.Close()
+	var wg sync.WaitGroup
+	hctx, stopHarvest := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() { defer wg.Done(); c.harvestLoop(hctx) }()
+	start := Now()
+	c.schedule(ctx, t)
+	stop := Now()
+	for _, w := range c.workers {
+		w.proxy.Heal()
+		c.procs.stop(w)
+	}
+	stopHarvest()
+	wg.Wait()
+	run, err := c.collect(ctx, start, stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Check(run)
+}
+
+func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
+	if c.cfg.Dir == "" {
+		c.cfg.Dir = t.TempDir()
+	} else if err := os.MkdirAll(c.cfg.Dir, 0o755); err != nil {
+		return err
+	}
+	t.Logf("logs in %s", c.cfg.Dir)
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	root := "/chaos-" + strconv.FormatUint(c.cfg.Seed, 10)
+	s, err := zklock.NewSession(ctx, zklock.WithServers(c.cluster.Servers()...), zklock.WithSessionTimeout(SessionTimeout))
+	if err != nil {
+		return err
+	}
+	c.admin = &admin{s: s, paths: Paths{Root: root}, seen: map[string]map[int64]Receipt{}}
+	if err := c.admin.layout(ctx); err != nil {
+		return err
+	}
+	if c.flog, err = CreateLog(filepath.Join(c.cfg.Dir, "faults.jsonl")); err != nil {
+		return err
+	}
+	c.procs = &procs{exe: exe, dir: c.cfg.Dir, seed: c.cfg.Seed, env: []string{
+		EnvRoot + "=" + root, EnvLimit + "=" + strconv.Itoa(c.cfg.Limit), EnvBroken + "=" + c.cfg.Broken}}
+	for i := 1; i <= c.cfg.Workers; i++ {
+		w := &worker{id: i, proxy: zktest.NewProxy(t, c.cluster.Servers())}
+		if err := c.procs.start(w); err != nil {
+			return err
+		}
+		t.Cleanup(func() { c.procs.kill(w) })
+		c.workers = append(c.workers, w)
+	}
+	return nil
+}
+
+// schedule injects faults, one at a time with a quiet spell after each,
+// until cfg.Duration has passed. Kinds are drawn from a shuffled bag, so
+// every kind comes once before any comes twice.
+func (c *coordinator) schedule(ctx context.Context, t testing.TB) {
+	rnd := rand.New(rand.NewPCG(c.cfg.Seed, 0x5eed))
+	in := &injector{cluster: c.cluster, procs: c.procs, workers: c.workers,
+		admin: c.admin.s, paths: c.admin.paths, rnd: rnd}
+	kinds := c.cfg.Kinds
+	if kinds == nil {
+		kinds = FaultKinds
+	}
+	deadline := time.Now().Add(c.cfg.Duration)
+	sleep(ctx, 3*time.Second) // let every workload get going
+	var bag []string
+	for i := 0; i < 100_000 && time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+		if len(bag) == 0 {
+			bag = slices.Clone(kinds)
+			rnd.Shuffle(len(bag), func(i, j int) { bag[i], bag[j] = bag[j], bag[i] })
+		}
+		f := in.do(ctx, bag[0])
+		bag = bag[1:]
+		c.faults = append(c.faults, f)
+		_ = c.flog.Add(f)
+		t.Logf("fault %d: %s %s for %v %s %s", i+1, f.Kind, f.Target, dur(f.End-f.Start).Round(time.Millisecond), f.Detail, f.Err)
+		if f.Err != "" {
+			t.Errorf("fault %s %s: %s", f.Kind, f.Target, f.Err)
+		}
+		sleep(ctx, in.between(1500*time.Millisecond, 3*time.Second))
+	}
+}
+
+// harvestLoop collects receipts every few seconds; a failed round (servers
+// restarting) is simply tried again later.
+func (c *coordinator) harvestLoop(ctx context.Context) {
+	for i := 0; i < 1_000_000 && ctx.Err() == nil; i++ {
+		sleep(ctx, 3*time.Second)
+		_ = c.admin.harvest(ctx)
+	}
+}
+
+// collect reads the final state once every worker has exited.
+func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome, error) {
+	run := &Outcome{Start: start, Stop: stop, Faults: c.faults, Limit: c.cfg.Limit, SessionTimeout: c.admin.s.Timeout()}
+	if err := again(ctx, time.Minute, func() error { return c.admin.harvest(ctx) }); err != nil {
+		return nil, fmt.Errorf("final harvest: %w", err)
+	}
+	run.Receipts = c.admin.receipts()
+	err := again(ctx, time.Minute, func() (err error) { run.Counters, err = c.admin.counters(); return err })
+	if err != nil {
+		return nil, fmt.Errorf("counters: %w", err)
+	}
+	if run.Leftover, err = c.leftovers(ctx); err != nil {
+		return nil, err
+	}
+	exits, logs := c.procs.results()
+	run.Exits = exits
+	for _, p := range logs {
+		evs, err := ReadEvents(p)
+		if err != nil {
+			return nil, err
+		}
+		run.Events = append(run.Events, evs...)
+	}
+	b, _ := json.Marshal(run.Counters)
+	return run, os.WriteFile(filepath.Join(c.cfg.Dir, "counters.json"), b, 0o644)
+}
+
+// leftovers waits until the lock paths hold no ephemeral node, for as long
+// as the server may take to expire the sessions of killed workers, and
+// returns what is left then.
+func (c *coordinator) leftovers(ctx context.Context) ([]string, error) {
+	deadline := time.Now().Add(c.cluster.ExpiryBound() + 5*time.Second)
+	for i := 0; ; i++ {
+		var left []string
+		err := again(ctx, time.Minute, func() (err error) {
+			left, err = c.admin.ephemerals(c.admin.paths.Root + "/locks")
+			return err
+		})
+		if err != nil || len(left) == 0 || time.Now().After(deadline) {
+			return left, err
+		}
+		sleep(ctx, 200*time.Millisecond)
+	}
+}

@@ -1,0 +1,56 @@
+// Package chaos is zklock's chaos suite: it backs the claims "mutual
+// exclusion is never violated" and "a holder learns it may have lost its
+// lock before a rival can acquire it" with real faults, and prints figures.
+//
+// Run starts a 3-server ZooKeeper ensemble (package zktest) and several
+// worker processes: the test binary re-executed with EnvProc set, which its
+// TestMain hands to MainWorker. Each worker has one Session, through its own
+// zktest.Proxy, and runs a workload per primitive (Mutex, ReentrantMutex,
+// RWMutex, Semaphore with a limit, Election): acquire, then one to three
+// read-modify-write increments of a counter node, each a Session.Multi with
+// the hold's Guard, the counter write and a sequential receipt node, then
+// release. Every event goes to the worker's JSON-lines log stamped with
+// CLOCK_MONOTONIC (Now), which all processes share: when an acquisition
+// returned, each write with its outcome, and when the holder stopped
+// believing it held (its release, or the moment it saw the loss signal).
+//
+// Meanwhile a seeded schedule injects one fault at a time, each kind once
+// per shuffled round (FaultKinds): leader kill and restart, follower kill
+// and restart, whole-ensemble restart, a client blackholed past its session
+// timeout then healed, a client's connections reset, added latency, a
+// client process frozen with SIGSTOP past its session timeout then resumed,
+// and a client process killed with SIGKILL and started again. Client faults
+// aim, two times in three, at the process holding a lock.
+//
+// The writes of the exclusive primitives carry no version check: only the
+// lock protects the read-modify-write, so two holders show up as a value
+// written twice. Receipts, committed in the same multi as the counter,
+// settle writes whose reply was lost and give the commit order. Check then
+// fails the run on:
+//
+//   - a lost or duplicated increment: a value written twice, a final counter
+//     that differs from the number of receipts, an acknowledged write without
+//     a receipt, a refused write with one;
+//   - a stale write accepted: an exclusive primitive's receipts out of token
+//     order, or a write committed after its holder saw the loss signal;
+//   - two believed holds overlapping where the primitive forbids it (any two
+//     for a mutex, reentrant mutex or election, a writer beside anyone for
+//     the RWMutex, more than the limit for the semaphore), unless the earlier
+//     holder was frozen during its hold before the rival acquired. Those are
+//     reported apart (PausedOverlap): a frozen process cannot see its loss
+//     signal, so fencing must refuse every write it sends after the rival
+//     acquired, and any that commits is a violation;
+//   - an ephemeral node left under the lock paths once every worker exited
+//     and the sessions of killed ones had time to expire;
+//   - a primitive with no holder while contenders waited and no fault was
+//     active, for longer than the session timeout plus LivenessSlack.
+//
+// The Report gives faults by kind with the median and maximum recovery
+// time (from the fault being undone to every primitive acquired afresh),
+// acquisitions and increments per primitive, write outcomes, the paused
+// overlaps and whether fencing caught each, and the violations.
+//
+// To show that the checker can fail, EnvBroken (CHAOS_BROKEN for the test)
+// makes the workload drop the guard ("noguard") and ignore the loss signal
+// ("ignorelost"): make chaos-broken runs that and expects violations.
+package chaos

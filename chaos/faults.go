@@ -1,0 +1,152 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"syscall"
+	"time"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// Fault kinds.
+const (
+	FaultLeaderKill      = "leader-kill"      // SIGKILL the leader, restart it
+	FaultFollowerKill    = "follower-kill"    // SIGKILL a follower, restart it
+	FaultEnsembleRestart = "ensemble-restart" // stop every server, start them again
+	FaultPartition       = "client-partition" // blackhole a client past its session timeout
+	FaultReset           = "client-reset"     // reset a client's connections
+	FaultLatency         = "client-latency"   // delay a client's traffic
+	FaultPause           = "client-pause"     // SIGSTOP a client past its session timeout
+	FaultClientKill      = "client-kill"      // SIGKILL a client, start a new one
+)
+
+// FaultKinds lists every kind the scheduler injects.
+var FaultKinds = []string{FaultLeaderKill, FaultFollowerKill, FaultEnsembleRestart, FaultPartition,
+	FaultReset, FaultLatency, FaultPause, FaultClientKill}
+
+// Fault is one injected fault: active from Start until End, when it was
+// undone (server serving again, client healed, resumed or restarted).
+type Fault struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"` // "server 2" or a worker incarnation
+	Start  int64  `json:"start"`
+	End    int64  `json:"end"`
+	Detail string `json:"detail,omitempty"`
+	Err    string `json:"err,omitempty"`
+}
+
+// injector does faults to a cluster and the workers.
+type injector struct {
+	cluster *zktest.Cluster
+	procs   *procs
+	workers []*worker
+	admin   *zklock.Session
+	paths   Paths
+	rnd     *rand.Rand
+}
+
+// between returns a random duration in [lo, hi).
+func (in *injector) between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(in.rnd.Int64N(int64(hi-lo)))
+}
+
+// do injects one fault of kind, keeps it for a while, undoes it and
+// returns its record.
+func (in *injector) do(ctx context.Context, kind string) Fault {
+	f := Fault{Kind: kind, Start: Now()}
+	var err error
+	switch kind {
+	case FaultLeaderKill, FaultFollowerKill:
+		f.Target, err = in.serverKill(ctx, kind == FaultLeaderKill)
+	case FaultEnsembleRestart:
+		f.Target, err = "all servers", in.ensembleRestart(ctx)
+	default:
+		w := in.victim(ctx)
+		f.Target = w.proc()
+		f.Detail, err = in.client(ctx, kind, w)
+	}
+	f.End = Now()
+	if err != nil {
+		f.Err = err.Error()
+	}
+	return f
+}
+
+func (in *injector) serverKill(ctx context.Context, leader bool) (string, error) {
+	l, err := in.cluster.Leader(ctx)
+	if err != nil {
+		return "", err
+	}
+	i := l
+	if !leader {
+		i = (l + 1 + in.rnd.IntN(in.cluster.Len()-1)) % in.cluster.Len()
+	}
+	target := fmt.Sprintf("server %d", i)
+	if err := in.cluster.Server(i).Kill(); err != nil {
+		return target, err
+	}
+	sleep(ctx, in.between(500*time.Millisecond, 3*time.Second))
+	if err := in.cluster.Server(i).Start(); err != nil {
+		return target, err
+	}
+	return target, in.cluster.WaitReady(ctx)
+}
+
+func (in *injector) ensembleRestart(ctx context.Context) error {
+	for i := 0; i < in.cluster.Len(); i++ {
+		if err := in.cluster.Server(i).Stop(); err != nil {
+			return err
+		}
+	}
+	sleep(ctx, in.between(200*time.Millisecond, 2*time.Second))
+	errs := make(chan error, in.cluster.Len())
+	for i := 0; i < in.cluster.Len(); i++ {
+		go func() { errs <- in.cluster.Server(i).Start() }()
+	}
+	for i := 0; i < in.cluster.Len(); i++ {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return in.cluster.WaitReady(ctx)
+}
+
+// past is longer than the session timeout: the server expires the session.
+func (in *injector) past() time.Duration {
+	return SessionTimeout + in.between(time.Second, 2500*time.Millisecond)
+}
+
+func (in *injector) client(ctx context.Context, kind string, w *worker) (string, error) {
+	switch kind {
+	case FaultPartition:
+		d := in.past()
+		w.proxy.Blackhole()
+		sleep(ctx, d)
+		w.proxy.Heal()
+		return d.String(), nil
+	case FaultReset:
+		w.proxy.Reset()
+		return "", nil
+	case FaultLatency:
+		lat, d := in.between(20*time.Millisecond, 300*time.Millisecond), in.between(time.Second, 4*time.Second)
+		w.proxy.SetLatency(lat)
+		sleep(ctx, d)
+		w.proxy.Heal()
+		return fmt.Sprintf("%v each way for %v", lat, d), nil
+	case FaultPause:
+		d := in.past()
+		if err := in.procs.signal(w, syscall.SIGSTOP); err != nil {
+			return "", err
+		}
+		sleep(ctx, d)
+		return d.String(), in.procs.signal(w, syscall.SIGCONT)
+	case FaultClientKill:
+		in.procs.kill(w)
+		sleep(ctx, in.between(0, time.Second))
+		return "", in.procs.start(w)
+	}
+	return "", fmt.Errorf("chaos: unknown fault %q", kind)
+}

@@ -1,0 +1,121 @@
+package chaos
+
+// PausedOverlap is a believed overlap excused because a holder was frozen
+// (SIGSTOP) while it held: it could not see its loss signal until resumed,
+// and only fencing keeps its writes out.
+type PausedOverlap struct {
+	Prim          string
+	Paused, Rival Interval // Rival: the first holder that overlapped
+	Rivals        int      // holders that overlapped
+	Writes        int      // writes the paused holder sent after Rival acquired
+	Committed     int      // of those, how many the server accepted (must be 0)
+}
+
+// exclusive reports whether a and b may not hold together (the semaphore is
+// checked by counting instead).
+func exclusive(a, b Interval) bool {
+	if a.Prim == "rwmutex" {
+		return a.Mode == ModeExclusive || b.Mode == ModeExclusive
+	}
+	return true
+}
+
+// checkOverlaps finds holders that believed they held together when they
+// must not have.
+func checkOverlaps(r *Outcome, ivs []Interval, committed map[writeKey]Receipt, rep *Report) {
+	byPrim := map[string][]Interval{}
+	for _, iv := range ivs {
+		byPrim[iv.Prim] = append(byPrim[iv.Prim], iv)
+	}
+	for prim, list := range byPrim {
+		if prim == "semaphore" {
+			checkCount(r, list, committed, rep)
+			continue
+		}
+		for i, a := range list {
+			for _, b := range list[i+1:] {
+				if b.Start >= a.End {
+					break // sorted by start: no later one overlaps a
+				}
+				if a.Proc != b.Proc && exclusive(a, b) {
+					overlap(r, a, b, committed, rep)
+				}
+			}
+		}
+	}
+}
+
+// overlap reports a and b (a started first) as a violation unless a was
+// paused, having acquired, before b acquired.
+func overlap(r *Outcome, a, b Interval, committed map[writeKey]Receipt, rep *Report) {
+	if !pausedBefore(r, a, b.Start) {
+		rep.violate("%s: %s and %s believed they held together for %v", a.Prim, describe(a), describe(b),
+			dur(min(a.End, b.End)-b.Start))
+		return
+	}
+	fenced(r, a, b, committed, rep)
+}
+
+// pausedBefore reports whether iv's process was frozen during iv, before t.
+func pausedBefore(r *Outcome, iv Interval, t int64) bool {
+	for _, f := range r.Faults {
+		if f.Kind == FaultPause && f.Target == iv.Proc && f.Start >= iv.Start && f.Start <= t {
+			return true
+		}
+	}
+	return false
+}
+
+// fenced records a paused overlap and checks that every write the paused
+// holder sent after the rival acquired was refused.
+// Later rivals of the same paused hold only count.
+func fenced(r *Outcome, paused, rival Interval, committed map[writeKey]Receipt, rep *Report) {
+	for i := range rep.PausedOverlaps {
+		if po := &rep.PausedOverlaps[i]; po.Paused == paused {
+			po.Rivals++
+			return
+		}
+	}
+	po := PausedOverlap{Prim: paused.Prim, Paused: paused, Rival: rival, Rivals: 1}
+	for _, e := range r.Events {
+		if e.Ev == EvWrite && e.Proc == paused.Proc && e.Prim == paused.Prim && e.Tok == paused.Tok &&
+			e.T >= rival.Start && e.Res != ResSkipped {
+			po.Writes++
+			if _, ok := committed[writeKey{e.Proc, e.W}]; ok {
+				po.Committed++
+			}
+		}
+	}
+	if po.Committed > 0 {
+		rep.violate("%s: fencing failed: %d write(s) of paused %s committed after %s acquired",
+			paused.Prim, po.Committed, describe(paused), describe(rival))
+	}
+	rep.PausedOverlaps = append(rep.PausedOverlaps, po)
+}
+
+// checkCount checks that at most r.Limit semaphore holders believed they
+// held at once: when a holder acquires, those still believing exceed the
+// limit only if the excess was frozen.
+func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep *Report) {
+	for i, b := range list {
+		var active, paused []Interval
+		for _, a := range list[:i] {
+			if a.End > b.Start {
+				if pausedBefore(r, a, b.Start) {
+					paused = append(paused, a)
+				} else {
+					active = append(active, a)
+				}
+			}
+		}
+		if len(active)+1 > r.Limit {
+			rep.violate("semaphore: %d holders believed they held at once (limit %d) when %s acquired",
+				len(active)+1, r.Limit, describe(b))
+		}
+		if len(active)+len(paused)+1 > r.Limit {
+			for _, a := range paused {
+				fenced(r, a, b, committed, rep)
+			}
+		}
+	}
+}

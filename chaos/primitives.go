@@ -1,0 +1,110 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
+)
+
+// Primitives names the workloads, one per zklock primitive.
+var Primitives = []string{"mutex", "reentrant", "rwmutex", "semaphore", "election"}
+
+// Modes of a hold.
+const (
+	ModeExclusive = "w" // mutex, reentrant, election, or an RWMutex writer
+	ModeRead      = "r" // an RWMutex reader
+	ModeLease     = "l" // a semaphore lease
+)
+
+// hold is one acquisition, whatever the primitive.
+type hold struct {
+	mode    string
+	token   int64
+	guard   *zk.CheckVersionRequest
+	lost    <-chan struct{}
+	release func(context.Context) error
+}
+
+// acquirer blocks until it holds, ctx ends, or the session is closed.
+type acquirer func(ctx context.Context, rnd *rand.Rand) (*hold, error)
+
+// newAcquirer returns prim's acquisition over s at path; limit is the
+// semaphore's.
+func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, error) {
+	switch prim {
+	case "mutex":
+		m, err := zklock.NewMutex(s, path)
+		return func(ctx context.Context, _ *rand.Rand) (*hold, error) {
+			if err := m.Lock(ctx); err != nil {
+				return nil, err
+			}
+			return &hold{ModeExclusive, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
+		}, err
+	case "reentrant":
+		r, err := zklock.NewReentrantMutex(s, path)
+		return reentrantAcquirer(r), err
+	case "rwmutex":
+		m, err := zklock.NewRWMutex(s, path)
+		return rwAcquirer(m), err
+	case "semaphore":
+		sem, err := zklock.NewSemaphore(s, path, limit)
+		return func(ctx context.Context, _ *rand.Rand) (*hold, error) {
+			l, err := sem.Acquire(ctx, 1)
+			if err != nil {
+				return nil, err
+			}
+			return &hold{ModeLease, l.Token(), l.Guard(), l.Lost(), l.Release}, nil
+		}, err
+	case "election":
+		e, err := zklock.NewElection(s, path)
+		return func(ctx context.Context, _ *rand.Rand) (*hold, error) {
+			t, err := e.Campaign(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			return &hold{ModeExclusive, t.Token(), t.Guard(), t.Done(), e.Resign}, nil
+		}, err
+	}
+	return nil, fmt.Errorf("chaos: unknown primitive %q", prim)
+}
+
+// reentrantAcquirer locks twice, the second time nested (no server call),
+// and unlocks as many times.
+func reentrantAcquirer(r *zklock.ReentrantMutex) acquirer {
+	return func(ctx context.Context, _ *rand.Rand) (*hold, error) {
+		if err := r.Lock(ctx); err != nil {
+			return nil, err
+		}
+		if err := r.Lock(ctx); err != nil {
+			_ = r.Unlock(ctx)
+			return nil, fmt.Errorf("nested Lock: %w", err)
+		}
+		release := func(ctx context.Context) error {
+			var err error
+			for i := 0; i < 3 && r.HoldCount() > 0; i++ {
+				err = r.Unlock(ctx)
+			}
+			return err
+		}
+		return &hold{ModeExclusive, r.Token(), r.Guard(), r.Lost(), release}, nil
+	}
+}
+
+// rwAcquirer takes the write lock one time in three, else the read lock.
+func rwAcquirer(m *zklock.RWMutex) acquirer {
+	return func(ctx context.Context, rnd *rand.Rand) (*hold, error) {
+		if rnd.IntN(3) == 0 {
+			if err := m.Lock(ctx); err != nil {
+				return nil, err
+			}
+			return &hold{ModeExclusive, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
+		}
+		if err := m.RLock(ctx); err != nil {
+			return nil, err
+		}
+		return &hold{ModeRead, m.Token(), m.Guard(), m.Lost(), m.RUnlock}, nil
+	}
+}

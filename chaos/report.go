@@ -1,0 +1,89 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report is a chaos run's verdict and figures.
+type Report struct {
+	Duration       time.Duration              // from the first fault's scheduling to the stop
+	Faults         map[string]int             // injected, by kind
+	Recovery       map[string][]time.Duration // fault undone to every primitive acquired afresh, by kind
+	Unrecovered    map[string]int             // faults after which some primitive was never acquired again
+	Acquisitions   map[string]int             // by primitive
+	Counters       map[string]int64           // committed increments, by primitive
+	Writes         map[string]int             // by outcome
+	Idle           map[string]time.Duration   // longest no-holder stretch while contenders waited, outside faults
+	PausedOverlaps []PausedOverlap
+	Violations     []string
+}
+
+func newReport(r *Outcome) *Report {
+	return &Report{
+		Duration: dur(r.Stop - r.Start), Faults: map[string]int{}, Recovery: map[string][]time.Duration{},
+		Unrecovered: map[string]int{}, Acquisitions: map[string]int{}, Counters: r.Counters,
+		Writes: map[string]int{}, Idle: map[string]time.Duration{},
+	}
+}
+
+// OK reports whether the run had no violation.
+func (r *Report) OK() bool { return len(r.Violations) == 0 }
+
+func (r *Report) violate(format string, args ...any) {
+	r.Violations = append(r.Violations, fmt.Sprintf(format, args...))
+}
+
+// Fenced reports how many paused overlaps there were and in how many fencing
+// refused every write the paused holder sent after its rival acquired.
+func (r *Report) Fenced() (overlaps, fenced int) {
+	for _, po := range r.PausedOverlaps {
+		if po.Committed == 0 {
+			fenced++
+		}
+	}
+	return len(r.PausedOverlaps), fenced
+}
+
+// String prints the report.
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "chaos report: %v of faults\n", r.Duration.Round(time.Second))
+	fmt.Fprintf(&b, "%-18s %6s %10s %10s %s\n", "fault", "count", "median", "max", "(recovery: undone -> every primitive acquired again)")
+	for _, k := range FaultKinds {
+		ds := slices.Clone(r.Recovery[k])
+		slices.Sort(ds)
+		med, mx := "-", "-"
+		if len(ds) > 0 {
+			med, mx = ds[len(ds)/2].Round(time.Millisecond).String(), ds[len(ds)-1].Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(&b, "%-18s %6d %10s %10s", k, r.Faults[k], med, mx)
+		if n := r.Unrecovered[k]; n > 0 {
+			fmt.Fprintf(&b, " (%d not followed by a fresh acquisition of every primitive)", n)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%-10s %12s %12s %14s\n", "primitive", "acquisitions", "increments", "longest idle")
+	for _, p := range Primitives {
+		fmt.Fprintf(&b, "%-10s %12d %12d %14v\n", p, r.Acquisitions[p], r.Counters[p], r.Idle[p].Round(time.Millisecond))
+	}
+	fmt.Fprintf(&b, "writes: %d ok, %d rejected, %d unknown (%d of them committed), %d skipped after loss\n",
+		r.Writes[ResOK], r.Writes[ResRejected], r.Writes[ResUnknown], r.Writes["unknown, committed"], r.Writes[ResSkipped])
+	n, f := r.Fenced()
+	fmt.Fprintf(&b, "believed overlaps of paused holders: %d; fencing refused every later write in %d of them\n", n, f)
+	for _, po := range r.PausedOverlaps {
+		fmt.Fprintf(&b, "  %s: paused %s (until %s) vs %s and %d more: %d write(s) after, %d committed\n", po.Prim,
+			describe(po.Paused), po.Paused.Why, describe(po.Rival), po.Rivals-1, po.Writes, po.Committed)
+	}
+	fmt.Fprintf(&b, "violations: %d\n", len(r.Violations))
+	for i, v := range r.Violations {
+		if i == 50 {
+			fmt.Fprintf(&b, "  ... and %d more\n", len(r.Violations)-i)
+			break
+		}
+		fmt.Fprintf(&b, "  %s\n", v)
+	}
+	return b.String()
+}

@@ -1,0 +1,62 @@
+package chaos
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/zklock/zklock"
+)
+
+// holderPID returns the process id of prim's first holder, read from its
+// node's data ("host:pid", zklock's default), or 0 when there is none or it
+// cannot be read: faults aimed at a holder are the ones that test the
+// loss signal and fencing.
+func holderPID(ctx context.Context, s *zklock.Session, paths Paths, prim string) int {
+	var cs []zklock.Contender
+	var err error
+	p := paths.Lock(prim)
+	switch prim {
+	case "mutex", "reentrant":
+		var m *zklock.Mutex
+		if m, err = zklock.NewMutex(s, p); err == nil {
+			cs, err = m.Contenders(ctx)
+		}
+	case "rwmutex":
+		var m *zklock.RWMutex
+		if m, err = zklock.NewRWMutex(s, p); err == nil {
+			cs, err = m.Contenders(ctx)
+		}
+	case "election":
+		var e *zklock.Election
+		if e, err = zklock.NewElection(s, p); err == nil {
+			cs, err = e.Candidates(ctx)
+		}
+	}
+	if err != nil || len(cs) == 0 {
+		return 0
+	}
+	_, pid, _ := strings.Cut(string(cs[0].Data), ":")
+	n, _ := strconv.Atoi(pid)
+	return n
+}
+
+// victim picks the worker a client fault hits: two times in three the
+// holder of a random lock, else any worker.
+// The seed decides the draws, but who holds depends on the run: the same
+// seed gives the same kinds and durations, not always the same victims.
+func (in *injector) victim(ctx context.Context) *worker {
+	locks := []string{"mutex", "reentrant", "rwmutex", "election"}
+	aim, lock, anyone := in.rnd.IntN(3) < 2, locks[in.rnd.IntN(len(locks))], in.workers[in.rnd.IntN(len(in.workers))]
+	if !aim {
+		return anyone
+	}
+	if pid := holderPID(ctx, in.admin, in.paths, lock); pid != 0 {
+		for _, w := range in.workers {
+			if w.pid() == pid {
+				return w
+			}
+		}
+	}
+	return anyone
+}
