@@ -21,10 +21,12 @@
 // one line:
 //
 //	acquire <kind> <ms>  kind is mutex, read or write (one InterProcessMutex
-//	                     and one InterProcessReadWriteLock on path); answers
+//	                     and one InterProcessReadWriteLock on path), or sem
+//	                     (one more lease of an InterProcessSemaphoreV2 on
+//	                     path, given limit=); answers
 //	                     "held <kind>", or "busy <kind>" if not acquired
 //	                     within ms
-//	release <kind>       answers "released <kind>"
+//	release <kind>       answers "released <kind>" (sem: the latest lease)
 //
 // and EOF ends it with "done". Inside each critical section the driver
 // appends "<ns> <id> start <kind>" and "<ns> <id> end <kind>" (kind is the
@@ -36,6 +38,8 @@ import java.io.BufferedReader;
 import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Semaphore;
@@ -166,8 +170,11 @@ public final class Driver {
     private void interactive(CuratorFramework client) throws Exception {
         String path = need("path");
         InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, path);
-        Map<String, InterProcessLock> locks = Map.of(
-                "mutex", new InterProcessMutex(client, path), "read", rw.readLock(), "write", rw.writeLock());
+        Map<String, InterProcessLock> locks = new HashMap<>(Map.of(
+                "mutex", new InterProcessMutex(client, path), "read", rw.readLock(), "write", rw.writeLock()));
+        if (args.containsKey("limit")) {
+            locks.put("sem", leases(new InterProcessSemaphoreV2(client, path, Integer.parseInt(need("limit")))));
+        }
         for (String line; (line = in.readLine()) != null; ) {
             String[] f = line.split(" ");
             InterProcessLock lock = f.length >= 2 ? locks.get(f[1]) : null;
@@ -194,6 +201,37 @@ public final class Driver {
                 default -> fail("bad command " + line);
             }
         }
+    }
+
+    // leases adapts a semaphore to the interactive commands: acquire takes
+    // one more lease, release returns the latest.
+    private static InterProcessLock leases(InterProcessSemaphoreV2 sem) {
+        Deque<Lease> held = new ArrayDeque<>();
+        return new InterProcessLock() {
+            @Override
+            public void acquire() throws Exception {
+                held.push(sem.acquire());
+            }
+
+            @Override
+            public boolean acquire(long time, TimeUnit unit) throws Exception {
+                Lease l = sem.acquire(time, unit);
+                if (l != null) {
+                    held.push(l);
+                }
+                return l != null;
+            }
+
+            @Override
+            public void release() throws Exception {
+                held.pop().close();
+            }
+
+            @Override
+            public boolean isAcquiredInThisProcess() {
+                return !held.isEmpty();
+            }
+        };
     }
 
     // lead campaigns with a LeaderSelector, requeued by hand after each term
