@@ -75,6 +75,9 @@ func TestStatusDetectsSemaphoreAndRW(t *testing.T) {
 	if r.Kind != kindSemaphore || r.Limit != 2 || r.Waiting[0].Data != "c" {
 		t.Errorf("semaphore status: %+v", r)
 	}
+	if code, _, errOut := runZklock(t, servers, "run", "-n", "2", "--try", sem, "--", "true"); code != exitBusy {
+		t.Errorf("-n 2 --try on a full semaphore: exit %d, want %d; stderr: %s", code, exitBusy, errOut)
+	}
 	reader := holdLock(t, servers, rw, "--shared", "--data", "r")
 	writer := start(t, servers, "run", "--write", "--data", "w", rw, "--", "true")
 	r = awaitQueue(t, servers, rw, 1, 1)
