@@ -12,6 +12,10 @@
 // blackhole the network, or to lose the reply to one request; ExpireSession
 // uses it to make the server expire a client's session for real.
 //
+// WithSelfSignedTLS gives every server a TLS client port too, with
+// certificates made for the test: Cluster.SecureServers and
+// Cluster.TLSConfig are what a client needs to reach it.
+//
 // # Where ZooKeeper comes from
 //
 // Start and StartEnsemble look, in this order, for:
