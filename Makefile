@@ -3,7 +3,7 @@
 # scripts/install-deps.sh installs staticcheck here.
 STATICCHECK := $(shell go env GOPATH)/bin/staticcheck
 
-.PHONY: deps lint test demo
+.PHONY: deps lint test demo bench bench-quick
 
 # Install ZooKeeper, Java and staticcheck where missing (apt; sudo unless root).
 deps:
@@ -39,3 +39,15 @@ chaos: deps
 chaos-broken: deps
 	CHAOS_BROKEN_RUN=1 CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) \
 		go test -count=1 -timeout 10m -v -run '^TestChaosBrokenIsCaught$$' ./chaos
+
+# zklock side by side with go-zookeeper, Curator, Kazoo, etcd and redsync on
+# servers it starts on 127.0.0.1 (bench/ is its own module): writes
+# bench/results/ (JSON, markdown table, SVG chart). About 10 minutes;
+# bench-quick, under 2, writes bench/results/quick/.
+bench:
+	bash scripts/install-deps.sh --bench
+	cd bench && go run . -out results
+
+bench-quick:
+	bash scripts/install-deps.sh --bench
+	cd bench && go run . -quick -out results/quick

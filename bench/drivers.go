@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/go-zookeeper/zk"
+	goredislib "github.com/redis/go-redis/v9"
+	"github.com/zklock/zklock"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+)
+
+// sessionTimeout is asked of every ZooKeeper and etcd client alike: long
+// enough that pings (and lease keep-alives) barely count.
+const sessionTimeout = time.Minute
+
+// goDriver builds the workers of one Go implementation for a scenario;
+// closing releases its connections.
+type goDriver func(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error)
+
+var goDrivers = map[string]goDriver{
+	implRaw:     rawWorkers,
+	implZklock:  zklockWorkers,
+	implGoZK:    gozkWorkers,
+	implEtcd:    etcdWorkers,
+	implRedsync: redsyncWorkers,
+}
+
+// closers collects what to close, in reverse order.
+type closers []func()
+
+func (c closers) close() {
+	for i := len(c) - 1; i >= 0; i-- {
+		c[i]()
+	}
+}
+
+func lockPath(path string, sc scenario, i int) string {
+	return fmt.Sprintf("%s/l%d", path, i%sc.locks())
+}
+
+func zklockWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
+	var cs closers
+	ss := make([]*zklock.Session, sc.sessions())
+	for i := range ss {
+		s, err := zklock.NewSession(ctx, zklock.WithServers(e.zkAddr), zklock.WithSessionTimeout(sessionTimeout))
+		if err != nil {
+			cs.close()
+			return nil, nil, err
+		}
+		cs = append(cs, func() { s.Close() })
+		ss[i] = s
+	}
+	ws := make([]worker, sc.Clients)
+	for i := range ws {
+		s := ss[i%len(ss)]
+		var err error
+		switch sc.Kind {
+		case kindMutex:
+			var m *zklock.Mutex
+			if m, err = zklock.NewMutex(s, lockPath(path, sc, i)); err == nil {
+				ws[i].cycle = lockCycle(m.Lock, m.Unlock)
+			}
+		case kindRW:
+			var m *zklock.RWMutex
+			if m, err = zklock.NewRWMutex(s, path+"/rw"); err == nil {
+				ws[i] = worker{cycle: lockCycle(m.RLock, m.RUnlock), write: lockCycle(m.Lock, m.Unlock)}
+			}
+		case kindSem:
+			var sem *zklock.Semaphore
+			if sem, err = zklock.NewSemaphore(s, path+"/sem", sc.Limit); err == nil {
+				ws[i].cycle = func(ctx context.Context, enter, exit func()) error {
+					l, err := sem.Acquire(ctx, 1)
+					if err != nil {
+						return err
+					}
+					enter()
+					exit()
+					return l.Release(ctx)
+				}
+			}
+		}
+		if err != nil {
+			cs.close()
+			return nil, nil, err
+		}
+	}
+	return ws, cs.close, nil
+}
+
+func lockCycle(lock, unlock func(context.Context) error) cycler {
+	return func(ctx context.Context, enter, exit func()) error {
+		if err := lock(ctx); err != nil {
+			return err
+		}
+		enter()
+		exit()
+		return unlock(ctx)
+	}
+}
+
+// gozkConnect opens a go-zookeeper connection and waits for its session.
+func gozkConnect(ctx context.Context, addr string) (*zk.Conn, error) {
+	conn, events, err := zk.Connect([]string{addr}, sessionTimeout, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for range events { // drained until Close, so no event blocks the client
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for conn.State() != zk.StateHasSession {
+		select {
+		case <-ctx.Done():
+			conn.Close()
+			return nil, fmt.Errorf("go-zookeeper: no session: %w", ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return conn, nil
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+func gozkConns(ctx context.Context, e *servers, n int) ([]*zk.Conn, closers, error) {
+	var cs closers
+	conns := make([]*zk.Conn, n)
+	for i := range conns {
+		c, err := gozkConnect(ctx, e.zkAddr)
+		if err != nil {
+			cs.close()
+			return nil, nil, err
+		}
+		cs = append(cs, c.Close)
+		conns[i] = c
+	}
+	return conns, cs, nil
+}
+
+// gozkWorkers uses zk.Lock, which takes no context: a trial's end waits for
+// every client's Lock to return, which it does once the queue drains.
+func gozkWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
+	if sc.Kind != kindMutex {
+		return nil, nil, errors.New("go-zookeeper has only a mutex")
+	}
+	conns, cs, err := gozkConns(ctx, e, sc.sessions())
+	if err != nil {
+		return nil, nil, err
+	}
+	ws := make([]worker, sc.Clients)
+	for i := range ws {
+		l := zk.NewLock(conns[i%len(conns)], lockPath(path, sc, i), zk.WorldACL(zk.PermAll))
+		ws[i].cycle = func(_ context.Context, enter, exit func()) error {
+			if err := l.Lock(); err != nil {
+				return err
+			}
+			enter()
+			exit()
+			return l.Unlock()
+		}
+	}
+	return ws, cs.close, nil
+}
+
+// rawWorkers is the least any ZooKeeper lock must do per cycle: create an
+// ephemeral-sequential node, list the children to see it is first, delete
+// it; on a plain go-zookeeper connection.
+func rawWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
+	conns, cs, err := gozkConns(ctx, e, sc.sessions())
+	if err != nil {
+		return nil, nil, err
+	}
+	acl := zk.WorldACL(zk.PermAll)
+	ws := make([]worker, sc.Clients)
+	for i := range ws {
+		conn, dir := conns[i%len(conns)], lockPath(path, sc, i)
+		if err := mkdirs(conn, dir); err != nil {
+			cs.close()
+			return nil, nil, err
+		}
+		ws[i].cycle = func(_ context.Context, enter, exit func()) error {
+			p, err := conn.Create(dir+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, acl)
+			if err != nil {
+				return err
+			}
+			if _, _, err := conn.Children(dir); err != nil {
+				return err
+			}
+			enter()
+			exit()
+			return conn.Delete(p, -1)
+		}
+	}
+	return ws, cs.close, nil
+}
+
+func mkdirs(conn *zk.Conn, path string) error {
+	p := ""
+	for _, part := range strings.Split(strings.Trim(path, "/"), "/") {
+		p += "/" + part
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// etcdWorkers gives every client its own lease (concurrency.Session): two
+// Mutexes on one session share a key, so they would not exclude each other.
+// Clients share the scenario's gRPC connections.
+func etcdWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
+	if sc.Kind != kindMutex {
+		return nil, nil, errors.New("etcd's concurrency package has only a mutex")
+	}
+	var cs closers
+	clis := make([]*clientv3.Client, sc.sessions())
+	for i := range clis {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{e.etcdAddr}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(), Context: context.Background()})
+		if err != nil {
+			cs.close()
+			return nil, nil, err
+		}
+		cs = append(cs, func() { cli.Close() })
+		clis[i] = cli
+	}
+	ws := make([]worker, sc.Clients)
+	for i := range ws {
+		sess, err := concurrency.NewSession(clis[i%len(clis)], concurrency.WithTTL(int(sessionTimeout/time.Second)), concurrency.WithContext(ctx))
+		if err != nil {
+			cs.close()
+			return nil, nil, err
+		}
+		cs = append(cs, func() { sess.Close() })
+		m := concurrency.NewMutex(sess, lockPath(path, sc, i))
+		ws[i].cycle = lockCycle(m.Lock, m.Unlock)
+	}
+	return ws, cs.close, nil
+}
+
+// redsyncTries lets a redsync waiter retry (at its default random 50–250ms
+// delay) for as long as a trial can last, instead of giving up after its
+// default 32 tries; everything else is redsync's default.
+const redsyncTries = 1 << 12
+
+func redsyncWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
+	if sc.Kind != kindMutex {
+		return nil, nil, errors.New("redsync has only a mutex")
+	}
+	var cs closers
+	rss := make([]*redsync.Redsync, sc.sessions())
+	for i := range rss {
+		c := goredislib.NewClient(&goredislib.Options{Addr: e.redis, PoolSize: 2})
+		if err := c.Ping(ctx).Err(); err != nil {
+			cs.close()
+			return nil, nil, err
+		}
+		cs = append(cs, func() { c.Close() })
+		rss[i] = redsync.New(goredis.NewPool(c))
+	}
+	ws := make([]worker, sc.Clients)
+	for i := range ws {
+		m := rss[i%len(rss)].NewMutex(lockPath(path, sc, i), redsync.WithTries(redsyncTries))
+		ws[i].cycle = func(ctx context.Context, enter, exit func()) error {
+			if err := m.LockContext(ctx); err != nil {
+				return err
+			}
+			enter()
+			exit()
+			ok, err := m.UnlockContext(ctx)
+			if err == nil && !ok {
+				err = errors.New("redsync: unlock found the lock gone")
+			}
+			return err
+		}
+	}
+	return ws, cs.close, nil
+}

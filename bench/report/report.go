@@ -1,0 +1,127 @@
+// Package report turns benchmark samples into figures (median, min and max
+// over repeats), checks them against zklock's goals, and renders them as a
+// markdown table and an SVG chart.
+package report
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Figure is one measured quantity over the repeats of a run.
+type Figure struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	N      int     `json:"n"`
+}
+
+// Summarize returns the median, min and max of xs, skipping NaNs. The
+// median of an even count is the mean of the two middle values. A Figure
+// with N == 0 means nothing was measured.
+func Summarize(xs []float64) Figure {
+	v := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return Figure{}
+	}
+	slices.Sort(v)
+	n := len(v)
+	med := v[n/2]
+	if n%2 == 0 {
+		med = (v[n/2-1] + v[n/2]) / 2
+	}
+	return Figure{Median: med, Min: v[0], Max: v[n-1], N: n}
+}
+
+// Median returns the median of xs (NaN when empty), for per-trial latencies.
+func Median(xs []float64) float64 {
+	f := Summarize(xs)
+	if f.N == 0 {
+		return math.NaN()
+	}
+	return f.Median
+}
+
+// Sample is what one trial of one implementation measured.
+type Sample struct {
+	Rate       float64 // acquisitions per second in the measured window
+	ReqPerAcq  float64 // ZooKeeper requests per acquisition; NaN if not ZooKeeper
+	HandoffUS  float64 // median handoff latency in µs; NaN if not measured
+	Ops        int     // acquisitions in the window
+	Total      int     // acquisitions in the whole trial (warm-up and drain too)
+	Violations int     // critical sections that overlapped when they must not
+	Errors     int
+}
+
+// Result is one implementation in one scenario, over all repeats.
+type Result struct {
+	Scenario   string    `json:"scenario"`
+	Impl       string    `json:"impl"`
+	Rate       Figure    `json:"acquisitions_per_s"`
+	Rates      []float64 `json:"rates"` // per repeat, in run order, for paired ratios
+	ReqPerAcq  *Figure   `json:"zk_requests_per_acquisition,omitempty"`
+	HandoffUS  *Figure   `json:"handoff_latency_us,omitempty"`
+	Ops        int       `json:"acquisitions_measured"`
+	Violations int       `json:"violations"`
+	Errors     int       `json:"errors"`
+}
+
+// NewResult summarizes the samples of one implementation in one scenario.
+func NewResult(scenario, impl string, ss []Sample) Result {
+	r := Result{Scenario: scenario, Impl: impl}
+	var rate, req, hand []float64
+	for _, s := range ss {
+		rate = append(rate, s.Rate)
+		r.Rates = append(r.Rates, s.Rate)
+		req = append(req, s.ReqPerAcq)
+		hand = append(hand, s.HandoffUS)
+		r.Ops += s.Ops
+		r.Violations += s.Violations
+		r.Errors += s.Errors
+	}
+	r.Rate = Summarize(rate)
+	if f := Summarize(req); f.N > 0 {
+		r.ReqPerAcq = &f
+	}
+	if f := Summarize(hand); f.N > 0 {
+		r.HandoffUS = &f
+	}
+	return r
+}
+
+// Scenario describes one row of the table.
+type Scenario struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// Run is a whole benchmark run, as written to results/*.json.
+type Run struct {
+	Date      time.Time  `json:"date"`
+	Mode      string     `json:"mode"` // "full" or "quick"
+	Machine   string     `json:"machine"`
+	Versions  []string   `json:"versions"`
+	Repeats   int        `json:"repeats"`
+	Window    string     `json:"window"`
+	Duration  string     `json:"duration"`
+	Impls     []string   `json:"impls"`
+	Scenarios []Scenario `json:"scenarios"`
+	Results   []Result   `json:"results"`
+	Goals     []Goal     `json:"goals"`
+}
+
+// Find returns the result of impl in scenario, or nil.
+func (r *Run) Find(scenario, impl string) *Result {
+	for i := range r.Results {
+		if r.Results[i].Scenario == scenario && r.Results[i].Impl == impl {
+			return &r.Results[i]
+		}
+	}
+	return nil
+}
