@@ -79,3 +79,13 @@ func TestCheckerLiveness(t *testing.T) {
 		t.Fatalf("idle stretches broken by a fault are each within the bound:\n%s", rep)
 	}
 }
+
+func TestCheckerWorkerEndedOnItsOwn(t *testing.T) {
+	o := outcome(nil, nil, nil)
+	o.Exits = []chaos.Exit{{Proc: "A", T: 500 * ms, Err: "exit status 2"}}
+	mustFind(t, o, "worker A ended unexpectedly")
+	o.Exits = []chaos.Exit{{Proc: "A", T: 500 * ms, Killed: true}, {Proc: "B", T: 900 * ms, Stopped: true}}
+	if rep := chaos.Check(o); !rep.OK() {
+		t.Fatalf("a killed worker and a stopped one:\n%s", rep)
+	}
+}

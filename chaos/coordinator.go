@@ -103,7 +103,7 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 		if err := c.procs.start(w); err != nil {
 			return err
 		}
-		t.Cleanup(func() { c.procs.kill(w) })
+		t.Cleanup(func() { c.procs.kill(w, "") })
 		c.workers = append(c.workers, w)
 	}
 	return nil

@@ -144,7 +144,7 @@ func (in *injector) client(ctx context.Context, kind string, w *worker) (string,
 		sleep(ctx, d)
 		return d.String(), in.procs.signal(w, syscall.SIGCONT)
 	case FaultClientKill:
-		in.procs.kill(w)
+		in.procs.kill(w, "")
 		sleep(ctx, in.between(0, time.Second))
 		return "", in.procs.start(w)
 	}

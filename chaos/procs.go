@@ -22,10 +22,11 @@ const stopLimit = 30 * time.Second
 // Exit records when a worker incarnation ended. A killed incarnation ends
 // when SIGKILL was sent: it believes nothing after that.
 type Exit struct {
-	Proc   string `json:"proc"`
-	T      int64  `json:"t"`
-	Killed bool   `json:"killed,omitempty"`
-	Err    string `json:"err,omitempty"`
+	Proc    string `json:"proc"`
+	T       int64  `json:"t"`
+	Killed  bool   `json:"killed,omitempty"`
+	Err     string `json:"err,omitempty"`     // set when it exited on its own or would not stop
+	Stopped bool   `json:"stopped,omitempty"` // it was told to stop
 }
 
 // worker is one client process slot: its proxy survives its incarnations.
@@ -53,13 +54,14 @@ func (w *worker) pid() int {
 
 // procs starts and stops the worker processes of a run.
 type procs struct {
-	exe   string
-	dir   string
-	env   []string // common worker environment
-	seed  uint64
-	mu    sync.Mutex
-	exits []Exit
-	logs  []string
+	exe      string
+	dir      string
+	env      []string // common worker environment
+	seed     uint64
+	mu       sync.Mutex
+	exits    []Exit
+	logs     []string
+	stopping bool // the run is over: workers are being told to stop
 }
 
 // start launches w's next incarnation: the coordinator's own executable
@@ -109,7 +111,7 @@ func (p *procs) wait(proc string, cmd *exec.Cmd, out *os.File, done chan struct{
 			return
 		}
 	}
-	e := Exit{Proc: proc, T: t}
+	e := Exit{Proc: proc, T: t, Stopped: p.stopping}
 	if err != nil {
 		e.Err = err.Error()
 	}
@@ -117,14 +119,15 @@ func (p *procs) wait(proc string, cmd *exec.Cmd, out *os.File, done chan struct{
 	close(done)
 }
 
-// kill SIGKILLs w's incarnation and waits until it has exited.
-func (p *procs) kill(w *worker) {
+// kill SIGKILLs w's incarnation and waits until it has exited; why, if
+// not empty, says the kill was not a fault but a worker that failed to stop.
+func (p *procs) kill(w *worker, why string) {
 	w.mu.Lock()
 	cmd, done, proc := w.cmd, w.done, fmt.Sprintf("w%d.%d", w.id, w.inc)
 	w.mu.Unlock()
 	p.mu.Lock()
 	_ = cmd.Process.Signal(syscall.SIGKILL)
-	p.exits = append(p.exits, Exit{Proc: proc, T: Now(), Killed: true})
+	p.exits = append(p.exits, Exit{Proc: proc, T: Now(), Killed: true, Err: why})
 	p.mu.Unlock()
 	_ = cmd.Process.Signal(syscall.SIGCONT) // a frozen process dies only once resumed
 	<-done
@@ -143,6 +146,9 @@ func (p *procs) stop(w *worker) {
 	w.mu.Lock()
 	stdin, done := w.stdin, w.done
 	w.mu.Unlock()
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
 	_ = p.signal(w, syscall.SIGCONT)
 	stdin.Close()
 	t := time.NewTimer(stopLimit)
@@ -150,7 +156,7 @@ func (p *procs) stop(w *worker) {
 	select {
 	case <-done:
 	case <-t.C:
-		p.kill(w)
+		p.kill(w, fmt.Sprintf("did not stop within %v of its stdin closing", stopLimit))
 	}
 }
 
