@@ -21,6 +21,12 @@ import (
 // exclude each other need two Mutex values, exactly as two processes would.
 // Methods are safe for concurrent use; a Mutex must not be copied.
 //
+// Only contenders of the same layout share a queue: a Mutex, a
+// ReentrantMutex, an Election, Curator's InterProcessMutex and Kazoo's Lock
+// (lock- and __lock__ nodes) exclude each other on one path, but an RWMutex
+// or a Semaphore on the same path does not, as in Curator. Use one kind of
+// primitive per path.
+//
 // Holding is not guaranteed once Lost fires: the session may have expired
 // and another client may hold the lock. Stop using the protected resource
 // then, and guard writes with Token or Guard so a resource can reject a
