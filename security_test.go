@@ -250,3 +250,35 @@ func TestAuthOptionsRejectBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthSurvivesExpiry: the session that replaces an expired one is
+// authenticated too, so it can queue again under a lock path only its user
+// may write to.
+func TestAuthSurvivesExpiry(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithDigestAuth("alice", "secret"))
+	keeper := newSession(t, c.Servers(), zklock.WithDigestAuth("alice", "secret"))
+	lp := lockPath(t, "lock")
+	m, err := zklock.NewMutex(s, lp)
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctx))
+	// A persistent child keeps the CONTAINER (and its creator-only ACL) from
+	// being reaped while the lock node is gone; the queue ignores it.
+	_, err = keeper.Conn().Create(lp+"/keep", nil, 0, zk.AuthACL(zk.PermAll))
+	require.NoError(t, err)
+	old := s.SessionID()
+
+	require.NoError(t, zktest.ExpireSession(ctx, c, p, old))
+	eventually(t, 30*time.Second, "a new session", func() bool {
+		return s.State() == zklock.StateConnected && s.SessionID() != old
+	})
+	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
+	require.NoError(t, m.Lock(ctx))
+	acl, _, err := s.Conn().GetACL(m.Node())
+	require.NoError(t, err)
+	require.Equal(t, digestACL("alice", "secret"), acl)
+	require.NoError(t, m.Unlock(ctx))
+	require.NoError(t, keeper.Conn().Delete(lp+"/keep", -1))
+}
