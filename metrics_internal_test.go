@@ -27,3 +27,15 @@ func TestMetricsHooksAllocateNothingWhenUnset(t *testing.T) {
 		t.Fatal("the clock was read without Metrics")
 	}
 }
+
+func TestPrimitivePath(t *testing.T) {
+	for node, want := range map[string]string{
+		"/a/lock/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-lock-0000000001":        "/a/lock",
+		"/a/sem/leases/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-lease-0000000003": "/a/sem",
+		"/a/rw/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-__READ__0000000002":       "/a/rw",
+	} {
+		if got := primitivePath(node); got != want {
+			t.Errorf("primitivePath(%s) = %s, want %s", node, got, want)
+		}
+	}
+}

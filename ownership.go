@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 // epoch is a stretch of time during which the client may assume the server
@@ -94,10 +95,21 @@ func (s *Session) endEpochLocked(closing bool) {
 	}
 	for node := range ep.nodes {
 		s.log.Log(context.Background(), level, msg,
-			"path", path.Dir(node), "node", node, "session", fmt.Sprintf("0x%x", ep.sid))
+			"path", primitivePath(node), "node", node, "session", fmt.Sprintf("0x%x", ep.sid))
 		s.goDelete(node, ep.sid)
 	}
 	s.reportEpochEndLocked(ep, closing)
+}
+
+// primitivePath returns the path of the primitive a node of ours belongs
+// to: its parent, or for a semaphore lease (<path>/leases/<lease>) its
+// grandparent.
+func primitivePath(node string) string {
+	dir := path.Dir(node)
+	if c, ok := queue.Parse(path.Base(node)); ok && c.Kind == queue.KindLease {
+		return path.Dir(dir)
+	}
+	return dir
 }
 
 // track registers path to be deleted when ep ends; untrack forgets it.
