@@ -136,7 +136,7 @@ func (c *coordinator) schedule(ctx context.Context, t testing.TB) {
 		if f.Err != "" {
 			t.Errorf("fault %s %s: %s", f.Kind, f.Target, f.Err)
 		}
-		sleep(ctx, in.between(1500*time.Millisecond, 3*time.Second))
+		sleep(ctx, in.between(time.Second, 2500*time.Millisecond))
 	}
 }
 

@@ -54,18 +54,21 @@ func (in *injector) between(lo, hi time.Duration) time.Duration {
 }
 
 // do injects one fault of kind, keeps it for a while, undoes it and
-// returns its record.
+// returns its record. Start is taken just before the fault is done, after
+// choosing its target: the checker relies on it to tell when a process was
+// frozen.
 func (in *injector) do(ctx context.Context, kind string) Fault {
-	f := Fault{Kind: kind, Start: Now()}
+	f := Fault{Kind: kind}
 	var err error
 	switch kind {
 	case FaultLeaderKill, FaultFollowerKill:
-		f.Target, err = in.serverKill(ctx, kind == FaultLeaderKill)
+		f.Target, err = in.serverKill(ctx, kind == FaultLeaderKill, &f.Start)
 	case FaultEnsembleRestart:
-		f.Target, err = "all servers", in.ensembleRestart(ctx)
+		f.Target, f.Start = "all servers", Now()
+		err = in.ensembleRestart(ctx)
 	default:
 		w := in.victim(ctx)
-		f.Target = w.proc()
+		f.Target, f.Start = w.proc(), Now()
 		f.Detail, err = in.client(ctx, kind, w)
 	}
 	f.End = Now()
@@ -75,7 +78,8 @@ func (in *injector) do(ctx context.Context, kind string) Fault {
 	return f
 }
 
-func (in *injector) serverKill(ctx context.Context, leader bool) (string, error) {
+func (in *injector) serverKill(ctx context.Context, leader bool, start *int64) (string, error) {
+	*start = Now()
 	l, err := in.cluster.Leader(ctx)
 	if err != nil {
 		return "", err
@@ -85,10 +89,11 @@ func (in *injector) serverKill(ctx context.Context, leader bool) (string, error)
 		i = (l + 1 + in.rnd.IntN(in.cluster.Len()-1)) % in.cluster.Len()
 	}
 	target := fmt.Sprintf("server %d", i)
+	*start = Now()
 	if err := in.cluster.Server(i).Kill(); err != nil {
 		return target, err
 	}
-	sleep(ctx, in.between(500*time.Millisecond, 3*time.Second))
+	sleep(ctx, in.between(300*time.Millisecond, 2*time.Second))
 	if err := in.cluster.Server(i).Start(); err != nil {
 		return target, err
 	}

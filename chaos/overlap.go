@@ -56,10 +56,13 @@ func overlap(r *Outcome, a, b Interval, committed map[writeKey]Receipt, rep *Rep
 	fenced(r, a, b, committed, rep)
 }
 
-// pausedBefore reports whether iv's process was frozen during iv, before t.
+// pausedBefore reports whether iv's process was frozen during iv, the
+// freeze beginning before t. A frozen process logs nothing, so a hold that
+// began before the freeze ended began before it, even if it was logged a
+// moment after the coordinator stamped the freeze's start.
 func pausedBefore(r *Outcome, iv Interval, t int64) bool {
 	for _, f := range r.Faults {
-		if f.Kind == FaultPause && f.Target == iv.Proc && f.Start >= iv.Start && f.Start <= t {
+		if f.Kind == FaultPause && f.Target == iv.Proc && iv.Start < f.End && f.Start <= t {
 			return true
 		}
 	}
