@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/cenkalti/backoff/v4"
@@ -52,12 +53,27 @@ func call[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error
 		if errors.Is(r.err, zk.ErrClosing) {
 			return r.v, ErrSessionClosed
 		}
-		return r.v, r.err
+		return r.v, connLoss(r.err)
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	case <-s.done:
 		return zero, ErrSessionClosed
 	}
+}
+
+// connLoss reports a request whose write to the socket failed as the
+// connection loss it is. go-zookeeper hands that one request the raw network
+// error (Conn.sendData: "write: broken pipe", "connection reset by peer", a
+// write deadline) and closes the connection, while every other request in
+// flight gets zk.ErrConnectionClosed. Unwrapped, such an error read as
+// permanent: Lock returned it, and a background delete gave up, leaving its
+// node behind while the session lived.
+func connLoss(err error) error {
+	var ne net.Error
+	if err != nil && !errors.Is(err, zk.ErrConnectionClosed) && errors.As(err, &ne) {
+		return fmt.Errorf("%w: %w", zk.ErrConnectionClosed, err)
+	}
+	return err
 }
 
 // retry runs f until it succeeds, fails with a non-transient error, or ctx
