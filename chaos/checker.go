@@ -16,6 +16,7 @@ type Outcome struct {
 	Receipts       map[string][]Receipt // by primitive
 	Counters       map[string]int64     // final value, by primitive
 	Leftover       []string             // ephemeral nodes left after every worker exited
+	Crashes        []string             // panics and data races in the workers' output
 	Limit          int                  // the semaphore's
 	SessionTimeout time.Duration        // negotiated
 }
@@ -54,6 +55,9 @@ func Check(r *Outcome) *Report {
 		if e.Err != "" || (!e.Killed && !e.Stopped) {
 			rep.violate("worker %s ended unexpectedly (%s): see its .out file", e.Proc, e.Err)
 		}
+	}
+	for _, c := range r.Crashes {
+		rep.violate("worker output: %s", c)
 	}
 	for _, n := range r.Leftover {
 		rep.violate("node left on the server after every client exited: %s", n)

@@ -88,4 +88,6 @@ func TestCheckerWorkerEndedOnItsOwn(t *testing.T) {
 	if rep := chaos.Check(o); !rep.OK() {
 		t.Fatalf("a killed worker and a stopped one:\n%s", rep)
 	}
+	o.Crashes = []string{"w1.1.out: WARNING: DATA RACE"}
+	mustFind(t, o, "DATA RACE")
 }

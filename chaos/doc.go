@@ -43,12 +43,18 @@
 //   - an ephemeral node left under the lock paths once every worker exited
 //     and the sessions of killed ones had time to expire;
 //   - a primitive with no holder while contenders waited and no fault was
-//     active, for longer than the session timeout plus LivenessSlack.
+//     active, for longer than the session timeout plus LivenessSlack;
+//   - a worker that exited on its own, would not stop when told to, or
+//     printed a panic or a data race.
 //
 // The Report gives faults by kind with the median and maximum recovery
 // time (from the fault being undone to every primitive acquired afresh),
 // acquisitions and increments per primitive, write outcomes, the paused
 // overlaps and whether fencing caught each, and the violations.
+//
+// The seed fixes the schedule's draws (kinds, durations, latencies); the
+// victims of client faults depend on who holds at that moment, so a replay
+// hits the same kinds at the same times but not always the same processes.
 //
 // To show that the checker can fail, EnvBroken (CHAOS_BROKEN for the test)
 // makes the workload drop the guard ("noguard") and ignore the loss signal

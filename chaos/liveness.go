@@ -106,12 +106,13 @@ func recovery(r *Outcome, ivs []Interval, rep *Report) {
 		var worst int64
 		recovered := true
 		for _, prim := range Primitives {
-			i := slices.IndexFunc(ivs, func(iv Interval) bool { return iv.Prim == prim && iv.Start >= f.End })
+			from, _ := slices.BinarySearchFunc(ivs, f.End, func(iv Interval, t int64) int { return cmp.Compare(iv.Start, t) })
+			i := slices.IndexFunc(ivs[from:], func(iv Interval) bool { return iv.Prim == prim })
 			if i < 0 {
 				recovered = false
 				break
 			}
-			worst = max(worst, ivs[i].Start-f.End)
+			worst = max(worst, ivs[from+i].Start-f.End)
 		}
 		if recovered {
 			rep.Recovery[f.Kind] = append(rep.Recovery[f.Kind], dur(worst))
