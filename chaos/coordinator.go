@@ -189,7 +189,7 @@ func (c *coordinator) leftovers(ctx context.Context) ([]string, error) {
 			left, err = c.admin.ephemerals(c.admin.paths.Root + "/locks")
 			return err
 		})
-		if err != nil || len(left) == 0 || time.Now().After(deadline) {
+		if err != nil || len(left) == 0 || time.Now().After(deadline) || i == 10_000 {
 			return left, err
 		}
 		sleep(ctx, 200*time.Millisecond)
