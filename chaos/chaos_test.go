@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 }
 
 // env returns the environment variable name, or def when unset.
-func env(t *testing.T, name, def string) string {
+func env(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
 	}
@@ -34,16 +34,16 @@ func env(t *testing.T, name, def string) string {
 // CHAOS_BROKEN (see chaos.Broken) and CHAOS_FAULTS (comma-separated kinds,
 // default all). make chaos sets them.
 func config(t *testing.T) chaos.Config {
-	d, err := time.ParseDuration(env(t, "CHAOS_DURATION", "45s"))
+	d, err := time.ParseDuration(env("CHAOS_DURATION", "45s"))
 	if err != nil {
 		t.Fatalf("CHAOS_DURATION: %v", err)
 	}
-	seed, err := strconv.ParseUint(env(t, "CHAOS_SEED", strconv.FormatInt(time.Now().UnixNano()%1e9, 10)), 10, 64)
+	seed, err := strconv.ParseUint(env("CHAOS_SEED", strconv.FormatInt(time.Now().UnixNano()%1e9, 10)), 10, 64)
 	if err != nil {
 		t.Fatalf("CHAOS_SEED: %v", err)
 	}
-	workers, err1 := strconv.Atoi(env(t, "CHAOS_WORKERS", "4"))
-	limit, err2 := strconv.Atoi(env(t, "CHAOS_LIMIT", "2"))
+	workers, err1 := strconv.Atoi(env("CHAOS_WORKERS", "4"))
+	limit, err2 := strconv.Atoi(env("CHAOS_LIMIT", "2"))
 	if err1 != nil || err2 != nil || workers < 2 || workers > 16 || limit < 1 || limit >= workers {
 		t.Fatalf("CHAOS_WORKERS %d, CHAOS_LIMIT %d: need 2 <= workers <= 16 and 1 <= limit < workers", workers, limit)
 	}
