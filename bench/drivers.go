@@ -33,30 +33,24 @@ var goDrivers = map[string]goDriver{
 	implRedsync: redsyncWorkers,
 }
 
-// closers collects what to close, in reverse order.
-type closers []func()
-
-func (c closers) close() {
-	for i := len(c) - 1; i >= 0; i-- {
-		c[i]()
-	}
-}
-
 func lockPath(path string, sc scenario, i int) string {
 	return fmt.Sprintf("%s/l%d", path, i%sc.locks())
 }
 
 func zklockWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
-	var cs closers
+	cs := &closers{}
 	ss := make([]*zklock.Session, sc.sessions())
-	for i := range ss {
+	err := parallel(len(ss), func(i int) error {
 		s, err := zklock.NewSession(ctx, zklock.WithServers(e.zkAddr), zklock.WithSessionTimeout(sessionTimeout))
-		if err != nil {
-			cs.close()
-			return nil, nil, err
+		if err == nil {
+			cs.add(func() { s.Close() })
+			ss[i] = s
 		}
-		cs = append(cs, func() { s.Close() })
-		ss[i] = s
+		return err
+	})
+	if err != nil {
+		cs.close()
+		return nil, nil, err
 	}
 	ws := make([]worker, sc.Clients)
 	for i := range ws {
@@ -133,17 +127,20 @@ type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
 
-func gozkConns(ctx context.Context, e *servers, n int) ([]*zk.Conn, closers, error) {
-	var cs closers
+func gozkConns(ctx context.Context, e *servers, n int) ([]*zk.Conn, *closers, error) {
+	cs := &closers{}
 	conns := make([]*zk.Conn, n)
-	for i := range conns {
+	err := parallel(n, func(i int) error {
 		c, err := gozkConnect(ctx, e.zkAddr)
-		if err != nil {
-			cs.close()
-			return nil, nil, err
+		if err == nil {
+			cs.add(c.Close)
+			conns[i] = c
 		}
-		cs = append(cs, c.Close)
-		conns[i] = c
+		return err
+	})
+	if err != nil {
+		cs.close()
+		return nil, nil, err
 	}
 	return conns, cs, nil
 }
@@ -223,29 +220,37 @@ func etcdWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]w
 	if sc.Kind != kindMutex {
 		return nil, nil, errors.New("etcd's concurrency package has only a mutex")
 	}
-	var cs closers
+	clients, leases := &closers{}, &closers{}
+	closeAll := func() { leases.close(); clients.close() } // revoke leases while connected
 	clis := make([]*clientv3.Client, sc.sessions())
-	for i := range clis {
+	err := parallel(len(clis), func(i int) error {
 		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{e.etcdAddr}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(), Context: context.Background()})
-		if err != nil {
-			cs.close()
-			return nil, nil, err
+		if err == nil {
+			clients.add(func() { cli.Close() })
+			clis[i] = cli
 		}
-		cs = append(cs, func() { cli.Close() })
-		clis[i] = cli
+		return err
+	})
+	if err != nil {
+		closeAll()
+		return nil, nil, err
 	}
 	ws := make([]worker, sc.Clients)
-	for i := range ws {
+	err = parallel(len(ws), func(i int) error {
 		sess, err := concurrency.NewSession(clis[i%len(clis)], concurrency.WithTTL(int(sessionTimeout/time.Second)), concurrency.WithContext(ctx))
 		if err != nil {
-			cs.close()
-			return nil, nil, err
+			return err
 		}
-		cs = append(cs, func() { sess.Close() })
+		leases.add(func() { sess.Close() })
 		m := concurrency.NewMutex(sess, lockPath(path, sc, i))
 		ws[i].cycle = lockCycle(m.Lock, m.Unlock)
+		return nil
+	})
+	if err != nil {
+		closeAll()
+		return nil, nil, err
 	}
-	return ws, cs.close, nil
+	return ws, closeAll, nil
 }
 
 // redsyncTries lets a redsync waiter retry (at its default random 50–250ms
@@ -257,15 +262,15 @@ func redsyncWorkers(ctx context.Context, e *servers, sc scenario, path string) (
 	if sc.Kind != kindMutex {
 		return nil, nil, errors.New("redsync has only a mutex")
 	}
-	var cs closers
+	cs := &closers{}
 	rss := make([]*redsync.Redsync, sc.sessions())
 	for i := range rss {
 		c := goredislib.NewClient(&goredislib.Options{Addr: e.redis, PoolSize: 2})
+		cs.add(func() { c.Close() })
 		if err := c.Ping(ctx).Err(); err != nil {
 			cs.close()
 			return nil, nil, err
 		}
-		cs = append(cs, func() { c.Close() })
 		rss[i] = redsync.New(goredis.NewPool(c))
 	}
 	ws := make([]worker, sc.Clients)

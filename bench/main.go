@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -28,8 +29,19 @@ func main() {
 	only := flag.String("impls", "", "comma-separated implementations to run (default all)")
 	scen := flag.String("scenarios", "", "comma-separated scenario IDs to run (default all)")
 	readme := flag.String("readme", "", "also replace the generated part of this README's Benchmarks section")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the Go clients) to this file")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	cfg := fullConfig()
 	if *quick {
@@ -39,11 +51,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	run, err := benchmark(ctx, cfg)
-	if err != nil {
-		log.Fatal(err)
+	if err == nil {
+		err = write(run, *out, *readme)
 	}
-	if err := write(run, *out, *readme); err != nil {
-		log.Fatal(err)
+	if err != nil {
+		log.Print(err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
 	}
 	fmt.Print(report.Markdown(run))
 }
@@ -206,6 +220,10 @@ func (b *bench) scenario(ctx context.Context, sc scenario) ([]report.Result, err
 		}
 		ps[i] = p
 	}
+	bg, err := b.background(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
 	samples := make([][]report.Sample, len(sc.Impls))
 	failed := make([]bool, len(sc.Impls))
 	for rep := range b.cfg.repeats {
@@ -214,7 +232,7 @@ func (b *bench) scenario(ctx context.Context, sc scenario) ([]report.Result, err
 			if failed[i] {
 				continue
 			}
-			s, err := b.trial(ctx, sc, sc.Impls[i], ps[i], rep)
+			s, err := b.trial(ctx, sc, sc.Impls[i], ps[i], rep, bg)
 			if err != nil {
 				// Reported in the results as errors; the other
 				// implementations go on.
@@ -248,14 +266,41 @@ func reqNote(r report.Result) string {
 	return s
 }
 
+// idleWindow is how long the server's packet counter is watched with every
+// client of a scenario connected and idle.
+const idleWindow = time.Second
+
+// background returns the packets per second the server receives from the
+// scenario's connected clients while none of them works: keep-alive pings
+// (go-zookeeper pings every third of the session timeout even when busy).
+// Trials subtract it, so requests per acquisition count only the requests
+// the acquisitions made.
+func (b *bench) background(ctx context.Context, sc scenario) (float64, error) {
+	if !slices.ContainsFunc(sc.Impls, isZK) {
+		return 0, nil
+	}
+	p0, err := b.e.zkPackets(ctx)
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	time.Sleep(idleWindow)
+	p1, err := b.e.zkPackets(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return float64(p1-p0) / time.Since(t0).Seconds(), nil
+}
+
 // trial runs one repeat of impl and, for ZooKeeper clients, counts the
-// requests the server received during it.
-func (b *bench) trial(ctx context.Context, sc scenario, impl string, p *prepared, rep int) (report.Sample, error) {
+// requests the server received during it, less the background.
+func (b *bench) trial(ctx context.Context, sc scenario, impl string, p *prepared, rep int, bg float64) (report.Sample, error) {
 	t := trial{warm: b.cfg.warm, dur: b.cfg.dur, maxOps: 1 << 20, seed: uint64(rep + 1)}
 	if sc.Handoff {
 		t.minSeq = sc.Clients // every waiter has queued and been served once
 	}
 	var p0 int64
+	began := time.Now()
 	if isZK(impl) {
 		var err error
 		if p0, err = b.e.zkPackets(ctx); err != nil {
@@ -271,7 +316,7 @@ func (b *bench) trial(ctx context.Context, sc scenario, impl string, p *prepared
 		if err != nil {
 			return s, err
 		}
-		s.ReqPerAcq = float64(p1-p0) / float64(s.Total)
+		s.ReqPerAcq = (float64(p1-p0) - bg*time.Since(began).Seconds()) / float64(s.Total)
 	}
 	return s, nil
 }

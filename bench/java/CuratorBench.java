@@ -82,6 +82,8 @@ public final class CuratorBench {
                     new ExponentialBackoffRetry(100, 3));
             c.start();
             frameworks.add(c);
+        }
+        for (CuratorFramework c : frameworks) {
             if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("no connection");
         }
         for (int i = 0; i < clients; i++) {
@@ -123,8 +125,15 @@ public final class CuratorBench {
         m.release();
     }
 
-    static void teardown() {
-        for (CuratorFramework c : frameworks) c.close();
+    // Closing waits for the server's reply: in parallel, hundreds take a moment.
+    static void teardown() throws InterruptedException {
+        List<Thread> closing = new ArrayList<>();
+        for (CuratorFramework c : frameworks) {
+            Thread t = new Thread(c::close);
+            t.start();
+            closing.add(t);
+        }
+        for (Thread t : closing) t.join(30_000);
         frameworks.clear();
         workers.clear();
     }

@@ -28,10 +28,15 @@ class Bench:
         self.teardown()
         self.cfg = {k: (v if k in ("kind", "path", "connect") else int(v)) for k, v in kv.items()}
         c = self.cfg
+        started = []
         for _ in range(c["sessions"]):
             zk = KazooClient(hosts=c["connect"], timeout=60.0)
-            zk.start(timeout=30)
+            started.append(zk.start_async())
             self.clients.append(zk)
+        for zk, ev in zip(self.clients, started):
+            ev.wait(30)
+            if not zk.connected:
+                raise RuntimeError("kazoo: no connection within 30s")
         for i in range(c["clients"]):
             zk = self.clients[i % c["sessions"]]
             ident = "bench-%d" % i
@@ -46,9 +51,14 @@ class Bench:
                 raise ValueError("kind " + c["kind"])
 
     def teardown(self):
-        for zk in self.clients:
+        def stop(zk):
             zk.stop()
             zk.close()
+        threads = [threading.Thread(target=stop, args=(zk,)) for zk in self.clients]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
         self.clients, self.workers = [], []
 
     def run(self, kv):

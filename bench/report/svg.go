@@ -28,7 +28,7 @@ const (
 	barHeight  = 9
 	barGap     = 2
 	groupGap   = 12
-	topMargin  = 64
+	topMargin  = 84
 	axisHeight = 40
 )
 
@@ -74,7 +74,7 @@ func SVG(run *Run) []byte {
 	if raw := run.Find("uncontended", "zk-raw"); raw != nil && raw.Rate.N > 0 {
 		rx := x(raw.Rate.Median)
 		fmt.Fprintf(&out, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#c62828" stroke-dasharray="4 3"/>`+"\n", rx, topMargin-6, rx, plotBottom)
-		fmt.Fprintf(&out, `<text x="%.1f" y="%d" class="a" text-anchor="middle">%s</text>`+"\n", rx, topMargin-9,
+		fmt.Fprintf(&out, `<text x="%.1f" y="%d" class="a" text-anchor="middle">%s</text>`+"\n", rx, topMargin-12,
 			esc("raw ZooKeeper minimum "+Num(raw.Rate.Median)+"/s"))
 	}
 	out.WriteString("</svg>\n")

@@ -37,7 +37,7 @@ func Markdown(run *Run) string {
 	fmt.Fprintf(&b, "Acquisitions per second (lock, empty critical section, unlock), median (min–max) of %d interleaved repeats of %s each:\n\n", run.Repeats, run.Window)
 	b.WriteString(table(run, run.Impls, func(r *Result) *Figure { return &r.Rate }))
 	if r := rowsWith(run, func(r *Result) *Figure { return r.ReqPerAcq }); len(r) > 0 {
-		b.WriteString("\nZooKeeper requests per acquisition (server `mntr` `zk_packets_received` over the whole trial, including pings), median (min–max):\n\n")
+		b.WriteString("\nZooKeeper requests per acquisition (the server's `mntr` `zk_packets_received` over the whole trial, less the keep-alive pings of the connected clients as measured while idle), median (min–max):\n\n")
 		b.WriteString(table(run, implsWith(run, r), func(r *Result) *Figure { return r.ReqPerAcq }))
 	}
 	if r := rowsWith(run, func(r *Result) *Figure { return r.HandoffUS }); len(r) > 0 {
