@@ -29,6 +29,7 @@ func main() {
 	only := flag.String("impls", "", "comma-separated implementations to run (default all)")
 	scen := flag.String("scenarios", "", "comma-separated scenario IDs to run (default all)")
 	readme := flag.String("readme", "", "also replace the generated part of this README's Benchmarks section")
+	note := flag.String("note", "", "a sentence added after the README's \"Measured ...\" line (say what else ran on the machine)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the Go clients) to this file")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -52,7 +53,7 @@ func main() {
 	defer stop()
 	run, err := benchmark(ctx, cfg)
 	if err == nil {
-		err = write(run, *out, *readme)
+		err = write(run, *out, *readme, *note)
 	}
 	if err != nil {
 		log.Print(err)
@@ -334,7 +335,7 @@ func machine() string {
 	return fmt.Sprintf("%d cores (%s), %s/%s, loopback", runtime.NumCPU(), model, runtime.GOOS, runtime.GOARCH)
 }
 
-func write(run *report.Run, dir, readme string) error {
+func write(run *report.Run, dir, readme, note string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -354,7 +355,7 @@ func write(run *report.Run, dir, readme string) error {
 	}
 	log.Printf("wrote %s/results.json, results.md and chart.svg (%s run took %s)", dir, run.Mode, run.Duration)
 	if readme != "" {
-		return updateReadme(readme, run)
+		return updateReadme(readme, note, run)
 	}
 	return nil
 }

@@ -20,10 +20,15 @@ func (b *bench) versions(ctx context.Context) []string {
 	var vs []string
 	if m, err := b.e.zk.Mntr(ctx, 0); err == nil {
 		v, _, _ := strings.Cut(m["zk_version"], ",")
-		vs = append(vs, "ZooKeeper server "+strings.TrimSpace(v))
+		v, _, _ = strings.Cut(strings.TrimSpace(v), "-")
+		vs = append(vs, "ZooKeeper "+v)
 	}
-	vs = append(vs, "etcd server "+firstLine("/usr/bin/etcd", "--version"))
-	vs = append(vs, "Redis server "+firstLine("/usr/bin/redis-server", "--version"))
+	vs = append(vs, "etcd "+strings.TrimPrefix(firstLine("/usr/bin/etcd", "--version"), "etcd Version: "))
+	for _, f := range strings.Fields(firstLine("/usr/bin/redis-server", "--version")) {
+		if v, ok := strings.CutPrefix(f, "v="); ok {
+			vs = append(vs, "Redis "+v)
+		}
+	}
 	vs = append(vs, "Go "+runtime.Version())
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var deps []string
@@ -64,7 +69,7 @@ const (
 
 // updateReadme replaces the text between the markers with this run's
 // table, goals and chart.
-func updateReadme(path string, run *report.Run) error {
+func updateReadme(path, note string, run *report.Run) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -74,8 +79,11 @@ func updateReadme(path string, run *report.Run) error {
 		return errors.New(path + ": no benchmark markers")
 	}
 	var gen bytes.Buffer
-	fmt.Fprintf(&gen, "%s\n\nMeasured %s, %s run taking %s, on %s; %s.\n\n",
-		readmeBegin, run.Date.Format("2006-01-02 15:04 MST"), run.Mode, run.Duration, run.Machine, strings.Join(run.Versions, ", "))
+	if note != "" {
+		note = " " + strings.TrimSpace(note)
+	}
+	fmt.Fprintf(&gen, "%s\n\nMeasured %s, %s run taking %s, on %s; %s.%s\n\n",
+		readmeBegin, run.Date.Format("2006-01-02 15:04 MST"), run.Mode, run.Duration, run.Machine, strings.Join(run.Versions, ", "), note)
 	gen.WriteString("![Acquisitions per second by implementation and scenario](bench/results/chart.svg)\n\n")
 	gen.WriteString(report.Markdown(run))
 	gen.WriteString("\n")

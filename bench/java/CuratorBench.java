@@ -65,7 +65,15 @@ public final class CuratorBench {
 
     static String version() {
         String v = InterProcessMutex.class.getPackage().getImplementationVersion();
-        return v == null ? "(unknown version)" : v;
+        if (v != null) return v;
+        // Debian ships curator-recipes-<version>.jar beside curator-recipes.jar.
+        String[] names = new java.io.File("/usr/share/java").list();
+        for (String f : names == null ? new String[0] : names) {
+            if (f.startsWith("curator-recipes-") && f.endsWith(".jar")) {
+                return f.substring("curator-recipes-".length(), f.length() - ".jar".length());
+            }
+        }
+        return "(unknown version)";
     }
 
     static void setup(Map<String, String> kv) throws Exception {
