@@ -142,10 +142,13 @@ func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	// Like ZooKeeper's Java client, give the handshake the session timeout
-	// divided among the servers, so that one silent server cannot hold up
-	// failover to the others for long.
-	handshake := max(s.opts.timeout/time.Duration(len(s.opts.servers)), 500*time.Millisecond)
+	// A server that accepts but does not answer (still starting, paused,
+	// partitioned after accept) must not hold the client for long: the
+	// session expires if no server is reached within the timeout. Like the
+	// Java client, share the timeout among the servers, but allow any one
+	// handshake at most a quarter of it, so that several attempts fit.
+	n := time.Duration(len(s.opts.servers))
+	handshake := max(min(s.opts.timeout/n, s.opts.timeout/4), 250*time.Millisecond)
 	if s.opts.tls != nil {
 		// The observer must see the plaintext protocol: wrap the TLS conn.
 		if c, err = s.handshakeTLS(c, addr, handshake); err != nil {
