@@ -34,6 +34,21 @@ type trial struct {
 // machine can wait a few seconds, never a minute.
 const opTimeout = time.Minute
 
+// drainTimeout bounds how long the clients may take to finish their last
+// acquisition once the window has closed: a queue of 1000 drains in seconds.
+const drainTimeout = 2 * time.Minute
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
 // monotonic nanoseconds since the start of the program
 var epoch = time.Now()
 
@@ -128,7 +143,11 @@ func drive(ctx context.Context, sc scenario, ws []worker, t trial) (report.Sampl
 		}()
 	}
 	t0, t1 := window(&seq, &stop, &errs, t)
-	wg.Wait()
+	if !waitTimeout(&wg, drainTimeout) {
+		// go-zookeeper's Lock takes no context: a client stuck in it
+		// cannot be cancelled, only reported.
+		return report.Sample{}, fmt.Errorf("clients still busy %v after the window closed", drainTimeout)
+	}
 	s := tally(acq, rel, min(int(seq.Load()), t.maxOps), t0, t1, sc.Handoff)
 	s.Violations, s.Errors = int(chk.violations.Load()), int(errs.Load())
 	if err, _ := firstErr.Load().(error); err != nil {
