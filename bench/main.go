@@ -30,6 +30,7 @@ func main() {
 	scen := flag.String("scenarios", "", "comma-separated scenario IDs to run (default all)")
 	readme := flag.String("readme", "", "also replace the generated part of this README's Benchmarks section")
 	note := flag.String("note", "", "a sentence added after the README's \"Measured ...\" line (say what else ran on the machine)")
+	repeats := flag.Int("repeats", 0, "repeats per scenario (default 5, quick 3)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the Go clients) to this file")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -47,6 +48,9 @@ func main() {
 	cfg := fullConfig()
 	if *quick {
 		cfg = quickConfig()
+	}
+	if *repeats > 0 {
+		cfg.repeats = *repeats
 	}
 	cfg.scenarios = filter(cfg.scenarios, *only, *scen)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
