@@ -40,14 +40,22 @@ type Contender struct {
 // digits, or once the counter has wrapped "-" and nine or ten digits. Names of no known kind are not
 // contenders: ok is false.
 func Parse(name string) (c Contender, ok bool) {
-	for _, k := range kinds {
-		i := strings.LastIndex(name, k)
-		if i < 0 {
+	// Look only at the end of the name: the sequence suffix, then the kind
+	// just before it. Scanning the whole name for every kind made sorting a
+	// 1,000-node queue cost 0.4 ms per wake-up.
+	for _, n := range [2]int{10, 11} {
+		if len(name) < n {
+			break
+		}
+		head := name[:len(name)-n]
+		seq, ok := parseSeq(name[len(name)-n:])
+		if !ok {
 			continue
 		}
-		seq, ok := parseSeq(name[i+len(k):])
-		if ok {
-			return Contender{Name: name, Kind: k, Seq: seq}, true
+		for _, k := range kinds {
+			if strings.HasSuffix(head, k) {
+				return Contender{Name: name, Kind: k, Seq: seq}, true
+			}
 		}
 	}
 	return Contender{}, false

@@ -1,8 +1,10 @@
 package queue
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -94,6 +96,9 @@ func FuzzParseAndSort(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
 		for _, n := range []string{a, b} {
+			if got, want := fmt.Sprint(Parse(n)), fmt.Sprint(parseReference(n)); got != want {
+				t.Fatalf("Parse(%q) = %s, reference %s", n, got, want)
+			}
 			if c, ok := Parse(n); ok {
 				v10, err10 := strconv.ParseInt(n[len(n)-10:], 10, 32)
 				ok10 := err10 == nil && int32(v10) == c.Seq
@@ -114,4 +119,17 @@ func FuzzParseAndSort(f *testing.F) {
 			}
 		}
 	})
+}
+
+// parseReference is the obvious, slower statement of Parse: some occurrence
+// of a kind followed by nothing but a valid sequence suffix.
+func parseReference(name string) (Contender, bool) {
+	for _, k := range kinds {
+		for i := strings.LastIndex(name, k); i >= 0; i = strings.LastIndex(name[:i], k) {
+			if seq, ok := parseSeq(name[i+len(k):]); ok {
+				return Contender{Name: name, Kind: k, Seq: seq}, true
+			}
+		}
+	}
+	return Contender{}, false
 }
