@@ -264,3 +264,29 @@ func (o *observer) Created(path string, zxid, sid int64) {
 	}
 	s.creates[path] = created{zxid: zxid, sid: sid}
 }
+
+func (o *observer) Sending(path string) {
+	s := (*Session)(o)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch, ok := s.sending[path]; ok {
+		close(ch)
+		delete(s.sending, path)
+	}
+}
+
+// onSend returns a channel closed when a create request for path is
+// written to the connection, and a function that forgets the request.
+func (s *Session) onSend(path string) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.sending[path] = ch
+	s.mu.Unlock()
+	return ch, func() {
+		s.mu.Lock()
+		if s.sending[path] == ch {
+			delete(s.sending, path)
+		}
+		s.mu.Unlock()
+	}
+}

@@ -46,6 +46,37 @@ func (c queueConn) CreateSeq(ctx context.Context, path string, data []byte) (str
 	}
 }
 
+func (c queueConn) CreateAndList(ctx context.Context, path string, data []byte) (string, int64, int64, []string, error) {
+	sent, forget := c.s.onSend(path)
+	defer forget()
+	stop := make(chan struct{})
+	listed := make(chan []string, 1)
+	go func() {
+		select {
+		case <-sent: // the create is on the wire: a request queued now follows it
+		case <-stop:
+			listed <- nil
+			return
+		}
+		names, _, err := c.s.conn.Children(path[:strings.LastIndexByte(path, '/')])
+		if err != nil {
+			names = nil
+		}
+		listed <- names
+	}()
+	name, czxid, owner, err := c.CreateSeq(ctx, path, data)
+	close(stop)
+	if err != nil {
+		return "", 0, 0, nil, err
+	}
+	select {
+	case names := <-listed: // answered right after the create
+		return name, czxid, owner, names, nil
+	case <-ctx.Done():
+		return name, czxid, owner, nil, nil
+	}
+}
+
 // cleanAbandoned waits for the outcome of a create whose caller gave up, and
 // removes the node it made, or may have made.
 func (c queueConn) cleanAbandoned(ch <-chan createResult, path string) {

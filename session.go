@@ -48,6 +48,7 @@ type Session struct {
 	subs    map[*subscriber]struct{}
 	watches map[string]*watch
 	creates map[string]created
+	sending map[string]chan struct{} // creates whose send someone awaits
 	owners  map[string]*ReentrantMutex // reentrant holders by path, to name misuse
 	holds   map[*queue.Held]holdRec    // granted acquisitions, for Metrics only
 	reports reporter                   // Metrics calls arising under mu
@@ -92,6 +93,7 @@ func newSession(o sessionOptions) *Session {
 		subs:    make(map[*subscriber]struct{}),
 		watches: make(map[string]*watch),
 		creates: make(map[string]created),
+		sending: make(map[string]chan struct{}),
 		owners:  make(map[string]*ReentrantMutex),
 		holds:   make(map[*queue.Held]holdRec),
 		done:    make(chan struct{}),

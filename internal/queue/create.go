@@ -15,6 +15,8 @@ type node struct {
 	name  string
 	czxid int64
 	owner int64 // session id that owns the node
+	// listing is the parent's children as of just after the create, or nil.
+	listing []string
 }
 
 // maxCreates bounds create attempts within one Acquire: each is a parent
@@ -34,10 +36,11 @@ func (q *Queue) create(ctx context.Context, data []byte) (node, error) {
 	for i := 0; i < maxCreates; i++ {
 		var p string
 		var czxid, owner int64
-		p, czxid, owner, err = q.Conn.CreateSeq(ctx, path, data)
+		var names []string
+		p, czxid, owner, names, err = q.Conn.CreateAndList(ctx, path, data)
 		switch {
 		case err == nil:
-			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner}, nil
+			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}, nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := q.ensureParents(ctx); err != nil {
 				return node{}, err

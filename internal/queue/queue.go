@@ -29,6 +29,12 @@ type Conn interface {
 	// czxid and the session that owns it. If ctx ends while the request is in
 	// flight, the Conn removes the node, should it appear, in the background.
 	CreateSeq(ctx context.Context, path string, data []byte) (string, int64, int64, error)
+	// CreateAndList is CreateSeq with a listing of the node's parent
+	// pipelined behind the create on the same connection: ZooKeeper answers
+	// a session's requests in order, so the listing reflects the create at
+	// no extra round trip. names is nil when the listing failed or was not
+	// sent; the caller then lists again.
+	CreateAndList(ctx context.Context, path string, data []byte) (name string, czxid, owner int64, names []string, err error)
 	// CreateContainer creates a CONTAINER node; an existing one is fine.
 	CreateContainer(ctx context.Context, path string) error
 	Children(ctx context.Context, path string) ([]string, error)
@@ -121,10 +127,13 @@ func (q *Queue) Acquire(ctx context.Context, r Request) (*Held, error) {
 
 // wait re-lists the queue whenever the node blocking us changes.
 func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
+	names := n.listing // taken with the create, when it was
 	for waited := false; ; waited = true {
-		names, err := q.Conn.Children(ctx, q.Dir)
-		if err != nil {
-			return nil, err
+		if names == nil {
+			var err error
+			if names, err = q.Conn.Children(ctx, q.Dir); err != nil {
+				return nil, err
+			}
 		}
 		cs := Sort(names, q.Accept...)
 		ours := Index(cs, n.name)
@@ -145,6 +154,7 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 		if err := q.Conn.WaitChange(ctx, q.Dir+"/"+cs[b].Name); err != nil {
 			return nil, err
 		}
+		names = nil
 	}
 }
 

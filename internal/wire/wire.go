@@ -40,6 +40,9 @@ type Handler interface {
 	Replied(sent time.Time)
 	// Created reports that path was created by session at zxid (its czxid).
 	Created(path string, zxid, session int64)
+	// Sending reports that a create request for path is being written;
+	// any request queued after this call reaches the server after it.
+	Sending(path string)
 }
 
 type pending struct {
@@ -107,11 +110,15 @@ func (c *conn) request(body []byte, first bool, sent time.Time) {
 		return
 	}
 	op := int32(binary.BigEndian.Uint32(body[4:8]))
+	create := op == opCreate || op == opCreateContainer
 	c.queue = append(c.queue, pending{
 		sent:   sent,
 		xid:    int32(binary.BigEndian.Uint32(body[0:4])),
-		create: op == opCreate || op == opCreateContainer,
+		create: create,
 	})
+	if path, ok := readString(body[8:]); create && ok {
+		c.h.Sending(path)
+	}
 }
 
 func (c *conn) reply(body []byte, first bool) {

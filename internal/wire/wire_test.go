@@ -19,6 +19,7 @@ type recorder struct {
 	timeout   time.Duration
 	replies   []time.Time
 	created   map[string][2]int64
+	sending   []string
 	connected time.Time
 }
 
@@ -32,6 +33,12 @@ func (r *recorder) Replied(sent time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.replies = append(r.replies, sent)
+}
+
+func (r *recorder) Sending(path string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sending = append(r.sending, path)
 }
 
 func (r *recorder) Created(path string, zxid, sid int64) {
@@ -110,6 +117,7 @@ func TestObserver(t *testing.T) {
 	require.False(t, r.replies[0].Before(sentCreate))
 	require.True(t, r.replies[0].Before(beforeReplies), "a reply is anchored at its request's send time")
 	require.Equal(t, [2]int64{0x55, sid}, r.created["/a/_c_x-lock-0000000001"])
+	require.Equal(t, []string{"/a/_c_x-lock-"}, r.sending, "the create's send is reported, a ping's is not")
 }
 
 // TestHandshakeTimeout: a server that accepts but never answers the connect
