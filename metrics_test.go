@@ -43,7 +43,9 @@ func (r *metricsRecorder) AcquireWait(kind, path string, d time.Duration, err er
 func (r *metricsRecorder) Hold(kind, path string, d time.Duration) {
 	r.add(metricsCall{method: "Hold", kind: kind, path: path, d: d})
 }
-func (r *metricsRecorder) Loss(kind, path string) { r.add(metricsCall{method: "Loss", kind: kind, path: path}) }
+func (r *metricsRecorder) Loss(kind, path string) {
+	r.add(metricsCall{method: "Loss", kind: kind, path: path})
+}
 func (r *metricsRecorder) SessionState(st zklock.State) {
 	r.add(metricsCall{method: "SessionState", state: st})
 }

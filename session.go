@@ -48,7 +48,7 @@ type Session struct {
 	subs    map[*subscriber]struct{}
 	watches map[string]*watch
 	creates map[string]created
-	sending map[string]chan struct{} // creates whose send someone awaits
+	sending map[string]chan struct{}   // creates whose send someone awaits
 	owners  map[string]*ReentrantMutex // reentrant holders by path, to name misuse
 	holds   map[*queue.Held]holdRec    // granted acquisitions, for Metrics only
 	reports reporter                   // Metrics calls arising under mu
