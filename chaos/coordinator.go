@@ -172,7 +172,10 @@ func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome,
 			return nil, err
 		}
 		run.Events = append(run.Events, evs...)
-		run.Crashes = append(run.Crashes, crashes(strings.TrimSuffix(p, ".jsonl")+".out")...)
+		out, _ := os.ReadFile(strings.TrimSuffix(p, ".jsonl") + ".out")
+		ours, upstream := Crashes(filepath.Base(p), string(out))
+		run.Crashes = append(run.Crashes, ours...)
+		run.UpstreamRaces = append(run.UpstreamRaces, upstream...)
 	}
 	b, _ := json.Marshal(run.Counters)
 	return run, os.WriteFile(filepath.Join(c.cfg.Dir, "counters.json"), b, 0o644)
@@ -194,19 +197,4 @@ func (c *coordinator) leftovers(ctx context.Context) ([]string, error) {
 		}
 		sleep(ctx, 200*time.Millisecond)
 	}
-}
-
-// crashes returns the lines of a worker's output that report a panic, a
-// fatal error or a data race: even a worker killed later, whose exit status
-// is lost, leaves them there.
-func crashes(path string) []string {
-	b, _ := os.ReadFile(path)
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "panic:") || strings.HasPrefix(line, "fatal error:") ||
-			strings.Contains(line, "WARNING: DATA RACE") {
-			out = append(out, filepath.Base(path)+": "+line)
-		}
-	}
-	return out
 }

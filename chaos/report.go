@@ -18,6 +18,7 @@ type Report struct {
 	Writes         map[string]int             // by outcome
 	Idle           map[string]time.Duration   // longest no-holder stretch while contenders waited, outside faults
 	PausedOverlaps []PausedOverlap
+	UpstreamRaces  []string // data races the race detector found inside go-zookeeper
 	Violations     []string
 }
 
@@ -76,6 +77,10 @@ func (r *Report) String() string {
 	for _, po := range r.PausedOverlaps {
 		fmt.Fprintf(&b, "  %s: paused %s (until %s) vs %s and %d more: %d write(s) after, %d committed\n", po.Prim,
 			describe(po.Paused), po.Paused.Why, describe(po.Rival), po.Rivals-1, po.Writes, po.Committed)
+	}
+	if len(r.UpstreamRaces) > 0 {
+		fmt.Fprintf(&b, "data races inside go-zookeeper, not zklock (reported, not counted): %d, e.g. %s\n",
+			len(r.UpstreamRaces), r.UpstreamRaces[0])
 	}
 	fmt.Fprintf(&b, "violations: %d\n", len(r.Violations))
 	for i, v := range r.Violations {
