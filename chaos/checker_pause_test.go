@@ -2,6 +2,7 @@ package chaos_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/zklock/zklock/chaos"
 )
@@ -90,4 +91,25 @@ func TestCheckerWorkerEndedOnItsOwn(t *testing.T) {
 	}
 	o.Crashes = []string{"w1.1.out: WARNING: DATA RACE"}
 	mustFind(t, o, "DATA RACE")
+}
+
+func TestCheckerRecovery(t *testing.T) {
+	var evs []chaos.Event
+	for _, prim := range chaos.Primitives {
+		evs = append(evs, hold("A", prim, "w", 1, 300, 310)...) // 100ms after the first fault
+		evs = append(evs, hold("A", prim, "w", 2, 700, 710)...) // after the second began
+	}
+	o := outcome(evs, nil, nil)
+	o.Faults = []chaos.Fault{
+		{Kind: chaos.FaultReset, Start: 100 * ms, End: 200 * ms},
+		{Kind: chaos.FaultReset, Start: 400 * ms, End: 500 * ms},
+		{Kind: chaos.FaultReset, Start: 600 * ms, End: 650 * ms},
+	}
+	rep := chaos.Check(o)
+	got := rep.Recovery[chaos.FaultReset]
+	if len(got) != 2 || got[0] != 100*time.Millisecond || got[1] != 50*time.Millisecond ||
+		rep.Interrupted[chaos.FaultReset] != 1 || rep.Faults[chaos.FaultReset] != 3 {
+		t.Fatalf("recovery %v, interrupted %d, faults %d; want [100ms 50ms], 1, 3",
+			got, rep.Interrupted[chaos.FaultReset], rep.Faults[chaos.FaultReset])
+	}
 }

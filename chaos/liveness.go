@@ -99,25 +99,29 @@ func checkLiveness(r *Outcome, ivs []Interval, rep *Report) {
 }
 
 // recovery measures, for each fault, how long after it was undone every
-// primitive had been acquired afresh.
+// primitive had been acquired afresh. A fault whose recovery the next fault
+// interrupted is counted apart: its figure would measure both.
 func recovery(r *Outcome, ivs []Interval, rep *Report) {
-	for _, f := range r.Faults {
+	for i, f := range r.Faults {
 		rep.Faults[f.Kind]++
+		next := r.Stop
+		if i+1 < len(r.Faults) {
+			next = r.Faults[i+1].Start
+		}
 		var worst int64
-		recovered := true
 		for _, prim := range Primitives {
 			from, _ := slices.BinarySearchFunc(ivs, f.End, func(iv Interval, t int64) int { return cmp.Compare(iv.Start, t) })
-			i := slices.IndexFunc(ivs[from:], func(iv Interval) bool { return iv.Prim == prim })
-			if i < 0 {
-				recovered = false
+			j := slices.IndexFunc(ivs[from:], func(iv Interval) bool { return iv.Prim == prim })
+			if j < 0 {
+				worst = next - f.End + 1
 				break
 			}
-			worst = max(worst, ivs[from+i].Start-f.End)
+			worst = max(worst, ivs[from+j].Start-f.End)
 		}
-		if recovered {
-			rep.Recovery[f.Kind] = append(rep.Recovery[f.Kind], dur(worst))
+		if f.End+worst > next {
+			rep.Interrupted[f.Kind]++
 		} else {
-			rep.Unrecovered[f.Kind]++
+			rep.Recovery[f.Kind] = append(rep.Recovery[f.Kind], dur(worst))
 		}
 	}
 }

@@ -12,7 +12,7 @@ type Report struct {
 	Duration       time.Duration              // from the first fault's scheduling to the stop
 	Faults         map[string]int             // injected, by kind
 	Recovery       map[string][]time.Duration // fault undone to every primitive acquired afresh, by kind
-	Unrecovered    map[string]int             // faults after which some primitive was never acquired again
+	Interrupted    map[string]int             // faults the next fault (or the stop) came before recovery of
 	Acquisitions   map[string]int             // by primitive
 	Counters       map[string]int64           // committed increments, by primitive
 	Writes         map[string]int             // by outcome
@@ -25,7 +25,7 @@ type Report struct {
 func newReport(r *Outcome) *Report {
 	return &Report{
 		Duration: dur(r.Stop - r.Start), Faults: map[string]int{}, Recovery: map[string][]time.Duration{},
-		Unrecovered: map[string]int{}, Acquisitions: map[string]int{}, Counters: r.Counters,
+		Interrupted: map[string]int{}, Acquisitions: map[string]int{}, Counters: r.Counters,
 		Writes: map[string]int{}, Idle: map[string]time.Duration{},
 	}
 }
@@ -61,8 +61,8 @@ func (r *Report) String() string {
 			med, mx = ds[len(ds)/2].Round(time.Millisecond).String(), ds[len(ds)-1].Round(time.Millisecond).String()
 		}
 		fmt.Fprintf(&b, "%-18s %6d %10s %10s", k, r.Faults[k], med, mx)
-		if n := r.Unrecovered[k]; n > 0 {
-			fmt.Fprintf(&b, " (%d not followed by a fresh acquisition of every primitive)", n)
+		if n := r.Interrupted[k]; n > 0 {
+			fmt.Fprintf(&b, " (%d more interrupted by the next fault)", n)
 		}
 		b.WriteString("\n")
 	}
