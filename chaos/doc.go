@@ -45,10 +45,13 @@
 //   - a primitive with no holder while contenders waited and no fault was
 //     active, for longer than the session timeout plus LivenessSlack;
 //   - a worker that exited on its own, would not stop when told to, or
-//     printed a panic or a data race.
+//     printed a panic or a data race. Races entirely inside go-zookeeper
+//     (its lastZxid race on reconnect, go-zookeeper/zk#35) are listed in
+//     the report instead: zklock cannot fix them.
 //
 // The Report gives faults by kind with the median and maximum recovery
-// time (from the fault being undone to every primitive acquired afresh),
+// time (from the fault being undone to every primitive acquired afresh;
+// a recovery the next fault interrupted is counted apart),
 // acquisitions and increments per primitive, write outcomes, the paused
 // overlaps and whether fencing caught each, and the violations.
 //
