@@ -30,6 +30,7 @@ func main() {
 	scen := flag.String("scenarios", "", "comma-separated scenario IDs to run (default all)")
 	readme := flag.String("readme", "", "also replace the generated part of this README's Benchmarks section")
 	note := flag.String("note", "", "a sentence added after the README's \"Measured ...\" line (say what else ran on the machine)")
+	from := flag.String("from", "", "run nothing: render this results.json again (table, chart, README)")
 	repeats := flag.Int("repeats", 0, "repeats per scenario (default 5, quick 3)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the Go clients) to this file")
 	flag.Parse()
@@ -55,7 +56,13 @@ func main() {
 	cfg.scenarios = filter(cfg.scenarios, *only, *scen)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	run, err := benchmark(ctx, cfg)
+	var run *report.Run
+	var err error
+	if *from != "" {
+		run, err = load(*from)
+	} else {
+		run, err = benchmark(ctx, cfg)
+	}
 	if err == nil {
 		err = write(run, *out, *readme, *note)
 	}
@@ -324,6 +331,19 @@ func (b *bench) trial(ctx context.Context, sc scenario, impl string, p *prepared
 		s.ReqPerAcq = (float64(p1-p0) - bg*time.Since(began).Seconds()) / float64(s.Total)
 	}
 	return s, nil
+}
+
+func load(path string) (*report.Run, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	run := &report.Run{}
+	if err := json.Unmarshal(b, run); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	run.Goals = report.Goals(run)
+	return run, nil
 }
 
 func machine() string {
