@@ -36,6 +36,7 @@ const LivenessSlack = 5 * time.Second
 type Interval struct {
 	Proc, Prim, Mode string
 	Tok              int64
+	Wait             int64 // when the acquisition began
 	Start, End       int64
 	Why              string // WhyReleased, WhyLost, or "exited" when the log stops
 }
@@ -83,12 +84,15 @@ func exitTimes(r *Outcome) map[string]int64 {
 func intervals(r *Outcome) []Interval {
 	exits := exitTimes(r)
 	open := map[[2]string]*Interval{}
+	waited := map[[2]string]int64{}
 	var out []Interval
 	for _, e := range r.Events {
 		k := [2]string{e.Proc, e.Prim}
 		switch e.Ev {
+		case EvWait:
+			waited[k] = e.T
 		case EvAcquire:
-			open[k] = &Interval{Proc: e.Proc, Prim: e.Prim, Mode: e.Mode, Tok: e.Tok, Start: e.T}
+			open[k] = &Interval{Proc: e.Proc, Prim: e.Prim, Mode: e.Mode, Tok: e.Tok, Wait: waited[k], Start: e.T}
 		case EvRelease:
 			if iv := open[k]; iv != nil {
 				iv.End, iv.Why = e.T, e.Res

@@ -113,3 +113,21 @@ func TestCheckerRecovery(t *testing.T) {
 			got, rep.Interrupted[chaos.FaultReset], rep.Faults[chaos.FaultReset])
 	}
 }
+
+// A waiter frozen mid-acquisition whose session expired meanwhile may
+// return, just after it is resumed, the grant it had checked before the
+// freeze: its token is older than the holder that got in during the freeze.
+func TestCheckerStaleOnArrival(t *testing.T) {
+	evs := cat(hold("B", "election", "w", 20, 250, 400),
+		[]chaos.Event{{Ev: chaos.EvWait, Proc: "A", Prim: "election", T: 5 * ms},
+			{Ev: chaos.EvAcquire, Proc: "A", Prim: "election", Mode: "w", Tok: 10, T: 299 * ms},
+			{Ev: chaos.EvRelease, Proc: "A", Prim: "election", Mode: "w", Tok: 10, T: 300 * ms, Res: chaos.WhyLost}})
+	o := outcome(evs, nil, nil)
+	o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 300 * ms}}
+	rep := chaos.Check(o)
+	if n, fenced := rep.Fenced(); !rep.OK() || n != 1 || fenced != 1 {
+		t.Fatalf("a stale grant of a frozen waiter is a paused overlap:\n%s", rep)
+	}
+	o.Events[4].Tok = 30 // a newer token: a real second grant
+	mustFind(t, o, "believed they held together")
+}
