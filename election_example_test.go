@@ -4,25 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/zktest"
 )
 
 func ExampleElection_Campaign() {
-	servers, stop := exampleServer() // a throwaway ZooKeeper for this example
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
+	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
+	defer done()
 	e, err := zklock.NewElection(s, "/services/scheduler/leader")
 	if err != nil {
 		fmt.Println(err)
@@ -56,16 +44,8 @@ func ExampleElection_Campaign() {
 }
 
 func ExampleElection_Run() {
-	servers, stop := exampleServer()
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
+	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
+	defer done()
 	e, err := zklock.NewElection(s, "/services/indexer/leader")
 	if err != nil {
 		fmt.Println(err)
@@ -93,16 +73,8 @@ func ExampleElection_Run() {
 }
 
 func ExampleElection_Observe() {
-	servers, stop := exampleServer()
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
+	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
+	defer done()
 	candidate, _ := zklock.NewElection(s, "/services/mailer/leader")
 	observer, _ := zklock.NewElection(s, "/services/mailer/leader")
 
@@ -130,21 +102,4 @@ func ExampleElection_Observe() {
 	// no leader
 	// leader: mailer-7
 	// no leader
-}
-
-// exampleServer starts a standalone ZooKeeper (or uses ZK_SERVERS) for one
-// example and returns its addresses and a function that stops it and
-// removes its files. A failure to start ends the test binary: an example
-// has no *testing.T to fail.
-func exampleServer() ([]string, func()) {
-	c, err := zktest.Launch(context.Background(), 1)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	return c.Servers(), func() {
-		if err := c.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}
 }

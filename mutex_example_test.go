@@ -51,21 +51,13 @@ func ExampleMutex_Lock() {
 }
 
 func ExampleMutex_TryLock() {
-	servers, stop := exampleServer()
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
+	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
+	defer done()
 
 	a, _ := zklock.NewMutex(s, "/deploy", zklock.WithData([]byte("deployer-a")))
 	b, _ := zklock.NewMutex(s, "/deploy")
 	fmt.Println("a:", a.TryLock(ctx))
-	err = b.TryLock(ctx)
+	err := b.TryLock(ctx)
 	var held *zklock.LockedError
 	if errors.As(err, &held) {
 		fmt.Printf("b: locked by %s\n", held.Data)
@@ -77,16 +69,8 @@ func ExampleMutex_TryLock() {
 }
 
 func ExampleReentrantMutex() {
-	servers, stop := exampleServer()
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
+	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
+	defer done()
 
 	owner, _ := zklock.NewReentrantMutex(s, "/accounts/42")
 	other, _ := zklock.NewReentrantMutex(s, "/accounts/42") // another owner

@@ -1,25 +1,15 @@
 package zklock_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/zklock/zklock"
 )
 
 func ExampleRWMutex() {
-	servers, stop := exampleServer() // a throwaway ZooKeeper for this example
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
+	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
+	defer done()
 
 	// Two owners (two handles) read together; a third may not write.
 	r1, _ := zklock.NewRWMutex(s, "/config/rw")
@@ -52,16 +42,8 @@ func ExampleRWMutex() {
 }
 
 func ExampleRWMutex_RLock() {
-	servers, stop := exampleServer()
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
+	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
+	defer done()
 	m, _ := zklock.NewRWMutex(s, "/catalog/rw")
 
 	// Downgrade: write, then keep reading what was written while other

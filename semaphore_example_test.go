@@ -1,26 +1,16 @@
 package zklock_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
 func ExampleSemaphore() {
-	servers, stop := exampleServer() // a throwaway ZooKeeper for this example
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
+	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
+	defer done()
 
 	// At most 3 concurrent crawlers, whatever the number of processes.
 	sem, err := zklock.NewSemaphore(s, "/crawl/slots", 3)
@@ -55,16 +45,8 @@ func ExampleSemaphore() {
 }
 
 func ExampleLease() {
-	servers, stop := exampleServer()
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
+	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
+	defer done()
 	sem, _ := zklock.NewSemaphore(s, "/jobs/slots", 1)
 	lease, err := sem.Acquire(ctx, 1)
 	if err != nil {

@@ -1,0 +1,46 @@
+package zklock_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// exampleServer starts a standalone ZooKeeper (or uses ZK_SERVERS) for one
+// example and returns its addresses and a function that stops it and
+// removes its files. A failure to start ends the test binary: an example
+// has no *testing.T to fail.
+func exampleServer() ([]string, func()) {
+	c, err := zktest.Launch(context.Background(), 1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return c.Servers(), func() {
+		if err := c.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+}
+
+// exampleSession starts a throwaway ZooKeeper and opens a session on it, so
+// that each example shows only its own primitive (ExampleMutex_Lock shows
+// the set-up in full). done closes the session and stops the server.
+func exampleSession() (context.Context, *zklock.Session, func()) {
+	servers, stop := exampleServer()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return ctx, s, func() {
+		s.Close()
+		cancel()
+		stop()
+	}
+}
