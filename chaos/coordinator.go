@@ -172,8 +172,9 @@ func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome,
 			return nil, err
 		}
 		run.Events = append(run.Events, evs...)
-		out, _ := os.ReadFile(strings.TrimSuffix(p, ".jsonl") + ".out")
-		ours, upstream := Crashes(filepath.Base(p), string(out))
+		outPath := strings.TrimSuffix(p, ".jsonl") + ".out"
+		out, _ := os.ReadFile(outPath)
+		ours, upstream := Crashes(filepath.Base(outPath), string(out))
 		run.Crashes = append(run.Crashes, ours...)
 		run.UpstreamRaces = append(run.UpstreamRaces, upstream...)
 	}

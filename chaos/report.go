@@ -62,7 +62,7 @@ func (r *Report) String() string {
 		}
 		fmt.Fprintf(&b, "%-18s %6d %10s %10s", k, r.Faults[k], med, mx)
 		if n := r.Interrupted[k]; n > 0 {
-			fmt.Fprintf(&b, " (%d more interrupted by the next fault)", n)
+			fmt.Fprintf(&b, " (%d of them interrupted by the next fault: not in the figures)", n)
 		}
 		b.WriteString("\n")
 	}
