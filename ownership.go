@@ -62,6 +62,7 @@ func (s *Session) Ownership() <-chan struct{} {
 func (s *Session) awaitEpoch(ctx context.Context) (*epoch, error) {
 	for {
 		s.mu.Lock()
+		s.loseIfDueLocked()
 		ep, st, changed := s.ep, s.state, s.changed
 		s.mu.Unlock()
 		if st == StateClosed {
@@ -76,6 +77,22 @@ func (s *Session) awaitEpoch(ctx context.Context) (*epoch, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// loseIfDueLocked ends the live epoch if its deadline has passed. The
+// watchdog does this on its timer; awaitEpoch does it too, because a process
+// frozen (SIGSTOP, a long GC pause) past the deadline runs again before the
+// watchdog's timer goroutine does, and must not be handed a grant on an
+// epoch that is already over.
+func (s *Session) loseIfDueLocked() bool {
+	if s.ep == nil || time.Until(s.OwnershipDeadline()) > 0 {
+		return false
+	}
+	s.log.Warn("zklock: ownership deadline passed; locks held through the session are lost",
+		"session", fmt.Sprintf("0x%x", s.sid))
+	s.endEpochLocked(false)
+	s.publishLocked(StateLost, s.sid)
+	return true
 }
 
 // endEpochLocked fires the current epoch's loss signal and schedules the
@@ -145,11 +162,7 @@ func (s *Session) watchdog() {
 		}
 		if live {
 			wait = time.Until(s.OwnershipDeadline())
-			if wait <= 0 {
-				s.log.Warn("zklock: ownership deadline passed; locks held through the session are lost",
-					"session", fmt.Sprintf("0x%x", s.sid))
-				s.endEpochLocked(false)
-				s.publishLocked(StateLost, s.sid)
+			if s.loseIfDueLocked() {
 				s.mu.Unlock()
 				continue
 			}
