@@ -29,7 +29,11 @@ const maxCreates = 16
 // outcome is unknown: we look for our node by its unique prefix and adopt it
 // only if the current session owns it; a node of an earlier session is
 // deleted, never adopted.
-func (q *Queue) create(ctx context.Context, data []byte) (node, error) {
+//
+// With list, the parent's listing is pipelined behind the create (see
+// Conn.CreateAndList) and kept in the node for the first look at the queue;
+// callers that list something else next pass false, not to pay for it.
+func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error) {
 	prefix := NewProtectedPrefix()
 	path := q.Dir + "/" + prefix + q.Kind
 	var err error
@@ -37,7 +41,11 @@ func (q *Queue) create(ctx context.Context, data []byte) (node, error) {
 		var p string
 		var czxid, owner int64
 		var names []string
-		p, czxid, owner, names, err = q.Conn.CreateAndList(ctx, path, data)
+		if list {
+			p, czxid, owner, names, err = q.Conn.CreateAndList(ctx, path, data)
+		} else {
+			p, czxid, owner, err = q.Conn.CreateSeq(ctx, path, data)
+		}
 		switch {
 		case err == nil:
 			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}, nil

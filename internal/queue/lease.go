@@ -143,7 +143,7 @@ func (l *Leases) create(ctx context.Context, r LeaseRequest) ([]node, error) {
 	q := l.LeaseQueue()
 	ns := make([]node, 0, r.N)
 	for range r.N {
-		n, err := q.create(ctx, r.Data)
+		n, err := q.create(ctx, r.Data, false) // the lease count is listed once all are made
 		if err != nil {
 			l.discard(ns)
 			return nil, err

@@ -110,7 +110,7 @@ var errGone = errors.New("queue: our node is gone")
 // we wait, we re-enqueue under the new session until ctx ends.
 func (q *Queue) Acquire(ctx context.Context, r Request) (*Held, error) {
 	for {
-		n, err := q.create(ctx, r.Data)
+		n, err := q.create(ctx, r.Data, true)
 		if err != nil {
 			return nil, err
 		}
