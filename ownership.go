@@ -133,6 +133,7 @@ func primitivePath(node string) string {
 func (s *Session) track(ep *epoch, path string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.loseIfDueLocked() // a grant decided before a freeze is refused after it
 	if s.ep != ep {
 		return false
 	}
