@@ -131,3 +131,40 @@ func TestCheckerStaleOnArrival(t *testing.T) {
 	o.Events[4].Tok = 30 // a newer token: a real second grant
 	mustFind(t, o, "believed they held together")
 }
+
+// The semaphore form of a stale grant (seed 20261124): A's lease, older
+// than B's and C's, is handed back just after A is resumed from a freeze
+// that outlived its session; A sees the loss a few ms later. D, acquiring
+// when C has left but A still believes, is not counted against A.
+func staleLeaseRun(aTok int64, aRes string, frozen bool) *chaos.Outcome {
+	evs := cat(hold("B", "semaphore", "l", 20, 250, 400), hold("C", "semaphore", "l", 21, 260, 300),
+		hold("D", "semaphore", "l", 22, 303, 400),
+		[]chaos.Event{{Ev: chaos.EvWait, Proc: "A", Prim: "semaphore", T: 5 * ms},
+			{Ev: chaos.EvAcquire, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 299 * ms},
+			write("A", "semaphore", aTok, 1, 1, 302, aRes),
+			{Ev: chaos.EvRelease, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 306 * ms, Res: chaos.WhyLost}})
+	rs := map[string][]chaos.Receipt{"semaphore": nil}
+	counters := map[string]int64{"semaphore": 0}
+	if aRes == chaos.ResOK {
+		rs["semaphore"] = []chaos.Receipt{{Proc: "A", W: 1, Tok: aTok, V: 1}}
+		counters["semaphore"] = 1
+	}
+	o := outcome(evs, rs, counters)
+	if frozen {
+		o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 298 * ms}}
+	}
+	return o
+}
+
+func TestCheckerSemaphoreStaleOnArrival(t *testing.T) {
+	rep := chaos.Check(staleLeaseRun(10, chaos.ResRejected, true))
+	if n, fenced := rep.Fenced(); !rep.OK() || n != 1 || fenced != 1 || rep.PausedOverlaps[0].Writes != 1 {
+		t.Fatalf("a stale lease of a frozen waiter is a paused overlap with 1 refused write:\n%s", rep)
+	}
+	if po := rep.PausedOverlaps[0]; po.Paused.Proc != "A" || po.Rivals != 2 {
+		t.Fatalf("want A's stale lease overlapped by B and D, got %+v", po)
+	}
+	mustFind(t, staleLeaseRun(10, chaos.ResOK, true), "fencing failed")
+	mustFind(t, staleLeaseRun(30, chaos.ResRejected, true), "3 holders believed they held at once (limit 2)")
+	mustFind(t, staleLeaseRun(10, chaos.ResRejected, false), "3 holders believed they held at once (limit 2)")
+}

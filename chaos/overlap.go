@@ -120,13 +120,17 @@ func fenced(r *Outcome, paused, rival Interval, committed map[writeKey]Receipt, 
 
 // checkCount checks that at most r.Limit semaphore holders believed they
 // held at once: when a holder acquires, those still believing exceed the
-// limit only if the excess was frozen.
+// limit only if the excess was frozen while it held, or is a lease that
+// went stale while its process was frozen acquiring it (see
+// staleOnArrival). Either kind is recorded as a paused overlap, checked for
+// fencing, and not counted against later holders.
 func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep *Report) {
+	stale := make([]bool, len(list))
 	for i, b := range list {
 		var active, paused []Interval
-		for _, a := range list[:i] {
+		for j, a := range list[:i] {
 			if a.End > b.Start {
-				if pausedBefore(r, a, b.Start) {
+				if stale[j] || pausedBefore(r, a, b.Start) {
 					paused = append(paused, a)
 				} else {
 					active = append(active, a)
@@ -134,6 +138,11 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 			}
 		}
 		if len(active)+1 > r.Limit {
+			if rival, ok := staleAmong(r, b, active); ok {
+				stale[i] = true
+				fenced(r, b, rival, committed, rep)
+				continue
+			}
 			rep.violate("semaphore: %d holders believed they held at once (limit %d) when %s acquired",
 				len(active)+1, r.Limit, describe(b))
 		}
@@ -143,4 +152,14 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 			}
 		}
 	}
+}
+
+// staleAmong returns the first of active against which b is a stale grant.
+func staleAmong(r *Outcome, b Interval, active []Interval) (Interval, bool) {
+	for _, a := range active {
+		if staleOnArrival(r, b, a) {
+			return a, true
+		}
+	}
+	return Interval{}, false
 }
