@@ -61,5 +61,7 @@
 //
 // To show that the checker can fail, EnvBroken (CHAOS_BROKEN for the test)
 // makes the workload drop the guard ("noguard") and ignore the loss signal
-// ("ignorelost"): make chaos-broken runs that and expects violations.
+// ("ignorelost"): TestChaosBrokenIsCaught runs that under freezes and
+// cut-offs and fails unless the checker reports violations; make test runs
+// it with 20s of faults, make chaos-broken with BROKEN_DURATION.
 package chaos
