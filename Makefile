@@ -5,7 +5,8 @@ STATICCHECK := $(shell go env GOPATH)/bin/staticcheck
 
 .PHONY: deps lint test demo bench bench-quick
 
-# Install ZooKeeper, Java and staticcheck where missing (apt; sudo unless root).
+# Install what the tests need where missing (apt; sudo unless root):
+# ZooKeeper, a JDK, Curator and Kazoo for interop/, staticcheck.
 deps:
 	bash scripts/install-deps.sh
 

@@ -12,6 +12,10 @@
 // blackhole the network, or to lose the reply to one request; ExpireSession
 // uses it to make the server expire a client's session for real.
 //
+// Launch starts servers the same way without a testing.TB, for programs
+// (the zklock dev-server command, benchmarks, examples): the caller stops
+// them with Cluster.Close.
+//
 // WithSelfSignedTLS gives every server a TLS client port too, with
 // certificates made for the test: Cluster.SecureServers and
 // Cluster.TLSConfig are what a client needs to reach it.
