@@ -53,6 +53,7 @@ func Check(r *Outcome) *Report {
 	checkOverlaps(r, ivs, committed, rep)
 	checkLiveness(r, ivs, rep)
 	recovery(r, ivs, rep)
+	lossLeads(r, ivs, rep)
 	for _, e := range r.Exits {
 		if e.Err != "" || (!e.Killed && !e.Stopped) {
 			rep.violate("worker %s ended unexpectedly (%s): see its .out file", e.Proc, e.Err)

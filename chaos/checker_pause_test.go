@@ -168,3 +168,18 @@ func TestCheckerSemaphoreStaleOnArrival(t *testing.T) {
 	mustFind(t, staleLeaseRun(30, chaos.ResRejected, true), "3 holders believed they held at once (limit 2)")
 	mustFind(t, staleLeaseRun(10, chaos.ResRejected, false), "3 holders believed they held at once (limit 2)")
 }
+
+// A cut-off holder A sees its loss at 300ms; B acquires at 450ms: a lead
+// of 150ms. A frozen holder's late loss is not a lead.
+func TestCheckerLossLead(t *testing.T) {
+	evs := cat(hold("A", "mutex", "w", 10, 10, 300), hold("B", "mutex", "w", 20, 450, 500),
+		hold("C", "election", "w", 30, 10, 300), hold("D", "election", "w", 40, 350, 500))
+	evs[2].Res = chaos.WhyLost
+	evs[8].Res = chaos.WhyLost
+	o := outcome(evs, nil, nil)
+	o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "C", Start: 20 * ms, End: 290 * ms}}
+	rep := chaos.Check(o)
+	if !rep.OK() || len(rep.LossLeads) != 1 || rep.LossLeads[0] != 150*time.Millisecond {
+		t.Fatalf("want one lead of 150ms (A's), got %v:\n%s", rep.LossLeads, rep)
+	}
+}

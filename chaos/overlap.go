@@ -67,15 +67,7 @@ func overlap(r *Outcome, a, b Interval, committed map[writeKey]Receipt, rep *Rep
 // checked it. Campaign and Lock then hand back a hold whose loss signal
 // fires at once (seed 20261122: 258µs later).
 func staleOnArrival(r *Outcome, b, a Interval) bool {
-	if b.Tok >= a.Tok {
-		return false
-	}
-	for _, f := range r.Faults {
-		if f.Kind == FaultPause && f.Target == b.Proc && b.Wait < f.Start && f.Start <= b.Start {
-			return true
-		}
-	}
-	return false
+	return b.Tok < a.Tok && stalePaused(r, b)
 }
 
 // pausedBefore reports whether iv's process was frozen during iv, the

@@ -18,6 +18,7 @@ type Report struct {
 	Writes         map[string]int             // by outcome
 	Idle           map[string]time.Duration   // longest no-holder stretch while contenders waited, outside faults
 	PausedOverlaps []PausedOverlap
+	LossLeads      []time.Duration // loss signal to the next conflicting acquisition (see lossLeads)
 	UpstreamRaces  []string // data races the race detector found inside go-zookeeper
 	Violations     []string
 }
@@ -72,6 +73,10 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "writes: %d ok, %d rejected, %d unknown (%d of them committed), %d skipped after loss\n",
 		r.Writes[ResOK], r.Writes[ResRejected], r.Writes[ResUnknown], r.Writes["unknown, committed"], r.Writes[ResSkipped])
+	if ds := slices.Sorted(slices.Values(r.LossLeads)); len(ds) > 0 {
+		fmt.Fprintf(&b, "loss signal ahead of the next holder (%d holds that saw their loss while running): min %v, median %v\n",
+			len(ds), ds[0].Round(time.Millisecond), ds[len(ds)/2].Round(time.Millisecond))
+	}
 	n, f := r.Fenced()
 	fmt.Fprintf(&b, "believed overlaps of paused holders: %d; fencing refused every later write in %d of them\n", n, f)
 	for _, po := range r.PausedOverlaps {

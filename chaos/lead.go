@@ -1,0 +1,36 @@
+package chaos
+
+import "time"
+
+// lossLeads measures how far the loss signal ran ahead of the rival: for
+// every hold of an exclusive primitive (mutex, reentrant, election, or an
+// RWMutex hold against a writer) that ended with its loss signal while its
+// process ran, the time from the signal to the next conflicting
+// acquisition. A negative lead is a believed overlap, which checkOverlaps
+// reports; this records how close the safe ones came. Holds of a process
+// frozen during the hold, and stale grants, are left out: a frozen process
+// sees its signal late by construction, and fencing is what protects it.
+func lossLeads(r *Outcome, ivs []Interval, rep *Report) {
+	for i, a := range ivs {
+		if a.Why != WhyLost || a.Prim == "semaphore" || pausedBefore(r, a, a.End) || stalePaused(r, a) {
+			continue
+		}
+		for _, b := range ivs[i+1:] {
+			if b.Prim == a.Prim && b.Proc != a.Proc && b.Start >= a.End && exclusive(a, b) {
+				rep.LossLeads = append(rep.LossLeads, time.Duration(b.Start-a.End))
+				break
+			}
+		}
+	}
+}
+
+// stalePaused reports whether iv was acquired by a process frozen while it
+// acquired (the grant may have gone stale during the freeze).
+func stalePaused(r *Outcome, iv Interval) bool {
+	for _, f := range r.Faults {
+		if f.Kind == FaultPause && f.Target == iv.Proc && iv.Wait < f.Start && f.Start <= iv.Start {
+			return true
+		}
+	}
+	return false
+}
