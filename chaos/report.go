@@ -19,7 +19,7 @@ type Report struct {
 	Idle           map[string]time.Duration   // longest no-holder stretch while contenders waited, outside faults
 	PausedOverlaps []PausedOverlap
 	LossLeads      []time.Duration // loss signal to the next conflicting acquisition (see lossLeads)
-	UpstreamRaces  []string // data races the race detector found inside go-zookeeper
+	UpstreamRaces  []string        // data races the race detector found inside go-zookeeper
 	Violations     []string
 }
 
