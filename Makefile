@@ -24,8 +24,10 @@ demo: deps
 
 # The chaos suite (package chaos): DURATION of faults against a 3-server
 # ensemble and worker processes, then the checker's report. SEED replays a
-# fault schedule (the seed is printed); logs stay in CHAOS_DIR. The test
-# bounds itself (DURATION plus ten minutes), hence -timeout 0.
+# fault schedule (the seed is printed); logs stay in CHAOS_DIR, with the
+# checked outcome in outcome.json (go run ./chaos/recheck FILE checks it
+# again). The test bounds itself (DURATION plus ten minutes), hence
+# -timeout 0.
 DURATION ?= 5m
 SEED ?=
 CHAOS_DIR ?= $(shell mktemp -d /tmp/zklock-chaos.XXXXXX)

@@ -1,6 +1,7 @@
 package chaos_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -104,4 +105,28 @@ func TestCheckerAcknowledgedNotCommitted(t *testing.T) {
 	mustFind(t, outcome(evs, rs, counters), "acknowledged but not committed")
 	evs, rs, counters = twoHolders(150, chaos.ResRejected)
 	mustFind(t, outcome(evs, rs, counters), "reported rejected but committed")
+}
+
+// An outcome saved by a run reads back to the same verdict, receipts'
+// commit order included.
+func TestOutcomeRoundTrip(t *testing.T) {
+	evs, rs, counters := twoHolders(150, chaos.ResOK) // B acquires after A released: clean
+	o := outcome(evs, rs, counters)
+	p := t.TempDir() + "/" + chaos.OutcomeFile
+	if err := chaos.SaveOutcome(p, o); err != nil {
+		t.Fatal(err)
+	}
+	back, err := chaos.LoadOutcome(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := chaos.Check(back).String(), chaos.Check(o).String(); got != want || !chaos.Check(back).OK() {
+		t.Fatalf("report after a round trip:\n%s\nwant:\n%s", got, want)
+	}
+	if !reflect.DeepEqual(back.Receipts, o.Receipts) || back.Receipts["mutex"][1].Seq != 1 {
+		t.Fatalf("receipts after a round trip %+v, want %+v (with their commit order)", back.Receipts, o.Receipts)
+	}
+	if _, err := chaos.LoadOutcome(t.TempDir()); err == nil {
+		t.Fatal("a directory read as an outcome")
+	}
 }

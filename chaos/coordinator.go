@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -178,8 +177,7 @@ func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome,
 		run.Crashes = append(run.Crashes, ours...)
 		run.UpstreamRaces = append(run.UpstreamRaces, upstream...)
 	}
-	b, _ := json.Marshal(run.Counters)
-	return run, os.WriteFile(filepath.Join(c.cfg.Dir, "counters.json"), b, 0o644)
+	return run, SaveOutcome(filepath.Join(c.cfg.Dir, OutcomeFile), run)
 }
 
 // leftovers waits until the lock paths hold no ephemeral node, for as long

@@ -24,7 +24,7 @@ const (
 // receipts node, in the same multi as the counter write: the proof that a
 // write whose reply was lost did commit.
 type Receipt struct {
-	Seq  int64  `json:"-"` // the receipt node's sequence number: commit order
+	Seq  int64  `json:"seq,omitempty"` // the receipt node's sequence number: commit order (not in the node's data)
 	Proc string `json:"proc"`
 	W    int64  `json:"w"`
 	Tok  int64  `json:"tok"`
