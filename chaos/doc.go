@@ -52,8 +52,11 @@
 // The Report gives faults by kind with the median and maximum recovery
 // time (from the fault being undone to every primitive acquired afresh;
 // a recovery the next fault interrupted is counted apart),
-// acquisitions and increments per primitive, write outcomes, the paused
-// overlaps and whether fencing caught each, and the violations.
+// acquisitions and increments per primitive, write outcomes, how far each
+// running holder's loss signal came before the next conflicting
+// acquisition, the paused overlaps and whether fencing caught each, and the
+// violations. Run saves what it checked in OutcomeFile, in the run's log
+// directory; go run ./chaos/recheck FILE checks it again.
 //
 // The seed fixes the schedule's draws (kinds, durations, latencies); the
 // victims of client faults depend on who holds at that moment, so a replay
