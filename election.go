@@ -81,7 +81,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 		return nil, err
 	}
 	start := e.s.now()
-	h, err := e.q.Acquire(ctx, queue.Request{Data: value, Block: queue.Predecessor})
+	h, err := e.q.Acquire(ctx, queue.Request{Data: value})
 	err = mapQueueErr(err)
 	e.s.acquired(KindElection, e.q.Dir, start, h, err)
 	e.mu.Lock()

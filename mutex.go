@@ -93,7 +93,7 @@ func (m *Mutex) lock(ctx context.Context, try bool) error {
 	m.mu.Unlock()
 
 	start := m.s.now()
-	h, err := m.q.Acquire(ctx, queue.Request{Data: m.data, Block: queue.Predecessor, Try: try})
+	h, err := m.q.Acquire(ctx, queue.Request{Data: m.data, Try: try})
 	err = mapQueueErr(err)
 	m.s.acquired(m.kind, m.q.Dir, start, h, err)
 	m.mu.Lock()

@@ -94,7 +94,7 @@ func (m *RWMutex) lock(ctx context.Context, try bool) error {
 		m.mu.Unlock()
 		return ErrUpgrade
 	}
-	return m.acquire(ctx, &m.wq, &m.w, queue.Predecessor, try)
+	return m.acquire(ctx, &m.wq, &m.w, nil, try)
 }
 
 // RLock blocks until the read lock is held, ctx ends, or the session is
@@ -123,7 +123,7 @@ func (m *RWMutex) rlock(ctx context.Context, try bool) error {
 		defer m.mu.Unlock()
 		return m.downgrade(ctx)
 	}
-	return m.acquire(ctx, &m.rq, &m.r, readBlocker, try)
+	return m.acquire(ctx, &m.rq, &m.r, writer, try)
 }
 
 // downgrade takes the read lock beside our write node. m.mu stays held so
@@ -146,7 +146,7 @@ func (m *RWMutex) downgrade(ctx context.Context) error {
 
 // acquire enqueues on q and records the grant in to. m.mu is held on entry
 // and released on return.
-func (m *RWMutex) acquire(ctx context.Context, q *queue.Queue, to *hold, b queue.Blocker, try bool) error {
+func (m *RWMutex) acquire(ctx context.Context, q *queue.Queue, to *hold, b queue.Blocks, try bool) error {
 	if m.busy {
 		m.mu.Unlock()
 		return ErrAlreadyLocked
@@ -154,7 +154,7 @@ func (m *RWMutex) acquire(ctx context.Context, q *queue.Queue, to *hold, b queue
 	m.busy = true
 	m.mu.Unlock()
 	start := m.s.now()
-	h, err := q.Acquire(ctx, queue.Request{Data: m.data, Block: b, Try: try})
+	h, err := q.Acquire(ctx, queue.Request{Data: m.data, Blocks: b, Try: try})
 	err = mapQueueErr(err)
 	kind := KindRWMutexRead
 	if q.Kind == queue.KindWrite {
@@ -171,14 +171,7 @@ func (m *RWMutex) acquire(ctx context.Context, q *queue.Queue, to *hold, b queue
 	return nil
 }
 
-// readBlocker grants a reader unless a writer precedes it, and then makes it
-// wait for the nearest such writer only: readers never wait for readers, nor
-// for anything queued after them (Kazoo #649).
-func readBlocker(cs []queue.Contender, ours int) int {
-	for i := ours - 1; i >= 0; i-- {
-		if cs[i].Kind == queue.KindWrite {
-			return i
-		}
-	}
-	return -1
-}
+// writer is the reader's rule: a reader waits for the nearest writer ahead
+// of it only, and holds when no writer is ahead: readers never wait for
+// readers, nor for anything queued after them (Kazoo #649).
+func writer(c queue.Contender) bool { return c.Kind == queue.KindWrite }

@@ -12,7 +12,7 @@ import (
 // until they fit. Only the mutex holder watches the lease set, so a release
 // wakes one client, not every waiter.
 func (l *Leases) slow(ctx context.Context, r LeaseRequest) (*Grant, error) {
-	m, err := l.LockQueue().Acquire(ctx, Request{Data: r.Data, Block: Predecessor})
+	m, err := l.LockQueue().Acquire(ctx, Request{Data: r.Data})
 	if err != nil {
 		return nil, err
 	}

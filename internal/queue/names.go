@@ -87,8 +87,19 @@ func parseSeq(s string) (int32, bool) {
 // before the other kinds, and equal kinds by name, so every client sees the
 // same order.
 func Sort(names []string, accept ...string) []Contender {
+	out, o := parseAll(names, accept)
+	slices.SortFunc(out, o.cmp)
+	return out
+}
+
+// order is Sort's ordering for one listing: whether its sequence numbers
+// wrapped.
+type order struct{ wrapped bool }
+
+// parseAll keeps the contenders among names whose kind is in accept, in
+// listing order, and the ordering that applies to them.
+func parseAll(names []string, accept []string) ([]Contender, order) {
 	out := make([]Contender, 0, len(names))
-	wrapped := false
 	var hi, lo bool
 	for _, n := range names {
 		c, ok := Parse(n)
@@ -99,26 +110,59 @@ func Sort(names []string, accept ...string) []Contender {
 		lo = lo || c.Seq < math.MinInt32/2
 		out = append(out, c)
 	}
-	wrapped = hi && lo
-	key := func(c Contender) int64 {
-		if wrapped && c.Seq < 0 {
-			return int64(c.Seq) + 1<<32
-		}
-		return int64(c.Seq)
+	return out, order{wrapped: hi && lo}
+}
+
+func (o order) key(c Contender) int64 {
+	if o.wrapped && c.Seq < 0 {
+		return int64(c.Seq) + 1<<32
 	}
-	slices.SortFunc(out, func(a, b Contender) int {
-		if ka, kb := key(a), key(b); ka != kb {
-			return cmpInt(ka, kb)
+	return int64(c.Seq)
+}
+
+func (o order) cmp(a, b Contender) int {
+	if ka, kb := o.key(a), o.key(b); ka != kb {
+		return cmpInt(ka, kb)
+	}
+	if wa, wb := a.Kind == KindWrite, b.Kind == KindWrite; wa != wb {
+		if wa {
+			return -1
 		}
-		if wa, wb := a.Kind == KindWrite, b.Kind == KindWrite; wa != wb {
-			if wa {
-				return -1
-			}
-			return 1
+		return 1
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// Scanned is what a waiter needs from a listing: see Scan.
+type Scanned struct {
+	Ours    Contender // our contender
+	First   Contender // the first in queue order: the holder, or one of them
+	Blocker Contender // the nearest contender ahead of ours that blocks us
+	Blocked bool      // false: nothing ahead of ours blocks us
+}
+
+// Scan finds in names what sorting them (Sort) and searching the result
+// would: our contender (ok is false when name is not among the accepted
+// contenders), the first one, and the nearest one ahead of ours for which
+// blocks is true (nil blocks: any). It compares each contender once instead
+// of sorting: a waiter woken in a queue of a thousand pays for parsing the
+// names and no more.
+func Scan(names []string, name string, blocks func(Contender) bool, accept ...string) (s Scanned, ok bool) {
+	cs, o := parseAll(names, accept)
+	i := slices.IndexFunc(cs, func(c Contender) bool { return c.Name == name })
+	if i < 0 {
+		return Scanned{}, false
+	}
+	s.Ours, s.First = cs[i], cs[i]
+	for _, c := range cs {
+		if o.cmp(c, s.First) < 0 {
+			s.First = c
 		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return out
+		if o.cmp(c, s.Ours) < 0 && (blocks == nil || blocks(c)) && (!s.Blocked || o.cmp(c, s.Blocker) > 0) {
+			s.Blocker, s.Blocked = c, true
+		}
+	}
+	return s, true
 }
 
 func cmpInt(a, b int64) int {

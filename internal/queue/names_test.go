@@ -133,3 +133,54 @@ func parseReference(name string) (Contender, bool) {
 	}
 	return Contender{}, false
 }
+
+// scanReference is Scan stated through Sort: sort, find ours, walk back to
+// the nearest contender that blocks.
+func scanReference(names []string, name string, blocks func(Contender) bool, accept ...string) (Scanned, bool) {
+	cs := Sort(names, accept...)
+	i := Index(cs, name)
+	if i < 0 {
+		return Scanned{}, false
+	}
+	s := Scanned{Ours: cs[i], First: cs[0]}
+	for j := i - 1; j >= 0; j-- {
+		if blocks == nil || blocks(cs[j]) {
+			s.Blocker, s.Blocked = cs[j], true
+			break
+		}
+	}
+	return s, true
+}
+
+// FuzzScan: Scan agrees with sorting, for listings drawn from the fuzz
+// input: kinds (Curator, Kazoo, one not accepted), sequence numbers near 0,
+// near the wrap, negative, and ties between a writer and a reader.
+func FuzzScan(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5}, uint8(2), false)
+	f.Add([]byte{0x80, 0x81, 0x02, 0x43, 0xc4}, uint8(1), true)
+	f.Add([]byte{0x11, 0x11, 0x91, 0x21}, uint8(0), true)
+	kindsOf := []string{KindLock, KindKazooLock, KindWrite, KindRead, KindLease}
+	seqs := []int32{0, 1, 2, 3, math.MaxInt32 - 1, math.MaxInt32, math.MinInt32, math.MinInt32 + 1, -5, 7}
+	f.Fuzz(func(t *testing.T, raw []byte, pick uint8, readers bool) {
+		if len(raw) == 0 || len(raw) > 64 {
+			return
+		}
+		names := make([]string, len(raw))
+		for i, b := range raw {
+			seq := fmt.Sprintf("%010d", seqs[int(b&0x0f)%len(seqs)])
+			names[i] = fmt.Sprintf("_c_%02d-%s%s", i, kindsOf[int(b>>4)%len(kindsOf)], seq)
+		}
+		accept := []string{KindLock, KindKazooLock}
+		var blocks func(Contender) bool
+		if readers {
+			accept = []string{KindWrite, KindRead}
+			blocks = func(c Contender) bool { return c.Kind == KindWrite }
+		}
+		name := names[int(pick)%len(names)]
+		got, gotOK := Scan(names, name, blocks, accept...)
+		want, wantOK := scanReference(names, name, blocks, accept...)
+		if gotOK != wantOK || got != want {
+			t.Fatalf("Scan(%q, %q) = %+v %v, by sorting %+v %v", names, name, got, gotOK, want, wantOK)
+		}
+	})
+}

@@ -74,13 +74,11 @@ type Queue struct {
 	Accept []string // kinds that are contenders in this queue
 }
 
-// Blocker chooses, from the ordered contenders and our index among them, the
-// contender we must wait for, or returns -1 when we hold.
-type Blocker func(cs []Contender, ours int) int
-
-// Predecessor is the mutex rule: we hold when first; otherwise we wait for
-// the node directly ahead of us.
-func Predecessor(_ []Contender, ours int) int { return ours - 1 }
+// Blocks reports whether a contender ahead of ours keeps us waiting. We
+// wait for the nearest contender ahead of ours that blocks us, and hold
+// when none does. nil is the mutex rule: every contender ahead blocks, so
+// we wait for the one directly ahead of us and hold when first.
+type Blocks func(c Contender) bool
 
 // Held is a granted place in the queue.
 type Held struct {
@@ -95,9 +93,9 @@ type Held struct {
 
 // Request says how to acquire.
 type Request struct {
-	Data  []byte
-	Block Blocker
-	Try   bool // do not wait: fail with *LockedError when blocked
+	Data   []byte
+	Blocks Blocks // nil: the mutex rule
+	Try    bool   // do not wait: fail with *LockedError when blocked
 }
 
 // errGone reports that our node vanished while we waited: the session
@@ -135,23 +133,21 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 				return nil, err
 			}
 		}
-		cs := Sort(names, q.Accept...)
-		ours := Index(cs, n.name)
-		if ours < 0 {
+		sc, ok := Scan(names, n.name, r.Blocks, q.Accept...)
+		if !ok {
 			return nil, errGone
 		}
-		b := r.Block(cs, ours)
-		if b < 0 {
-			h, err := q.grant(ctx, n, cs[ours])
+		if !sc.Blocked {
+			h, err := q.grant(ctx, n, sc.Ours)
 			if h != nil {
 				h.Waited = waited
 			}
 			return h, err
 		}
 		if r.Try {
-			return nil, q.locked(ctx, cs[0])
+			return nil, q.locked(ctx, sc.First)
 		}
-		if err := q.Conn.WaitChange(ctx, q.Dir+"/"+cs[b].Name); err != nil {
+		if err := q.Conn.WaitChange(ctx, q.Dir+"/"+sc.Blocker.Name); err != nil {
 			return nil, err
 		}
 		names = nil
