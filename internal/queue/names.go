@@ -175,11 +175,6 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// Index returns the position of name in cs, or -1.
-func Index(cs []Contender, name string) int {
-	return slices.IndexFunc(cs, func(c Contender) bool { return c.Name == name })
-}
-
 // NewProtectedPrefix returns a fresh "_c_<uuid>-" prefix.
 func NewProtectedPrefix() string {
 	var b [16]byte

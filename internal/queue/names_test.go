@@ -3,6 +3,7 @@ package queue
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,7 +139,7 @@ func parseReference(name string) (Contender, bool) {
 // the nearest contender that blocks.
 func scanReference(names []string, name string, blocks func(Contender) bool, accept ...string) (Scanned, bool) {
 	cs := Sort(names, accept...)
-	i := Index(cs, name)
+	i := slices.IndexFunc(cs, func(c Contender) bool { return c.Name == name })
 	if i < 0 {
 		return Scanned{}, false
 	}
