@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -79,7 +80,10 @@ func (r *Report) String() string {
 	}
 	n, f := r.Fenced()
 	fmt.Fprintf(&b, "believed overlaps of paused holders: %d; fencing refused every later write in %d of them\n", n, f)
-	for _, po := range r.PausedOverlaps {
+	pos := slices.SortedFunc(slices.Values(r.PausedOverlaps), func(a, b PausedOverlap) int {
+		return cmp.Or(cmp.Compare(a.Prim, b.Prim), cmp.Compare(a.Paused.Start, b.Paused.Start))
+	})
+	for _, po := range pos {
 		fmt.Fprintf(&b, "  %s: paused %s (until %s) vs %s and %d more: %d write(s) after, %d committed\n", po.Prim,
 			describe(po.Paused), po.Paused.Why, describe(po.Rival), po.Rivals-1, po.Writes, po.Committed)
 	}
