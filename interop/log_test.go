@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,21 +86,11 @@ func (l *sharedLog) events(t *testing.T) []event {
 	// overlap: the check errs on the side of failing.
 	slices.SortStableFunc(evs, func(a, b event) int {
 		if a.ns != b.ns {
-			return cmpInt64(a.ns, b.ns)
+			return cmp.Compare(a.ns, b.ns)
 		}
 		return strings.Compare(b.what, a.what) // "start" > "end"
 	})
 	return evs
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // rule says whether the owners active at once (counted by mode) are allowed,

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"crypto/rand"
 	"fmt"
 	"math"
@@ -122,7 +123,7 @@ func (o order) key(c Contender) int64 {
 
 func (o order) cmp(a, b Contender) int {
 	if ka, kb := o.key(a), o.key(b); ka != kb {
-		return cmpInt(ka, kb)
+		return cmp.Compare(ka, kb)
 	}
 	if wa, wb := a.Kind == KindWrite, b.Kind == KindWrite; wa != wb {
 		if wa {
@@ -163,16 +164,6 @@ func Scan(names []string, name string, blocks func(Contender) bool, accept ...st
 		}
 	}
 	return s, true
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // NewProtectedPrefix returns a fresh "_c_<uuid>-" prefix.
