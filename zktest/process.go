@@ -14,6 +14,7 @@ import (
 const (
 	stopGrace   = 20 * time.Second
 	reapTimeout = 20 * time.Second
+	stopWait    = 5 * time.Second // for every thread to stop after SIGSTOP
 )
 
 // control runs one server: a local JVM, a container, or nothing (external).
@@ -152,6 +153,9 @@ func (p *process) signalPause(pause bool) error {
 		return fmt.Errorf("zktest: signal %v: %w", sig, err)
 	}
 	p.paused = pause
+	if pause {
+		return waitStopped(p.cmd.Process.Pid, stopWait)
+	}
 	return nil
 }
 

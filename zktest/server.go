@@ -63,7 +63,9 @@ func (s *Server) Start() error {
 }
 
 // Pause freezes the server (SIGSTOP): its sockets stay open but it answers
-// nothing, like a long GC pause or a hung machine. Resume undoes it.
+// nothing, like a long GC pause or a hung machine. On Linux it returns once
+// every thread of the server has stopped, so a request sent afterwards gets
+// no answer. Resume undoes it.
 func (s *Server) Pause() error {
 	if err := s.ctl.pause(); err != nil {
 		return err
