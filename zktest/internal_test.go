@@ -38,6 +38,17 @@ func TestDumpSessions(t *testing.T) {
 	}
 }
 
+func TestDumpEphemerals(t *testing.T) {
+	out := "SessionTracker dump:\nSession Sets (1)/(1):\n1 expire at x:\n\t0x100000709390000\nephemeral nodes dump:\n" +
+		"Sessions with Ephemerals (2):\n0x200000709390001:\n\t/e\n\t/a/b\n0x100000709390000:\nConnections dump:\n" +
+		"Connections Sets (1)/(1):\n\tip: /127.0.0.1:1 sessionId: 0x300000000000000\n"
+	nodes, ok := dumpEphemerals(out)
+	require.True(t, ok)
+	assert.Equal(t, map[int64][]string{0x200000709390001: {"/e", "/a/b"}, 0x100000709390000: nil}, nodes)
+	_, ok = dumpEphemerals("dump is not executed because it is not in the whitelist.\n")
+	assert.False(t, ok)
+}
+
 func TestSrvrAndMntrParsing(t *testing.T) {
 	mode, zxid := srvrMode("Zookeeper version: 3.8.0\nLatency min/avg/max: 0/0.0/0\nZxid: 0x100000002\nMode: follower\n")
 	assert.Equal(t, "follower", mode)

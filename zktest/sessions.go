@@ -91,3 +91,51 @@ func dumpSessions(out string) (map[int64]bool, bool) {
 	}
 	return ids, true
 }
+
+// Ephemerals returns the ephemeral nodes the leader knows, by owning session
+// id (as returned by go-zookeeper's Conn.SessionID). It reads the leader's
+// 'dump', which lists every live session's ephemeral nodes; tests use it to
+// check that nothing was left behind. It returns ErrNoSessionDump (wrapped)
+// when 'dump' is not whitelisted or lists no ephemerals in a known format.
+func (c *Cluster) Ephemerals(ctx context.Context) (map[int64][]string, error) {
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.FourLetter(ctx, leader, "dump")
+	if err != nil {
+		return nil, err
+	}
+	nodes, ok := dumpEphemerals(out)
+	if !ok {
+		return nil, fmt.Errorf("%w: server %d answered %q", ErrNoSessionDump, leader, firstLine(out))
+	}
+	return nodes, nil
+}
+
+// dumpEphemerals returns the ephemeral nodes a 'dump' reply lists under
+// "Sessions with Ephemerals": a "0x<id>:" line per session, then one
+// tab-indented path per node.
+func dumpEphemerals(out string) (map[int64][]string, bool) {
+	_, rest, ok := strings.Cut(out, "Sessions with Ephemerals")
+	if !ok {
+		return nil, false
+	}
+	rest, _, _ = strings.Cut(rest, "Connections dump:")
+	nodes := make(map[int64][]string)
+	var sid int64
+	for _, line := range strings.Split(rest, "\n")[1:] {
+		switch {
+		case strings.HasPrefix(line, "0x") && strings.HasSuffix(line, ":"):
+			id, err := strconv.ParseUint(strings.TrimSuffix(line[2:], ":"), 16, 64)
+			if err != nil {
+				return nil, false
+			}
+			sid = int64(id)
+			nodes[sid] = nil
+		case strings.HasPrefix(line, "\t") && sid != 0:
+			nodes[sid] = append(nodes[sid], strings.TrimPrefix(line, "\t"))
+		}
+	}
+	return nodes, true
+}
