@@ -17,6 +17,14 @@ type created struct {
 	sid  int64 // the session the create ran in: the node's ephemeralOwner
 }
 
+// createRec is a create zklock sent and awaits the reply of. Protected
+// request paths are unique (a fresh uuid each), so the request path names
+// exactly one create in flight.
+type createRec struct {
+	c    created
+	seen bool // the observer matched the reply
+}
+
 // transient reports whether err may go away by retrying the same request:
 // the connection dropped (the request may or may not have been applied), no
 // server answered, the session moved to another server, or the server
@@ -152,22 +160,57 @@ func (s *Session) createContainer(ctx context.Context, path string) error {
 // createSeq sends one EPHEMERAL_SEQUENTIAL create (never retried: the
 // outcome of a create cut off by connection loss is unknown, and the queue
 // resolves it by its protected name). It returns the node's name with its
-// czxid and owner session as seen on the wire.
+// czxid and owner session.
 func (s *Session) createSeq(ctx context.Context, path string, data []byte) (string, created, error) {
-	name, err := call(ctx, s, func() (string, error) {
-		return s.conn.Create(path, data, zk.FlagEphemeral|zk.FlagSequence, s.opts.acl)
-	})
-	if err != nil {
-		return "", created{}, wrapOp("create", path, err)
-	}
+	return s.createEphemeral(ctx, path, data, zk.FlagEphemeral|zk.FlagSequence)
+}
+
+// createEphemeral sends one create of an ephemeral node and learns the
+// node's czxid and owner from the wire observer, at no extra round trip.
+// Every create it reports as successful is accounted for: when the observer
+// could not match the reply (a request path longer than it parses), it asks
+// the server for the node's stat rather than report a failure and leave a
+// node nobody knows about.
+func (s *Session) createEphemeral(ctx context.Context, path string, data []byte, flags int32) (string, created, error) {
+	rec := &createRec{}
 	s.mu.Lock()
-	c, ok := s.creates[name]
-	delete(s.creates, name)
+	s.creates[path] = rec
 	s.mu.Unlock()
-	if !ok {
-		return "", created{}, fmt.Errorf("zklock: create %s: reply not observed", name)
+	name, err := call(ctx, s, func() (string, error) {
+		return s.conn.Create(path, data, flags, s.opts.acl)
+	})
+	s.mu.Lock()
+	delete(s.creates, path)
+	c, seen := rec.c, rec.seen
+	s.mu.Unlock()
+	switch {
+	case err != nil:
+		return "", created{}, wrapOp("create", path, err)
+	case !seen:
+		c, err = s.statCreated(name)
 	}
-	return name, c, nil
+	return name, c, err
+}
+
+// statCreated reads the czxid and owner of a node we just created. Exists
+// needs no permission, whatever ACL the node has. It retries until the
+// session closes: the node exists, and the caller must learn of it. A node
+// gone already went with an expired session (or somebody deleted it).
+func (s *Session) statCreated(name string) (created, error) {
+	st, err := retry(s.bg, s, func() (*zk.Stat, error) {
+		ok, st, err := s.conn.Exists(name)
+		if err == nil && !ok {
+			st = nil
+		}
+		return st, err
+	})
+	switch {
+	case err != nil:
+		return created{}, wrapOp("stat created node", name, err)
+	case st == nil:
+		return created{}, wrapOp("stat created node", name, zk.ErrNoNode)
+	}
+	return created{zxid: st.Czxid, sid: st.EphemeralOwner}, nil
 }
 
 // goDelete deletes an ephemeral node of session sid in the background until

@@ -269,14 +269,17 @@ func (o *observer) Replied(sent time.Time) {
 	}
 }
 
+// Created records what the wire saw of a create's reply, for the create
+// that registered its request path (expectCreate). Creates nobody
+// registered (containers, plain Conn use) are not recorded, so nothing
+// accumulates and no record is ever dropped to bound the map.
 func (o *observer) Created(path string, zxid, sid int64) {
 	s := (*Session)(o)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.creates) > 4096 { // creates nobody asked about (plain Conn use); bound the map
-		clear(s.creates)
+	if r, ok := s.creates[path]; ok {
+		r.c, r.seen = created{zxid: zxid, sid: sid}, true
 	}
-	s.creates[path] = created{zxid: zxid, sid: sid}
 }
 
 func (o *observer) Sending(path string) {

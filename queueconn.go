@@ -186,20 +186,8 @@ func (c queueConn) Track(ep queue.Epoch, path string) bool {
 func (c queueConn) Untrack(ep queue.Epoch, path string) { c.s.untrack(ep.Key.(*epoch), path) }
 
 func (c queueConn) CreateEphemeral(ctx context.Context, path string, data []byte) (int64, int64, error) {
-	name, err := call(ctx, c.s, func() (string, error) {
-		return c.s.conn.Create(path, data, zk.FlagEphemeral, c.s.opts.acl)
-	})
-	if err != nil {
-		return 0, 0, wrapOp("create", path, err)
-	}
-	c.s.mu.Lock()
-	cr, ok := c.s.creates[name]
-	delete(c.s.creates, name)
-	c.s.mu.Unlock()
-	if !ok {
-		return 0, 0, fmt.Errorf("zklock: create %s: reply not observed", name)
-	}
-	return cr.zxid, cr.sid, nil
+	_, cr, err := c.s.createEphemeral(ctx, path, data, zk.FlagEphemeral)
+	return cr.zxid, cr.sid, err
 }
 
 func (c queueConn) ChildrenStat(ctx context.Context, path string) ([]string, *zk.Stat, error) {

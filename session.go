@@ -47,7 +47,7 @@ type Session struct {
 	changed chan struct{} // closed and replaced on every transition
 	subs    map[*subscriber]struct{}
 	watches map[string]*watch
-	creates map[string]created
+	creates map[string]*createRec      // creates awaiting their reply, by request path
 	sending map[string]chan struct{}   // creates whose send someone awaits
 	owners  map[string]*ReentrantMutex // reentrant holders by path, to name misuse
 	holds   map[*queue.Held]holdRec    // granted acquisitions, for Metrics only
@@ -92,7 +92,7 @@ func newSession(o sessionOptions) *Session {
 		changed: make(chan struct{}),
 		subs:    make(map[*subscriber]struct{}),
 		watches: make(map[string]*watch),
-		creates: make(map[string]created),
+		creates: make(map[string]*createRec),
 		sending: make(map[string]chan struct{}),
 		owners:  make(map[string]*ReentrantMutex),
 		holds:   make(map[*queue.Held]holdRec),

@@ -38,7 +38,10 @@ type Handler interface {
 	Connected(sessionID int64, timeout time.Duration, sent time.Time)
 	// Replied reports a reply to a request sent at sent.
 	Replied(sent time.Time)
-	// Created reports that path was created by session at zxid (its czxid).
+	// Created reports that the create request for path (the path as sent,
+	// before the server appends a sequence number) succeeded in session at
+	// zxid, the node's czxid. A create whose request path is longer than
+	// the observer retains of a frame is not reported.
 	Created(path string, zxid, session int64)
 	// Sending reports that a create request for path is being written;
 	// any request queued after this call reaches the server after it.
@@ -46,9 +49,9 @@ type Handler interface {
 }
 
 type pending struct {
-	sent   time.Time
-	xid    int32
-	create bool
+	sent time.Time
+	xid  int32
+	path string // a create's request path; "" for other requests or if unreadable
 }
 
 // conn is a net.Conn whose traffic is parsed as it passes.
@@ -75,16 +78,16 @@ func Wrap(c net.Conn, h Handler, handshake time.Duration) net.Conn {
 	return w
 }
 
-// Write records the requests in p before sending them: once they are on
-// the wire, the reader goroutine may see their replies before Write
-// returns. A short write fails the connection, so recording all of p is
-// safe.
 // Close stops the handshake timer and closes the connection.
 func (c *conn) Close() error {
 	c.handshake.Stop()
 	return c.Conn.Close()
 }
 
+// Write records the requests in p before sending them: once they are on
+// the wire, the reader goroutine may see their replies before Write
+// returns. A short write fails the connection, so recording all of p is
+// safe.
 func (c *conn) Write(p []byte) (int, error) {
 	now := time.Now()
 	c.mu.Lock()
@@ -110,15 +113,14 @@ func (c *conn) request(body []byte, first bool, sent time.Time) {
 		return
 	}
 	op := int32(binary.BigEndian.Uint32(body[4:8]))
-	create := op == opCreate || op == opCreateContainer
-	c.queue = append(c.queue, pending{
-		sent:   sent,
-		xid:    int32(binary.BigEndian.Uint32(body[0:4])),
-		create: create,
-	})
-	if path, ok := readString(body[8:]); create && ok {
-		c.h.Sending(path)
+	p := pending{sent: sent, xid: int32(binary.BigEndian.Uint32(body[0:4]))}
+	if op == opCreate || op == opCreateContainer {
+		if path, ok := readString(body[8:]); ok {
+			p.path = path
+			c.h.Sending(path)
+		}
 	}
+	c.queue = append(c.queue, p)
 }
 
 func (c *conn) reply(body []byte, first bool) {
@@ -138,11 +140,8 @@ func (c *conn) reply(body []byte, first bool) {
 		return
 	}
 	c.h.Replied(p.sent)
-	zxid := int64(binary.BigEndian.Uint64(body[4:12]))
-	if p.create && binary.BigEndian.Uint32(body[12:16]) == 0 {
-		if path, ok := readString(body[16:]); ok {
-			c.h.Created(path, zxid, c.session)
-		}
+	if p.path != "" && binary.BigEndian.Uint32(body[12:16]) == 0 {
+		c.h.Created(p.path, int64(binary.BigEndian.Uint64(body[4:12])), c.session)
 	}
 }
 

@@ -116,7 +116,8 @@ func TestObserver(t *testing.T) {
 	// Anchored at the create's send time, not at the reply's arrival.
 	require.False(t, r.replies[0].Before(sentCreate))
 	require.True(t, r.replies[0].Before(beforeReplies), "a reply is anchored at its request's send time")
-	require.Equal(t, [2]int64{0x55, sid}, r.created["/a/_c_x-lock-0000000001"])
+	require.Equal(t, map[string][2]int64{"/a/_c_x-lock-": {0x55, sid}}, r.created,
+		"a create is reported by its request path, as sent")
 	require.Equal(t, []string{"/a/_c_x-lock-"}, r.sending, "the create's send is reported, a ping's is not")
 }
 

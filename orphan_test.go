@@ -1,0 +1,236 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// These tests pin "every create is accounted for" (DESIGN.md): a create
+// that succeeds on the server is never reported as a failure and forgotten.
+// Each checks the error count and, once every granted lock is released,
+// that the server holds no ephemeral node of the session.
+
+// requireNoEphemerals fails unless the leader lists no ephemeral node of
+// session sid under root. Deletes are synchronous, so nothing has to settle:
+// the ephemerals a released lock leaves are gone when Unlock returns.
+func requireNoEphemerals(t *testing.T, c *zktest.Cluster, sid int64, root string) {
+	t.Helper()
+	nodes, err := c.Ephemerals(ctxFor(t))
+	require.NoError(t, err)
+	var left []string
+	for _, n := range nodes[sid] {
+		if strings.HasPrefix(n, root+"/") {
+			left = append(left, n)
+		}
+	}
+	require.Empty(t, left, "ephemeral nodes of session 0x%x left on the server", sid)
+}
+
+// lockFreshPaths locks and unlocks n fresh paths (parents missing) from g
+// goroutines on one session, and returns the errors.
+func lockFreshPaths(t *testing.T, s *zklock.Session, root string, n, g int) []error {
+	ctx := ctxFor(t)
+	var next atomic.Int64
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for w := 0; w < g; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				if err := lockOnce(ctx, s, fmt.Sprintf("%s/%d", root, i)); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+func lockOnce(ctx context.Context, s *zklock.Session, path string) error {
+	m, err := zklock.NewMutex(s, path)
+	if err != nil {
+		return err
+	}
+	if err := m.Lock(ctx); err != nil {
+		return err
+	}
+	return m.Unlock(ctx)
+}
+
+// TestLockFreshPathsLeavesNothing: 64 goroutines of one session lock 10,000
+// fresh paths. Each Lock creates a CONTAINER parent first; zklock once kept
+// a record of every create it saw on the wire and cleared the records
+// wholesale past 4096, so a lock node created just before a clear was
+// reported as "reply not observed" and left live, locking its path.
+func TestLockFreshPathsLeavesNothing(t *testing.T) {
+	c := standalone(t)
+	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(10*time.Second))
+	root := lockPath(t, "f")
+	errs := lockFreshPaths(t, s, root, 10000, 64)
+	require.Empty(t, errs, "%d of 10000 Locks failed", len(errs))
+	requireNoEphemerals(t, c, s.SessionID(), root)
+}
+
+// TestLockFreshPathsEnsemble is the same on a 3-server ensemble, with the
+// session on a follower (writes go through the leader).
+func TestLockFreshPathsEnsemble(t *testing.T) {
+	c := zktest.StartEnsemble(t, 3)
+	s := newSession(t, c.Servers()[1:2], zklock.WithSessionTimeout(10*time.Second))
+	root := lockPath(t, "f")
+	errs := lockFreshPaths(t, s, root, 6000, 64)
+	require.Empty(t, errs, "%d of 6000 Locks failed", len(errs))
+	requireNoEphemerals(t, c, s.SessionID(), root)
+}
+
+// TestLockLongPathLeavesNothing: a path longer than the wire observer keeps
+// of a frame (4 KiB) once made every create's reply go unobserved, so every
+// Lock failed and left its node. The path is valid and the request is far
+// below the server's 1 MiB limit.
+func TestLockLongPathLeavesNothing(t *testing.T) {
+	c := standalone(t)
+	s := newSession(t, c.Servers())
+	ctx := ctxFor(t)
+	root := lockPath(t, "long")
+	path := root + "/" + strings.Repeat("x", 5000)
+	for i := 0; i < 3; i++ {
+		require.NoError(t, lockOnce(ctx, s, path), "round %d", i)
+	}
+	r, err := zklock.NewReentrantMutex(s, path)
+	require.NoError(t, err)
+	require.NoError(t, r.Lock(ctx))
+	require.NoError(t, r.Unlock(ctx))
+	requireNoEphemerals(t, c, s.SessionID(), root)
+}
+
+// plainCreates makes n persistent sequential nodes under dir through
+// Session.Conn from 16 goroutines, as an application sharing the session
+// may; every one of those creates passes the wire observer too.
+func plainCreates(t *testing.T, s *zklock.Session, dir string, n int) error {
+	conn := s.Conn()
+	if _, err := conn.Create(dir, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				if _, err := conn.Create(dir+"/n-", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// cycler acquires and releases one primitive on path once.
+type cycler func(ctx context.Context, s *zklock.Session, path string) error
+
+var primitiveCycles = map[string]cycler{
+	"Mutex": lockOnce,
+	"RWMutex": func(ctx context.Context, s *zklock.Session, path string) error {
+		m, err := zklock.NewRWMutex(s, path)
+		if err != nil {
+			return err
+		}
+		if err := m.Lock(ctx); err != nil {
+			return err
+		}
+		if err := m.Unlock(ctx); err != nil {
+			return err
+		}
+		if err := m.RLock(ctx); err != nil {
+			return err
+		}
+		return m.RUnlock(ctx)
+	},
+	"Semaphore": func(ctx context.Context, s *zklock.Session, path string) error {
+		sem, err := zklock.NewSemaphore(s, path, 2)
+		if err != nil {
+			return err
+		}
+		l, err := sem.Acquire(ctx, 1)
+		if err != nil {
+			return err
+		}
+		return l.Release(ctx)
+	},
+	"Election": func(ctx context.Context, s *zklock.Session, path string) error {
+		e, err := zklock.NewElection(s, path)
+		if err != nil {
+			return err
+		}
+		if _, err := e.Campaign(ctx, []byte("v")); err != nil {
+			return err
+		}
+		return e.Resign(ctx)
+	},
+}
+
+// TestPrimitivesWhilePlainCreates: 32 goroutines cycle a primitive on 32
+// existing paths while the same session makes 16,000 plain creates through
+// Session.Conn. Those creates once filled the wire observer's records, whose
+// wholesale clear made a concurrent lock create fail and leave its node.
+func TestPrimitivesWhilePlainCreates(t *testing.T) {
+	c := standalone(t)
+	for name, cycle := range primitiveCycles {
+		t.Run(name, func(t *testing.T) {
+			s := newSession(t, c.Servers(), zklock.WithSessionTimeout(10*time.Second))
+			ctx := ctxFor(t)
+			root := lockPath(t, "p")
+			const g, plain = 32, 16000
+			for i := 0; i < g; i++ { // the paths exist: only plain creates cross the observer's bound
+				require.NoError(t, cycle(ctx, s, fmt.Sprintf("%s/%d", root, i)))
+			}
+			var stop atomic.Bool
+			var cycles atomic.Int64
+			var mu sync.Mutex
+			var errs []error
+			var wg sync.WaitGroup
+			for i := 0; i < g; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for k := 0; k < 100000 && !stop.Load(); k++ {
+						cycles.Add(1)
+						if err := cycle(ctx, s, fmt.Sprintf("%s/%d", root, i)); err != nil {
+							mu.Lock()
+							errs = append(errs, err)
+							mu.Unlock()
+						}
+					}
+				}()
+			}
+			perr := plainCreates(t, s, lockPath(t, "plain"), plain)
+			stop.Store(true)
+			wg.Wait()
+			require.NoError(t, perr)
+			require.Empty(t, errs, "%d of %d cycles failed", len(errs), cycles.Load())
+			t.Logf("%d cycles beside %d plain creates", cycles.Load(), plain)
+			requireNoEphemerals(t, c, s.SessionID(), root)
+		})
+	}
+}
