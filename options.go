@@ -100,7 +100,9 @@ func WithSessionTimeout(d time.Duration) SessionOption {
 
 // WithSafetyMargin sets how long before the server could expire the session
 // the ownership deadline falls (see Session.OwnershipDeadline). The default is
-// one fifth of the negotiated session timeout.
+// one fifth of the negotiated session timeout. The margin must be below the
+// negotiated timeout, which only the server's answer tells: NewSession
+// returns an error wrapping ErrInvalidOption once connected if it is not.
 func WithSafetyMargin(d time.Duration) SessionOption {
 	return func(o *sessionOptions) error {
 		if d <= 0 {

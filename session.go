@@ -124,15 +124,44 @@ func (s *Session) connect(ctx context.Context) error {
 	if s.opts.metrics != nil {
 		s.spawn(s.reports.run) // ends after reporting StateClosed
 	}
-	if _, err := s.awaitEpoch(ctx); err != nil {
+	if err := s.awaitEstablished(ctx); err != nil {
 		s.Close()
-		return fmt.Errorf("zklock: connect to %v: %w", s.opts.servers, err)
+		return err
 	}
 	for _, c := range s.opts.creds {
 		if err := s.do(ctx, func() error { return s.conn.AddAuth(c.scheme, c.auth) }); err != nil {
 			s.Close()
 			return fmt.Errorf("zklock: add %s auth: %w", c.scheme, err)
 		}
+	}
+	return nil
+}
+
+// awaitEstablished waits for the first session and its first epoch. The
+// safety margin is checked here, because only the server's answer tells the
+// negotiated timeout it must stay below: with a margin at or above it, the
+// ownership deadline would pass before every epoch began.
+func (s *Session) awaitEstablished(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		sid, changed := s.sid, s.changed
+		s.mu.Unlock()
+		if sid != 0 {
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("zklock: connect to %v: %w", s.opts.servers, ctx.Err())
+		}
+	}
+	if t := s.Timeout(); s.opts.margin >= t {
+		return invalid("safety margin %v is not below the session timeout %v the server negotiated "+
+			"(requested %v); the margin can only be checked once the server has answered",
+			s.opts.margin, t, s.opts.timeout)
+	}
+	if _, err := s.awaitEpoch(ctx); err != nil {
+		return fmt.Errorf("zklock: connect to %v: %w", s.opts.servers, err)
 	}
 	return nil
 }

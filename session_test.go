@@ -198,6 +198,35 @@ func TestNewSessionRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestNewSessionRejectsMarginAboveTimeout: a safety margin at or above the
+// negotiated timeout would end every ownership epoch before it began.
+// NewSession once waited for an epoch until its ctx ended and then reported
+// a connect failure; it must refuse at once, saying why, and leave nothing
+// running (goleak). The server clamps the requested timeout to its maximum,
+// so a margin below the requested timeout can still be too large.
+func TestNewSessionRejectsMarginAboveTimeout(t *testing.T) {
+	c := standalone(t)
+	max := c.MaxSessionTimeout()
+	for name, opts := range map[string][]zklock.SessionOption{
+		"equal":           {zklock.WithSessionTimeout(max), zklock.WithSafetyMargin(max)},
+		"above":           {zklock.WithSessionTimeout(max), zklock.WithSafetyMargin(max + time.Second)},
+		"above clamped":   {zklock.WithSessionTimeout(4 * max), zklock.WithSafetyMargin(2 * max)},
+		"default timeout": {zklock.WithSafetyMargin(time.Hour)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			s, err := zklock.NewSession(ctx, append([]zklock.SessionOption{zklock.WithServers(c.Servers()...)}, opts...)...)
+			require.ErrorIs(t, err, zklock.ErrInvalidOption)
+			require.ErrorContains(t, err, "negotiated")
+			require.NoError(t, ctx.Err(), "refused before the ctx ended")
+			require.Nil(t, s)
+		})
+	}
+	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(max), zklock.WithSafetyMargin(max-c.TickTime()))
+	require.Equal(t, max, s.Timeout(), "a margin just below the timeout is accepted")
+}
+
 func TestNewSessionHonoursCtx(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
