@@ -66,13 +66,18 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // On error nothing is left on the server: the error satisfies
 // errors.Is(err, ctx.Err()) when ctx ended. Campaign returns
 // ErrAlreadyCampaigning while another Campaign runs or a term is current,
-// and ErrDataTooLarge for a value over MaxDataSize.
+// and ErrDataTooLarge for a value over MaxDataSize or one that, with the
+// path, makes a create request over the session's maximum request size
+// (WithMaxRequestSize).
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
 	if len(value) > MaxDataSize {
 		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(value), MaxDataSize)
+	}
+	if err := e.s.opts.checkCreate(queue.LongestNode(e.q.Dir, e.q.Kind), len(value)); err != nil {
+		return nil, err
 	}
 	if value == nil {
 		value = e.data

@@ -13,11 +13,15 @@ var (
 
 	// ErrInvalidPath is returned by constructors given a path ZooKeeper would
 	// refuse or that zklock must not use: empty, relative, with a trailing
-	// slash or empty segment, "." or "..", invalid characters, or under
-	// /zookeeper.
+	// slash or empty segment, "." or "..", invalid characters, under
+	// /zookeeper, or so long that a create request under it would exceed the
+	// session's maximum request size (WithMaxRequestSize).
 	ErrInvalidPath = errors.New("zklock: invalid path")
 
-	// ErrDataTooLarge is returned when node data exceeds MaxDataSize.
+	// ErrDataTooLarge is returned by WithData and Election.Campaign for data
+	// over MaxDataSize, and by constructors and Campaign when the data with
+	// the path make a create request over the session's maximum request size
+	// (WithMaxRequestSize): the server would drop the connection instead.
 	ErrDataTooLarge = errors.New("zklock: data too large")
 
 	// ErrNilContext is returned by every blocking method given a nil context.

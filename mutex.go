@@ -65,6 +65,9 @@ func newQueue(s *Session, path, kind string, accept []string, opts []Option) (qu
 	if err != nil {
 		return queue.Queue{}, o, err
 	}
+	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)); err != nil {
+		return queue.Queue{}, o, err
+	}
 	return queue.Queue{Conn: queueConn{s}, Dir: path, Kind: kind, Accept: accept}, o, nil
 }
 

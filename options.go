@@ -35,6 +35,7 @@ type sessionOptions struct {
 	tls     *tls.Config // nil: plain connections
 	metrics Metrics     // nil: none
 	backoff func() backoff.BackOff
+	maxReq  int // largest request body the server accepts (jute.maxbuffer)
 }
 
 func defaultSessionOptions() sessionOptions {
@@ -45,6 +46,7 @@ func defaultSessionOptions() sessionOptions {
 		acl:     zk.WorldACL(zk.PermAll),
 		dialer:  net.DialTimeout,
 		backoff: defaultBackoff,
+		maxReq:  DefaultMaxRequestSize,
 	}
 }
 
@@ -182,10 +184,66 @@ func WithRetry(newBackOff func() backoff.BackOff) SessionOption {
 	}
 }
 
-// MaxDataSize is the largest node data zklock accepts: ZooKeeper refuses
-// packets over jute.maxbuffer (1 MiB less one byte by default), and the
-// request also carries the path.
+// MaxDataSize is the largest node data WithData and Election.Campaign
+// accept. The whole create request, path and ACL included, must also fit
+// the session's maximum request size (WithMaxRequestSize): constructors and
+// Campaign check that and return ErrInvalidPath or ErrDataTooLarge.
 const MaxDataSize = 1<<20 - 1<<12
+
+const (
+	// DefaultMaxRequestSize is ZooKeeper's default jute.maxbuffer: the
+	// largest request, after its 4-byte length, a server accepts. A larger
+	// one makes the server drop the connection, and every request in flight
+	// on the session with it.
+	DefaultMaxRequestSize = 1<<20 - 1
+
+	// maxSendSize is the largest request go-zookeeper can send (its send
+	// buffer, 1536 KiB, holds the length too).
+	maxSendSize = 1536<<10 - 4
+)
+
+// WithMaxRequestSize sets the largest request, in bytes after its 4-byte
+// length, that zklock sends: the servers' jute.maxbuffer. Primitives refuse
+// in their constructor (and Election.Campaign for its value) a path or data
+// that would make a create request larger, instead of sending it and losing
+// the connection. Set it to follow servers started with a larger
+// jute.maxbuffer. The default is DefaultMaxRequestSize; at most 1536 KiB
+// less 4 bytes, the most go-zookeeper can send.
+func WithMaxRequestSize(n int) SessionOption {
+	return func(o *sessionOptions) error {
+		if n < 1 || n > maxSendSize {
+			return invalid("max request size %d must be from 1 to %d", n, maxSendSize)
+		}
+		o.maxReq = n
+		return nil
+	}
+}
+
+// createRequestSize is the size of a create request for a node path of
+// pathLen bytes with dataLen bytes of data, as the server measures it
+// against jute.maxbuffer: xid, opcode, path, data, ACL list, flags.
+func (o *sessionOptions) createRequestSize(pathLen, dataLen int) int {
+	n := 4 + 4 + 4 + pathLen + 4 + dataLen + 4 + 4
+	for _, a := range o.acl {
+		n += 4 + 4 + len(a.Scheme) + 4 + len(a.ID)
+	}
+	return n
+}
+
+// checkCreate refuses node paths and data that would make a create request
+// larger than the server accepts.
+func (o *sessionOptions) checkCreate(pathLen, dataLen int) error {
+	if n := o.createRequestSize(pathLen, 0); n > o.maxReq {
+		return fmt.Errorf("%w: a %d-byte node path makes a %d-byte create request, over the %d-byte limit "+
+			"(the servers' jute.maxbuffer; see WithMaxRequestSize)", ErrInvalidPath, pathLen, n, o.maxReq)
+	}
+	if n := o.createRequestSize(pathLen, dataLen); n > o.maxReq {
+		return fmt.Errorf("%w: %d bytes of data with a %d-byte node path make a %d-byte create request, "+
+			"over the %d-byte limit (the servers' jute.maxbuffer; see WithMaxRequestSize)",
+			ErrDataTooLarge, dataLen, pathLen, n, o.maxReq)
+	}
+	return nil
+}
 
 // Option configures a lock, semaphore or election.
 type Option func(*primitiveOptions) error

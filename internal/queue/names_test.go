@@ -185,3 +185,14 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+func TestLongestNode(t *testing.T) {
+	for _, kind := range []string{KindLock, KindRead, KindWrite} {
+		name := NewProtectedPrefix() + kind + "0000000001"
+		require.LessOrEqual(t, len("/a/b/"+name), LongestNode("/a/b", kind), kind)
+	}
+	lease := "/a/b/leases/" + NewProtectedPrefix() + KindLease + "0000000001"
+	require.LessOrEqual(t, len(lease), LongestNode("/a/b", KindLease))
+	lock := "/a/b/locks/" + NewProtectedPrefix() + KindLock + "0000000001"
+	require.LessOrEqual(t, len(lock), LongestNode("/a/b", KindLease))
+}

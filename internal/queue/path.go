@@ -56,3 +56,16 @@ func Parents(p string) []string {
 	}
 	return out
 }
+
+// LongestNode returns the length of the longest node path a contender of
+// kind creates under dir: a protected name (40 characters), the kind, and
+// a 10-digit sequence suffix (in the request path of a downgrade's
+// non-sequential node), under dir itself or, for a semaphore lease, under
+// dir/leases or dir/locks.
+func LongestNode(dir, kind string) int {
+	n := len(dir) + 1 + len(ProtectedPrefix) + 37 + max(len(kind), len(KindWrite)) + SeqLen
+	if kind == KindLease {
+		n += len("/leases")
+	}
+	return n
+}
