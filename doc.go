@@ -25,8 +25,14 @@
 //
 // # Cleanup
 //
-// Cancellation, timeouts and errors after our node was created delete it
-// before the call returns when the server can be reached, and in the
-// background until it is gone otherwise. Closing the Session deletes every
-// node it created, server-side, at once.
+// An acquisition (Lock, RLock, Acquire, Campaign and their Try forms) that
+// fails or whose ctx ends deletes every node it created and returns once
+// they are gone from the server: nothing of it is left when it returns. It
+// waits for the server at most the cleanup grace, half the session timeout
+// but at most 2s, after ctx ends (a Semaphore acquisition, which may have to
+// remove its leases and its place in the internal mutex one after the
+// other, at most twice that). If the server cannot be reached within the
+// grace, the call returns anyway and the delete goes on in the background
+// until it succeeds or the session ends, which removes the node too.
+// Closing the Session deletes every node it created, server-side, at once.
 package zklock

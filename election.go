@@ -64,7 +64,8 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // Campaign waits, it campaigns again under the new session.
 //
 // On error nothing is left on the server: the error satisfies
-// errors.Is(err, ctx.Err()) when ctx ended. Campaign returns
+// errors.Is(err, ctx.Err()) when ctx ended, and Campaign returns within the
+// cleanup grace of ctx's end (see Cleanup in the package doc). Campaign returns
 // ErrAlreadyCampaigning while another Campaign runs or a term is current,
 // and ErrDataTooLarge for a value over MaxDataSize or one that, with the
 // path, makes a create request over the session's maximum request size

@@ -73,7 +73,8 @@ func newQueue(s *Session, path, kind string, accept []string, opts []Option) (qu
 
 // Lock blocks until the lock is held, ctx ends, or the session is closed. On
 // error nothing is left on the server: the returned error satisfies
-// errors.Is(err, ctx.Err()) when ctx ended. If the session expires while
+// errors.Is(err, ctx.Err()) when ctx ended, and Lock returns within the
+// cleanup grace of ctx's end (see Cleanup in the package doc). If the session expires while
 // Lock waits, it re-enqueues under the new session.
 func (m *Mutex) Lock(ctx context.Context) error { return m.lock(ctx, false) }
 

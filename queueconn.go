@@ -31,6 +31,10 @@ type createResult struct {
 	err  error
 }
 
+// CreateSeq sends the create on its own goroutine, so that the caller can
+// leave when ctx ends. The create may still succeed then: CreateSeq waits
+// for its outcome and deletes the node it made, for at most the cleanup
+// grace, so that in the common case nothing is left when it returns.
 func (c queueConn) CreateSeq(ctx context.Context, path string, data []byte) (string, int64, int64, error) {
 	ch := make(chan createResult, 1)
 	go func() {
@@ -41,7 +45,11 @@ func (c queueConn) CreateSeq(ctx context.Context, path string, data []byte) (str
 	case r := <-ch:
 		return r.name, r.c.zxid, r.c.sid, r.err
 	case <-ctx.Done():
-		c.s.spawn(func() { c.cleanAbandoned(ch, path) })
+		done := make(chan struct{})
+		if !c.s.spawn(func() { defer close(done); c.cleanAbandoned(ch, path) }) {
+			close(done)
+		}
+		c.settle(done, path)
 		return "", 0, 0, ctx.Err()
 	}
 }
@@ -78,7 +86,7 @@ func (c queueConn) CreateAndList(ctx context.Context, path string, data []byte) 
 }
 
 // cleanAbandoned waits for the outcome of a create whose caller gave up, and
-// removes the node it made, or may have made.
+// removes the node it made, or may have made, returning once it is gone.
 func (c queueConn) cleanAbandoned(ch <-chan createResult, path string) {
 	var r createResult
 	select {
@@ -88,14 +96,14 @@ func (c queueConn) cleanAbandoned(ch <-chan createResult, path string) {
 	}
 	switch {
 	case r.err == nil:
-		c.s.goDelete(r.name, r.c.sid)
+		<-c.s.goDelete(r.name, r.c.sid)
 	case transient(r.err):
 		c.deletePrefixed(path)
 	}
 }
 
 // deletePrefixed deletes, once connected, every child of path's parent whose
-// name starts with path's protected name.
+// name starts with path's protected name, returning once they are gone.
 func (c queueConn) deletePrefixed(path string) {
 	i := strings.LastIndexByte(path, '/')
 	dir, prefix := path[:i], path[i+1:]
@@ -110,7 +118,7 @@ func (c queueConn) deletePrefixed(path string) {
 	}
 	for _, n := range names {
 		if strings.HasPrefix(n, prefix) {
-			c.s.goDelete(dir+"/"+n, ep.sid)
+			<-c.s.goDelete(dir+"/"+n, ep.sid)
 		}
 	}
 }
@@ -138,17 +146,31 @@ func (c queueConn) Get(ctx context.Context, path string) ([]byte, *zk.Stat, erro
 
 func (c queueConn) Delete(ctx context.Context, path string) error { return c.s.delete(ctx, path) }
 
-// Discard starts a background delete and waits for it a short while, so that
-// in the common case (server reachable) the node is gone when the failed
-// call returns.
+// Discard starts a background delete and waits for it at most the cleanup
+// grace, so that in the common case (server reachable) the node is gone
+// when the failed call returns.
 func (c queueConn) Discard(path string, sid int64) {
-	done := c.s.goDelete(path, sid)
-	grace := min(c.s.Timeout()/2, 2*time.Second)
+	c.settle(c.s.goDelete(path, sid), path)
+}
+
+// settle waits for a cleanup to finish, for at most the cleanup grace:
+// half the session timeout, at most 2s. A cleanup that takes longer (the
+// server unreachable) goes on in the background until it succeeds or the
+// session ends, which removes the node too.
+func (c queueConn) settle(done <-chan struct{}, path string) {
+	t := time.NewTimer(cleanupGrace(c.s.Timeout()))
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(grace):
+	case <-t.C:
 		c.s.log.Warn("zklock: node delete continues in the background", "path", path)
 	}
+}
+
+// cleanupGrace is how long a failed or cancelled acquisition waits for the
+// server to delete what it created before returning anyway.
+func cleanupGrace(timeout time.Duration) time.Duration {
+	return min(timeout/2, 2*time.Second)
 }
 
 // WaitChange also returns (nil, as if path changed) when the current

@@ -71,7 +71,8 @@ func NewRWMutex(s *Session, path string, opts ...Option) (*RWMutex, error) {
 // Lock blocks until the write lock is held, ctx ends, or the session is
 // closed. If the handle holds the write lock it only counts; if it holds
 // only the read lock it returns ErrUpgrade. On error nothing is left on the
-// server, and errors.Is(err, ctx.Err()) holds when ctx ended. If the session
+// server, and errors.Is(err, ctx.Err()) holds when ctx ended; Lock returns
+// within the cleanup grace of ctx's end (see Cleanup in the package doc). If the session
 // expires while Lock waits, it re-enqueues under the new session.
 func (m *RWMutex) Lock(ctx context.Context) error { return m.lock(ctx, false) }
 

@@ -70,7 +70,8 @@ func (s *Semaphore) Limit() int { return s.limit }
 
 // Acquire blocks until n leases are held together, ctx ends, or the session
 // is closed; it takes all n or none. On error nothing is left on the server,
-// and errors.Is(err, ctx.Err()) holds when ctx ended. n below 1 or above the
+// and errors.Is(err, ctx.Err()) holds when ctx ended; Acquire returns within
+// twice the cleanup grace of ctx's end (see Cleanup in the package doc). n below 1 or above the
 // limit returns ErrInvalidArgument at once; a limit stored on the server
 // that differs from s's returns ErrLimitMismatch. If the session expires
 // while Acquire waits, it starts over under the new session.

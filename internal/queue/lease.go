@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
@@ -126,6 +127,7 @@ func (l *Leases) acquire(ctx context.Context, r LeaseRequest) (*Grant, error) {
 func (l *Leases) fast(ctx context.Context, r LeaseRequest) (*Grant, error) {
 	ns, err := l.create(ctx, r)
 	if err != nil {
+		l.discard(ns)
 		return nil, err
 	}
 	g, err := l.try(ctx, ns, r, nil)
@@ -138,23 +140,27 @@ func (l *Leases) fast(ctx context.Context, r LeaseRequest) (*Grant, error) {
 	return g, err
 }
 
-// create makes r.N lease nodes; on failure it removes those it made.
+// create makes r.N lease nodes; on failure it returns those it made, for
+// the caller to discard.
 func (l *Leases) create(ctx context.Context, r LeaseRequest) ([]node, error) {
 	q := l.LeaseQueue()
-	ns := make([]node, 0, r.N)
+	ns := make([]node, 0, r.N+1)
 	for range r.N {
 		n, err := q.create(ctx, r.Data, false) // the lease count is listed once all are made
 		if err != nil {
-			l.discard(ns)
-			return nil, err
+			return ns, err
 		}
 		ns = append(ns, n)
 	}
 	return ns, nil
 }
 
+// discard removes nodes all at once, so that a cancelled acquisition waits
+// for the server one cleanup grace at most, however many nodes it made.
 func (l *Leases) discard(ns []node) {
+	var wg sync.WaitGroup
 	for _, n := range ns {
-		l.Conn.Discard(n.path, n.owner)
+		wg.Go(func() { l.Conn.Discard(n.path, n.owner) })
 	}
+	wg.Wait()
 }

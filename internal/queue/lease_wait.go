@@ -16,25 +16,23 @@ func (l *Leases) slow(ctx context.Context, r LeaseRequest) (*Grant, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer l.unlock(m)
+	// The mutex is released whatever ctx says: a mutex node left behind
+	// would stall every waiter. On failure it goes with our leases, in one
+	// discard.
+	defer l.Conn.Untrack(m.Epoch, m.Path)
+	mutex := node{path: m.Path, owner: m.Epoch.SessionID}
 	ns, err := l.create(ctx, r)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var g *Grant
+		var waited bool
+		if g, waited, err = l.await(ctx, ns, r); err == nil {
+			l.discard([]node{mutex})
+			l.contended.Store(m.Waited || waited)
+			return g, nil
+		}
 	}
-	g, waited, err := l.await(ctx, ns, r)
-	if err != nil {
-		l.discard(ns)
-		return nil, err
-	}
-	l.contended.Store(m.Waited || waited)
-	return g, nil
-}
-
-// unlock releases the mutex whatever ctx says: a mutex node left behind
-// would stall every waiter.
-func (l *Leases) unlock(m *Held) {
-	l.Conn.Discard(m.Path, m.Epoch.SessionID)
-	l.Conn.Untrack(m.Epoch, m.Path)
+	l.discard(append(ns, mutex))
+	return nil, err
 }
 
 // await waits until ns fit within the limit; waited reports that they did

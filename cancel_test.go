@@ -1,0 +1,167 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"path"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+)
+
+// ephemeralsUnder lists every ephemeral node below root (lock, lease and
+// candidate nodes; not the CONTAINER parents a waiter may have created).
+func ephemeralsUnder(t *testing.T, conn *zk.Conn, root string) []string {
+	t.Helper()
+	kids, _, err := conn.Children(root)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	require.NoError(t, err)
+	var out []string
+	for _, k := range kids {
+		p := root + "/" + k
+		ok, st, err := conn.Exists(p)
+		require.NoError(t, err)
+		if ok && st.EphemeralOwner != 0 {
+			out = append(out, p)
+		}
+		out = append(out, ephemeralsUnder(t, conn, p)...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// blocked is one primitive set up so that acquisitions by another session
+// queue: hold takes it in the holder's session, try attempts it in the
+// waiter's, and rounds says how many cleanup graces a cancelled attempt
+// may wait (see each primitive's doc).
+type blocked struct {
+	hold   func(ctx context.Context, s *zklock.Session, path string) error
+	try    func(ctx context.Context, s *zklock.Session, path string, i int) error
+	graces int
+}
+
+var blockedPrimitives = map[string]blocked{
+	"Mutex": {
+		hold: func(ctx context.Context, s *zklock.Session, path string) error {
+			m, err := zklock.NewMutex(s, path)
+			if err != nil {
+				return err
+			}
+			return m.Lock(ctx)
+		},
+		try: func(ctx context.Context, s *zklock.Session, path string, _ int) error {
+			m, err := zklock.NewMutex(s, path)
+			if err != nil {
+				return err
+			}
+			return m.Lock(ctx)
+		},
+		graces: 1,
+	},
+	"RWMutex": {
+		hold: func(ctx context.Context, s *zklock.Session, path string) error {
+			m, err := zklock.NewRWMutex(s, path)
+			if err != nil {
+				return err
+			}
+			return m.Lock(ctx)
+		},
+		try: func(ctx context.Context, s *zklock.Session, path string, i int) error {
+			m, err := zklock.NewRWMutex(s, path)
+			if err != nil {
+				return err
+			}
+			if i%2 == 0 {
+				return m.RLock(ctx)
+			}
+			return m.Lock(ctx)
+		},
+		graces: 1,
+	},
+	"Semaphore": {
+		hold: func(ctx context.Context, s *zklock.Session, path string) error {
+			sem, err := zklock.NewSemaphore(s, path, 2)
+			if err != nil {
+				return err
+			}
+			_, err = sem.Acquire(ctx, 2)
+			return err
+		},
+		try: func(ctx context.Context, s *zklock.Session, path string, i int) error {
+			sem, err := zklock.NewSemaphore(s, path, 2)
+			if err != nil {
+				return err
+			}
+			_, err = sem.Acquire(ctx, 1+i%2)
+			return err
+		},
+		graces: 2,
+	},
+	"Election": {
+		hold: func(ctx context.Context, s *zklock.Session, path string) error {
+			e, err := zklock.NewElection(s, path)
+			if err != nil {
+				return err
+			}
+			_, err = e.Campaign(ctx, nil)
+			return err
+		},
+		try: func(ctx context.Context, s *zklock.Session, path string, _ int) error {
+			e, err := zklock.NewElection(s, path)
+			if err != nil {
+				return err
+			}
+			_, err = e.Campaign(ctx, nil)
+			return err
+		},
+		graces: 1,
+	},
+}
+
+// TestCancelledAcquisitionLeavesNothing pins the cancellation contract:
+// an acquisition whose ctx ends returns ctx's error, within its cleanup
+// graces (half the session timeout each) of the ctx's end, and nothing of
+// it is left on the server when it returns. 200 attempts per primitive
+// queue behind a holder, with deadlines from 0 to 2ms (the create often in
+// flight) and from 0 to 50ms (queued); after each return the ephemeral
+// nodes under the path are exactly the holder's.
+func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
+	c := standalone(t)
+	for name, p := range blockedPrimitives {
+		t.Run(name, func(t *testing.T) {
+			ctx := ctxFor(t)
+			lockDir := lockPath(t, "lock")
+			holder := newSession(t, c.Servers())
+			waiter := newSession(t, c.Servers())
+			require.NoError(t, p.hold(ctx, holder, lockDir))
+			want := ephemeralsUnder(t, holder.Conn(), lockDir)
+			bound := time.Duration(p.graces) * min(waiter.Timeout()/2, 2*time.Second)
+			rng := rand.New(rand.NewPCG(1, uint64(len(name))))
+			slowest := time.Duration(0)
+			for i := 0; i < 200; i++ {
+				span := 2 * time.Millisecond
+				if i%2 == 1 {
+					span = 50 * time.Millisecond
+				}
+				deadline := time.Now().Add(time.Duration(rng.Int64N(int64(span))))
+				actx, cancel := context.WithDeadline(ctx, deadline)
+				err := p.try(actx, waiter, lockDir, i)
+				late := time.Since(deadline)
+				cancel()
+				require.ErrorIs(t, err, context.DeadlineExceeded, "attempt %d", i)
+				require.Less(t, late, bound+time.Second, "attempt %d returned %v after its deadline", i, late)
+				slowest = max(slowest, late)
+				require.Equal(t, want, ephemeralsUnder(t, holder.Conn(), lockDir),
+					"attempt %d left a node (%s)", i, path.Base(lockDir))
+			}
+			t.Logf("slowest return after the deadline: %v (contract: %v)", slowest, bound)
+		})
+	}
+}
