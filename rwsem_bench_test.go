@@ -3,6 +3,7 @@ package zklock_test
 import (
 	"context"
 	"math/rand/v2"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,7 +37,9 @@ func benchSessions(b *testing.B, c *zktest.Cluster, n int) []*zklock.Session {
 }
 
 // measure runs cycle b.N times spread over clients goroutines (client i
-// runs cycle(i)) and reports cycles/s and server requests per cycle.
+// runs cycle(i)) and reports cycles/s, server requests per cycle and
+// goroutines started per cycle (by the whole process: zklock, go-zookeeper
+// and the benchmark's own, which start none per cycle).
 func measure(b *testing.B, c *zktest.Cluster, clients int, cycle func(ctx context.Context, client int) error) {
 	b.Helper()
 	ctx := context.Background()
@@ -46,6 +49,7 @@ func measure(b *testing.B, c *zktest.Cluster, clients int, cycle func(ctx contex
 		}
 	}
 	p0 := packets(b, c)
+	g0 := goroutinesCreated()
 	var left atomic.Int64
 	left.Store(int64(b.N))
 	var failed atomic.Value
@@ -67,12 +71,21 @@ func measure(b *testing.B, c *zktest.Cluster, clients int, cycle func(ctx contex
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	gs := goroutinesCreated() - g0
 	if err := failed.Load(); err != nil {
 		b.Fatal(err)
 	}
 	reqs := packets(b, c) - p0
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "cycles/s")
 	b.ReportMetric(float64(reqs)/float64(b.N), "req/cycle")
+	b.ReportMetric(float64(gs)/float64(b.N), "goroutines/cycle")
+}
+
+// goroutinesCreated is the number of goroutines the process has started.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // BenchmarkSemaphore: one client alone (the fast path), and 16 clients
