@@ -1,6 +1,12 @@
 package zklock
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/internal/session"
+)
 
 // Errors returned by zklock. Each may be wrapped with detail; test for them
 // with errors.Is. Errors from ZooKeeper itself (for example zk.ErrNoAuth)
@@ -29,7 +35,7 @@ var (
 
 	// ErrSessionClosed is returned by operations on a closed Session, and by
 	// blocking calls whose Session is closed while they wait.
-	ErrSessionClosed = errors.New("zklock: session closed")
+	ErrSessionClosed = session.ErrClosed
 
 	// ErrLocked is returned by TryLock (and TryRLock) when another owner
 	// holds the lock. It is wrapped in a *LockedError naming the holder.
@@ -104,3 +110,31 @@ var (
 	// leases may have been granted to others. The lease counts as released.
 	ErrLeaseLost = errors.New("zklock: lease lost")
 )
+
+// LockedError is returned by TryLock when another owner holds the lock; it
+// wraps ErrLocked.
+type LockedError struct {
+	Holder  string // the holder's node name
+	Session int64  // the holder's session id (0 if unknown)
+	Data    []byte // the holder's node data (see WithData)
+}
+
+// Error names the holder, its session and its data.
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("%v: held by %s (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
+}
+
+// Unwrap returns ErrLocked.
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// mapQueueErr turns the queue's internal errors into zklock's sentinels.
+func mapQueueErr(err error) error {
+	var le *queue.LockedError
+	switch {
+	case errors.As(err, &le):
+		return &LockedError{Holder: le.Holder.Name, Session: le.Owner, Data: le.Data}
+	case errors.Is(err, queue.ErrLost):
+		return ErrLockLost
+	}
+	return err
+}

@@ -60,97 +60,135 @@ func WithMetrics(m Metrics) SessionOption {
 	}
 }
 
+// metricsState is a Session's Metrics bookkeeping: the granted
+// acquisitions awaiting their Hold report, and the reports that arise under
+// the session machine's lock, run in order on a goroutine of their own. A
+// nil *metricsState (no WithMetrics) does nothing, at no cost.
+type metricsState struct {
+	m       Metrics
+	mu      sync.Mutex
+	holds   map[*queue.Held]holdRec
+	reports reporter
+	done    chan struct{} // closed when the reporter has run StateClosed's report
+}
+
 // holdRec is a granted acquisition awaiting its Hold report.
 type holdRec struct {
 	kind, path string
 	since      time.Time
 }
 
+// newMetricsState starts the reporter; it ends once StateClosed, which
+// every session publishes when it closes, has been reported.
+func newMetricsState(m Metrics) *metricsState {
+	ms := &metricsState{m: m, holds: make(map[*queue.Held]holdRec), done: make(chan struct{})}
+	ms.reports.wake = make(chan struct{}, 1)
+	go func() {
+		defer close(ms.done)
+		ms.reports.run()
+	}()
+	return ms
+}
+
+// wait returns once the reporter has ended.
+func (ms *metricsState) wait() {
+	if ms != nil {
+		<-ms.done
+	}
+}
+
 // now returns the start of an acquisition for Metrics: the zero Time when
 // there are none, so the hot path does not even read the clock.
 func (s *Session) now() time.Time {
-	if s.opts.metrics == nil {
+	if s.metrics == nil {
 		return time.Time{}
 	}
 	return time.Now()
 }
 
 // acquired reports an acquisition that began at start and, when h was
-// granted, remembers it until released or endEpochLocked reports its Hold.
+// granted, remembers it until released or its epoch's end reports its Hold.
 func (s *Session) acquired(kind, path string, start time.Time, h *queue.Held, err error) {
-	m := s.opts.metrics
-	if m == nil {
+	ms := s.metrics
+	if ms == nil {
 		return
 	}
 	now := time.Now()
-	m.AcquireWait(kind, path, now.Sub(start), err)
+	ms.m.AcquireWait(kind, path, now.Sub(start), err)
 	if err != nil || h == nil {
 		return
 	}
-	s.mu.Lock()
-	live := h.Epoch.Key == any(s.ep) && s.ep != nil
-	closed := s.state == StateClosed
-	if live {
-		s.holds[h] = holdRec{kind, path, now}
+	// The epoch's end closes Done before epochEnded takes ms.mu: either the
+	// hold is recorded here first and reported there, or it is seen lost here.
+	ms.mu.Lock()
+	live := true
+	select {
+	case <-h.Epoch.Done:
+		live = false
+	default:
+		ms.holds[h] = holdRec{kind, path, now}
 	}
-	s.mu.Unlock()
+	ms.mu.Unlock()
 	if !live { // the epoch ended between the grant and now
-		if !closed {
-			m.Loss(kind, path)
+		if s.State() != StateClosed {
+			ms.m.Loss(kind, path)
 		}
-		m.Hold(kind, path, 0)
+		ms.m.Hold(kind, path, 0)
 	}
 }
 
 // released reports the Hold of h, unless its loss already did.
 func (s *Session) released(h *queue.Held) {
-	m := s.opts.metrics
-	if m == nil || h == nil {
+	ms := s.metrics
+	if ms == nil || h == nil {
 		return
 	}
-	s.mu.Lock()
-	rec, ok := s.holds[h]
-	delete(s.holds, h)
-	s.mu.Unlock()
+	ms.mu.Lock()
+	rec, ok := ms.holds[h]
+	delete(ms.holds, h)
+	ms.mu.Unlock()
 	if ok {
-		m.Hold(rec.kind, rec.path, time.Since(rec.since))
+		ms.m.Hold(rec.kind, rec.path, time.Since(rec.since))
 	}
 }
 
-// reportEpochEndLocked queues Loss (unless the session is closing) and Hold
-// for every acquisition held in ep. s.mu must be held.
-func (s *Session) reportEpochEndLocked(ep *epoch, closing bool) {
-	m := s.opts.metrics
-	if m == nil {
+// epochEnded queues Loss (unless the session is closing) and Hold for every
+// acquisition held in the epoch with key. It runs under the session
+// machine's lock.
+func (ms *metricsState) epochEnded(key any, closing bool) {
+	if ms == nil {
 		return
 	}
 	now := time.Now()
-	for h, rec := range s.holds {
-		if h.Epoch.Key != any(ep) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	for h, rec := range ms.holds {
+		if h.Epoch.Key != key {
 			continue
 		}
-		delete(s.holds, h)
+		delete(ms.holds, h)
 		d := now.Sub(rec.since)
-		s.reports.push(func() {
+		ms.reports.push(func() {
 			if !closing {
-				m.Loss(rec.kind, rec.path)
+				ms.m.Loss(rec.kind, rec.path)
 			}
-			m.Hold(rec.kind, rec.path, d)
+			ms.m.Hold(rec.kind, rec.path, d)
 		}, false)
 	}
 }
 
-// reportStateLocked queues the SessionState report of st. s.mu must be held.
-func (s *Session) reportStateLocked(st State) {
-	if m := s.opts.metrics; m != nil {
-		s.reports.push(func() { m.SessionState(st) }, st == StateClosed)
+// state queues the SessionState report of st.
+func (ms *metricsState) state(st State) {
+	if ms != nil {
+		ms.reports.push(func() { ms.m.SessionState(st) }, st == StateClosed)
 	}
 }
 
-// reporter runs the Metrics calls that arise under s.mu, in order, on a
-// goroutine of its own: the ZooKeeper client's goroutine, which publishes
-// transitions, must never wait for a Metrics implementation, and a Metrics
-// that called back into the Session would otherwise deadlock.
+// reporter runs the Metrics calls that arise under the session machine's
+// lock, in order, on a goroutine of its own: the ZooKeeper client's
+// goroutine, which publishes transitions, must never wait for a Metrics
+// implementation, and a Metrics that called back into the Session would
+// otherwise deadlock.
 type reporter struct {
 	mu   sync.Mutex
 	fs   []func()

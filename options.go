@@ -12,16 +12,12 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/session"
 )
 
 // SessionOption configures a Session. Options are applied in order; a bad
 // value makes NewSession return an error wrapping ErrInvalidOption.
 type SessionOption func(*sessionOptions) error
-
-type credential struct {
-	scheme string
-	auth   []byte
-}
 
 type sessionOptions struct {
 	servers []string
@@ -30,7 +26,7 @@ type sessionOptions struct {
 	logger  *slog.Logger
 	acl     []zk.ACL
 	aclSet  bool // WithACL was given: WithDigestAuth keeps its ACL
-	creds   []credential
+	creds   []session.Credential
 	dialer  zk.Dialer
 	tls     *tls.Config // nil: plain connections
 	metrics Metrics     // nil: none
@@ -152,7 +148,7 @@ func WithAuth(scheme string, auth []byte) SessionOption {
 		if scheme == "" {
 			return invalid("empty auth scheme")
 		}
-		o.creds = append(o.creds, credential{scheme, append([]byte(nil), auth...)})
+		o.creds = append(o.creds, session.Credential{Scheme: scheme, Auth: append([]byte(nil), auth...)})
 		return nil
 	}
 }

@@ -1,14 +1,11 @@
 package zklock
 
 import (
-	"context"
 	"crypto/tls"
-	"fmt"
-	"net"
 	"strings"
-	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/session"
 )
 
 // WithDigestAuth authenticates the session with ZooKeeper's digest scheme
@@ -28,7 +25,7 @@ func WithDigestAuth(user, password string) SessionOption {
 		if user == "" || strings.Contains(user, ":") {
 			return invalid("digest user %q: want a non-empty name without ':'", user)
 		}
-		o.creds = append(o.creds, credential{"digest", []byte(user + ":" + password)})
+		o.creds = append(o.creds, session.Credential{Scheme: "digest", Auth: []byte(user + ":" + password)})
 		if !o.aclSet {
 			o.acl = zk.AuthACL(zk.PermAll)
 		}
@@ -48,7 +45,8 @@ func WithDigestAuth(user, password string) SessionOption {
 // plain TCP connection), so the two compose; the session observes the
 // plaintext ZooKeeper protocol inside it. The handshake is bounded like
 // ZooKeeper's own connect handshake: the session timeout divided among the
-// servers, and at least 500ms. The default is no TLS. The servers must
+// servers, at most a quarter of it and at least 250ms. The default is no
+// TLS. The servers must
 // listen with TLS (ZooKeeper's secureClientPort).
 func WithTLS(cfg *tls.Config) SessionOption {
 	return func(o *sessionOptions) error {
@@ -58,26 +56,4 @@ func WithTLS(cfg *tls.Config) SessionOption {
 		o.tls = cfg.Clone()
 		return nil
 	}
-}
-
-// handshakeTLS runs the TLS client handshake on c within d; on failure c is
-// closed.
-func (s *Session) handshakeTLS(c net.Conn, addr string, d time.Duration) (net.Conn, error) {
-	cfg := s.opts.tls
-	if cfg.ServerName == "" {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			host = addr
-		}
-		cfg = cfg.Clone()
-		cfg.ServerName = host
-	}
-	tc := tls.Client(c, cfg)
-	ctx, cancel := context.WithTimeout(s.bg, d)
-	defer cancel()
-	if err := tc.HandshakeContext(ctx); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("zklock: TLS handshake with %s: %w", addr, err)
-	}
-	return tc, nil
 }

@@ -2,16 +2,13 @@ package zklock
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/queue"
-	"github.com/zklock/zklock/internal/wire"
+	"github.com/zklock/zklock/internal/session"
 )
 
 // Session is one ZooKeeper session shared by every primitive of a process.
@@ -30,36 +27,13 @@ import (
 //
 // A Session is safe for concurrent use. It must not be copied.
 type Session struct {
-	opts sessionOptions
-	log  *slog.Logger
-	conn *zk.Conn
-	base time.Time // monotonic origin for the atomics below
+	c       *session.Conn
+	opts    sessionOptions
+	events  events
+	metrics *metricsState // nil without WithMetrics
 
-	anchor  atomic.Int64             // send time of the request behind the last reply (ns since base)
-	timeout atomic.Int64             // negotiated session timeout (ns)
-	wireSID atomic.Int64             // session id of the latest connect response
-	netConn atomic.Pointer[net.Conn] // the latest connection, closed by Close
-
-	mu      sync.Mutex
-	state   State
-	sid     int64         // current (or last) session id
-	ep      *epoch        // current ownership epoch; nil or ended when none
-	changed chan struct{} // closed and replaced on every transition
-	subs    map[*subscriber]struct{}
-	watches map[string]*watch
-	creates map[string]*createRec      // creates awaiting their reply, by request path
-	sending map[string]chan struct{}   // creates whose send someone awaits
-	owners  map[string]*ReentrantMutex // reentrant holders by path, to name misuse
-	holds   map[*queue.Held]holdRec    // granted acquisitions, for Metrics only
-	reports reporter                   // Metrics calls arising under mu
-
-	bg       context.Context // cancelled by Close; bounds background cleanup
-	stopBg   context.CancelFunc
-	bgWG     sync.WaitGroup
-	bgMu     sync.Mutex // orders spawn against Close
-	bgClosed bool
-	done     chan struct{}
-	zkDone   chan struct{} // closed when go-zookeeper's goroutines have ended
+	mu     sync.Mutex
+	owners map[string]*ReentrantMutex // reentrant holders by path, to name misuse
 }
 
 // NewSession connects to ZooKeeper and waits until a session is established
@@ -77,119 +51,40 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 			return nil, err
 		}
 	}
-	s := newSession(o)
-	if err := s.connect(ctx); err != nil {
+	s := &Session{opts: o, owners: make(map[string]*ReentrantMutex)}
+	s.events.init()
+	if o.metrics != nil {
+		s.metrics = newMetricsState(o.metrics)
+	}
+	c, err := session.Dial(ctx, session.Config{
+		Servers:    o.servers,
+		Timeout:    o.timeout,
+		Margin:     o.margin,
+		Logger:     o.logger,
+		ACL:        o.acl,
+		Creds:      o.creds,
+		Dialer:     o.dialer,
+		TLS:        o.tls,
+		Backoff:    o.backoff,
+		OnState:    s.onState,
+		OnEpochEnd: s.metrics.epochEnded,
+	})
+	if err != nil {
+		s.metrics.wait() // Dial closed the session, which reported StateClosed
+		if errors.Is(err, session.ErrInvalid) {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
+		}
 		return nil, err
 	}
+	s.c = c
 	return s, nil
 }
 
-func newSession(o sessionOptions) *Session {
-	s := &Session{
-		opts:    o,
-		log:     o.logger,
-		base:    time.Now(),
-		changed: make(chan struct{}),
-		subs:    make(map[*subscriber]struct{}),
-		watches: make(map[string]*watch),
-		creates: make(map[string]*createRec),
-		sending: make(map[string]chan struct{}),
-		owners:  make(map[string]*ReentrantMutex),
-		holds:   make(map[*queue.Held]holdRec),
-		done:    make(chan struct{}),
-		zkDone:  make(chan struct{}),
-	}
-	s.reports.wake = make(chan struct{}, 1)
-	s.bg, s.stopBg = context.WithCancel(context.Background())
-	return s
-}
-
-func (s *Session) connect(ctx context.Context) error {
-	conn, events, err := zk.Connect(s.opts.servers, s.opts.timeout,
-		zk.WithDialer(s.dial),
-		zk.WithHostProvider(&hostProvider{stop: s.bg.Done(), delay: reconnectMin}),
-		zk.WithEventCallback(s.onEvent),
-		zk.WithLogger(zkLogger{s.log}),
-		zk.WithLogInfo(false))
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidOption, err)
-	}
-	s.conn = conn
-	go func() {
-		for range events { // closed when go-zookeeper's loop has ended
-		}
-		close(s.zkDone)
-	}()
-	s.spawn(s.watchdog)
-	if s.opts.metrics != nil {
-		s.spawn(s.reports.run) // ends after reporting StateClosed
-	}
-	if err := s.awaitEstablished(ctx); err != nil {
-		s.Close()
-		return err
-	}
-	for _, c := range s.opts.creds {
-		if err := s.do(ctx, func() error { return s.conn.AddAuth(c.scheme, c.auth) }); err != nil {
-			s.Close()
-			return fmt.Errorf("zklock: add %s auth: %w", c.scheme, err)
-		}
-	}
-	return nil
-}
-
-// awaitEstablished waits for the first session and its first epoch. The
-// safety margin is checked here, because only the server's answer tells the
-// negotiated timeout it must stay below: with a margin at or above it, the
-// ownership deadline would pass before every epoch began.
-func (s *Session) awaitEstablished(ctx context.Context) error {
-	for {
-		s.mu.Lock()
-		sid, changed := s.sid, s.changed
-		s.mu.Unlock()
-		if sid != 0 {
-			break
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("zklock: connect to %v: %w", s.opts.servers, ctx.Err())
-		}
-	}
-	if t := s.Timeout(); s.opts.margin >= t {
-		return invalid("safety margin %v is not below the session timeout %v the server negotiated "+
-			"(requested %v); the margin can only be checked once the server has answered",
-			s.opts.margin, t, s.opts.timeout)
-	}
-	if _, err := s.awaitEpoch(ctx); err != nil {
-		return fmt.Errorf("zklock: connect to %v: %w", s.opts.servers, err)
-	}
-	return nil
-}
-
-// dial wraps every connection go-zookeeper makes in the wire observer,
-// after the TLS handshake when WithTLS is set.
-func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
-	c, err := s.opts.dialer(network, addr, timeout)
-	if err != nil {
-		return nil, err
-	}
-	// A server that accepts but does not answer (still starting, paused,
-	// partitioned after accept) must not hold the client for long: the
-	// session expires if no server is reached within the timeout. Like the
-	// Java client, share the timeout among the servers, but allow any one
-	// handshake at most a quarter of it, so that several attempts fit.
-	n := time.Duration(len(s.opts.servers))
-	handshake := max(min(s.opts.timeout/n, s.opts.timeout/4), 250*time.Millisecond)
-	if s.opts.tls != nil {
-		// The observer must see the plaintext protocol: wrap the TLS conn.
-		if c, err = s.handshakeTLS(c, addr, handshake); err != nil {
-			s.log.Debug("zklock: TLS handshake failed", "server", addr, "err", err)
-			return nil, err
-		}
-	}
-	w := wire.Wrap(c, (*observer)(s), handshake)
-	s.netConn.Store(&w)
-	return w, nil
+// onState publishes a transition to subscribers and Metrics. It runs under
+// the session machine's lock, so it only queues.
+func (s *Session) onState(st session.State, sid int64, at time.Time) {
+	s.events.publish(Event{State: State(st), SessionID: sid, Time: at})
+	s.metrics.state(State(st))
 }
 
 // Close ends the ZooKeeper session: the server deletes its ephemeral nodes
@@ -199,61 +94,58 @@ func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, e
 // then closes Done. Blocking calls in progress return ErrSessionClosed.
 // Close is idempotent and always returns nil.
 func (s *Session) Close() error {
-	s.mu.Lock()
-	if s.state == StateClosed {
-		s.mu.Unlock()
-		<-s.done
-		return nil
-	}
-	s.endEpochLocked(true)
-	s.publishLocked(StateClosed, s.sid)
-	s.mu.Unlock()
-
-	s.conn.Close() // sends closeSession if connected, waiting at most a second
-	if c := s.netConn.Load(); c != nil {
-		(*c).Close() // unblocks go-zookeeper if it is stuck in a handshake
-	}
-	s.bgMu.Lock()
-	s.bgClosed = true
-	s.bgMu.Unlock()
-	s.stopBg()
-	<-s.zkDone
-	s.bgWG.Wait()
-	close(s.done)
+	s.c.Close()
+	s.metrics.wait()
 	return nil
 }
 
 // Done returns a channel that is closed when Close has finished.
-func (s *Session) Done() <-chan struct{} { return s.done }
+func (s *Session) Done() <-chan struct{} { return s.c.Done() }
 
 // SessionID returns the id of the current session, or of the last one while
 // none is established.
-func (s *Session) SessionID() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sid
-}
+func (s *Session) SessionID() int64 { return s.c.SessionID() }
 
 // State returns the current session state.
-func (s *Session) State() State {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state
-}
+func (s *Session) State() State { return State(s.c.State()) }
 
 // Timeout returns the session timeout negotiated with the server.
-func (s *Session) Timeout() time.Duration { return time.Duration(s.timeout.Load()) }
+func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
 
 // Conn returns the underlying go-zookeeper connection, for reads and writes
-// outside zklock's recipes. Do not close it; close the Session.
-func (s *Session) Conn() *zk.Conn { return s.conn }
+// outside zklock's recipes. Do not close it; close the Session. Writes
+// through it are neither fenced nor tracked by zklock: guard them with a
+// hold's Guard in Session.Multi to make them conditional on holding.
+func (s *Session) Conn() *zk.Conn { return s.c.ZK() }
 
-// zkLogger sends go-zookeeper's log lines to the session's logger at debug
-// level.
-type zkLogger struct{ l *slog.Logger }
+// OwnershipDeadline returns the instant after which the server may have
+// expired the session: the send time of the request behind the latest reply,
+// plus the negotiated session timeout, minus the safety margin. Any reply
+// moves it forward; pings keep it moving while the connection is healthy.
+//
+// The anchor is the request's send time rather than the reply's arrival
+// because the server restarts its expiry clock when it receives a packet,
+// which happens after we send it: the server cannot expire the session
+// before anchor+timeout. The margin (by default a fifth of the timeout; see
+// WithSafetyMargin) leaves the holder time to stop work after the signal and
+// absorbs timer lateness on a loaded machine.
+func (s *Session) OwnershipDeadline() time.Time { return s.c.OwnershipDeadline() }
 
-func (z zkLogger) Printf(format string, args ...any) {
-	z.l.Debug(fmt.Sprintf("zk: "+format, args...))
+// Ownership returns a channel that is closed when the current ownership
+// epoch ends: at the ownership deadline, when the session expires, or at
+// Close. While no epoch is live (for example after the deadline passed and
+// before the client reconnects) it returns a closed channel.
+func (s *Session) Ownership() <-chan struct{} { return s.c.Ownership() }
+
+// Multi runs ops (go-zookeeper's *zk.CreateRequest, *zk.DeleteRequest,
+// *zk.SetDataRequest, *zk.CheckVersionRequest) atomically: all or none. It
+// is not retried on connection loss, since its outcome is then unknown.
+// Combine it with a lock's Guard to write only while holding the lock.
+func (s *Session) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	return s.c.Multi(ctx, ops...)
 }
 
 func (s *Session) setOwner(path string, r *ReentrantMutex) {

@@ -2,9 +2,10 @@ package zklock
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
+
+	"github.com/zklock/zklock/internal/session"
 )
 
 // State is a session state as seen by subscribers.
@@ -12,38 +13,31 @@ type State int
 
 const (
 	// StateConnecting: no session has been established yet.
-	StateConnecting State = iota
+	StateConnecting = State(session.StateConnecting)
 	// StateConnected: a session is established; after StateExpired it
 	// carries the new session id.
-	StateConnected
+	StateConnected = State(session.StateConnected)
 	// StateSuspended: the connection was lost; the session may still be
 	// alive on the server, so ephemeral nodes may still exist.
-	StateSuspended
+	StateSuspended = State(session.StateSuspended)
 	// StateLost: the ownership deadline passed while no reply arrived. The
 	// server may have expired the session and granted our locks to others;
 	// every acquisition made through the session has had its loss signal
 	// fired. The session may still come back (StateReconnected) or be
 	// reported expired (StateExpired).
-	StateLost
+	StateLost = State(session.StateLost)
 	// StateReconnected: the connection is back with the same session id;
 	// ephemeral nodes were kept.
-	StateReconnected
+	StateReconnected = State(session.StateReconnected)
 	// StateExpired: the server expired the session; its ephemeral nodes are
 	// gone. A new session is being established (StateConnected follows).
-	StateExpired
+	StateExpired = State(session.StateExpired)
 	// StateClosed: Close was called. Nothing follows.
-	StateClosed
+	StateClosed = State(session.StateClosed)
 )
 
-var stateNames = [...]string{"connecting", "connected", "suspended", "lost", "reconnected", "expired", "closed"}
-
 // String returns the state's lower-case name, as used in logs.
-func (s State) String() string {
-	if s >= 0 && int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("State(%d)", int(s))
-}
+func (s State) String() string { return session.State(s).String() }
 
 // Event is one session state transition.
 type Event struct {
@@ -112,6 +106,27 @@ func (b *subscriber) deliver(ctx context.Context, out chan<- Event, unsubscribe 
 	}
 }
 
+// events is the session's subscribers and what a late subscriber must be
+// told: publish runs under the session machine's lock, so it only queues.
+type events struct {
+	mu     sync.Mutex
+	subs   map[*subscriber]struct{}
+	closed bool  // StateClosed was published
+	sid    int64 // the session of the last event
+}
+
+func (e *events) init() { e.subs = make(map[*subscriber]struct{}) }
+
+func (e *events) publish(ev Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sid = ev.SessionID
+	e.closed = ev.State == StateClosed
+	for b := range e.subs {
+		b.push(ev)
+	}
+}
+
 // Subscribe returns a channel of every session state transition from now
 // on, in order. Events are queued without bound, so none is dropped and a
 // slow reader never delays the session. The channel is closed after the
@@ -121,33 +136,20 @@ func (s *Session) Subscribe(ctx context.Context) (<-chan Event, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
+	e := &s.events
 	b := &subscriber{wake: make(chan struct{}, 1)}
-	s.mu.Lock()
-	if s.state == StateClosed {
-		b.push(Event{State: StateClosed, SessionID: s.sid, Time: time.Now()})
+	e.mu.Lock()
+	if e.closed {
+		b.push(Event{State: StateClosed, SessionID: e.sid, Time: time.Now()})
 	} else {
-		s.subs[b] = struct{}{}
+		e.subs[b] = struct{}{}
 	}
-	s.mu.Unlock()
+	e.mu.Unlock()
 	out := make(chan Event)
 	go b.deliver(ctx, out, func() {
-		s.mu.Lock()
-		delete(s.subs, b)
-		s.mu.Unlock()
+		e.mu.Lock()
+		delete(e.subs, b)
+		e.mu.Unlock()
 	})
 	return out, nil
-}
-
-// publishLocked records a transition and queues it for every subscriber.
-// s.mu must be held.
-func (s *Session) publishLocked(st State, sid int64) {
-	s.state = st
-	ev := Event{State: st, SessionID: sid, Time: time.Now()}
-	s.log.Info("zklock: session "+st.String(), "session", fmt.Sprintf("0x%x", sid))
-	s.reportStateLocked(st)
-	for b := range s.subs {
-		b.push(ev)
-	}
-	close(s.changed)
-	s.changed = make(chan struct{})
 }

@@ -1,4 +1,4 @@
-package zklock
+package session
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func transient(err error) bool {
 // go-zookeeper requests take no ctx; an abandoned request still completes
 // (at the latest when the connection drops or closes), so the goroutine
 // running it always ends.
-func call[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error) {
+func call[T any](ctx context.Context, c *Conn, f func() (T, error)) (T, error) {
 	type result struct {
 		v   T
 		err error
@@ -59,13 +59,13 @@ func call[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error
 	select {
 	case r := <-ch:
 		if errors.Is(r.err, zk.ErrClosing) {
-			return r.v, ErrSessionClosed
+			return r.v, ErrClosed
 		}
 		return r.v, connLoss(r.err)
 	case <-ctx.Done():
 		return zero, ctx.Err()
-	case <-s.done:
-		return zero, ErrSessionClosed
+	case <-c.done:
+		return zero, ErrClosed
 	}
 }
 
@@ -87,12 +87,12 @@ func connLoss(err error) error {
 // retry runs f until it succeeds, fails with a non-transient error, or ctx
 // ends, backing off between attempts by the session's retry policy. Only
 // idempotent requests may be retried this way.
-func retry[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error) {
-	b := backoff.WithContext(s.opts.backoff(), ctx)
+func retry[T any](ctx context.Context, c *Conn, f func() (T, error)) (T, error) {
+	b := backoff.WithContext(c.cfg.Backoff(), ctx)
 	var v T
 	err := backoff.Retry(func() error {
 		var err error
-		v, err = call(ctx, s, f)
+		v, err = call(ctx, c, f)
 		if err != nil && !transient(err) {
 			return backoff.Permanent(err)
 		}
@@ -105,30 +105,30 @@ func retry[T any](ctx context.Context, s *Session, f func() (T, error)) (T, erro
 }
 
 // do is retry for requests with no result.
-func (s *Session) do(ctx context.Context, f func() error) error {
-	_, err := retry(ctx, s, func() (struct{}, error) { return struct{}{}, f() })
+func (c *Conn) do(ctx context.Context, f func() error) error {
+	_, err := retry(ctx, c, func() (struct{}, error) { return struct{}{}, f() })
 	return err
 }
 
-func (s *Session) children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
+func (c *Conn) children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
 	type res struct {
 		names []string
 		stat  *zk.Stat
 	}
-	r, err := retry(ctx, s, func() (res, error) {
-		names, st, err := s.conn.Children(path)
+	r, err := retry(ctx, c, func() (res, error) {
+		names, st, err := c.zk.Children(path)
 		return res{names, st}, err
 	})
 	return r.names, r.stat, wrapOp("list", path, err)
 }
 
-func (s *Session) get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+func (c *Conn) get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
 	type res struct {
 		data []byte
 		stat *zk.Stat
 	}
-	r, err := retry(ctx, s, func() (res, error) {
-		data, st, err := s.conn.Get(path)
+	r, err := retry(ctx, c, func() (res, error) {
+		data, st, err := c.zk.Get(path)
 		return res{data, st}, err
 	})
 	return r.data, r.stat, wrapOp("get", path, err)
@@ -136,8 +136,8 @@ func (s *Session) get(ctx context.Context, path string) ([]byte, *zk.Stat, error
 
 // delete deletes path; a node that is already gone counts as deleted, since
 // a retried delete may find its own earlier attempt applied.
-func (s *Session) delete(ctx context.Context, path string) error {
-	err := s.do(ctx, func() error { return s.conn.Delete(path, -1) })
+func (c *Conn) delete(ctx context.Context, path string) error {
+	err := c.do(ctx, func() error { return c.zk.Delete(path, -1) })
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
@@ -146,9 +146,9 @@ func (s *Session) delete(ctx context.Context, path string) error {
 
 // createContainer creates path as a CONTAINER node (reaped by the server once
 // empty); a node that already exists is fine.
-func (s *Session) createContainer(ctx context.Context, path string) error {
-	err := s.do(ctx, func() error {
-		_, err := s.conn.CreateContainer(path, nil, zk.FlagContainer, s.opts.acl)
+func (c *Conn) createContainer(ctx context.Context, path string) error {
+	err := c.do(ctx, func() error {
+		_, err := c.zk.CreateContainer(path, nil, zk.FlagContainer, c.cfg.ACL)
 		return err
 	})
 	if errors.Is(err, zk.ErrNodeExists) {
@@ -161,8 +161,8 @@ func (s *Session) createContainer(ctx context.Context, path string) error {
 // outcome of a create cut off by connection loss is unknown, and the queue
 // resolves it by its protected name). It returns the node's name with its
 // czxid and owner session.
-func (s *Session) createSeq(ctx context.Context, path string, data []byte) (string, created, error) {
-	return s.createEphemeral(ctx, path, data, zk.FlagEphemeral|zk.FlagSequence)
+func (c *Conn) createSeq(ctx context.Context, path string, data []byte) (string, created, error) {
+	return c.createEphemeral(ctx, path, data, zk.FlagEphemeral|zk.FlagSequence)
 }
 
 // createEphemeral sends one create of an ephemeral node and learns the
@@ -171,34 +171,34 @@ func (s *Session) createSeq(ctx context.Context, path string, data []byte) (stri
 // could not match the reply (a request path longer than it parses), it asks
 // the server for the node's stat rather than report a failure and leave a
 // node nobody knows about.
-func (s *Session) createEphemeral(ctx context.Context, path string, data []byte, flags int32) (string, created, error) {
+func (c *Conn) createEphemeral(ctx context.Context, path string, data []byte, flags int32) (string, created, error) {
 	rec := &createRec{}
-	s.mu.Lock()
-	s.creates[path] = rec
-	s.mu.Unlock()
-	name, err := call(ctx, s, func() (string, error) {
-		return s.conn.Create(path, data, flags, s.opts.acl)
+	c.mu.Lock()
+	c.creates[path] = rec
+	c.mu.Unlock()
+	name, err := call(ctx, c, func() (string, error) {
+		return c.zk.Create(path, data, flags, c.cfg.ACL)
 	})
-	s.mu.Lock()
-	delete(s.creates, path)
-	c, seen := rec.c, rec.seen
-	s.mu.Unlock()
+	c.mu.Lock()
+	delete(c.creates, path)
+	cr, seen := rec.c, rec.seen
+	c.mu.Unlock()
 	switch {
 	case err != nil:
 		return "", created{}, wrapOp("create", path, err)
 	case !seen:
-		c, err = s.statCreated(name)
+		cr, err = c.statCreated(name)
 	}
-	return name, c, err
+	return name, cr, err
 }
 
 // statCreated reads the czxid and owner of a node we just created. Exists
 // needs no permission, whatever ACL the node has. It retries until the
 // session closes: the node exists, and the caller must learn of it. A node
 // gone already went with an expired session (or somebody deleted it).
-func (s *Session) statCreated(name string) (created, error) {
-	st, err := retry(s.bg, s, func() (*zk.Stat, error) {
-		ok, st, err := s.conn.Exists(name)
+func (c *Conn) statCreated(name string) (created, error) {
+	st, err := retry(c.bg, c, func() (*zk.Stat, error) {
+		ok, st, err := c.zk.Exists(name)
 		if err == nil && !ok {
 			st = nil
 		}
@@ -216,17 +216,17 @@ func (s *Session) statCreated(name string) (created, error) {
 // goDelete deletes an ephemeral node of session sid in the background until
 // it is gone, the session that owned it is gone (its ephemerals went with
 // it), or the Session closes. The returned channel is closed when it stops.
-// s.mu may be held.
-func (s *Session) goDelete(path string, sid int64) <-chan struct{} {
+// c.mu may be held.
+func (c *Conn) goDelete(path string, sid int64) <-chan struct{} {
 	done := make(chan struct{})
-	if !s.spawn(func() {
+	if !c.spawn(func() {
 		defer close(done)
-		for s.bg.Err() == nil {
-			ep, err := s.awaitEpoch(s.bg)
+		for c.bg.Err() == nil {
+			ep, err := c.awaitEpoch(c.bg)
 			if err != nil || ep.sid != sid {
 				return
 			}
-			if err := s.delete(s.bg, path); err == nil || !transient(err) {
+			if err := c.delete(c.bg, path); err == nil || !transient(err) {
 				return
 			}
 		}
@@ -236,24 +236,8 @@ func (s *Session) goDelete(path string, sid int64) <-chan struct{} {
 	return done
 }
 
-// spawn runs f on a goroutine that Close waits for, unless Close has begun.
-// f must return soon after s.bg is cancelled.
-func (s *Session) spawn(f func()) bool {
-	s.bgMu.Lock()
-	defer s.bgMu.Unlock()
-	if s.bgClosed {
-		return false
-	}
-	s.bgWG.Add(1)
-	go func() {
-		defer s.bgWG.Done()
-		f()
-	}()
-	return true
-}
-
 func wrapOp(op, path string, err error) error {
-	if err == nil || errors.Is(err, ErrSessionClosed) || errors.Is(err, context.Canceled) ||
+	if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
@@ -264,9 +248,6 @@ func wrapOp(op, path string, err error) error {
 // *zk.SetDataRequest, *zk.CheckVersionRequest) atomically: all or none. It
 // is not retried on connection loss, since its outcome is then unknown.
 // Combine it with a lock's Guard to write only while holding the lock.
-func (s *Session) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
-	return call(ctx, s, func() ([]zk.MultiResponse, error) { return s.conn.Multi(ops...) })
+func (c *Conn) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	return call(ctx, c, func() ([]zk.MultiResponse, error) { return c.zk.Multi(ops...) })
 }

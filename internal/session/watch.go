@@ -1,4 +1,4 @@
-package zklock
+package session
 
 import (
 	"context"
@@ -19,8 +19,8 @@ type watch struct {
 // ends. It returns nil at once if the node does not exist. A data watch
 // (getData) is used rather than exists, as Curator does, so that no watch
 // is left on a node that is already gone.
-func (s *Session) waitChange(ctx context.Context, path string) error {
-	w, err := s.watch(ctx, path)
+func (c *Conn) waitChange(ctx context.Context, path string) error {
+	w, err := c.watch(ctx, path)
 	if err != nil || w == nil {
 		return err
 	}
@@ -29,20 +29,20 @@ func (s *Session) waitChange(ctx context.Context, path string) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-s.done:
-		return ErrSessionClosed
+	case <-c.done:
+		return ErrClosed
 	}
 }
 
-func (s *Session) watch(ctx context.Context, path string) (*watch, error) {
-	s.mu.Lock()
-	w := s.watches[path]
-	s.mu.Unlock()
+func (c *Conn) watch(ctx context.Context, path string) (*watch, error) {
+	c.mu.Lock()
+	w := c.watches[path]
+	c.mu.Unlock()
 	if w != nil {
 		return w, nil
 	}
-	ch, err := retry(ctx, s, func() (<-chan zk.Event, error) {
-		_, _, ch, err := s.conn.GetW(path)
+	ch, err := retry(ctx, c, func() (<-chan zk.Event, error) {
+		_, _, ch, err := c.zk.GetW(path)
 		return ch, err
 	})
 	if errors.Is(err, zk.ErrNoNode) {
@@ -51,9 +51,9 @@ func (s *Session) watch(ctx context.Context, path string) (*watch, error) {
 	if err != nil {
 		return nil, wrapOp("watch", path, err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if w := s.watches[path]; w != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w := c.watches[path]; w != nil {
 		// Another waiter registered first. go-zookeeper fires both channels on
 		// one server event (the server keeps one watch per path and
 		// connection), so ours ends with it; only one entry is kept here.
@@ -61,14 +61,14 @@ func (s *Session) watch(ctx context.Context, path string) (*watch, error) {
 		return w, nil
 	}
 	w = &watch{fired: make(chan struct{})}
-	s.watches[path] = w
+	c.watches[path] = w
 	go func() {
 		<-ch // fires on change, deletion, expiry or close
-		s.mu.Lock()
-		if s.watches[path] == w {
-			delete(s.watches, path)
+		c.mu.Lock()
+		if c.watches[path] == w {
+			delete(c.watches, path)
 		}
-		s.mu.Unlock()
+		c.mu.Unlock()
 		close(w.fired)
 	}()
 	return w, nil

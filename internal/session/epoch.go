@@ -1,0 +1,203 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// epoch is a stretch of time during which the client may assume the server
+// holds its session. It ends at the ownership deadline, at expiry or at
+// Close, and never restarts: a later stretch is a new epoch.
+type epoch struct {
+	sid   int64
+	done  chan struct{}
+	nodes map[string]struct{} // nodes to delete when the epoch ends
+}
+
+// OwnershipDeadline returns the instant after which the server may have
+// expired the session: the send time of the request behind the latest reply,
+// plus the negotiated session timeout, minus the safety margin. Any reply
+// moves it forward; pings keep it moving while the connection is healthy.
+//
+// The anchor is the request's send time rather than the reply's arrival
+// because the server restarts its expiry clock when it receives a packet,
+// which happens after we send it: the server cannot expire the session
+// before anchor+timeout. The margin (by default a fifth of the timeout; see
+// WithSafetyMargin) leaves the holder time to stop work after the signal and
+// absorbs timer lateness on a loaded machine.
+func (c *Conn) OwnershipDeadline() time.Time {
+	t := time.Duration(c.timeout.Load())
+	return c.base.Add(time.Duration(c.anchor.Load()) + t - c.margin(t))
+}
+
+func (c *Conn) margin(timeout time.Duration) time.Duration {
+	if c.cfg.Margin > 0 {
+		return c.cfg.Margin
+	}
+	return timeout / 5
+}
+
+// Ownership returns a channel that is closed when the current ownership
+// epoch ends: at the ownership deadline, when the session expires, or at
+// Close. While no epoch is live (for example after the deadline passed and
+// before the client reconnects) it returns a closed channel.
+func (c *Conn) Ownership() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ep == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return c.ep.done
+}
+
+// awaitEpoch waits until an epoch is live and returns it.
+func (c *Conn) awaitEpoch(ctx context.Context) (*epoch, error) {
+	for {
+		c.mu.Lock()
+		c.loseIfDueLocked()
+		ep, st, changed := c.ep, c.state, c.changed
+		c.mu.Unlock()
+		if st == StateClosed {
+			return nil, ErrClosed
+		}
+		if ep != nil {
+			return ep, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// loseIfDueLocked ends the live epoch if its deadline has passed. The
+// watchdog does this on its timer; awaitEpoch does it too, because a process
+// frozen (SIGSTOP, a long GC pause) past the deadline runs again before the
+// watchdog's timer goroutine does, and must not be handed a grant on an
+// epoch that is already over.
+func (c *Conn) loseIfDueLocked() bool {
+	if c.ep == nil || time.Until(c.OwnershipDeadline()) > 0 {
+		return false
+	}
+	c.log.Warn("zklock: ownership deadline passed; locks held through the session are lost",
+		"session", fmt.Sprintf("0x%x", c.sid))
+	c.endEpochLocked(false)
+	c.publishLocked(StateLost, c.sid)
+	return true
+}
+
+// endEpochLocked fires the current epoch's loss signal and schedules the
+// deletion of the nodes registered with it: if the session survives, they
+// would otherwise block other clients although their holders gave up.
+// closing says Close ended the epoch: what was held is released, not lost.
+func (c *Conn) endEpochLocked(closing bool) {
+	ep := c.ep
+	if ep == nil {
+		return
+	}
+	c.ep = nil
+	close(ep.done)
+	level, msg := slog.LevelWarn, "zklock: lock lost"
+	if closing {
+		level, msg = slog.LevelInfo, "zklock: lock released by Close"
+	}
+	for node := range ep.nodes {
+		c.log.Log(context.Background(), level, msg,
+			"path", primitivePath(node), "node", node, "session", fmt.Sprintf("0x%x", ep.sid))
+		c.goDelete(node, ep.sid)
+	}
+	if c.cfg.OnEpochEnd != nil {
+		c.cfg.OnEpochEnd(ep, closing)
+	}
+}
+
+// primitivePath returns the path of the primitive a node of ours belongs
+// to: its parent, or for a semaphore lease (<path>/leases/<lease>) its
+// grandparent.
+func primitivePath(node string) string {
+	dir := path.Dir(node)
+	if c, ok := queue.Parse(path.Base(node)); ok && c.Kind == queue.KindLease {
+		return path.Dir(dir)
+	}
+	return dir
+}
+
+// track registers path to be deleted when ep ends; untrack forgets it.
+func (c *Conn) track(ep *epoch, path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loseIfDueLocked() // a grant decided before a freeze is refused after it
+	if c.ep != ep {
+		return false
+	}
+	ep.nodes[path] = struct{}{}
+	return true
+}
+
+func (c *Conn) untrack(ep *epoch, path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(ep.nodes, path)
+}
+
+// watchdog ends the epoch when the ownership deadline passes. It re-reads
+// the deadline whenever its timer fires or the state changes, so replies
+// push it forward without a timer reset per reply.
+func (c *Conn) watchdog() {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		c.resumeLocked()
+		live, changed := c.ep != nil, c.changed
+		wait := time.Hour
+		if !live && c.zk.State() == zk.StateHasSession {
+			wait = max(time.Duration(c.timeout.Load())/10, 10*time.Millisecond) // poll for replies to resume
+		}
+		if live {
+			wait = time.Until(c.OwnershipDeadline())
+			if c.loseIfDueLocked() {
+				c.mu.Unlock()
+				continue
+			}
+		}
+		c.mu.Unlock()
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-changed:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-c.bg.Done():
+			return
+		}
+	}
+}
+
+// resumeLocked starts a new epoch when the deadline passed on a connection
+// that never dropped (replies were merely late) and replies have since moved
+// the deadline back into the future. Without it, acquisitions would wait for
+// a reconnect that never comes.
+func (c *Conn) resumeLocked() {
+	if c.ep != nil || c.state != StateLost || c.zk.State() != zk.StateHasSession {
+		return
+	}
+	if time.Until(c.OwnershipDeadline()) > 0 {
+		c.newEpochLocked()
+		c.publishLocked(StateReconnected, c.sid)
+	}
+}
+
+func (c *Conn) newEpochLocked() {
+	c.ep = &epoch{sid: c.sid, done: make(chan struct{}), nodes: make(map[string]struct{})}
+}

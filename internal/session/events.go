@@ -1,0 +1,104 @@
+package session
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// State is a session state. zklock.State mirrors it, value for value.
+type State int
+
+const (
+	// StateConnecting: no session has been established yet.
+	StateConnecting State = iota
+	// StateConnected: a session is established; after StateExpired it
+	// carries the new session id.
+	StateConnected
+	// StateSuspended: the connection was lost; the session may still be
+	// alive on the server, so ephemeral nodes may still exist.
+	StateSuspended
+	// StateLost: the ownership deadline passed while no reply arrived. The
+	// server may have expired the session and granted our locks to others;
+	// every acquisition made through the session has had its loss signal
+	// fired. The session may still come back (StateReconnected) or be
+	// reported expired (StateExpired).
+	StateLost
+	// StateReconnected: the connection is back with the same session id;
+	// ephemeral nodes were kept.
+	StateReconnected
+	// StateExpired: the server expired the session; its ephemeral nodes are
+	// gone. A new session is being established (StateConnected follows).
+	StateExpired
+	// StateClosed: Close was called. Nothing follows.
+	StateClosed
+)
+
+var stateNames = [...]string{"connecting", "connected", "suspended", "lost", "reconnected", "expired", "closed"}
+
+// String returns the state's lower-case name, as used in logs.
+func (s State) String() string {
+	if s >= 0 && int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// publishLocked records a transition and reports it to Config.OnState.
+// c.mu must be held.
+func (c *Conn) publishLocked(st State, sid int64) {
+	c.state = st
+	c.log.Info("zklock: session "+st.String(), "session", fmt.Sprintf("0x%x", sid))
+	if c.cfg.OnState != nil {
+		c.cfg.OnState(st, sid, time.Now())
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// onEvent is go-zookeeper's event callback. It runs on the client's own
+// goroutine, so it only updates state and queues events; it never blocks.
+func (c *Conn) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == StateClosed {
+		return
+	}
+	switch ev.State {
+	case zk.StateHasSession:
+		c.establishedLocked(c.wireSID.Load())
+	case zk.StateDisconnected:
+		if c.state == StateConnected || c.state == StateReconnected {
+			c.publishLocked(StateSuspended, c.sid)
+		}
+	case zk.StateExpired:
+		c.endEpochLocked(false)
+		c.publishLocked(StateExpired, c.sid)
+	case zk.StateAuthFailed:
+		c.log.Error("zklock: authentication failed", "session", c.sid)
+	}
+}
+
+func (c *Conn) establishedLocked(sid int64) {
+	switch {
+	case c.sid == 0:
+		c.sid = sid
+		c.publishLocked(StateConnected, sid)
+	case sid == c.sid:
+		c.publishLocked(StateReconnected, sid)
+	default:
+		if c.state != StateExpired { // go-zookeeper reports expiry first; be sure
+			c.endEpochLocked(false)
+			c.publishLocked(StateExpired, c.sid)
+		}
+		c.sid = sid
+		c.publishLocked(StateConnected, sid)
+	}
+	if c.ep == nil {
+		c.newEpochLocked()
+	}
+}
