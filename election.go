@@ -96,7 +96,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.held, e.term = h, newTerm(e.s, h, value)
+	e.held, e.term = h, newTerm(e.q.Conn, h, value)
 	return e.term, nil
 }
 
@@ -151,7 +151,7 @@ func (e *Election) Resign(ctx context.Context) error {
 	case err == nil:
 		return nil
 	}
-	e.s.goDelete(h.Path, h.Epoch.SessionID)
+	e.q.Conn.Discard(h.Path, h.Epoch.SessionID)
 	return err
 }
 

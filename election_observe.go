@@ -59,7 +59,7 @@ func (e *Election) observe(ctx context.Context, box *leaderBox) {
 		case errors.Is(err, ErrSessionClosed):
 			return
 		default:
-			e.s.log.Warn("zklock: observing election", "path", e.q.Dir, "err", err)
+			e.s.opts.logger.Warn("zklock: observing election", "path", e.q.Dir, "err", err)
 			sleep(ctx, observeRetry)
 		}
 	}
@@ -75,57 +75,27 @@ func (e *Election) awaitChange(ctx context.Context, info LeaderInfo) error {
 	if info.Node != "" {
 		// A data watch fires on deletion and on a new value. Only deletion can
 		// change who leads: a new candidate always queues behind the leader.
-		return e.s.waitChange(ctx, info.Node)
+		return e.q.Conn.WaitChange(ctx, info.Node)
 	}
-	type listing struct {
-		names []string
-		ch    <-chan zk.Event
-	}
-	l, err := retry(ctx, e.s, func() (listing, error) {
-		names, _, ch, err := e.s.conn.ChildrenW(e.q.Dir)
-		return listing{names, ch}, err
-	})
+	names, _, ch, err := e.q.Conn.ChildrenW(ctx, e.q.Dir)
 	if errors.Is(err, zk.ErrNoNode) {
-		return e.awaitCreated(ctx)
+		return e.q.Conn.WaitExists(ctx, e.q.Dir)
 	}
 	if err != nil {
-		return wrapOp("watch children", e.q.Dir, err)
+		return err
 	}
-	if len(queue.Sort(l.names, e.q.Accept...)) > 0 {
+	if len(queue.Sort(names, e.q.Accept...)) > 0 {
 		return nil // a candidate arrived since we looked
 	}
-	return e.awaitEvent(ctx, l.ch)
-}
-
-// awaitCreated waits until the election path exists.
-func (e *Election) awaitCreated(ctx context.Context) error {
-	type probe struct {
-		ok bool
-		ch <-chan zk.Event
-	}
-	p, err := retry(ctx, e.s, func() (probe, error) {
-		ok, _, ch, err := e.s.conn.ExistsW(e.q.Dir)
-		return probe{ok, ch}, err
-	})
-	if err != nil {
-		return wrapOp("watch", e.q.Dir, err)
-	}
-	if p.ok {
-		return nil
-	}
-	return e.awaitEvent(ctx, p.ch)
-}
-
-// awaitEvent waits for a watch to fire. go-zookeeper cannot remove a watch;
-// one left behind when ctx ends is a buffered channel with no goroutine,
-// dropped by the client when the watch fires or the session ends.
-func (e *Election) awaitEvent(ctx context.Context, ch <-chan zk.Event) error {
+	// go-zookeeper cannot remove a watch; one left behind when ctx ends is a
+	// buffered channel with no goroutine, dropped by the client when the
+	// watch fires or the session ends.
 	select {
 	case <-ch:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-e.s.done:
+	case <-e.s.Done():
 		return ErrSessionClosed
 	}
 }

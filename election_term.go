@@ -2,7 +2,6 @@ package zklock
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -32,15 +31,18 @@ type Term struct {
 	err  error
 }
 
-// newTerm starts the term of h, with goroutines (owned by s, so Close waits
-// for them) that end it when h's epoch ends or our node is deleted while
-// the session lives (by hand, say): then the next candidate leads.
-func newTerm(s *Session, h *queue.Held, value []byte) *Term {
+// newTerm starts the term of h, with goroutines (owned by the session, so
+// Close waits for them) that end it when h's epoch ends or our node is
+// deleted while the session lives (by hand, say): then the next candidate
+// leads.
+func newTerm(conn queue.Conn, h *queue.Held, value []byte) *Term {
 	t := &Term{token: h.Token, node: h.Path, session: h.Epoch.SessionID,
 		value: append([]byte(nil), value...), done: make(chan struct{})}
 	lost := h.Epoch.Done
-	ctx, cancel := context.WithCancel(s.bg)
-	if !s.spawn(func() {
+	// The epoch ends at Close too, before the session waits for its
+	// goroutines, so the first one always ends, and cancels the second.
+	ctx, cancel := context.WithCancel(context.Background())
+	if !conn.Go(func(context.Context) {
 		defer cancel()
 		select {
 		case <-lost:
@@ -52,18 +54,18 @@ func newTerm(s *Session, h *queue.Held, value []byte) *Term {
 		t.end(ErrLeadershipLost) // the session is closing: its epoch is over
 		return t
 	}
-	s.spawn(func() { t.watchNode(ctx, s) })
+	conn.Go(func(context.Context) { t.watchNode(ctx, conn) })
 	return t
 }
 
 // watchNode ends the term if our node disappears, until ctx ends.
-func (t *Term) watchNode(ctx context.Context, s *Session) {
+func (t *Term) watchNode(ctx context.Context, conn queue.Conn) {
 	for ctx.Err() == nil {
-		if err := s.waitChange(ctx, t.node); err != nil {
+		if err := conn.WaitChange(ctx, t.node); err != nil {
 			return // ctx ended or the session closed: the epoch ends the term
 		}
-		_, _, err := s.get(ctx, t.node)
-		if errors.Is(err, zk.ErrNoNode) {
+		st, err := conn.Stat(ctx, t.node)
+		if err == nil && st == nil {
 			t.end(ErrLeadershipLost)
 			return
 		}

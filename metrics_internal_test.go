@@ -10,8 +10,7 @@ import (
 // Without Metrics, the calls every acquisition and release makes cost no
 // allocation.
 func TestMetricsHooksAllocateNothingWhenUnset(t *testing.T) {
-	s := newSession(defaultSessionOptions())
-	defer s.stopBg()
+	s := &Session{opts: defaultSessionOptions()}
 	h := &queue.Held{}
 	err := errors.New("x")
 	allocs := testing.AllocsPerRun(100, func() {
@@ -25,17 +24,5 @@ func TestMetricsHooksAllocateNothingWhenUnset(t *testing.T) {
 	}
 	if !s.now().IsZero() {
 		t.Fatal("the clock was read without Metrics")
-	}
-}
-
-func TestPrimitivePath(t *testing.T) {
-	for node, want := range map[string]string{
-		"/a/lock/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-lock-0000000001":        "/a/lock",
-		"/a/sem/leases/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-lease-0000000003": "/a/sem",
-		"/a/rw/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-__READ__0000000002":       "/a/rw",
-	} {
-		if got := primitivePath(node); got != want {
-			t.Errorf("primitivePath(%s) = %s, want %s", node, got, want)
-		}
 	}
 }

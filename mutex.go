@@ -68,7 +68,7 @@ func newQueue(s *Session, path, kind string, accept []string, opts []Option) (qu
 	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)); err != nil {
 		return queue.Queue{}, o, err
 	}
-	return queue.Queue{Conn: queueConn{s}, Dir: path, Kind: kind, Accept: accept}, o, nil
+	return queue.Queue{Conn: s.c, Dir: path, Kind: kind, Accept: accept}, o, nil
 }
 
 // Lock blocks until the lock is held, ctx ends, or the session is closed. On

@@ -144,7 +144,7 @@ const maxLimitWrites = 4
 func (s *Semaphore) verifyLimit(ctx context.Context) error {
 	want := []byte(strconv.Itoa(s.limit))
 	for range maxLimitWrites {
-		data, st, err := s.s.get(ctx, s.path)
+		data, st, err := s.l.Conn.Get(ctx, s.path)
 		if err != nil {
 			return err
 		}
@@ -154,12 +154,9 @@ func (s *Semaphore) verifyLimit(ctx context.Context) error {
 			}
 			return fmt.Errorf("%w: %s stores limit %q, this Semaphore has %d", ErrLimitMismatch, s.path, data, s.limit)
 		}
-		err = s.s.do(ctx, func() error {
-			_, err := s.s.conn.Set(s.path, want, st.Version)
-			return err
-		})
+		err = s.l.Conn.SetData(ctx, s.path, want, st.Version)
 		if !errors.Is(err, zk.ErrBadVersion) { // bad version: read again
-			return wrapOp("set", s.path, err)
+			return err
 		}
 	}
 	return fmt.Errorf("zklock: store the limit of %s: too many concurrent writers", s.path)

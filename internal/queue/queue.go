@@ -64,6 +64,15 @@ type Conn interface {
 	// receives one event when the children change, or when the watch ends
 	// (session expiry or close).
 	ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error)
+	// WaitExists blocks until path exists (nil at once if it does) or ctx
+	// ends.
+	WaitExists(ctx context.Context, path string) error
+	// SetData sets path's data if its version is version (-1: any).
+	SetData(ctx context.Context, path string, data []byte, version int32) error
+	// Go runs f on a goroutine the session's Close waits for; ctx ends when
+	// Close begins. It returns false, without running f, once Close has
+	// begun.
+	Go(f func(ctx context.Context)) bool
 }
 
 // Queue is a lock path and the kind of node this contender creates there.

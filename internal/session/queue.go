@@ -256,3 +256,13 @@ func (c *Conn) WaitExists(ctx context.Context, path string) error {
 		return ErrClosed
 	}
 }
+
+// SetData sets path's data if its version is version (-1: any), retrying
+// transient errors (a retried set whose first attempt was applied fails with
+// zk.ErrBadVersion, as a concurrent writer's would).
+func (c *Conn) SetData(ctx context.Context, path string, data []byte, version int32) error {
+	return wrapOp("set", path, c.do(ctx, func() error {
+		_, err := c.zk.Set(path, data, version)
+		return err
+	}))
+}
