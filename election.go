@@ -31,15 +31,19 @@ import (
 // and another candidate may lead. Stop acting as leader then, and fence
 // writes with Term.Token or Term.Guard.
 //
-// Methods are safe for concurrent use; at most one Campaign (or Run) runs
-// at a time. An Election must not be copied.
+// Methods are safe for concurrent use. An Election campaigns once at a
+// time: while a Campaign waits, a term is current or Run runs, another
+// Campaign or Run on it returns ErrAlreadyCampaigning at once and queues
+// nothing, as a second Lock on a Mutex returns ErrAlreadyLocked. An
+// Election must not be copied.
 type Election struct {
 	s    *Session
 	q    queue.Queue
 	data []byte
 
 	mu          sync.Mutex
-	campaigning bool
+	campaigning bool // a Campaign is between begin and its return
+	running     bool // a Run is in progress: only its own Campaigns may begin
 	held        *queue.Held
 	term        *Term
 }
@@ -65,9 +69,16 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 //
 // On error nothing is left on the server: the error satisfies
 // errors.Is(err, ctx.Err()) when ctx ended. Campaign returns
-// ErrAlreadyCampaigning while another Campaign runs or a term is current,
-// and ErrDataTooLarge for a value over MaxDataSize.
+// ErrAlreadyCampaigning at once, sending nothing, while another Campaign on
+// the Election waits, a term is current or Run runs; and ErrDataTooLarge
+// for a value over MaxDataSize.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
+	return e.campaign(ctx, value, false)
+}
+
+// campaign is Campaign; inRun says that Run calls it, which already holds
+// the Election's one campaign.
+func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Term, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
@@ -77,7 +88,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	if value == nil {
 		value = e.data
 	}
-	if err := e.begin(); err != nil {
+	if err := e.begin(inRun); err != nil {
 		return nil, err
 	}
 	start := e.s.now()
@@ -94,20 +105,28 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	return e.term, nil
 }
 
-// begin marks the Election as campaigning. A term that was lost is
-// forgotten: its node is gone, or is deleted when its epoch ends
-// (Session.track), so it needs no more tracking.
-func (e *Election) begin() error {
+// begin marks the Election as campaigning, so that a concurrent Campaign
+// is refused rather than queue a second node of this one candidate. A term
+// that was lost is forgotten: its node is gone, or is deleted when its
+// epoch ends (Session.track), so it needs no more tracking.
+func (e *Election) begin(inRun bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.campaigning || (e.term != nil && e.term.Err() == nil) {
+	if e.busyLocked() || (e.running && !inRun) {
 		return ErrAlreadyCampaigning
 	}
 	if e.held != nil {
 		e.q.Conn.Untrack(e.held.Epoch, e.held.Path)
 	}
 	e.held, e.term = nil, nil
+	e.campaigning = true
 	return nil
+}
+
+// busyLocked reports that a Campaign waits or a term is current. e.mu must
+// be held.
+func (e *Election) busyLocked() bool {
+	return e.campaigning || (e.term != nil && e.term.Err() == nil)
 }
 
 // Resign ends the current term and deletes our node so that the next

@@ -51,8 +51,10 @@ var (
 	// may have been granted to another client. The handle may lock again.
 	ErrLockLost = errors.New("zklock: lock lost")
 
-	// ErrAlreadyCampaigning is returned by Campaign and Run on an Election
-	// that is already campaigning or leading: an Election is one candidate.
+	// ErrAlreadyCampaigning is returned at once by Campaign and Run on an
+	// Election that is already campaigning (a Campaign waits), leading or
+	// running Run: an Election is one candidate, so the second call queues
+	// nothing, as a second Lock on a Mutex returns ErrAlreadyLocked.
 	ErrAlreadyCampaigning = errors.New("zklock: already campaigning")
 
 	// ErrNotLeader is returned by Resign when the Election does not lead:
