@@ -85,8 +85,9 @@ var (
 
 	// ErrLimitMismatch is returned by Semaphore.Acquire and TryAcquire when
 	// the limit stored on the server for the semaphore's path differs from
-	// the Semaphore's own: processes must agree on the limit. Nothing is left
-	// on the server.
+	// the Semaphore's own, smaller or larger: processes must agree on the
+	// limit. It comes before the acquisition waits or queues, never after a
+	// wait for leases, and nothing is left on the server.
 	ErrLimitMismatch = errors.New("zklock: semaphore limit mismatch")
 
 	// ErrNotAcquired is returned by Semaphore.TryAcquire when the leases are

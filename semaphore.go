@@ -20,9 +20,14 @@ import (
 // The limit is stored on the server, as the decimal text of <path>'s data,
 // by the first zklock process to be granted a lease there; every later
 // acquisition checks it and fails with ErrLimitMismatch if it differs from
-// the Semaphore's own. When zklock creates <path> it is a CONTAINER node,
-// reaped by the server once no lease or waiter is left, so the stored limit
-// lasts as long as somebody uses the semaphore.
+// the Semaphore's own, smaller or larger. The check comes before the
+// acquisition waits or queues: a Semaphore that can never be granted is
+// refused at once, never left waiting for its ctx to end. (A Semaphore that
+// verified the limit before, whose path was since re-created with another
+// limit, may queue behind waiters once and is refused at the head of the
+// queue, before it waits for leases.) When zklock creates <path> it is a
+// CONTAINER node, reaped by the server once no lease or waiter is left, so
+// the stored limit lasts as long as somebody uses the semaphore.
 //
 // Leases are ephemeral nodes: those of a crashed or expired client vanish
 // with its session and are never counted for a live one. A holder cut off
@@ -72,15 +77,17 @@ func (s *Semaphore) Limit() int { return s.limit }
 // is closed; it takes all n or none. On error nothing is left on the server,
 // and errors.Is(err, ctx.Err()) holds when ctx ended. n below 1 or above the
 // limit returns ErrInvalidArgument at once; a limit stored on the server
-// that differs from s's returns ErrLimitMismatch. If the session expires
-// while Acquire waits, it starts over under the new session.
+// that differs from s's returns ErrLimitMismatch without waiting, even
+// while the leases are taken or other clients are queued. If the session
+// expires while Acquire waits, it starts over under the new session.
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	return s.acquire(ctx, n, false)
 }
 
 // TryAcquire is Acquire without waiting: when the n leases are not free at
 // once, or other clients are queued for leases, it returns ErrNotAcquired
-// and leaves nothing behind.
+// and leaves nothing behind. A limit stored on the server that differs from
+// s's returns ErrLimitMismatch, never ErrNotAcquired: retrying cannot help.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	return s.acquire(ctx, n, true)
 }
@@ -93,7 +100,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 		return nil, fmt.Errorf("%w: %d leases of a semaphore of %d", ErrInvalidArgument, n, s.limit)
 	}
 	start := s.s.now()
-	g, err := s.l.Acquire(ctx, queue.LeaseRequest{N: n, Data: s.data, Try: try, Check: s.check})
+	g, err := s.l.Acquire(ctx, queue.LeaseRequest{N: n, Data: s.data, Try: try,
+		Check: s.check, Precheck: s.precheck})
 	if errors.Is(err, queue.ErrFull) {
 		err = ErrNotAcquired
 	}

@@ -134,6 +134,51 @@ func (s *Semaphore) check(ctx context.Context, leasesCzxid int64) error {
 	return nil
 }
 
+// precheck refuses a stored limit that differs from s's before an
+// acquisition waits for leases or queues (see LeaseRequest.Precheck):
+// otherwise a smaller limit would wait for a count it never gets to see
+// and a larger one would queue before learning it can never be granted.
+// Unlike check it stores nothing, since the limit is stored by the first
+// client granted. With leasesCzxid 0 (about to queue behind waiters, the
+// leases not listed) a Semaphore that verified the limit before trusts it,
+// sparing a request on every contended acquisition: a path re-created with
+// another limit since is caught at the head of the queue.
+func (s *Semaphore) precheck(ctx context.Context, leasesCzxid int64) error {
+	s.mu.Lock()
+	v := s.verified
+	s.mu.Unlock()
+	if v != 0 && (leasesCzxid == 0 || leasesCzxid == v) {
+		return nil
+	}
+	data, _, err := s.s.get(ctx, s.path)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return nil // reaped since: the queue starts over in a new incarnation
+	case err != nil:
+		return err
+	case len(data) == 0:
+		return nil
+	}
+	if err := s.compareLimit(data); err != nil {
+		return err
+	}
+	if leasesCzxid != 0 {
+		s.mu.Lock()
+		s.verified = leasesCzxid
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// compareLimit returns ErrLimitMismatch unless data, a non-empty stored
+// limit, is s's.
+func (s *Semaphore) compareLimit(data []byte) error {
+	if bytes.Equal(data, []byte(strconv.Itoa(s.limit))) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s stores limit %q, this Semaphore has %d", ErrLimitMismatch, s.path, data, s.limit)
+}
+
 // maxLimitWrites bounds the compare-and-set rounds of verifyLimit: each lost
 // round means another client stored a limit, which the next read sees.
 const maxLimitWrites = 4
@@ -149,10 +194,7 @@ func (s *Semaphore) verifyLimit(ctx context.Context) error {
 			return err
 		}
 		if len(data) > 0 {
-			if bytes.Equal(data, want) {
-				return nil
-			}
-			return fmt.Errorf("%w: %s stores limit %q, this Semaphore has %d", ErrLimitMismatch, s.path, data, s.limit)
+			return s.compareLimit(data)
 		}
 		err = s.s.do(ctx, func() error {
 			_, err := s.s.conn.Set(s.path, want, st.Version)
