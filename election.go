@@ -22,7 +22,10 @@ import (
 // On the wire a candidate is an Apache Curator InterProcessMutex contender,
 // _c_<uuid>-lock-<seq> holding the candidate's value, which is also how
 // Curator's LeaderSelector campaigns: zklock and Curator LeaderSelector
-// candidates on one path elect one leader among them.
+// candidates on one path elect one leader among them, and a Mutex on the
+// path takes part in the same queue. Other kinds of primitive cannot share
+// the path: Campaign refuses one that holds an RWMutex's, a Semaphore's or
+// a Curator LeaderLatch's nodes with ErrWrongKind.
 //
 // Leadership is claimed only after checking that our node still exists and
 // belongs to the current session (the check Curator's LeaderLatch lacked in
@@ -70,8 +73,9 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // On error nothing is left on the server: the error satisfies
 // errors.Is(err, ctx.Err()) when ctx ended. Campaign returns
 // ErrAlreadyCampaigning at once, sending nothing, while another Campaign on
-// the Election waits, a term is current or Run runs; and ErrDataTooLarge
-// for a value over MaxDataSize.
+// the Election waits, a term is current or Run runs; ErrDataTooLarge for a
+// value over MaxDataSize; and a *WrongKindError (wrapping ErrWrongKind), at
+// once, when the path holds another kind of primitive's nodes.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	return e.campaign(ctx, value, false)
 }

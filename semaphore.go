@@ -15,7 +15,12 @@ import (
 // The layout is Apache Curator's InterProcessSemaphoreV2 (a mutex under
 // <path>/locks, one _c_<uuid>-lease-<seq> node per lease under
 // <path>/leases), so Curator processes can share the path; as in Curator,
-// every child of <path>/leases counts as a lease.
+// every child of <path>/leases counts as a lease. Other kinds of primitive
+// cannot share it: an acquisition that finds a Mutex's, an Election's or an
+// RWMutex's nodes directly under <path> fails at once with ErrWrongKind,
+// and a Mutex, Election or RWMutex that finds <path>/locks or
+// <path>/leases does too (until the server reaps those once the semaphore
+// is idle).
 //
 // The limit is stored on the server, as the decimal text of <path>'s data,
 // by the first zklock process to be granted a lease there; every later
@@ -78,8 +83,10 @@ func (s *Semaphore) Limit() int { return s.limit }
 // and errors.Is(err, ctx.Err()) holds when ctx ended. n below 1 or above the
 // limit returns ErrInvalidArgument at once; a limit stored on the server
 // that differs from s's returns ErrLimitMismatch without waiting, even
-// while the leases are taken or other clients are queued. If the session
-// expires while Acquire waits, it starts over under the new session.
+// while the leases are taken or other clients are queued, and a path that
+// holds another kind of primitive's nodes returns a *WrongKindError
+// (wrapping ErrWrongKind) without waiting. If the session expires while
+// Acquire waits, it starts over under the new session.
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	return s.acquire(ctx, n, false)
 }
@@ -88,6 +95,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 // once, or other clients are queued for leases, it returns ErrNotAcquired
 // and leaves nothing behind. A limit stored on the server that differs from
 // s's returns ErrLimitMismatch, never ErrNotAcquired: retrying cannot help.
+// Another kind of primitive on the path returns a *WrongKindError.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	return s.acquire(ctx, n, true)
 }
@@ -102,8 +110,11 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 	start := s.s.now()
 	g, err := s.l.Acquire(ctx, queue.LeaseRequest{N: n, Data: s.data, Try: try,
 		Check: s.check, Precheck: s.precheck})
-	if errors.Is(err, queue.ErrFull) {
+	switch {
+	case errors.Is(err, queue.ErrFull):
 		err = ErrNotAcquired
+	case errors.Is(err, ErrWrongKind):
+		s.dropLayout(ctx)
 	}
 	err = mapQueueErr(err)
 	var last *queue.Held // identifies the Lease to Metrics

@@ -85,8 +85,8 @@ var ErrFull = errors.New("queue: no leases free")
 var errOver = errors.New("queue: over the limit")
 
 // LocksDir and LeasesDir return the parents of the two kinds of node.
-func (l *Leases) LocksDir() string  { return l.Dir + "/locks" }
-func (l *Leases) LeasesDir() string { return l.Dir + "/leases" }
+func (l *Leases) LocksDir() string  { return l.Dir + "/" + LocksChild }
+func (l *Leases) LeasesDir() string { return l.Dir + "/" + LeasesChild }
 
 // LockQueue is the mutex waiters queue up on.
 func (l *Leases) LockQueue() *Queue {
