@@ -232,9 +232,12 @@ func (c queueConn) ChildrenW(ctx context.Context, path string) ([]string, *zk.St
 // mapQueueErr turns the queue's internal errors into zklock's sentinels.
 func mapQueueErr(err error) error {
 	var le *queue.LockedError
+	var ke *queue.KindError
 	switch {
 	case errors.As(err, &le):
 		return &LockedError{Holder: le.Holder.Name, Session: le.Owner, Data: le.Data}
+	case errors.As(err, &ke):
+		return wrongKind(ke.Dir, ke.Found)
 	case errors.Is(err, queue.ErrLost):
 		return ErrLockLost
 	}
