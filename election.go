@@ -22,7 +22,10 @@ import (
 // On the wire a candidate is an Apache Curator InterProcessMutex contender,
 // _c_<uuid>-lock-<seq> holding the candidate's value, which is also how
 // Curator's LeaderSelector campaigns: zklock and Curator LeaderSelector
-// candidates on one path elect one leader among them.
+// candidates on one path elect one leader among them, and a Mutex on the
+// path takes part in the same queue. Other kinds of primitive cannot share
+// the path: Campaign refuses one that holds an RWMutex's, a Semaphore's or
+// a Curator LeaderLatch's nodes with ErrWrongKind.
 //
 // Leadership is claimed only after checking that our node still exists and
 // belongs to the current session (the check Curator's LeaderLatch lacked in
@@ -31,15 +34,19 @@ import (
 // and another candidate may lead. Stop acting as leader then, and fence
 // writes with Term.Token or Term.Guard.
 //
-// Methods are safe for concurrent use; at most one Campaign (or Run) runs
-// at a time. An Election must not be copied.
+// Methods are safe for concurrent use. An Election campaigns once at a
+// time: while a Campaign waits, a term is current or Run runs, another
+// Campaign or Run on it returns ErrAlreadyCampaigning at once and queues
+// nothing, as a second Lock on a Mutex returns ErrAlreadyLocked. An
+// Election must not be copied.
 type Election struct {
 	s    *Session
 	q    queue.Queue
 	data []byte
 
 	mu          sync.Mutex
-	campaigning bool
+	campaigning bool // a Campaign is between begin and its return
+	running     bool // a Run is in progress: only its own Campaigns may begin
 	held        *queue.Held
 	term        *Term
 }
@@ -65,12 +72,20 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 //
 // On error nothing is left on the server: the error satisfies
 // errors.Is(err, ctx.Err()) when ctx ended, and Campaign returns within the
-// cleanup grace of ctx's end (see Cleanup in the package doc). Campaign returns
-// ErrAlreadyCampaigning while another Campaign runs or a term is current,
-// and ErrDataTooLarge for a value over MaxDataSize or one that, with the
-// path, makes a create request over the session's maximum request size
-// (WithMaxRequestSize).
+// cleanup grace of ctx's end (see Cleanup in the package doc). Campaign
+// returns ErrAlreadyCampaigning at once, sending nothing, while another
+// Campaign on the Election waits, a term is current or Run runs;
+// ErrDataTooLarge for a value over MaxDataSize or one that, with the path,
+// makes a create request over the session's maximum request size
+// (WithMaxRequestSize); and a *WrongKindError (wrapping ErrWrongKind), at
+// once, when the path holds another kind of primitive's nodes.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
+	return e.campaign(ctx, value, false)
+}
+
+// campaign is Campaign; inRun says that Run calls it, which already holds
+// the Election's one campaign.
+func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Term, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
@@ -83,7 +98,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	if value == nil {
 		value = e.data
 	}
-	if err := e.begin(); err != nil {
+	if err := e.begin(inRun); err != nil {
 		return nil, err
 	}
 	start := e.s.now()
@@ -100,20 +115,28 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	return e.term, nil
 }
 
-// begin marks the Election as campaigning. A term that was lost is
-// forgotten: its node is gone, or is deleted when its epoch ends
-// (Session.track), so it needs no more tracking.
-func (e *Election) begin() error {
+// begin marks the Election as campaigning, so that a concurrent Campaign
+// is refused rather than queue a second node of this one candidate. A term
+// that was lost is forgotten: its node is gone, or is deleted when its
+// epoch ends (Session.track), so it needs no more tracking.
+func (e *Election) begin(inRun bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.campaigning || (e.term != nil && e.term.Err() == nil) {
+	if e.busyLocked() || (e.running && !inRun) {
 		return ErrAlreadyCampaigning
 	}
 	if e.held != nil {
 		e.q.Conn.Untrack(e.held.Epoch, e.held.Path)
 	}
 	e.held, e.term = nil, nil
+	e.campaigning = true
 	return nil
+}
+
+// busyLocked reports that a Campaign waits or a term is current. e.mu must
+// be held.
+func (e *Election) busyLocked() bool {
+	return e.campaigning || (e.term != nil && e.term.Err() == nil)
 }
 
 // Resign ends the current term and deletes our node so that the next

@@ -21,8 +21,10 @@ const minResignTimeout = time.Second
 // Run resigns and returns that error. Run also returns, with nothing left on
 // the server, when ctx ends (an error satisfying errors.Is(err, ctx.Err()))
 // or Campaign fails otherwise (for example with ErrSessionClosed). Run
-// returns ErrAlreadyCampaigning if the Election is already campaigning or
-// leading, and ErrInvalidOption for a nil fn.
+// returns ErrAlreadyCampaigning at once, sending nothing, if the Election
+// is already campaigning, leading or running; while Run runs, Campaign and
+// Run on the Election return ErrAlreadyCampaigning too, even between two
+// terms. Run returns ErrInvalidOption for a nil fn.
 func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Context, t *Term) error) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
@@ -30,8 +32,12 @@ func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Co
 	if fn == nil {
 		return invalid("nil leader function")
 	}
+	if err := e.startRun(); err != nil {
+		return err
+	}
+	defer e.endRun()
 	for {
-		t, err := e.Campaign(ctx, value)
+		t, err := e.campaign(ctx, value, true)
 		if err != nil {
 			return err
 		}
@@ -42,6 +48,24 @@ func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Co
 			return err
 		}
 	}
+}
+
+// startRun claims the Election for Run, whose Campaigns alone may begin
+// until endRun: between two terms nobody else may slip a campaign in.
+func (e *Election) startRun() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running || e.busyLocked() {
+		return ErrAlreadyCampaigning
+	}
+	e.running = true
+	return nil
+}
+
+func (e *Election) endRun() {
+	e.mu.Lock()
+	e.running = false
+	e.mu.Unlock()
 }
 
 // lead runs fn for term t and resigns afterwards, even if fn panics.

@@ -61,8 +61,10 @@ var (
 	// may have been granted to another client. The handle may lock again.
 	ErrLockLost = errors.New("zklock: lock lost")
 
-	// ErrAlreadyCampaigning is returned by Campaign and Run on an Election
-	// that is already campaigning or leading: an Election is one candidate.
+	// ErrAlreadyCampaigning is returned at once by Campaign and Run on an
+	// Election that is already campaigning (a Campaign waits), leading or
+	// running Run: an Election is one candidate, so the second call queues
+	// nothing, as a second Lock on a Mutex returns ErrAlreadyLocked.
 	ErrAlreadyCampaigning = errors.New("zklock: already campaigning")
 
 	// ErrNotLeader is returned by Resign when the Election does not lead:
@@ -93,9 +95,28 @@ var (
 
 	// ErrLimitMismatch is returned by Semaphore.Acquire and TryAcquire when
 	// the limit stored on the server for the semaphore's path differs from
-	// the Semaphore's own: processes must agree on the limit. Nothing is left
-	// on the server.
+	// the Semaphore's own, smaller or larger: processes must agree on the
+	// limit. It comes before the acquisition waits or queues, never after a
+	// wait for leases, and nothing is left on the server.
 	ErrLimitMismatch = errors.New("zklock: semaphore limit mismatch")
+
+	// ErrWrongKind is returned at once by Mutex.Lock and TryLock,
+	// ReentrantMutex.Lock and TryLock, the RWMutex methods that acquire,
+	// Semaphore.Acquire and TryAcquire, and Election.Campaign and Run when
+	// the path holds another kind of primitive's nodes: a Mutex's or an
+	// Election's "lock-" nodes, an RWMutex's "__READ__" and "__WRIT__" nodes,
+	// a Semaphore's "locks" and "leases" children, or the nodes of Curator's
+	// LeaderLatch or Kazoo's ReadLock. Such primitives would not exclude
+	// each other; use one kind of primitive per path. Mutex, ReentrantMutex
+	// and Election share "lock-" nodes, with Curator's InterProcessMutex and
+	// LeaderSelector and Kazoo's Lock, and refuse none of these. Each
+	// checks the listing it makes just after creating its node, so of two
+	// kinds that meet on a path the later one is refused (both may be, when
+	// they arrive together), and a holder already there is not disturbed.
+	// A semaphore's locks and leases nodes outlive its last lease until the
+	// server reaps them. It is wrapped in a *WrongKindError naming what was
+	// found, and nothing is left on the server.
+	ErrWrongKind = errors.New("zklock: path in use by another kind of primitive")
 
 	// ErrNotAcquired is returned by Semaphore.TryAcquire when the leases are
 	// not free at once or other clients are queued for them.
@@ -110,6 +131,51 @@ var (
 	// leases may have been granted to others. The lease counts as released.
 	ErrLeaseLost = errors.New("zklock: lease lost")
 )
+
+// WrongKindError is returned, wrapping ErrWrongKind, by a primitive that
+// found another kind of primitive's nodes on its path.
+type WrongKindError struct {
+	Path string // the primitive's path
+	Node string // the child that belongs to another kind: a node name, "locks" or "leases"
+	// Found is the kind of primitive the child belongs to: KindMutex (also
+	// an Election's or a ReentrantMutex's node, or Curator's or Kazoo's
+	// lock), KindRWMutexRead, KindRWMutexWrite, KindSemaphore,
+	// "curator_leader_latch" or "kazoo_read_lock".
+	Found string
+}
+
+// Error names the path, the kind found there and the node that shows it.
+func (e *WrongKindError) Error() string {
+	return fmt.Sprintf("%v: %s is used by a %s (node %s)", ErrWrongKind, e.Path, e.Found, e.Node)
+}
+
+// Unwrap returns ErrWrongKind.
+func (e *WrongKindError) Unwrap() error { return ErrWrongKind }
+
+// Kinds of foreign recipe a WrongKindError can report besides zklock's own.
+const (
+	foundLeaderLatch   = "curator_leader_latch"
+	foundKazooReadLock = "kazoo_read_lock"
+)
+
+// wrongKind describes c, a child of path that belongs to another kind of
+// primitive, in the terms of the public API.
+func wrongKind(path string, c queue.Contender) *WrongKindError {
+	found := KindMutex // lock- and Kazoo's __lock__
+	switch c.Kind {
+	case queue.KindRead:
+		found = KindRWMutexRead
+	case queue.KindWrite:
+		found = KindRWMutexWrite
+	case queue.KindLease, queue.LocksChild, queue.LeasesChild:
+		found = KindSemaphore
+	case queue.KindLatch:
+		found = foundLeaderLatch
+	case queue.KindKazooRLock:
+		found = foundKazooReadLock
+	}
+	return &WrongKindError{Path: path, Node: c.Name, Found: found}
+}
 
 // LockedError is returned by TryLock when another owner holds the lock; it
 // wraps ErrLocked.
@@ -130,9 +196,12 @@ func (e *LockedError) Unwrap() error { return ErrLocked }
 // mapQueueErr turns the queue's internal errors into zklock's sentinels.
 func mapQueueErr(err error) error {
 	var le *queue.LockedError
+	var ke *queue.KindError
 	switch {
 	case errors.As(err, &le):
 		return &LockedError{Holder: le.Holder.Name, Session: le.Owner, Data: le.Data}
+	case errors.As(err, &ke):
+		return wrongKind(ke.Dir, ke.Found)
 	case errors.Is(err, queue.ErrLost):
 		return ErrLockLost
 	}

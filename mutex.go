@@ -24,8 +24,9 @@ import (
 // Only contenders of the same layout share a queue: a Mutex, a
 // ReentrantMutex, an Election, Curator's InterProcessMutex and Kazoo's Lock
 // (lock- and __lock__ nodes) exclude each other on one path, but an RWMutex
-// or a Semaphore on the same path does not, as in Curator. Use one kind of
-// primitive per path.
+// or a Semaphore on the same path would not. Use one kind of primitive per
+// path: Lock and TryLock refuse a path that holds another kind's nodes
+// with ErrWrongKind (see there).
 //
 // Holding is not guaranteed once Lost fires: the session may have expired
 // and another client may hold the lock. Stop using the protected resource
@@ -68,20 +69,23 @@ func newQueue(s *Session, path, kind string, accept []string, opts []Option) (qu
 	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)); err != nil {
 		return queue.Queue{}, o, err
 	}
-	return queue.Queue{Conn: s.c, Dir: path, Kind: kind, Accept: accept}, o, nil
+	return queue.Queue{Conn: s.c, Dir: path, Kind: kind, Accept: accept, OneKind: true}, o, nil
 }
 
 // Lock blocks until the lock is held, ctx ends, or the session is closed. On
 // error nothing is left on the server: the returned error satisfies
 // errors.Is(err, ctx.Err()) when ctx ended, and Lock returns within the
-// cleanup grace of ctx's end (see Cleanup in the package doc). If the session expires while
-// Lock waits, it re-enqueues under the new session.
+// cleanup grace of ctx's end (see Cleanup in the package doc). If the
+// session expires while Lock waits, it re-enqueues under the new session.
+// It returns a *WrongKindError (wrapping ErrWrongKind) at once, without
+// waiting, when the path holds another kind of primitive's nodes, such as
+// an RWMutex's or a Semaphore's; that costs no extra request.
 func (m *Mutex) Lock(ctx context.Context) error { return m.lock(ctx, false) }
 
 // TryLock acquires the lock if no other owner holds it or waits for it, and
-// otherwise returns a *LockedError (wrapping ErrLocked) naming the holder.
-// It takes two round trips to the server either way and leaves nothing
-// behind when it fails.
+// otherwise returns a *LockedError (wrapping ErrLocked) naming the holder,
+// or a *WrongKindError as Lock does. It takes two round trips to the server
+// either way and leaves nothing behind when it fails.
 func (m *Mutex) TryLock(ctx context.Context) error { return m.lock(ctx, true) }
 
 func (m *Mutex) lock(ctx context.Context, try bool) error {

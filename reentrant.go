@@ -48,7 +48,8 @@ func NewReentrantMutex(s *Session, path string, opts ...Option) (*ReentrantMutex
 // Lock acquires the lock, or increments the hold count if this owner holds
 // it already. It returns ErrLockLost, without changing the count, if the
 // owner holds a lock whose loss signal has fired: release it first.
-// Otherwise it behaves as Mutex.Lock.
+// Otherwise it behaves as Mutex.Lock, refusing a path that holds another
+// kind of primitive's nodes with ErrWrongKind.
 func (r *ReentrantMutex) Lock(ctx context.Context) error { return r.lock(ctx, false) }
 
 // TryLock is Lock that fails with a *LockedError (wrapping ErrLocked) rather

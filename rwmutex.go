@@ -12,7 +12,9 @@ import (
 //
 // Nodes are named like Apache Curator's InterProcessReadWriteLock
 // (_c_<uuid>-__READ__<seq> and _c_<uuid>-__WRIT__<seq>) and ordered by one
-// sequence, so Curator processes can share the path.
+// sequence, so Curator processes can share the path. Other kinds of
+// primitive cannot: a Mutex's lock- nodes or a Semaphore's children on the
+// path make every acquisition fail at once with ErrWrongKind.
 //
 // Fairness: owners are granted in the order they enqueued. A writer waits
 // for every earlier node, and watches only the one directly ahead of it. A
@@ -72,13 +74,16 @@ func NewRWMutex(s *Session, path string, opts ...Option) (*RWMutex, error) {
 // closed. If the handle holds the write lock it only counts; if it holds
 // only the read lock it returns ErrUpgrade. On error nothing is left on the
 // server, and errors.Is(err, ctx.Err()) holds when ctx ended; Lock returns
-// within the cleanup grace of ctx's end (see Cleanup in the package doc). If the session
-// expires while Lock waits, it re-enqueues under the new session.
+// within the cleanup grace of ctx's end (see Cleanup in the package doc).
+// If the session expires while Lock waits, it re-enqueues under the new
+// session. A path that holds another kind of primitive's nodes (a Mutex's,
+// an Election's, a Semaphore's) returns a *WrongKindError (wrapping
+// ErrWrongKind) at once, without waiting.
 func (m *RWMutex) Lock(ctx context.Context) error { return m.lock(ctx, false) }
 
 // TryLock is Lock without waiting: when other owners hold the lock or are
 // queued ahead, it returns a *LockedError (wrapping ErrLocked) and leaves
-// nothing behind.
+// nothing behind. It returns a *WrongKindError as Lock does.
 func (m *RWMutex) TryLock(ctx context.Context) error { return m.lock(ctx, true) }
 
 func (m *RWMutex) lock(ctx context.Context, try bool) error {
@@ -107,7 +112,7 @@ func (m *RWMutex) RLock(ctx context.Context) error { return m.rlock(ctx, false) 
 
 // TryRLock is RLock without waiting: when a writer holds the lock or is
 // queued, it returns a *LockedError (wrapping ErrLocked) and leaves nothing
-// behind.
+// behind. It returns a *WrongKindError as Lock does.
 func (m *RWMutex) TryRLock(ctx context.Context) error { return m.rlock(ctx, true) }
 
 func (m *RWMutex) rlock(ctx context.Context, try bool) error {

@@ -144,3 +144,23 @@ func receive[T any](t *testing.T, ch <-chan T, d time.Duration) T {
 		return zero
 	}
 }
+
+// ownedBy returns the children of dirs (full paths) whose ephemeral owner
+// is session sid: what a client left behind there.
+func ownedBy(t testing.TB, s *zklock.Session, sid int64, dirs ...string) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range dirs {
+		for _, name := range nodeNames(t, s, dir) {
+			_, st, err := s.Conn().Get(dir + "/" + name)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue
+			}
+			require.NoError(t, err)
+			if st.EphemeralOwner == sid {
+				out = append(out, dir+"/"+name)
+			}
+		}
+	}
+	return out
+}

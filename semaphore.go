@@ -15,14 +15,24 @@ import (
 // The layout is Apache Curator's InterProcessSemaphoreV2 (a mutex under
 // <path>/locks, one _c_<uuid>-lease-<seq> node per lease under
 // <path>/leases), so Curator processes can share the path; as in Curator,
-// every child of <path>/leases counts as a lease.
+// every child of <path>/leases counts as a lease. Other kinds of primitive
+// cannot share it: an acquisition that finds a Mutex's, an Election's or an
+// RWMutex's nodes directly under <path> fails at once with ErrWrongKind,
+// and a Mutex, Election or RWMutex that finds <path>/locks or
+// <path>/leases does too (until the server reaps those once the semaphore
+// is idle).
 //
 // The limit is stored on the server, as the decimal text of <path>'s data,
 // by the first zklock process to be granted a lease there; every later
 // acquisition checks it and fails with ErrLimitMismatch if it differs from
-// the Semaphore's own. When zklock creates <path> it is a CONTAINER node,
-// reaped by the server once no lease or waiter is left, so the stored limit
-// lasts as long as somebody uses the semaphore.
+// the Semaphore's own, smaller or larger. The check comes before the
+// acquisition waits or queues: a Semaphore that can never be granted is
+// refused at once, never left waiting for its ctx to end. (A Semaphore that
+// verified the limit before, whose path was since re-created with another
+// limit, may queue behind waiters once and is refused at the head of the
+// queue, before it waits for leases.) When zklock creates <path> it is a
+// CONTAINER node, reaped by the server once no lease or waiter is left, so
+// the stored limit lasts as long as somebody uses the semaphore.
 //
 // Leases are ephemeral nodes: those of a crashed or expired client vanish
 // with its session and are never counted for a live one. A holder cut off
@@ -73,15 +83,20 @@ func (s *Semaphore) Limit() int { return s.limit }
 // and errors.Is(err, ctx.Err()) holds when ctx ended; Acquire returns within
 // twice the cleanup grace of ctx's end (see Cleanup in the package doc). n below 1 or above the
 // limit returns ErrInvalidArgument at once; a limit stored on the server
-// that differs from s's returns ErrLimitMismatch. If the session expires
-// while Acquire waits, it starts over under the new session.
+// that differs from s's returns ErrLimitMismatch without waiting, even
+// while the leases are taken or other clients are queued, and a path that
+// holds another kind of primitive's nodes returns a *WrongKindError
+// (wrapping ErrWrongKind) without waiting. If the session expires while
+// Acquire waits, it starts over under the new session.
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	return s.acquire(ctx, n, false)
 }
 
 // TryAcquire is Acquire without waiting: when the n leases are not free at
 // once, or other clients are queued for leases, it returns ErrNotAcquired
-// and leaves nothing behind.
+// and leaves nothing behind. A limit stored on the server that differs from
+// s's returns ErrLimitMismatch, never ErrNotAcquired: retrying cannot help.
+// Another kind of primitive on the path returns a *WrongKindError.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	return s.acquire(ctx, n, true)
 }
@@ -94,9 +109,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 		return nil, fmt.Errorf("%w: %d leases of a semaphore of %d", ErrInvalidArgument, n, s.limit)
 	}
 	start := s.s.now()
-	g, err := s.l.Acquire(ctx, queue.LeaseRequest{N: n, Data: s.data, Try: try, Check: s.check})
-	if errors.Is(err, queue.ErrFull) {
+	g, err := s.l.Acquire(ctx, queue.LeaseRequest{N: n, Data: s.data, Try: try,
+		Check: s.check, Precheck: s.precheck})
+	switch {
+	case errors.Is(err, queue.ErrFull):
 		err = ErrNotAcquired
+	case errors.Is(err, ErrWrongKind):
+		s.dropLayout(ctx)
 	}
 	err = mapQueueErr(err)
 	var last *queue.Held // identifies the Lease to Metrics

@@ -1,11 +1,8 @@
 package zklock
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"strconv"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -111,53 +108,4 @@ func (l *Lease) Nodes() []string {
 		out[i] = h.Path
 	}
 	return out
-}
-
-// check verifies the limit stored on the server before a grant. The stored
-// limit can only change when <path> is reaped and re-created, which implies
-// a new leases node: so it is read again only when the leases node's czxid
-// differs from the one it was last verified under (usually once per
-// Semaphore).
-func (s *Semaphore) check(ctx context.Context, leasesCzxid int64) error {
-	s.mu.Lock()
-	ok := s.verified == leasesCzxid
-	s.mu.Unlock()
-	if ok {
-		return nil
-	}
-	if err := s.verifyLimit(ctx); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.verified = leasesCzxid
-	s.mu.Unlock()
-	return nil
-}
-
-// maxLimitWrites bounds the compare-and-set rounds of verifyLimit: each lost
-// round means another client stored a limit, which the next read sees.
-const maxLimitWrites = 4
-
-// verifyLimit stores our limit in <path>'s data if it is empty (a parent
-// created by the queue or by Curator), with a version check so that of two
-// clients racing only one writes, and compares it otherwise.
-func (s *Semaphore) verifyLimit(ctx context.Context) error {
-	want := []byte(strconv.Itoa(s.limit))
-	for range maxLimitWrites {
-		data, st, err := s.l.Conn.Get(ctx, s.path)
-		if err != nil {
-			return err
-		}
-		if len(data) > 0 {
-			if bytes.Equal(data, want) {
-				return nil
-			}
-			return fmt.Errorf("%w: %s stores limit %q, this Semaphore has %d", ErrLimitMismatch, s.path, data, s.limit)
-		}
-		err = s.l.Conn.SetData(ctx, s.path, want, st.Version)
-		if !errors.Is(err, zk.ErrBadVersion) { // bad version: read again
-			return err
-		}
-	}
-	return fmt.Errorf("zklock: store the limit of %s: too many concurrent writers", s.path)
 }

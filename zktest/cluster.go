@@ -38,8 +38,8 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 // StartEnsemble starts an ensemble of n servers on 127.0.0.1, in parallel,
 // and waits until every one serves and one is leader. n is usually 3 or 5;
 // n == 1 is the same as Start. Ensembles need a local installation (or
-// ZK_SERVERS listing exactly n servers): the Docker fallback runs only
-// standalone servers.
+// ZK_SERVERS listing exactly n servers): the Docker fallback
+// (zktest/docker) runs only standalone servers.
 func StartEnsemble(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
 	if n < 1 {
@@ -67,16 +67,7 @@ func start(t testing.TB, n int, opts []Option) *Cluster {
 	if o.tls {
 		t.Fatalf("zktest: WithSelfSignedTLS needs a local installation (%v).\n%s", localErr, installHelp)
 	}
-	if !dockerAvailable() {
-		t.Fatalf("zktest: no ZooKeeper to run (%v; no Docker engine either).\n%s", localErr, installHelp)
-		return nil
-	}
-	if n > 1 {
-		t.Fatalf("zktest: an ensemble needs a local ZooKeeper installation (%v); "+
-			"with Docker zktest runs standalone servers only.\n%s", localErr, installHelp)
-		return nil
-	}
-	return startDocker(t, o)
+	return startFallback(t, n, o, localErr)
 }
 
 // Servers returns the client address ("127.0.0.1:port") of every server, in

@@ -35,13 +35,21 @@
 //     one on PATH. This is what the project's own tests use: install it with
 //     sudo scripts/install-deps.sh.
 //  3. A Docker engine, through testcontainers-go, running the image
-//     zookeeper:3.8 with its client port published on 127.0.0.1. It runs
-//     standalone servers only, supports Stop, Start and Kill but not Pause,
-//     and has been compiled but never run by the project (its machines have
-//     no Docker engine).
+//     zookeeper:3.8 with its client port published on 127.0.0.1, if the test
+//     binary links the Docker fallback (below). It runs standalone servers
+//     only, supports Stop, Start and Kill but not Pause, and has been
+//     compiled but never run by the project (its machines have no Docker
+//     engine).
 //
 // Otherwise the test fails, never skips, with a message saying how to
-// install one.
+// install one or enable the Docker fallback.
+//
+// The Docker fallback is package zktest/docker, which zktest does not
+// import, so that a program importing zktest (the zklock command does)
+// links no Docker, containerd or OpenTelemetry packages. A test enables it
+// with a blank import in any one test file of the package under test:
+//
+//	import _ "github.com/zklock/zklock/zktest/docker"
 //
 // # Timing
 //

@@ -16,5 +16,6 @@ var ErrNoLeader = errors.New("zktest: no server is leader")
 // tracker, or a version with another format).
 var ErrNoSessionDump = errors.New("zktest: the leader's dump does not list sessions")
 
-// ErrNotSupported is returned by the methods a Docker-run server cannot do.
+// ErrNotSupported is returned by the methods a server run by the Docker
+// fallback (zktest/docker) cannot do: Pause and Resume.
 var ErrNotSupported = errors.New("zktest: not supported for this server")

@@ -18,8 +18,9 @@ import (
 // the servers to the test.
 //
 // ZooKeeper is found exactly as Start finds it (see the package
-// documentation): ZK_SERVERS, then a local installation, then Docker. When
-// there is none, the error says how to install one (scripts/install-deps.sh).
+// documentation): ZK_SERVERS, then a local installation, then Docker if the
+// program imports zktest/docker. When there is none, the error says how to
+// install one (scripts/install-deps.sh).
 // Every option of Start applies.
 //
 // The caller must call Close, which stops the servers and removes their

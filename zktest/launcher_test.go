@@ -128,17 +128,17 @@ func TestLaunchErrors(t *testing.T) {
 }
 
 // TestLaunchNoZooKeeper checks that without any ZooKeeper the error says how
-// to install one.
+// to install one, and how to enable the Docker fallback.
 func TestLaunchNoZooKeeper(t *testing.T) {
 	t.Setenv(EnvServers, "")
 	t.Setenv("ZOOKEEPER_HOME", t.TempDir())
-	if dockerAvailable() {
-		t.Skip("a Docker engine answers, so there is always a ZooKeeper to run")
-	}
+	useFallback(t, nil)
 	_, err := Launch(context.Background(), 1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no ZooKeeper to run")
+	assert.Contains(t, err.Error(), "the Docker fallback is not linked in")
 	assert.Contains(t, err.Error(), "scripts/install-deps.sh")
+	assert.Contains(t, err.Error(), dockerImport)
 }
 
 // javaChildren returns the pids of this process's children named java.

@@ -49,7 +49,7 @@ func (c *cli) devServer(args []string) int {
 		return sc.exitCode()
 	}
 	if err != nil {
-		return c.failf(exitError, "it needs a local ZooKeeper (Debian: apt-get install zookeeper) or Docker", "%v", err)
+		return c.failf(exitError, "it needs a local ZooKeeper (Debian: apt-get install zookeeper)", "%v", err)
 	}
 	fmt.Fprintf(c.stdout, "%s=%s\n", zktest.EnvServers, cluster.ConnectString())
 	c.warnf("%d server(s) up in %v; press Ctrl-C to stop them and remove their data",

@@ -138,3 +138,14 @@ func (q *Queue) locked(ctx context.Context, holder Contender) error {
 	}
 	return e
 }
+
+// KindError is returned by Acquire, with our node removed, when the path
+// holds another kind of primitive's node (see Queue.OneKind).
+type KindError struct {
+	Dir   string
+	Found Contender // Kind is a Kind constant, LocksChild or LeasesChild
+}
+
+func (e *KindError) Error() string {
+	return fmt.Sprintf("queue: %s holds %s, a node of another kind", e.Dir, e.Found.Name)
+}

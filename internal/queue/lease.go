@@ -70,6 +70,13 @@ type LeaseRequest struct {
 	// while our nodes pin Dir's incarnation (dirCzxid); an error fails the
 	// acquisition.
 	Check func(ctx context.Context, dirCzxid int64) error
+	// Precheck, if set, runs before the acquisition waits, queues or fails
+	// for want of leases: with dirCzxid when a listing of the leases with
+	// our nodes in place found too many, and with 0 when it is about to
+	// queue (or a Try to fail) behind waiters without having listed them.
+	// An error fails the acquisition at once, with every node it made
+	// removed: a client that can never be granted must not wait or queue.
+	Precheck func(ctx context.Context, dirCzxid int64) error
 }
 
 // ErrFull is returned by a Try acquisition that would have to wait.
@@ -79,8 +86,8 @@ var ErrFull = errors.New("queue: no leases free")
 var errOver = errors.New("queue: over the limit")
 
 // LocksDir and LeasesDir return the parents of the two kinds of node.
-func (l *Leases) LocksDir() string  { return l.Dir + "/locks" }
-func (l *Leases) LeasesDir() string { return l.Dir + "/leases" }
+func (l *Leases) LocksDir() string  { return l.Dir + "/" + LocksChild }
+func (l *Leases) LeasesDir() string { return l.Dir + "/" + LeasesChild }
 
 // LockQueue is the mutex waiters queue up on.
 func (l *Leases) LockQueue() *Queue {
@@ -116,8 +123,20 @@ func (l *Leases) acquire(ctx context.Context, r LeaseRequest) (*Grant, error) {
 			if !errors.Is(err, errOver) {
 				return g, err
 			}
+			return l.behind(ctx, r) // the fast path's listing ran Precheck
 		}
 	}
+	if r.Precheck != nil {
+		if err := r.Precheck(ctx, 0); err != nil {
+			return nil, err
+		}
+	}
+	return l.behind(ctx, r)
+}
+
+// behind is the acquisition that found others ahead of it: a Try fails,
+// anything else queues.
+func (l *Leases) behind(ctx context.Context, r LeaseRequest) (*Grant, error) {
 	if r.Try {
 		return nil, ErrFull
 	}

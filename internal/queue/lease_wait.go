@@ -54,7 +54,7 @@ func (l *Leases) await(ctx context.Context, ns []node, r LeaseRequest) (g *Grant
 
 // try lists the leases (leaving a child watch in *watch unless watch is
 // nil) and grants ns if there are at most Limit; it returns a nil Grant and
-// no error when there are more.
+// no error when there are more and r.Precheck lets us wait.
 func (l *Leases) try(ctx context.Context, ns []node, r LeaseRequest, watch *<-chan zk.Event) (*Grant, error) {
 	var names []string
 	var st *zk.Stat
@@ -76,6 +76,11 @@ func (l *Leases) try(ctx context.Context, ns []node, r LeaseRequest, watch *<-ch
 		}
 	}
 	if len(names) > l.Limit {
+		if r.Precheck != nil {
+			if err := r.Precheck(ctx, st.Czxid); err != nil {
+				return nil, err
+			}
+		}
 		return nil, nil
 	}
 	return l.grant(ctx, ns, st.Czxid, r)

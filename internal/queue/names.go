@@ -23,6 +23,13 @@ const (
 	KindKazooRLock = "__rlock__" // Kazoo ReadLock
 )
 
+// The children of a semaphore's path (Curator InterProcessSemaphoreV2):
+// the parents of its mutex and of its leases. Foreign takes them for kinds.
+const (
+	LocksChild  = "locks"
+	LeasesChild = "leases"
+)
+
 var kinds = []string{KindRead, KindWrite, KindKazooRLock, KindKazooLock, KindLock, KindLease, KindLatch}
 
 // ProtectedPrefix starts the name of every node created with protection:
@@ -164,6 +171,24 @@ func Scan(names []string, name string, blocks func(Contender) bool, accept ...st
 		}
 	}
 	return s, true
+}
+
+// Foreign returns the first of names that belongs to another kind of
+// primitive than one whose children are of the accept kinds: a contender
+// of a known kind not in accept, or a semaphore's LocksChild or
+// LeasesChild (then Kind is the name) unless accept holds it. Other names
+// are nobody's that we know of and are ignored, as Scan ignores them.
+func Foreign(names []string, accept []string) (Contender, bool) {
+	for _, n := range names {
+		c, ok := Parse(n)
+		if !ok && (n == LocksChild || n == LeasesChild) {
+			c, ok = Contender{Name: n, Kind: n}, true
+		}
+		if ok && !slices.Contains(accept, c.Kind) {
+			return c, true
+		}
+	}
+	return Contender{}, false
 }
 
 // NewProtectedPrefix returns a fresh "_c_<uuid>-" prefix.

@@ -196,3 +196,33 @@ func TestLongestNode(t *testing.T) {
 	lock := "/a/b/locks/" + NewProtectedPrefix() + KindLock + "0000000001"
 	require.LessOrEqual(t, len(lock), LongestNode("/a/b", KindLease))
 }
+
+func TestForeign(t *testing.T) {
+	lock := []string{KindLock, KindKazooLock}
+	rw := []string{KindRead, KindWrite}
+	sem := []string{LocksChild, LeasesChild}
+	for _, tc := range []struct {
+		names  []string
+		accept []string
+		want   string // the name found, "" for none
+	}{
+		{[]string{"_c_a-lock-0000000001", "k__lock__0000000002", "unrelated", "sub"}, lock, ""},
+		{[]string{"_c_a-lock-0000000001", "_c_b-__WRIT__0000000002"}, lock, "_c_b-__WRIT__0000000002"},
+		{[]string{"_c_b-__READ__0000000002"}, lock, "_c_b-__READ__0000000002"},
+		{[]string{"leases"}, lock, "leases"},
+		{[]string{"locks", "leases"}, rw, "locks"},
+		{[]string{"_c_a-latch-0000000001"}, lock, "_c_a-latch-0000000001"},
+		{[]string{"k__rlock__0000000001"}, lock, "k__rlock__0000000001"},
+		{[]string{"_c_a-__READ__0000000001", "_c_b-__WRIT__0000000002"}, rw, ""},
+		{[]string{"_c_a-lock-0000000001"}, rw, "_c_a-lock-0000000001"},
+		{[]string{"k__lock__0000000001"}, rw, "k__lock__0000000001"},
+		{[]string{"locks", "leases", "unrelated"}, sem, ""},
+		{[]string{"locks", "_c_a-lock-0000000001"}, sem, "_c_a-lock-0000000001"},
+		{[]string{"leases", "_c_a-__WRIT__0000000001"}, sem, "_c_a-__WRIT__0000000001"},
+		{nil, lock, ""},
+	} {
+		c, ok := Foreign(tc.names, tc.accept)
+		require.Equal(t, tc.want != "", ok, "%v", tc.names)
+		require.Equal(t, tc.want, c.Name, "%v", tc.names)
+	}
+}

@@ -81,6 +81,9 @@ type Queue struct {
 	Dir    string   // the lock path: parent of the contenders
 	Kind   string   // our node kind
 	Accept []string // kinds that are contenders in this queue
+	// OneKind refuses a path that holds another primitive's nodes (see
+	// Foreign): Acquire then fails with a *KindError.
+	OneKind bool
 }
 
 // Blocks reports whether a contender ahead of ours keeps us waiting. We
@@ -142,6 +145,11 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 				return nil, err
 			}
 		}
+		if !waited && q.OneKind {
+			if err := q.checkKinds(names); err != nil {
+				return nil, err
+			}
+		}
 		sc, ok := Scan(names, n.name, r.Blocks, q.Accept...)
 		if !ok {
 			return nil, errGone
@@ -161,6 +169,20 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 		}
 		names = nil
 	}
+}
+
+// checkKinds refuses a listing that shows another kind of primitive on our
+// path. Only the listing taken just after our create is checked, at no
+// extra request: every node created before ours is in it, and a node of
+// another kind created after ours is refused by its own first listing,
+// which shows ours. So of two kinds that meet on a path one at least is
+// refused, and one that was there first and waits is never refused because
+// of a later arrival.
+func (q *Queue) checkKinds(names []string) error {
+	if c, ok := Foreign(names, q.Accept); ok {
+		return &KindError{Dir: q.Dir, Found: c}
+	}
+	return nil
 }
 
 // grant claims the lock only if our node belongs to the session of a live
