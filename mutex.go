@@ -2,7 +2,6 @@ package zklock
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -53,23 +52,6 @@ func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
 		return nil, err
 	}
 	return &Mutex{s: s, q: q, data: o.data, kind: KindMutex}, nil
-}
-
-func newQueue(s *Session, path, kind string, accept []string, opts []Option) (queue.Queue, primitiveOptions, error) {
-	if s == nil {
-		return queue.Queue{}, primitiveOptions{}, invalid("nil session")
-	}
-	if err := queue.CheckPath(path); err != nil {
-		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", ErrInvalidPath, err)
-	}
-	o, err := applyOptions(opts)
-	if err != nil {
-		return queue.Queue{}, o, err
-	}
-	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)); err != nil {
-		return queue.Queue{}, o, err
-	}
-	return queue.Queue{Conn: s.c, Dir: path, Kind: kind, Accept: accept, OneKind: true}, o, nil
 }
 
 // Lock blocks until the lock is held, ctx ends, or the session is closed. On

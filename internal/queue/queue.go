@@ -43,6 +43,9 @@ type Conn interface {
 	Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 	// Delete deletes path; a missing node counts as deleted.
 	Delete(ctx context.Context, path string) error
+	// DeleteUntil is Delete that also gives up, with an error, once stop is
+	// closed.
+	DeleteUntil(ctx context.Context, path string, stop <-chan struct{}) error
 	// Discard deletes an ephemeral node of session sid: now if it can, and
 	// in the background until it is gone or the session is otherwise.
 	Discard(path string, sid int64)
@@ -208,16 +211,8 @@ func (q *Queue) Release(ctx context.Context, h *Held) error {
 		return ErrLost
 	default:
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { // stop retrying once the node went (or will go) with the epoch
-		select {
-		case <-h.Epoch.Done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	err := q.Conn.Delete(ctx, h.Path)
+	// Stop retrying once the node went (or will go) with the epoch.
+	err := q.Conn.DeleteUntil(ctx, h.Path, h.Epoch.Done)
 	if err == nil {
 		q.Conn.Untrack(h.Epoch, h.Path)
 		return nil

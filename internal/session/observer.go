@@ -26,7 +26,7 @@ func (o *observer) Replied(sent time.Time) {
 }
 
 // Created records what the wire saw of a create's reply, for the create
-// that registered its request path (createEphemeral). Creates nobody
+// that registered its request path (startCreate). Creates nobody
 // registered (containers, plain Conn use) are not recorded, so nothing
 // accumulates and no record is ever dropped to bound the map.
 func (o *observer) Created(path string, zxid, sid int64) {

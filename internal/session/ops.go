@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
@@ -41,11 +42,21 @@ func transient(err error) bool {
 		strings.HasSuffix(err.Error(), "unknown error: -7")
 }
 
+// errStopped is returned by callUntil and retryUntil when their stop
+// channel closes first.
+var errStopped = errors.New("zklock: stopped")
+
 // call runs f once, returning early if ctx ends or the session closes.
 // go-zookeeper requests take no ctx; an abandoned request still completes
 // (at the latest when the connection drops or closes), so the goroutine
 // running it always ends.
 func call[T any](ctx context.Context, c *Conn, f func() (T, error)) (T, error) {
+	return callUntil(ctx, c, nil, f)
+}
+
+// callUntil is call that also returns errStopped once stop is closed (a nil
+// stop never is).
+func callUntil[T any](ctx context.Context, c *Conn, stop <-chan struct{}, f func() (T, error)) (T, error) {
 	type result struct {
 		v   T
 		err error
@@ -64,6 +75,8 @@ func call[T any](ctx context.Context, c *Conn, f func() (T, error)) (T, error) {
 		return r.v, connLoss(r.err)
 	case <-ctx.Done():
 		return zero, ctx.Err()
+	case <-stop:
+		return zero, errStopped
 	case <-c.done:
 		return zero, ErrClosed
 	}
@@ -88,16 +101,38 @@ func connLoss(err error) error {
 // ends, backing off between attempts by the session's retry policy. Only
 // idempotent requests may be retried this way.
 func retry[T any](ctx context.Context, c *Conn, f func() (T, error)) (T, error) {
+	return retryUntil(ctx, c, nil, f)
+}
+
+// retryUntil is retry that also gives up with errStopped once stop is
+// closed. The retry policy is built only when a first attempt failed
+// transiently: the common request costs no policy and no clock read.
+func retryUntil[T any](ctx context.Context, c *Conn, stop <-chan struct{}, f func() (T, error)) (T, error) {
+	v, err := callUntil(ctx, c, stop, f)
+	if !transient(err) {
+		return v, err
+	}
 	b := backoff.WithContext(c.cfg.Backoff(), ctx)
-	var v T
-	err := backoff.Retry(func() error {
-		var err error
-		v, err = call(ctx, c, f)
-		if err != nil && !transient(err) {
-			return backoff.Permanent(err)
+wait:
+	for transient(err) {
+		d := b.NextBackOff()
+		if d == backoff.Stop { // ctx ended, or the policy gave up
+			break
 		}
-		return err
-	}, b)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+			v, err = callUntil(ctx, c, stop, f)
+			continue
+		case <-ctx.Done():
+		case <-stop:
+			err = errStopped
+		case <-c.done:
+			err = ErrClosed
+		}
+		t.Stop()
+		break wait
+	}
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
 	}
@@ -135,9 +170,10 @@ func (c *Conn) get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
 }
 
 // delete deletes path; a node that is already gone counts as deleted, since
-// a retried delete may find its own earlier attempt applied.
-func (c *Conn) delete(ctx context.Context, path string) error {
-	err := c.do(ctx, func() error { return c.zk.Delete(path, -1) })
+// a retried delete may find its own earlier attempt applied. It gives up
+// once stop is closed.
+func (c *Conn) delete(ctx context.Context, path string, stop <-chan struct{}) error {
+	_, err := retryUntil(ctx, c, stop, func() (struct{}, error) { return struct{}{}, c.zk.Delete(path, -1) })
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
@@ -157,39 +193,46 @@ func (c *Conn) createContainer(ctx context.Context, path string) error {
 	return wrapOp("create container", path, err)
 }
 
-// createSeq sends one EPHEMERAL_SEQUENTIAL create (never retried: the
-// outcome of a create cut off by connection loss is unknown, and the queue
-// resolves it by its protected name). It returns the node's name with its
-// czxid and owner session.
-func (c *Conn) createSeq(ctx context.Context, path string, data []byte) (string, created, error) {
-	return c.createEphemeral(ctx, path, data, zk.FlagEphemeral|zk.FlagSequence)
+// createResult is the outcome of one create: the node's name and what the
+// wire observer (or a stat) says of it.
+type createResult struct {
+	name string
+	c    created
+	err  error
 }
 
-// createEphemeral sends one create of an ephemeral node and learns the
-// node's czxid and owner from the wire observer, at no extra round trip.
-// Every create it reports as successful is accounted for: when the observer
-// could not match the reply (a request path longer than it parses), it asks
-// the server for the node's stat rather than report a failure and leave a
-// node nobody knows about.
-func (c *Conn) createEphemeral(ctx context.Context, path string, data []byte, flags int32) (string, created, error) {
+// startCreate sends one create of an ephemeral node (never retried: the
+// outcome of a create cut off by connection loss is unknown, and the queue
+// resolves it by its protected name) on a goroutine of its own, and
+// delivers its outcome on the returned channel. The node's czxid and owner
+// come from the wire observer, at no extra round trip. Every create it
+// reports as successful is accounted for: when the observer could not match
+// the reply (a request path longer than it parses), it asks the server for
+// the node's stat rather than report a failure and leave a node nobody
+// knows about.
+func (c *Conn) startCreate(path string, data []byte, flags int32) <-chan createResult {
 	rec := &createRec{}
 	c.mu.Lock()
 	c.creates[path] = rec
 	c.mu.Unlock()
-	name, err := call(ctx, c, func() (string, error) {
-		return c.zk.Create(path, data, flags, c.cfg.ACL)
-	})
-	c.mu.Lock()
-	delete(c.creates, path)
-	cr, seen := rec.c, rec.seen
-	c.mu.Unlock()
-	switch {
-	case err != nil:
-		return "", created{}, wrapOp("create", path, err)
-	case !seen:
-		cr, err = c.statCreated(name)
-	}
-	return name, cr, err
+	ch := make(chan createResult, 1)
+	go func() {
+		name, err := c.zk.Create(path, data, flags, c.cfg.ACL)
+		c.mu.Lock()
+		delete(c.creates, path)
+		cr, seen := rec.c, rec.seen
+		c.mu.Unlock()
+		switch {
+		case errors.Is(err, zk.ErrClosing):
+			err = ErrClosed
+		case err != nil:
+			err = wrapOp("create", path, connLoss(err))
+		case !seen:
+			cr, err = c.statCreated(name)
+		}
+		ch <- createResult{name, cr, err}
+	}()
+	return ch
 }
 
 // statCreated reads the czxid and owner of a node we just created. Exists
@@ -226,7 +269,7 @@ func (c *Conn) goDelete(path string, sid int64) <-chan struct{} {
 			if err != nil || ep.sid != sid {
 				return
 			}
-			if err := c.delete(c.bg, path); err == nil || !transient(err) {
+			if err := c.delete(c.bg, path, nil); err == nil || !transient(err) {
 				return
 			}
 		}

@@ -7,7 +7,9 @@ import (
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -61,4 +63,64 @@ func TestPrimitivePath(t *testing.T) {
 			t.Errorf("primitivePath(%s) = %s, want %s", node, got, want)
 		}
 	}
+}
+
+// testConn is a Conn with just what call and retry use.
+func testConn(policies *int) *Conn {
+	return &Conn{done: make(chan struct{}), cfg: Config{Backoff: func() backoff.BackOff {
+		*policies++
+		return backoff.NewConstantBackOff(time.Millisecond)
+	}}}
+}
+
+// The retry policy is built only once a first attempt failed transiently.
+func TestRetryBuildsPolicyOnlyOnTransientFailure(t *testing.T) {
+	policies := 0
+	c := testConn(&policies)
+	v, err := retry(context.Background(), c, func() (int, error) { return 7, nil })
+	require.NoError(t, err)
+	require.Equal(t, 7, v)
+	_, err = retry(context.Background(), c, func() (int, error) { return 0, zk.ErrNoNode })
+	require.ErrorIs(t, err, zk.ErrNoNode)
+	require.Zero(t, policies, "no policy for a first attempt that settles")
+
+	attempts := 0
+	v, err = retry(context.Background(), c, func() (int, error) {
+		if attempts++; attempts < 3 {
+			return 0, zk.ErrConnectionClosed
+		}
+		return 9, nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 9, v)
+	require.Equal(t, 3, attempts)
+	require.Equal(t, 1, policies)
+}
+
+// retryUntil gives up with errStopped once stop closes, and retry with
+// ctx's error once ctx ends, attempting nothing more.
+func TestRetryStops(t *testing.T) {
+	policies := 0
+	c := testConn(&policies)
+	stop := make(chan struct{})
+	attempts := 0
+	_, err := retryUntil(context.Background(), c, stop, func() (int, error) {
+		if attempts++; attempts == 2 {
+			close(stop)
+		}
+		return 0, zk.ErrConnectionClosed
+	})
+	require.ErrorIs(t, err, errStopped)
+	require.Equal(t, 2, attempts)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	attempts = 0
+	_, err = retry(ctx, c, func() (int, error) {
+		if attempts++; attempts == 2 {
+			cancel()
+		}
+		return 0, zk.ErrNoServer
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 2, attempts)
 }

@@ -23,32 +23,29 @@ func (c *Conn) Epoch(ctx context.Context) (queue.Epoch, error) {
 	return queue.Epoch{SessionID: ep.sid, Done: ep.done, Key: ep}, nil
 }
 
-type createResult struct {
-	name string
-	c    created
-	err  error
-}
-
 // CreateSeq sends the create on its own goroutine, so that the caller can
 // leave when ctx ends. The create may still succeed then: CreateSeq waits
 // for its outcome and deletes the node it made, for at most the cleanup
 // grace, so that in the common case nothing is left when it returns.
 func (c *Conn) CreateSeq(ctx context.Context, path string, data []byte) (string, int64, int64, error) {
-	ch := make(chan createResult, 1)
-	go func() {
-		name, cr, err := c.createSeq(context.WithoutCancel(ctx), path, data)
-		ch <- createResult{name, cr, err}
-	}()
+	r, err := c.awaitCreate(ctx, path, c.startCreate(path, data, zk.FlagEphemeral|zk.FlagSequence))
+	return r.name, r.c.zxid, r.c.sid, err
+}
+
+// awaitCreate waits for a create's outcome or for ctx to end; then it
+// removes the node the create made, or may have made, waiting for that at
+// most the cleanup grace.
+func (c *Conn) awaitCreate(ctx context.Context, path string, ch <-chan createResult) (createResult, error) {
 	select {
 	case r := <-ch:
-		return r.name, r.c.zxid, r.c.sid, r.err
+		return r, r.err
 	case <-ctx.Done():
 		done := make(chan struct{})
 		if !c.spawn(func() { defer close(done); c.cleanAbandoned(ch, path) }) {
 			close(done)
 		}
 		c.settle(done, path)
-		return "", 0, 0, ctx.Err()
+		return createResult{}, ctx.Err()
 	}
 }
 
@@ -142,7 +139,12 @@ func (c *Conn) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
 	return c.get(ctx, path)
 }
 
-func (c *Conn) Delete(ctx context.Context, path string) error { return c.delete(ctx, path) }
+func (c *Conn) Delete(ctx context.Context, path string) error { return c.delete(ctx, path, nil) }
+
+// DeleteUntil is Delete that also gives up once stop is closed.
+func (c *Conn) DeleteUntil(ctx context.Context, path string, stop <-chan struct{}) error {
+	return c.delete(ctx, path, stop)
+}
 
 // Discard starts a background delete and waits for it at most the cleanup
 // grace, so that in the common case (server reachable) the node is gone
@@ -183,20 +185,10 @@ func (c *Conn) WaitChange(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-ep.done:
-			cancel()
-		case <-wctx.Done():
-		}
-	}()
-	err = c.waitChange(wctx, path)
-	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
-		return nil // the epoch ended
+	if err := c.waitChange(ctx, path, ep.done); !errors.Is(err, errStopped) {
+		return err
 	}
-	return err
+	return nil // the epoch ended
 }
 
 func (c *Conn) Track(ep queue.Epoch, path string) bool {
@@ -205,9 +197,10 @@ func (c *Conn) Track(ep queue.Epoch, path string) bool {
 
 func (c *Conn) Untrack(ep queue.Epoch, path string) { c.untrack(ep.Key.(*epoch), path) }
 
+// CreateEphemeral is CreateSeq for a node whose exact name is given.
 func (c *Conn) CreateEphemeral(ctx context.Context, path string, data []byte) (int64, int64, error) {
-	_, cr, err := c.createEphemeral(ctx, path, data, zk.FlagEphemeral)
-	return cr.zxid, cr.sid, err
+	r, err := c.awaitCreate(ctx, path, c.startCreate(path, data, zk.FlagEphemeral))
+	return r.c.zxid, r.c.sid, err
 }
 
 func (c *Conn) ChildrenStat(ctx context.Context, path string) ([]string, *zk.Stat, error) {

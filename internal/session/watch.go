@@ -15,12 +15,13 @@ type watch struct {
 	fired chan struct{} // closed when the node changed, was deleted, or the watch was invalidated
 }
 
-// waitChange blocks until the node at path is deleted or changed, or ctx
-// ends. It returns nil at once if the node does not exist. A data watch
-// (getData) is used rather than exists, as Curator does, so that no watch
-// is left on a node that is already gone.
-func (c *Conn) waitChange(ctx context.Context, path string) error {
-	w, err := c.watch(ctx, path)
+// waitChange blocks until the node at path is deleted or changed, ctx
+// ends, or stop is closed (then it returns errStopped). It returns nil at
+// once if the node does not exist. A data watch (getData) is used rather
+// than exists, as Curator does, so that no watch is left on a node that is
+// already gone.
+func (c *Conn) waitChange(ctx context.Context, path string, stop <-chan struct{}) error {
+	w, err := c.watch(ctx, path, stop)
 	if err != nil || w == nil {
 		return err
 	}
@@ -29,19 +30,21 @@ func (c *Conn) waitChange(ctx context.Context, path string) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-stop:
+		return errStopped
 	case <-c.done:
 		return ErrClosed
 	}
 }
 
-func (c *Conn) watch(ctx context.Context, path string) (*watch, error) {
+func (c *Conn) watch(ctx context.Context, path string, stop <-chan struct{}) (*watch, error) {
 	c.mu.Lock()
 	w := c.watches[path]
 	c.mu.Unlock()
 	if w != nil {
 		return w, nil
 	}
-	ch, err := retry(ctx, c, func() (<-chan zk.Event, error) {
+	ch, err := retryUntil(ctx, c, stop, func() (<-chan zk.Event, error) {
 		_, _, ch, err := c.zk.GetW(path)
 		return ch, err
 	})

@@ -1,0 +1,112 @@
+package zklock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// This file holds what every primitive's handle shares: the queue it is
+// built on, the state of a granted acquisition, and the listing of its
+// contenders.
+
+func newQueue(s *Session, path, kind string, accept []string, opts []Option) (queue.Queue, primitiveOptions, error) {
+	if s == nil {
+		return queue.Queue{}, primitiveOptions{}, invalid("nil session")
+	}
+	if err := queue.CheckPath(path); err != nil {
+		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+	}
+	o, err := applyOptions(opts)
+	if err != nil {
+		return queue.Queue{}, o, err
+	}
+	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)); err != nil {
+		return queue.Queue{}, o, err
+	}
+	return queue.Queue{Conn: s.c, Dir: path, Kind: kind, Accept: accept, OneKind: true}, o, nil
+}
+
+// closedCh is returned as the loss signal of nothing held.
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// acquisition is the granted state every lock handle exposes.
+type acquisition struct{ h *queue.Held }
+
+func (a acquisition) lost() <-chan struct{} {
+	if a.h == nil {
+		return closedCh
+	}
+	return a.h.Epoch.Done
+}
+
+func (a acquisition) token() int64 {
+	if a.h == nil {
+		return 0
+	}
+	return a.h.Token
+}
+
+func (a acquisition) path() string {
+	if a.h == nil {
+		return ""
+	}
+	return a.h.Path
+}
+
+// guard is a multi-op that succeeds only while our node exists (version -1
+// matches any data version). Our node's name is unique, so it existing means
+// we still hold.
+func (a acquisition) guard() *zk.CheckVersionRequest {
+	if a.h == nil {
+		return nil
+	}
+	return &zk.CheckVersionRequest{Path: a.h.Path, Version: -1}
+}
+
+// Contender describes one node in a lock's queue, as returned by the
+// Contenders methods: the holder (or holders) first, then the waiters in the
+// order they will be granted.
+type Contender struct {
+	Path    string    // full node path
+	Kind    string    // "lock-", "__READ__", "__WRIT__", "lease-", ...
+	Seq     int32     // sequence number assigned by the server
+	Session int64     // owning session id
+	Token   int64     // the node's czxid: its fencing token once granted
+	Created time.Time // creation time on the server
+	Data    []byte    // node data: "host:pid" unless set with WithData
+}
+
+func listContenders(ctx context.Context, q *queue.Queue) ([]Contender, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	entries, err := q.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Contender, len(entries))
+	for i, e := range entries {
+		out[i] = Contender{
+			Path:    q.Dir + "/" + e.Name,
+			Kind:    e.Kind,
+			Seq:     e.Seq,
+			Session: e.Stat.EphemeralOwner,
+			Token:   e.Stat.Czxid,
+			Created: time.UnixMilli(e.Stat.Ctime),
+			Data:    e.Data,
+		}
+	}
+	return out, nil
+}
+
+// checkCtx rejects a nil or already finished ctx before anything is sent.
+func checkCtx(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
+	return ctx.Err()
+}
