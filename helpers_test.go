@@ -18,8 +18,8 @@ func TestMain(m *testing.M) {
 // testTimeout bounds every test's blocking calls.
 const testTimeout = 60 * time.Second
 
-// standalone returns a standalone server for tests that do not stop, kill
-// or pause it. Tests that inject server faults start their own.
+// standalone starts a standalone server of the test's own (stopped at
+// cleanup), which the test may stop, kill or pause.
 func standalone(t *testing.T) *zktest.Cluster {
 	t.Helper()
 	return zktest.Start(t)

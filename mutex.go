@@ -66,8 +66,10 @@ func (m *Mutex) Lock(ctx context.Context) error { return m.lock(ctx, false) }
 
 // TryLock acquires the lock if no other owner holds it or waits for it, and
 // otherwise returns a *LockedError (wrapping ErrLocked) naming the holder,
-// or a *WrongKindError as Lock does. It takes two round trips to the server
-// either way and leaves nothing behind when it fails.
+// or a *WrongKindError as Lock does. When granted it takes one round trip
+// (the listing is pipelined behind the create); when refused, three (the
+// holder's data is read for the error, and our node is deleted), and it
+// leaves nothing behind.
 func (m *Mutex) TryLock(ctx context.Context) error { return m.lock(ctx, true) }
 
 func (m *Mutex) lock(ctx context.Context, try bool) error {

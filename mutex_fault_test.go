@@ -148,7 +148,7 @@ func TestMutexUnlockConvergesThroughOutage(t *testing.T) {
 	require.ErrorIs(t, m.Unlock(short), context.DeadlineExceeded)
 	require.Equal(t, node, m.Node(), "a failed Unlock keeps its state")
 
-	// Cut again, healed while Unlock retries: it converges.
+	// Still cut; healed while this Unlock retries: it converges.
 	go func() { time.Sleep(500 * time.Millisecond); p.Heal() }()
 	require.NoError(t, m.Unlock(ctx))
 	require.Empty(t, m.Node())
