@@ -1,0 +1,100 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/internal/queue/queuetest"
+)
+
+// Every create is accounted for (DESIGN.md): whatever happens around a
+// create, an acquisition that fails leaves no node of ours in the tree.
+// Another session holds the lock throughout, so the acquisition fails by a
+// Try refusal or by its ctx ending at the stage named.
+func TestEveryCreateAccountedFor(t *testing.T) {
+	type env struct {
+		s      *queuetest.Server
+		c      *queuetest.Conn
+		cancel func()
+	}
+	for _, tc := range []struct {
+		name  string
+		fault func(e env) queuetest.Fault // on our first create
+		try   bool
+		// until, if set, is the state in which the ctx is cancelled.
+		until func(e env) bool
+	}{
+		{name: "reply lost after apply",
+			fault: func(env) queuetest.Fault { return queuetest.Fault{Hang: true} },
+			until: func(e env) bool { return e.c.Blocked(queuetest.OpCreate) == 1 }},
+		{name: "cancelled in flight, applied",
+			fault: func(e env) queuetest.Fault { return queuetest.Fault{Before: e.cancel, Hang: true} }},
+		{name: "cancelled in flight, not applied",
+			fault: func(e env) queuetest.Fault { return queuetest.Fault{Before: e.cancel, Lost: true, Hang: true} }},
+		{name: "connection closed after apply, refused", try: true,
+			fault: func(env) queuetest.Fault { return queuetest.Fault{Err: zk.ErrConnectionClosed} }},
+		{name: "connection closed before apply, refused", try: true,
+			fault: func(env) queuetest.Fault { return queuetest.Fault{Lost: true} }},
+		{name: "connection closed after apply, cancelled waiting",
+			fault: func(env) queuetest.Fault { return queuetest.Fault{Err: zk.ErrConnectionClosed} },
+			until: func(e env) bool {
+				return e.c.Blocked(queuetest.OpWatch) == 1 || e.s.ChildWatching(semLeases) == 1
+			}},
+	} {
+		for _, prim := range []struct {
+			name    string
+			acquire func(ctx context.Context, s *queuetest.Server, c *queuetest.Conn, try bool) error
+			refused error
+		}{
+			{"mutex", acquireMutex, queue.ErrLocked},
+			{"leases", acquireLease, queue.ErrFull},
+		} {
+			t.Run(tc.name+"/"+prim.name, func(t *testing.T) {
+				s := queuetest.NewServer()
+				c := s.Connect()
+				ctx, cancel := context.WithCancel(testCtx(t))
+				defer cancel()
+				e := env{s, c, cancel}
+				c.Inject(queuetest.OpCreate, tc.fault(e))
+				done := make(chan error, 1)
+				go func() { done <- prim.acquire(ctx, s, c, tc.try) }()
+				if tc.until != nil {
+					await(t, s, "the stage is reached", func() bool { return tc.until(e) })
+					cancel()
+				}
+				err := <-done
+				consumed(t, c)
+				want := context.Canceled
+				if tc.try {
+					want = prim.refused
+				}
+				if !errors.Is(err, want) {
+					t.Fatalf("Acquire: %v, want %v", err, want)
+				}
+				noNodes(t, s, c.SessionID())
+			})
+		}
+	}
+}
+
+// acquireMutex makes another session hold the mutex, then acquires it.
+func acquireMutex(ctx context.Context, s *queuetest.Server, c *queuetest.Conn, try bool) error {
+	if _, err := mutexQ(s.Connect()).Acquire(ctx, queue.Request{}); err != nil {
+		return err
+	}
+	_, err := mutexQ(c).Acquire(ctx, queue.Request{Try: try})
+	return err
+}
+
+// acquireLease makes another session hold the only lease, then acquires
+// one.
+func acquireLease(ctx context.Context, s *queuetest.Server, c *queuetest.Conn, try bool) error {
+	if _, err := leases(s.Connect(), 1).Acquire(ctx, queue.LeaseRequest{N: 1}); err != nil {
+		return err
+	}
+	_, err := leases(c, 1).Acquire(ctx, queue.LeaseRequest{N: 1, Try: try})
+	return err
+}
