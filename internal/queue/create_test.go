@@ -57,6 +57,10 @@ func TestCreateParentReaped(t *testing.T) {
 		reap  string
 	}{
 		{name: "before the create", have: []string{"/locks", dir}, reap: dir},
+		// ensureParents found /locks, and the reaper took it before /locks/l
+		// was made under it.
+		{name: "while creating parents", have: []string{"/locks"}, reap: "/locks",
+			fault: queuetest.Fault{Path: dir}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := queuetest.NewServer()
