@@ -50,7 +50,10 @@ func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error
 		case err == nil:
 			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}, nil
 		case errors.Is(err, zk.ErrNoNode):
-			if err := q.ensureParents(ctx); err != nil {
+			// ensureParents fails with NoNode too when a parent it found is
+			// reaped before it creates the next one: the next turn creates
+			// that parent again.
+			if err := q.ensureParents(ctx); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return node{}, err
 			}
 		case errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrSessionMoved):
