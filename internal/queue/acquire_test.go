@@ -118,25 +118,47 @@ func TestWaitRechecksAfterEpochEnd(t *testing.T) {
 }
 
 // When the session expires under a waiter (its node goes with it), the
-// waiter enqueues again under the new session.
+// waiter enqueues again under the new session, even if the lock path was
+// reaped meanwhile.
 func TestReenqueueAfterExpiry(t *testing.T) {
-	s, c := setup(t)
-	holder := s.Connect()
-	hh := acquire(t, mutexQ(holder), queue.Request{})
-	ch := goAcquire(t, mutexQ(c), queue.Request{})
-	await(t, s, "the waiter watches", func() bool { return s.Watching(hh.Path) == 1 })
-	first, old := newNode(t, s, dir, hh.Path), c.SessionID()
-	c.Expire()
-	await(t, s, "the waiter waits again", func() bool {
-		return len(created(s, c.SessionID(), dir)) == 1 && s.Watching(hh.Path) == 1
-	})
-	if err := mutexQ(holder).Release(testCtx(t), hh); err != nil {
-		t.Fatal(err)
-	}
-	h := holds(t, ch)
-	if _, st, _ := s.Node(h.Path); h.Path == first || st.EphemeralOwner != c.SessionID() || c.SessionID() == old {
-		t.Fatalf("held %s of session %d; first node %s, sessions %d then %d",
-			h.Path, st.EphemeralOwner, first, old, c.SessionID())
+	for _, tc := range []struct {
+		name string
+		reap bool
+	}{{"path kept", false}, {"path reaped", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, c := setup(t)
+			holder := s.Connect()
+			hh := acquire(t, mutexQ(holder), queue.Request{})
+			ch := goAcquire(t, mutexQ(c), queue.Request{})
+			await(t, s, "the waiter watches", func() bool { return s.Watching(hh.Path) == 1 })
+			first, old := newNode(t, s, dir, hh.Path), c.SessionID()
+			release := func() {
+				if err := mutexQ(holder).Release(testCtx(t), hh); err != nil {
+					t.Error(err)
+				}
+			}
+			if tc.reap { // the holder leaves and the path is reaped before the waiter looks again
+				c.Inject(queuetest.OpChildren, queuetest.Fault{Before: func() {
+					release()
+					if !s.Reap(dir) {
+						t.Error("lock path not reaped")
+					}
+				}})
+			}
+			c.Expire()
+			if !tc.reap {
+				await(t, s, "the waiter waits again", func() bool {
+					return len(created(s, c.SessionID(), dir)) == 1 && s.Watching(hh.Path) == 1
+				})
+				release()
+			}
+			h := holds(t, ch)
+			consumed(t, c)
+			if _, st, _ := s.Node(h.Path); h.Path == first || st.EphemeralOwner != c.SessionID() || c.SessionID() == old {
+				t.Fatalf("held %s of session %d; first node %s, sessions %d then %d",
+					h.Path, st.EphemeralOwner, first, old, c.SessionID())
+			}
+		})
 	}
 }
 
