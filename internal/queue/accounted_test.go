@@ -26,6 +26,9 @@ func TestEveryCreateAccountedFor(t *testing.T) {
 		try   bool
 		// until, if set, is the state in which the ctx is cancelled.
 		until func(e env) bool
+		// reconnect: the connection is down when ctx ends; our node can go
+		// only once it is back.
+		reconnect bool
 	}{
 		{name: "reply lost after apply",
 			fault: func(env) queuetest.Fault { return queuetest.Fault{Hang: true} },
@@ -43,6 +46,12 @@ func TestEveryCreateAccountedFor(t *testing.T) {
 			until: func(e env) bool {
 				return e.c.Blocked(queuetest.OpWatch) == 1 || e.s.ChildWatching(semLeases) == 1
 			}},
+		{name: "connection closed after apply, cancelled reconnecting", reconnect: true,
+			fault: func(e env) queuetest.Fault { return queuetest.Fault{Err: zk.ErrConnectionClosed, After: e.c.EndEpoch} },
+			until: func(e env) bool { return e.c.Blocked(queuetest.OpEpoch) == 1 }},
+		{name: "session moved after apply, cancelled reconnecting", reconnect: true,
+			fault: func(e env) queuetest.Fault { return queuetest.Fault{Err: zk.ErrSessionMoved, After: e.c.EndEpoch} },
+			until: func(e env) bool { return e.c.Blocked(queuetest.OpEpoch) == 1 }},
 	} {
 		for _, prim := range []struct {
 			name    string
@@ -73,6 +82,12 @@ func TestEveryCreateAccountedFor(t *testing.T) {
 				}
 				if !errors.Is(err, want) {
 					t.Fatalf("Acquire: %v, want %v", err, want)
+				}
+				if tc.reconnect {
+					c.NewEpoch()
+					await(t, s, "our node is gone once reconnected", func() bool {
+						return len(s.Ephemerals(c.SessionID())) == 0
+					})
 				}
 				noNodes(t, s, c.SessionID())
 			})
