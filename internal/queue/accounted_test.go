@@ -113,3 +113,57 @@ func acquireLease(ctx context.Context, s *queuetest.Server, c *queuetest.Conn, t
 	_, err := leases(c, 1).Acquire(ctx, queue.LeaseRequest{N: 1, Try: try})
 	return err
 }
+
+// Cancellation at every stage of an acquisition leaves no node behind.
+func TestLeaseCancel(t *testing.T) {
+	hang := func(cancel func()) queuetest.Fault { return queuetest.Fault{Before: cancel, Hang: true} }
+	for _, tc := range []struct {
+		name   string
+		n      int
+		faults func(cancel func()) []queuetest.Fault // on creates
+		ahead  bool                                  // another contender holds the mutex
+		until  func(s *queuetest.Server, c *queuetest.Conn) bool
+	}{
+		{name: "fast path create", n: 1, faults: func(c func()) []queuetest.Fault { return []queuetest.Fault{hang(c)} }},
+		{name: "fast path second create", n: 2, faults: func(c func()) []queuetest.Fault { return []queuetest.Fault{{}, hang(c)} }},
+		{name: "slow path lease create", n: 1, faults: func(c func()) []queuetest.Fault { return []queuetest.Fault{{}, {}, hang(c)} }},
+		{name: "waiting for the mutex", n: 1, ahead: true,
+			until: func(_ *queuetest.Server, c *queuetest.Conn) bool { return c.Blocked(queuetest.OpWatch) == 1 }},
+		{name: "waiting for leases", n: 1,
+			until: func(s *queuetest.Server, _ *queuetest.Conn) bool { return s.ChildWatching(semLeases) == 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := queuetest.NewServer()
+			rival, c := s.Connect(), s.Connect()
+			lease(t, rival, 1, queue.LeaseRequest{N: 1})
+			if err := rival.CreateContainer(t.Context(), semLocks); err != nil {
+				t.Fatal(err) // so that the slow path's creates are the ones counted
+			}
+			if tc.ahead {
+				goLeases(t, leases(s.Connect(), 1), queue.LeaseRequest{N: 1})
+				await(t, s, "another holds the mutex", func() bool { return s.ChildWatching(semLeases) == 1 })
+			}
+			ctx, cancel := context.WithCancel(testCtx(t))
+			defer cancel()
+			if tc.faults != nil {
+				for _, f := range tc.faults(cancel) {
+					c.Inject(queuetest.OpCreate, f)
+				}
+			}
+			done := make(chan error, 1)
+			go func() { _, err := leases(c, 1).Acquire(ctx, queue.LeaseRequest{N: tc.n}); done <- err }()
+			if tc.until != nil {
+				await(t, s, "the acquisition waits", func() bool { return tc.until(s, c) })
+				cancel()
+			}
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("Acquire: %v, want context.Canceled", err)
+			}
+			consumed(t, c)
+			if len(created(s, c.SessionID(), sem)) == 0 {
+				t.Fatal("cancelled before any node was made: the stage was not reached")
+			}
+			noNodes(t, s, c.SessionID())
+		})
+	}
+}

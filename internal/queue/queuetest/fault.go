@@ -24,7 +24,8 @@ const (
 )
 
 // Fault changes what happens to one request. The zero Fault changes
-// nothing.
+// nothing. Epoch honours Before, Err and After; WaitChange also Lost;
+// the other requests every field.
 type Fault struct {
 	// Path, if set, limits the fault to the next request on Path (for a
 	// sequential create: the request path, without the sequence number).
@@ -33,7 +34,9 @@ type Fault struct {
 	// reap a parent, end the epoch, start a new session, cancel the ctx.
 	Before func()
 	// Lost: the request never reaches the tree. Unless Err or Hang says
-	// otherwise, the caller gets zk.ErrConnectionClosed.
+	// otherwise, the caller gets zk.ErrConnectionClosed. For WaitChange,
+	// the watch is never set (go-zookeeper failed to restore it after a
+	// reconnect): only the epoch's end or ctx wakes the caller.
 	Lost bool
 	// After runs once the request was applied (or lost), before the reply.
 	After func()
@@ -42,9 +45,7 @@ type Fault struct {
 	Err error
 	// Hang: no reply comes. The call blocks until its ctx ends and returns
 	// ctx.Err(); a CreateSeq or CreateAndList then removes the node it made,
-	// as its contract says (CreateEphemeral does not). For WaitChange, Lost
-	// means the watch is never set on the server (a watch not restored after
-	// a reconnect): only the epoch's end or ctx wakes the caller.
+	// as its contract says (CreateEphemeral does not).
 	Hang bool
 	// Unlisted: CreateAndList returns no listing.
 	Unlisted bool
