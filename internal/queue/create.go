@@ -50,12 +50,20 @@ func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error
 		case err == nil:
 			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}, nil
 		case errors.Is(err, zk.ErrNoNode):
-			if err := q.ensureParents(ctx); err != nil {
+			// ensureParents fails with NoNode too when a parent it found is
+			// reaped before it creates the next one: the next turn creates
+			// that parent again.
+			if err := q.ensureParents(ctx); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return node{}, err
 			}
 		case errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrSessionMoved):
-			if n, ok, err := q.recover(ctx, prefix); err != nil || ok {
-				return n, err
+			n, ok, err := q.recover(ctx, prefix, true)
+			if err != nil {
+				q.abandon(ctx, prefix)
+				return node{}, err
+			}
+			if ok {
+				return n, nil
 			}
 		case errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrNoServer):
 			// The create was not applied (no session, or never sent); retry
@@ -79,8 +87,9 @@ func (q *Queue) ensureParents(ctx context.Context) error {
 	return nil
 }
 
-// recover finds the node a cut-off create may have made.
-func (q *Queue) recover(ctx context.Context, prefix string) (node, bool, error) {
+// recover finds the node a cut-off create may have made. Without adopt,
+// or when the node is not of the current session, it discards the node.
+func (q *Queue) recover(ctx context.Context, prefix string, adopt bool) (node, bool, error) {
 	ep, err := q.Conn.Epoch(ctx)
 	if err != nil {
 		return node{}, false, err
@@ -105,13 +114,22 @@ func (q *Queue) recover(ctx context.Context, prefix string) (node, bool, error) 
 		}
 		switch {
 		case st == nil:
-		case st.EphemeralOwner == ep.SessionID && !ok:
+		case adopt && st.EphemeralOwner == ep.SessionID && !ok:
 			found, ok = node{path: p, name: name, czxid: st.Czxid, owner: st.EphemeralOwner}, true
 		default:
 			q.Conn.Discard(p, st.EphemeralOwner)
 		}
 	}
 	return found, ok, nil
+}
+
+// abandon resolves in the background a cut-off create that recover could
+// not (ctx ended, say, while the connection was down): a node it made
+// would otherwise stay in the queue, blocking every contender behind it,
+// for as long as the session lives. It looks once a live epoch is back,
+// and ends with the session if none comes (Epoch then fails).
+func (q *Queue) abandon(ctx context.Context, prefix string) {
+	go func() { _, _, _ = q.recover(context.WithoutCancel(ctx), prefix, false) }()
 }
 
 // LockedError is returned (wrapping ErrLocked) by a Try acquisition that

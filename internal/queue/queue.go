@@ -144,7 +144,13 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 	for waited := false; ; waited = true {
 		if names == nil {
 			var err error
-			if names, err = q.Conn.Children(ctx, q.Dir); err != nil {
+			names, err = q.Conn.Children(ctx, q.Dir)
+			if errors.Is(err, zk.ErrNoNode) {
+				// The lock path was reaped (a CONTAINER goes once empty): our
+				// node is gone too, with an expired session.
+				return nil, errGone
+			}
+			if err != nil {
 				return nil, err
 			}
 		}

@@ -1,0 +1,256 @@
+package queuetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// wrap reports a tree error the way the real Conn does: wrapped, so that
+// callers must use errors.Is.
+func wrap(op Op, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("queuetest: %s %s: %w", op, p, err)
+}
+
+// CreateSeq creates an EPHEMERAL_SEQUENTIAL node of c's session.
+func (c *Conn) CreateSeq(ctx context.Context, p string, data []byte) (string, int64, int64, error) {
+	name, czxid, owner, _, err := c.create(ctx, p, data, true, false)
+	return name, czxid, owner, err
+}
+
+// CreateAndList is CreateSeq with the parent's children as of just after
+// the create.
+func (c *Conn) CreateAndList(ctx context.Context, p string, data []byte) (string, int64, int64, []string, error) {
+	return c.create(ctx, p, data, true, true)
+}
+
+// CreateEphemeral creates a non-sequential EPHEMERAL node of c's session.
+func (c *Conn) CreateEphemeral(ctx context.Context, p string, data []byte) (int64, int64, error) {
+	_, czxid, owner, _, err := c.create(ctx, p, data, false, false)
+	return czxid, owner, err
+}
+
+func (c *Conn) create(ctx context.Context, p string, data []byte, seq, list bool) (string, int64, int64, []string, error) {
+	f, err := c.begin(ctx, OpCreate, p)
+	if err != nil {
+		return "", 0, 0, nil, err
+	}
+	var made string
+	var czxid, owner int64
+	var names []string
+	if !f.Lost {
+		s := c.s
+		s.mu.Lock()
+		var n *znode
+		made, n, err = s.createLocked(p, data, c.sid, seq, false)
+		if err == nil {
+			czxid, owner = n.stat.Czxid, c.sid
+			if list && !f.Unlisted {
+				names = s.listLocked(path.Dir(p))
+			}
+		}
+		s.mu.Unlock()
+	}
+	var undo func()
+	if seq && made != "" { // the CreateSeq contract: no node outlives a cancelled create
+		undo = func() {
+			c.s.mu.Lock()
+			defer c.s.mu.Unlock()
+			c.s.deleteOwnedLocked(made, owner)
+		}
+	}
+	if err := c.end(ctx, OpCreate, f, undo, wrap(OpCreate, p, err)); err != nil {
+		return "", 0, 0, nil, err
+	}
+	return made, czxid, owner, names, nil
+}
+
+// CreateContainer creates a CONTAINER node; an existing node is fine.
+func (c *Conn) CreateContainer(ctx context.Context, p string) error {
+	f, err := c.begin(ctx, OpContainer, p)
+	if err != nil {
+		return err
+	}
+	if !f.Lost {
+		c.s.mu.Lock()
+		_, _, err = c.s.createLocked(p, nil, 0, false, true)
+		c.s.mu.Unlock()
+		if errors.Is(err, zk.ErrNodeExists) {
+			err = nil
+		}
+	}
+	return c.end(ctx, OpContainer, f, nil, wrap(OpContainer, p, err))
+}
+
+// Children lists p's children (sorted by name).
+func (c *Conn) Children(ctx context.Context, p string) ([]string, error) {
+	names, _, err := c.ChildrenStat(ctx, p)
+	return names, err
+}
+
+// ChildrenStat lists p's children with p's stat.
+func (c *Conn) ChildrenStat(ctx context.Context, p string) ([]string, *zk.Stat, error) {
+	names, st, _, err := c.children(ctx, p, false)
+	return names, st, err
+}
+
+// ChildrenW is ChildrenStat that also sets a one-shot child watch. The
+// channel receives one event when p's children change, when p is deleted,
+// or when the session expires.
+func (c *Conn) ChildrenW(ctx context.Context, p string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	return c.children(ctx, p, true)
+}
+
+func (c *Conn) children(ctx context.Context, p string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	f, err := c.begin(ctx, OpChildren, p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var names []string
+	var st zk.Stat
+	var ch chan zk.Event
+	if !f.Lost {
+		s := c.s
+		s.mu.Lock()
+		if n := s.nodes[p]; n == nil {
+			err = zk.ErrNoNode
+		} else {
+			names, st = s.listLocked(p), n.stat
+			if watch {
+				ch = make(chan zk.Event, 1)
+				s.childW[p] = append(s.childW[p], childWatch{c.sid, ch})
+				s.childWs = append(s.childWs, Watch{c.sid, p})
+				s.changedLocked()
+			}
+		}
+		s.mu.Unlock()
+	}
+	if err := c.end(ctx, OpChildren, f, nil, wrap(OpChildren, p, err)); err != nil {
+		return nil, nil, nil, err
+	}
+	return names, &st, ch, nil
+}
+
+// Stat returns p's stat, or nil if p does not exist.
+func (c *Conn) Stat(ctx context.Context, p string) (*zk.Stat, error) {
+	_, st, err := c.get(ctx, OpStat, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	return st, err
+}
+
+// Get returns p's data and stat.
+func (c *Conn) Get(ctx context.Context, p string) ([]byte, *zk.Stat, error) {
+	return c.get(ctx, OpGet, p)
+}
+
+func (c *Conn) get(ctx context.Context, op Op, p string) ([]byte, *zk.Stat, error) {
+	f, err := c.begin(ctx, op, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var data []byte
+	var st zk.Stat
+	if !f.Lost {
+		c.s.mu.Lock()
+		if n := c.s.nodes[p]; n == nil {
+			err = zk.ErrNoNode
+		} else {
+			data, st = slices.Clone(n.data), n.stat
+		}
+		c.s.mu.Unlock()
+	}
+	if err := c.end(ctx, op, f, nil, wrap(op, p, err)); err != nil {
+		return nil, nil, err
+	}
+	return data, &st, nil
+}
+
+// Delete deletes p; a missing node counts as deleted.
+func (c *Conn) Delete(ctx context.Context, p string) error {
+	f, err := c.begin(ctx, OpDelete, p)
+	if err != nil {
+		return err
+	}
+	if !f.Lost {
+		c.s.mu.Lock()
+		err = c.s.deleteLocked(p)
+		c.s.mu.Unlock()
+		if errors.Is(err, zk.ErrNoNode) {
+			err = nil
+		}
+	}
+	return c.end(ctx, OpDelete, f, nil, wrap(OpDelete, p, err))
+}
+
+// Discard deletes p, at once, if session sid owns it. The real Conn
+// retries in the background until the node or the session is gone; the
+// end state is the same.
+func (c *Conn) Discard(p string, sid int64) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	c.s.calls[OpDiscard]++
+	c.discards = append(c.discards, Watch{sid, p})
+	c.s.deleteOwnedLocked(p, sid)
+	c.s.changedLocked()
+}
+
+// WaitChange blocks until p changes or is deleted (nil at once if it does
+// not exist), the live epoch ends (nil), or ctx ends. Like the real one,
+// it first waits for a live epoch.
+func (c *Conn) WaitChange(ctx context.Context, p string) error {
+	f, err := c.begin(ctx, OpWatch, p)
+	if err != nil {
+		return err
+	}
+	if f.Err != nil {
+		return f.Err
+	}
+	ep, err := c.awaitEpoch(ctx)
+	if err != nil {
+		return err
+	}
+	s := c.s
+	s.mu.Lock()
+	if s.nodes[p] == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	if !f.Lost {
+		s.dataW[p] = append(s.dataW[p], ch)
+		s.watches = append(s.watches, Watch{c.sid, p})
+	}
+	s.blocked[blocker{c, OpWatch}]++
+	s.changedLocked()
+	s.mu.Unlock()
+	if f.After != nil {
+		f.After()
+	}
+	defer func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.dataW[p] = slices.DeleteFunc(s.dataW[p], func(x chan struct{}) bool { return x == ch })
+		if len(s.dataW[p]) == 0 {
+			delete(s.dataW, p)
+		}
+		s.blocked[blocker{c, OpWatch}]--
+		s.changedLocked()
+	}()
+	select {
+	case <-ch:
+		return nil
+	case <-ep.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

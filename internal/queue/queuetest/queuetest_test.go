@@ -1,0 +1,174 @@
+package queuetest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Sequence numbers come from the parent's cversion (so deletes leave
+// gaps), czxids from one zxid counter, owners from the session.
+func TestCreateSeq(t *testing.T) {
+	ctx := testCtx(t)
+	s := NewServer()
+	c := s.Connect()
+	must(t, c.CreateContainer(ctx, "/q"))
+	must(t, c.CreateContainer(ctx, "/q")) // an existing container is fine
+	a, za, oa, err := c.CreateSeq(ctx, "/q/x-", nil)
+	must(t, err)
+	must(t, c.Delete(ctx, a))
+	must(t, c.Delete(ctx, a)) // a missing node counts as deleted
+	b, zb, ob, names, err := c.CreateAndList(ctx, "/q/x-", []byte("d"))
+	must(t, err)
+	if a != "/q/x-0000000000" || b != "/q/x-0000000002" || zb <= za || oa != c.SessionID() || ob != oa {
+		t.Fatalf("got %s %d %d, %s %d %d", a, za, oa, b, zb, ob)
+	}
+	if !slices.Equal(names, []string{"x-0000000002"}) {
+		t.Fatalf("listing %v", names)
+	}
+	if _, _, _, err := c.CreateSeq(ctx, "/none/x-", nil); !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("create under a missing parent: %v", err)
+	}
+	if st, err := c.Stat(ctx, "/q/none"); st != nil || err != nil {
+		t.Fatalf("Stat of a missing node: %v %v", st, err)
+	}
+}
+
+// Expiry deletes the session's ephemerals (only), ends its epoch and its
+// child watches; the Conn continues under a new session.
+func TestExpire(t *testing.T) {
+	ctx := testCtx(t)
+	s := NewServer()
+	c, other := s.Connect(), s.Connect()
+	must(t, c.CreateContainer(ctx, "/q"))
+	mine, _, _, err := c.CreateSeq(ctx, "/q/x-", nil)
+	must(t, err)
+	theirs, _, _, err := other.CreateSeq(ctx, "/q/x-", nil)
+	must(t, err)
+	ep, err := c.Epoch(ctx)
+	must(t, err)
+	_, _, ch, err := c.ChildrenW(ctx, "/q")
+	must(t, err)
+	old := c.SessionID()
+	c.Expire()
+	if ev := <-ch; ev.Type != zk.EventNodeChildrenChanged {
+		t.Fatalf("child watch: %v", ev) // our node's deletion fires it first
+	}
+	<-ep.Done
+	if s.Exists(mine) || !s.Exists(theirs) || c.SessionID() == old {
+		t.Fatalf("after expiry: tree %v, session %d", s.List("/q"), c.SessionID())
+	}
+	if c.Track(ep, theirs) {
+		t.Fatal("Track on an ended epoch")
+	}
+}
+
+// WaitChange: nil at once on a missing node, nil on deletion, nil when the
+// epoch ends, ctx.Err() on cancellation.
+func TestWaitChange(t *testing.T) {
+	ctx := testCtx(t)
+	s := NewServer()
+	c := s.Connect()
+	must(t, c.CreateContainer(ctx, "/q"))
+	must(t, c.WaitChange(ctx, "/q/none"))
+	for _, end := range []func(p string){
+		func(p string) { must(t, c.Delete(ctx, p)) },
+		func(string) { c.EndEpoch(); c.NewEpoch() },
+		func(p string) { must(t, s.SetData(p, []byte("x"))) },
+	} {
+		p, _, _, err := c.CreateSeq(ctx, "/q/x-", nil)
+		must(t, err)
+		done := make(chan error, 1)
+		go func() { done <- c.WaitChange(ctx, p) }()
+		must(t, s.Await(ctx, func() bool { return s.Watching(p) == 1 }))
+		end(p)
+		must(t, <-done)
+		if s.Watching(p) != 0 {
+			t.Fatal("watch left registered")
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	c.Inject(OpWatch, Fault{Before: cancel})
+	if err := c.WaitChange(cctx, "/q"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled WaitChange: %v", err)
+	}
+}
+
+// Faults: a lost create is not applied; an applied one with a replaced
+// reply is; a hung CreateSeq removes its node when ctx ends.
+func TestFaults(t *testing.T) {
+	ctx := testCtx(t)
+	s := NewServer()
+	c := s.Connect()
+	must(t, c.CreateContainer(ctx, "/q"))
+	c.Inject(OpCreate, Fault{Lost: true})
+	c.Inject(OpCreate, Fault{Err: zk.ErrConnectionClosed})
+	for range 2 {
+		if _, _, _, err := c.CreateSeq(ctx, "/q/x-", nil); !errors.Is(err, zk.ErrConnectionClosed) {
+			t.Fatalf("CreateSeq: %v", err)
+		}
+	}
+	if got := s.List("/q"); !slices.Equal(got, []string{"x-0000000000"}) {
+		t.Fatalf("tree %v", got)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	c.Inject(OpCreate, Fault{Before: cancel, Hang: true})
+	if _, _, _, err := c.CreateSeq(cctx, "/q/y-", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("hung CreateSeq: %v", err)
+	}
+	if got := s.List("/q"); len(got) != 1 || c.Pending() != 0 {
+		t.Fatalf("tree %v, %d faults unused", got, c.Pending())
+	}
+	if s.Reap("/q") {
+		t.Fatal("Reap of a non-empty container")
+	}
+	must(t, c.Delete(ctx, "/q/"+s.List("/q")[0]))
+	if !s.Reap("/q") || s.Exists("/q") {
+		t.Fatal("an empty container was not reaped")
+	}
+}
+
+// EndEpoch deletes the nodes tracked with the epoch; Epoch waits for the
+// next one.
+func TestEndEpoch(t *testing.T) {
+	ctx := testCtx(t)
+	s := NewServer()
+	c := s.Connect()
+	must(t, c.CreateContainer(ctx, "/q"))
+	p, _, _, err := c.CreateSeq(ctx, "/q/x-", nil)
+	must(t, err)
+	ep, err := c.Epoch(ctx)
+	must(t, err)
+	if !c.Track(ep, p) {
+		t.Fatal("Track refused on a live epoch")
+	}
+	c.EndEpoch()
+	if s.Exists(p) {
+		t.Fatal("tracked node survived its epoch")
+	}
+	got := make(chan error, 1)
+	go func() { _, err := c.Epoch(ctx); got <- err }()
+	must(t, s.Await(ctx, func() bool { return c.Blocked(OpEpoch) == 1 }))
+	c.NewEpoch()
+	must(t, <-got)
+}
