@@ -59,7 +59,7 @@ func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error
 		case errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrSessionMoved):
 			n, ok, err := q.recover(ctx, prefix, true)
 			if err != nil {
-				q.abandon(ctx, prefix)
+				q.abandon(prefix)
 				return node{}, err
 			}
 			if ok {
@@ -126,10 +126,10 @@ func (q *Queue) recover(ctx context.Context, prefix string, adopt bool) (node, b
 // abandon resolves in the background a cut-off create that recover could
 // not (ctx ended, say, while the connection was down): a node it made
 // would otherwise stay in the queue, blocking every contender behind it,
-// for as long as the session lives. It looks once a live epoch is back,
-// and ends with the session if none comes (Epoch then fails).
-func (q *Queue) abandon(ctx context.Context, prefix string) {
-	go func() { _, _, _ = q.recover(context.WithoutCancel(ctx), prefix, false) }()
+// for as long as the session lives. It looks once a live epoch is back, on
+// a goroutine the session's Close waits for and stops.
+func (q *Queue) abandon(prefix string) {
+	q.Conn.Go(func(bg context.Context) { _, _, _ = q.recover(bg, prefix, false) })
 }
 
 // LockedError is returned (wrapping ErrLocked) by a Try acquisition that

@@ -254,3 +254,47 @@ func (c *Conn) WaitChange(ctx context.Context, p string) error {
 		return ctx.Err()
 	}
 }
+
+// DeleteUntil is Delete that gives up, with ctx's error, once stop closes.
+func (c *Conn) DeleteUntil(ctx context.Context, p string, stop <-chan struct{}) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return c.Delete(ctx, p)
+}
+
+// WaitExists blocks until p exists or ctx ends.
+func (c *Conn) WaitExists(ctx context.Context, p string) error {
+	return c.s.Await(ctx, func() bool {
+		c.s.mu.Lock()
+		defer c.s.mu.Unlock()
+		return c.s.nodes[p] != nil
+	})
+}
+
+// SetData sets p's data if its version is version (-1: any).
+func (c *Conn) SetData(ctx context.Context, p string, data []byte, version int32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.s.mu.Lock()
+	n := c.s.nodes[p]
+	bad := n != nil && version != -1 && n.stat.Version != version
+	c.s.mu.Unlock()
+	if bad {
+		return zk.ErrBadVersion
+	}
+	return c.s.SetData(p, data)
+}
+
+// Go runs f on a goroutine; ctx never ends.
+func (c *Conn) Go(f func(ctx context.Context)) bool {
+	go f(context.Background())
+	return true
+}
