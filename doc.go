@@ -35,4 +35,8 @@
 // grace, the call returns anyway and the delete goes on in the background
 // until it succeeds or the session ends, which removes the node too.
 // Closing the Session deletes every node it created, server-side, at once.
+//
+// # License
+//
+// zklock is licensed under the Apache License 2.0; see the LICENSE file.
 package zklock
