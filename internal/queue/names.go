@@ -45,8 +45,8 @@ type Contender struct {
 
 // Parse reads a child name of the form <anything><kind><seq>, where seq is
 // ZooKeeper's sequence suffix: %010d of a signed 32-bit counter, so ten
-// digits, or once the counter has wrapped "-" and nine or ten digits. Names of no known kind are not
-// contenders: ok is false.
+// digits, or once the counter has wrapped "-" and nine or ten digits. Names
+// of no known kind are not contenders: ok is false.
 func Parse(name string) (c Contender, ok bool) {
 	// Look only at the end of the name: the sequence suffix, then the kind
 	// just before it. Scanning the whole name for every kind made sorting a

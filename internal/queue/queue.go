@@ -117,10 +117,11 @@ type Request struct {
 // expired (taking its ephemerals) or somebody deleted it.
 var errGone = errors.New("queue: our node is gone")
 
-// Acquire enqueues and waits until Block grants us, ctx ends, or an error
-// occurs. On any failure our node is removed before returning (or, when the
-// server cannot be reached, in the background). If the session expires while
-// we wait, we re-enqueue under the new session until ctx ends.
+// Acquire enqueues and waits until no contender ahead of ours blocks us
+// (r.Blocks), ctx ends, or an error occurs. On any failure our node is
+// removed before returning (or, when the server cannot be reached, in the
+// background). If the session expires while we wait, we re-enqueue under
+// the new session until ctx ends.
 func (q *Queue) Acquire(ctx context.Context, r Request) (*Held, error) {
 	for {
 		n, err := q.create(ctx, r.Data, true)
