@@ -10,28 +10,14 @@ import (
 // State is a session state. zklock.State mirrors it, value for value.
 type State int
 
+// The states, in zklock.State's order; zklock.State documents each.
 const (
-	// StateConnecting: no session has been established yet.
 	StateConnecting State = iota
-	// StateConnected: a session is established; after StateExpired it
-	// carries the new session id.
 	StateConnected
-	// StateSuspended: the connection was lost; the session may still be
-	// alive on the server, so ephemeral nodes may still exist.
 	StateSuspended
-	// StateLost: the ownership deadline passed while no reply arrived. The
-	// server may have expired the session and granted our locks to others;
-	// every acquisition made through the session has had its loss signal
-	// fired. The session may still come back (StateReconnected) or be
-	// reported expired (StateExpired).
 	StateLost
-	// StateReconnected: the connection is back with the same session id;
-	// ephemeral nodes were kept.
 	StateReconnected
-	// StateExpired: the server expired the session; its ephemeral nodes are
-	// gone. A new session is being established (StateConnected follows).
 	StateExpired
-	// StateClosed: Close was called. Nothing follows.
 	StateClosed
 )
 
