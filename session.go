@@ -32,6 +32,9 @@ type Session struct {
 	events  events
 	metrics *metricsState // nil without WithMetrics
 
+	closeOnce sync.Once
+	done      chan struct{} // closed when Close has finished
+
 	mu     sync.Mutex
 	owners map[string]*ReentrantMutex // reentrant holders by path, to name misuse
 }
@@ -51,7 +54,7 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 			return nil, err
 		}
 	}
-	s := &Session{opts: o, owners: make(map[string]*ReentrantMutex)}
+	s := &Session{opts: o, done: make(chan struct{}), owners: make(map[string]*ReentrantMutex)}
 	s.events.init()
 	if o.metrics != nil {
 		s.metrics = newMetricsState(o.metrics)
@@ -94,13 +97,16 @@ func (s *Session) onState(st session.State, sid int64, at time.Time) {
 // then closes Done. Blocking calls in progress return ErrSessionClosed.
 // Close is idempotent and always returns nil.
 func (s *Session) Close() error {
-	s.c.Close()
-	s.metrics.wait()
+	s.closeOnce.Do(func() {
+		s.c.Close()
+		s.metrics.wait() // the StateClosed report is the reporter's last
+		close(s.done)
+	})
 	return nil
 }
 
 // Done returns a channel that is closed when Close has finished.
-func (s *Session) Done() <-chan struct{} { return s.c.Done() }
+func (s *Session) Done() <-chan struct{} { return s.done }
 
 // SessionID returns the id of the current session, or of the last one while
 // none is established.
