@@ -49,19 +49,9 @@ type blocked struct {
 
 var blockedPrimitives = map[string]blocked{
 	"Mutex": {
-		hold: func(ctx context.Context, s *zklock.Session, path string) error {
-			m, err := zklock.NewMutex(s, path)
-			if err != nil {
-				return err
-			}
-			return m.Lock(ctx)
-		},
+		hold: lockMutex,
 		try: func(ctx context.Context, s *zklock.Session, path string, _ int) error {
-			m, err := zklock.NewMutex(s, path)
-			if err != nil {
-				return err
-			}
-			return m.Lock(ctx)
+			return lockMutex(ctx, s, path)
 		},
 		graces: 1,
 	},
@@ -105,24 +95,29 @@ var blockedPrimitives = map[string]blocked{
 		graces: 2,
 	},
 	"Election": {
-		hold: func(ctx context.Context, s *zklock.Session, path string) error {
-			e, err := zklock.NewElection(s, path)
-			if err != nil {
-				return err
-			}
-			_, err = e.Campaign(ctx, nil)
-			return err
-		},
+		hold: campaign,
 		try: func(ctx context.Context, s *zklock.Session, path string, _ int) error {
-			e, err := zklock.NewElection(s, path)
-			if err != nil {
-				return err
-			}
-			_, err = e.Campaign(ctx, nil)
-			return err
+			return campaign(ctx, s, path)
 		},
 		graces: 1,
 	},
+}
+
+func lockMutex(ctx context.Context, s *zklock.Session, path string) error {
+	m, err := zklock.NewMutex(s, path)
+	if err != nil {
+		return err
+	}
+	return m.Lock(ctx)
+}
+
+func campaign(ctx context.Context, s *zklock.Session, path string) error {
+	e, err := zklock.NewElection(s, path)
+	if err != nil {
+		return err
+	}
+	_, err = e.Campaign(ctx, nil)
+	return err
 }
 
 // TestCancelledAcquisitionLeavesNothing pins the cancellation contract:

@@ -17,11 +17,7 @@ import (
 // ephemeral nodes. It returns ErrNoSessionDump (wrapped) when 'dump' is not
 // whitelisted or lists no sessions in a known format.
 func (c *Cluster) SessionAlive(ctx context.Context, sessionID int64) (bool, error) {
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		return false, err
-	}
-	out, err := c.FourLetter(ctx, leader, "dump")
+	leader, out, err := c.leaderDump(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -98,11 +94,7 @@ func dumpSessions(out string) (map[int64]bool, bool) {
 // check that nothing was left behind. It returns ErrNoSessionDump (wrapped)
 // when 'dump' is not whitelisted or lists no ephemerals in a known format.
 func (c *Cluster) Ephemerals(ctx context.Context) (map[int64][]string, error) {
-	leader, err := c.Leader(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.FourLetter(ctx, leader, "dump")
+	leader, out, err := c.leaderDump(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -138,4 +130,15 @@ func dumpEphemerals(out string) (map[int64][]string, bool) {
 		}
 	}
 	return nodes, true
+}
+
+// leaderDump returns the leader's index and its 'dump': the leader owns
+// session expiry and the ephemeral nodes' bookkeeping.
+func (c *Cluster) leaderDump(ctx context.Context) (int, string, error) {
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		return -1, "", err
+	}
+	out, err := c.FourLetter(ctx, leader, "dump")
+	return leader, out, err
 }
