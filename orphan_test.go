@@ -23,18 +23,63 @@ import (
 
 // requireNoEphemerals fails unless the leader lists no ephemeral node of
 // session sid under root. Deletes are synchronous, so nothing has to settle:
-// the ephemerals a released lock leaves are gone when Unlock returns.
-func requireNoEphemerals(t *testing.T, c *zktest.Cluster, sid int64, root string) {
+// the ephemerals a released lock leaves are gone when Unlock returns. Only
+// after a lost epoch (settle), whose nodes the session deletes in the
+// background, does it wait for them, a bounded while.
+func requireNoEphemerals(t *testing.T, c *zktest.Cluster, sid int64, root string, settle bool) {
 	t.Helper()
-	nodes, err := c.Ephemerals(ctxFor(t))
-	require.NoError(t, err)
-	var left []string
-	for _, n := range nodes[sid] {
-		if strings.HasPrefix(n, root+"/") {
-			left = append(left, n)
+	left := func() []string {
+		nodes, err := c.Ephemerals(ctxFor(t))
+		require.NoError(t, err)
+		var left []string
+		for _, n := range nodes[sid] {
+			if strings.HasPrefix(n, root+"/") {
+				left = append(left, n)
+			}
 		}
+		return left
 	}
-	require.Empty(t, left, "ephemeral nodes of session 0x%x left on the server", sid)
+	if settle {
+		eventually(t, 10*time.Second, "the lost epoch's nodes deleted", func() bool { return len(left()) == 0 })
+	}
+	require.Empty(t, left(), "ephemeral nodes of session 0x%x left on the server", sid)
+}
+
+// watchLoss records whether s published StateLost or StateExpired: an
+// overloaded machine can delay replies past the ownership deadline, and
+// then a holder is rightly told it lost its lock. check fails on any error
+// but such a loss, and on a loss error unless the session really lost its
+// epoch.
+func watchLoss(t *testing.T, s *zklock.Session) (check func(errs []error, of int64) (lost bool)) {
+	events, err := s.Subscribe(ctxFor(t))
+	require.NoError(t, err)
+	var lost atomic.Bool
+	go func() {
+		for ev := range events {
+			if ev.State == zklock.StateLost || ev.State == zklock.StateExpired {
+				lost.Store(true)
+			}
+		}
+	}()
+	return func(errs []error, of int64) bool {
+		t.Helper()
+		var other []error
+		losses := 0
+		for _, err := range errs {
+			if errors.Is(err, zklock.ErrLockLost) || errors.Is(err, zklock.ErrLeaseLost) ||
+				errors.Is(err, zklock.ErrLeadershipLost) {
+				losses++
+				continue
+			}
+			other = append(other, err)
+		}
+		require.Empty(t, other, "%d of %d cycles failed", len(other), of)
+		if losses > 0 {
+			eventually(t, 10*time.Second, "a loss error comes with a lost epoch", lost.Load)
+			t.Logf("%d cycles saw their hold lost: the session's replies were late past its deadline", losses)
+		}
+		return losses > 0
+	}
 }
 
 // lockFreshPaths locks and unlocks n fresh paths (parents missing) from g
@@ -82,9 +127,9 @@ func TestLockFreshPathsLeavesNothing(t *testing.T) {
 	c := standalone(t)
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(10*time.Second))
 	root := lockPath(t, "f")
-	errs := lockFreshPaths(t, s, root, 10000, 64)
-	require.Empty(t, errs, "%d of 10000 Locks failed", len(errs))
-	requireNoEphemerals(t, c, s.SessionID(), root)
+	check := watchLoss(t, s)
+	lost := check(lockFreshPaths(t, s, root, 10000, 64), 10000)
+	requireNoEphemerals(t, c, s.SessionID(), root, lost)
 }
 
 // TestLockFreshPathsEnsemble is the same on a 3-server ensemble, with the
@@ -93,9 +138,9 @@ func TestLockFreshPathsEnsemble(t *testing.T) {
 	c := zktest.StartEnsemble(t, 3)
 	s := newSession(t, c.Servers()[1:2], zklock.WithSessionTimeout(10*time.Second))
 	root := lockPath(t, "f")
-	errs := lockFreshPaths(t, s, root, 6000, 64)
-	require.Empty(t, errs, "%d of 6000 Locks failed", len(errs))
-	requireNoEphemerals(t, c, s.SessionID(), root)
+	check := watchLoss(t, s)
+	lost := check(lockFreshPaths(t, s, root, 6000, 64), 6000)
+	requireNoEphemerals(t, c, s.SessionID(), root, lost)
 }
 
 // TestLockLongPathLeavesNothing: a path longer than the wire observer keeps
@@ -115,7 +160,7 @@ func TestLockLongPathLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, r.Lock(ctx))
 	require.NoError(t, r.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), root)
+	requireNoEphemerals(t, c, s.SessionID(), root, false)
 }
 
 // plainCreates makes n persistent sequential nodes under dir through
@@ -202,6 +247,7 @@ func TestPrimitivesWhilePlainCreates(t *testing.T) {
 			ctx := ctxFor(t)
 			root := lockPath(t, "p")
 			const g, plain = 32, 16000
+			check := watchLoss(t, s)
 			for i := 0; i < g; i++ { // the paths exist: only plain creates cross the observer's bound
 				require.NoError(t, cycle(ctx, s, fmt.Sprintf("%s/%d", root, i)))
 			}
@@ -228,9 +274,9 @@ func TestPrimitivesWhilePlainCreates(t *testing.T) {
 			stop.Store(true)
 			wg.Wait()
 			require.NoError(t, perr)
-			require.Empty(t, errs, "%d of %d cycles failed", len(errs), cycles.Load())
+			lost := check(errs, cycles.Load())
 			t.Logf("%d cycles beside %d plain creates", cycles.Load(), plain)
-			requireNoEphemerals(t, c, s.SessionID(), root)
+			requireNoEphemerals(t, c, s.SessionID(), root, lost)
 		})
 	}
 }
