@@ -9,7 +9,8 @@ import (
 
 // Metrics receives measurements from every primitive of a Session (set
 // with WithMetrics). The metrics/prometheus package exports them to
-// Prometheus; the default is none, at no cost.
+// Prometheus, and metrics/otel records them through OpenTelemetry; the
+// default is none, at no cost.
 //
 // kind is one of the Kind constants and path is the primitive's path as
 // given to its constructor. Every granted acquisition is followed by exactly
