@@ -3,6 +3,7 @@ package zklock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -24,13 +25,13 @@ const minResignTimeout = time.Second
 // returns ErrAlreadyCampaigning at once, sending nothing, if the Election
 // is already campaigning, leading or running; while Run runs, Campaign and
 // Run on the Election return ErrAlreadyCampaigning too, even between two
-// terms. Run returns ErrInvalidOption for a nil fn.
+// terms. Run returns ErrInvalidArgument for a nil fn.
 func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Context, t *Term) error) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
 	if fn == nil {
-		return invalid("nil leader function")
+		return fmt.Errorf("%w: nil leader function", ErrInvalidArgument)
 	}
 	if err := e.startRun(); err != nil {
 		return err

@@ -50,7 +50,7 @@ func TestElectionBadInput(t *testing.T) {
 	s := newSession(t, c.Servers())
 	ctx := ctxFor(t)
 	_, err := zklock.NewElection(nil, "/e")
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	for _, p := range []string{"", "e", "/", "/e/", "/a//b", "/a/../b", "/zookeeper/e", "/a\x00b"} {
 		_, err := zklock.NewElection(s, p)
 		require.ErrorIs(t, err, zklock.ErrInvalidPath, "path %q", p)
@@ -70,7 +70,7 @@ func TestElectionBadInput(t *testing.T) {
 	_, err = e.Observe(nilCtx)
 	require.ErrorIs(t, err, zklock.ErrNilContext)
 	require.ErrorIs(t, e.Run(nilCtx, nil, func(context.Context, *zklock.Term) error { return nil }), zklock.ErrNilContext)
-	require.ErrorIs(t, e.Run(ctx, nil, nil), zklock.ErrInvalidOption)
+	require.ErrorIs(t, e.Run(ctx, nil, nil), zklock.ErrInvalidArgument)
 
 	_, err = e.Campaign(ctx, make([]byte, zklock.MaxDataSize+1))
 	require.ErrorIs(t, err, zklock.ErrDataTooLarge)

@@ -88,9 +88,11 @@ var (
 	// go to another owner first), or take the write lock and downgrade.
 	ErrUpgrade = errors.New("zklock: cannot upgrade a read lock to a write lock")
 
-	// ErrInvalidArgument is returned by NewSemaphore for a limit below 1, and
-	// by Semaphore.Acquire and TryAcquire for a count below 1 or above the
-	// limit. Nothing is sent to the server.
+	// ErrInvalidArgument is returned for a bad argument (options have
+	// ErrInvalidOption): by every constructor given a nil Session, by
+	// NewSemaphore for a limit below 1, by Semaphore.Acquire and TryAcquire
+	// for a count below 1 or above the limit, and by Election.Run for a nil
+	// function. Nothing is sent to the server.
 	ErrInvalidArgument = errors.New("zklock: invalid argument")
 
 	// ErrLimitMismatch is returned by Semaphore.Acquire and TryAcquire when

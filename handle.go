@@ -15,7 +15,7 @@ import (
 
 func newQueue(s *Session, path, kind string, accept []string, opts []Option) (queue.Queue, primitiveOptions, error) {
 	if s == nil {
-		return queue.Queue{}, primitiveOptions{}, invalid("nil session")
+		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
 	if err := queue.CheckPath(path); err != nil {
 		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", ErrInvalidPath, err)
@@ -110,3 +110,15 @@ func checkCtx(ctx context.Context) error {
 	}
 	return ctx.Err()
 }
+
+// holder is the dialect every held acquisition speaks: the loss signal, the
+// fencing token, the guard for Session.Multi and our node, under the same
+// names everywhere.
+type holder interface {
+	Lost() <-chan struct{}
+	Token() int64
+	Guard() *zk.CheckVersionRequest
+	Node() string
+}
+
+var _ = []holder{(*Mutex)(nil), (*ReentrantMutex)(nil), (*RWMutex)(nil), (*Lease)(nil)}

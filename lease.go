@@ -88,6 +88,17 @@ func (l *Lease) Token() int64 {
 	return l.held[len(l.held)-1].Token
 }
 
+// Node returns the full path of the node behind Token (the last of the
+// lease's nodes; Nodes lists them all), or "" once released.
+func (l *Lease) Node() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.held) == 0 {
+		return ""
+	}
+	return l.held[len(l.held)-1].Path
+}
+
 // Guard returns a ZooKeeper check operation that succeeds only while the
 // node behind Token exists (see Mutex.Guard), or nil once released.
 func (l *Lease) Guard() *zk.CheckVersionRequest {

@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -113,7 +114,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return ErrNotLocked
 	}
 	err := mapQueueErr(m.q.Release(ctx, m.acq.h))
-	if err == nil || err == ErrLockLost {
+	if err == nil || errors.Is(err, ErrLockLost) {
 		m.s.released(m.acq.h)
 		m.acq = acquisition{}
 	}
@@ -173,14 +174,13 @@ type locker struct{ m *Mutex }
 
 var _ sync.Locker = locker{}
 
-func (l locker) Lock() {
-	if err := l.m.Lock(context.Background()); err != nil {
-		panic(err)
-	}
-}
+func (l locker) Lock()   { must(l.m.Lock(context.Background())) }
+func (l locker) Unlock() { must(l.m.Unlock(context.Background())) }
 
-func (l locker) Unlock() {
-	if err := l.m.Unlock(context.Background()); err != nil {
+// must panics with err, for the sync.Locker adapters, which cannot return
+// it.
+func must(err error) {
+	if err != nil {
 		panic(err)
 	}
 }

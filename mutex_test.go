@@ -219,7 +219,9 @@ func TestMutexRejectsBadInput(t *testing.T) {
 		})
 	}
 	_, err := zklock.NewMutex(nil, "/ok")
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewReentrantMutex(nil, "/ok")
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(s, path)

@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -107,7 +108,7 @@ func (r *ReentrantMutex) Unlock(ctx context.Context) error {
 		return nil
 	}
 	err := r.m.Unlock(ctx)
-	if err == nil || err == ErrLockLost {
+	if err == nil || errors.Is(err, ErrLockLost) {
 		r.count = 0
 		r.m.s.setOwner(r.m.q.Dir, nil)
 	}
@@ -129,6 +130,22 @@ func (r *ReentrantMutex) Token() int64 { return r.m.Token() }
 
 // Guard is Mutex.Guard for this owner's acquisition.
 func (r *ReentrantMutex) Guard() *zk.CheckVersionRequest { return r.m.Guard() }
+
+// Node returns the full path of our lock node, or "" when nothing is held.
+func (r *ReentrantMutex) Node() string { return r.m.Node() }
+
+// Locker returns a sync.Locker whose Lock and Unlock call r's with
+// context.Background(), counting holds as r does. They panic on error (for
+// example a closed session, or Unlock by a non-owner), as sync.Locker has no
+// way to report one.
+func (r *ReentrantMutex) Locker() sync.Locker { return reentrantLocker{r} }
+
+type reentrantLocker struct{ r *ReentrantMutex }
+
+var _ sync.Locker = reentrantLocker{}
+
+func (l reentrantLocker) Lock()   { must(l.r.Lock(context.Background())) }
+func (l reentrantLocker) Unlock() { must(l.r.Unlock(context.Background())) }
 
 // Contenders lists the lock's queue, holder first.
 func (r *ReentrantMutex) Contenders(ctx context.Context) ([]Contender, error) {

@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -36,7 +37,7 @@ func (m *RWMutex) unlock(ctx context.Context, from *hold) error {
 		return nil
 	}
 	err := mapQueueErr(m.wq.Release(ctx, from.acq.h))
-	if err == nil || err == ErrLockLost {
+	if err == nil || errors.Is(err, ErrLockLost) {
 		m.s.released(from.acq.h)
 		*from = hold{}
 	}
@@ -101,14 +102,18 @@ type rlocker struct{ m *RWMutex }
 
 var _ sync.Locker = rlocker{}
 
-func (l rlocker) Lock() {
-	if err := l.m.RLock(context.Background()); err != nil {
-		panic(err)
-	}
-}
+func (l rlocker) Lock()   { must(l.m.RLock(context.Background())) }
+func (l rlocker) Unlock() { must(l.m.RUnlock(context.Background())) }
 
-func (l rlocker) Unlock() {
-	if err := l.m.RUnlock(context.Background()); err != nil {
-		panic(err)
-	}
-}
+// Locker returns a sync.Locker whose Lock and Unlock take and release the
+// write lock with context.Background(). They panic on error (for example a
+// closed session, or ErrUpgrade while the handle holds only the read lock),
+// as sync.Locker has no way to report one.
+func (m *RWMutex) Locker() sync.Locker { return wlocker{m} }
+
+type wlocker struct{ m *RWMutex }
+
+var _ sync.Locker = wlocker{}
+
+func (l wlocker) Lock()   { must(l.m.Lock(context.Background())) }
+func (l wlocker) Unlock() { must(l.m.Unlock(context.Background())) }

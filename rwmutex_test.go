@@ -200,7 +200,7 @@ func TestRWMutexBadInput(t *testing.T) {
 	c := standalone(t)
 	s := newSession(t, c.Servers())
 	_, err := zklock.NewRWMutex(nil, "/x")
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	for _, p := range []string{"", "x", "/x/", "/zookeeper/x", "/a//b"} {
 		_, err := zklock.NewRWMutex(s, p)
 		require.ErrorIs(t, err, zklock.ErrInvalidPath, p)

@@ -228,7 +228,7 @@ func TestSemaphoreBadInput(t *testing.T) {
 		require.ErrorIs(t, err, zklock.ErrInvalidArgument, "limit %d", limit)
 	}
 	_, err := zklock.NewSemaphore(nil, path, 1)
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.NewSemaphore(s, "/a//b", 1)
 	require.ErrorIs(t, err, zklock.ErrInvalidPath)
 	sem := newSem(t, s, path, 2)

@@ -1,0 +1,134 @@
+package zklock_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+)
+
+// heldThing is the dialect every hold speaks (see handle.go).
+type heldThing interface {
+	Lost() <-chan struct{}
+	Token() int64
+	Guard() *zk.CheckVersionRequest
+	Node() string
+}
+
+// requireHeld checks a hold's accessors against the server: our node exists
+// with the token as its czxid, the guard checks that node, and the loss
+// signal is open.
+func requireHeld(t *testing.T, s *zklock.Session, h heldThing) {
+	t.Helper()
+	node := h.Node()
+	require.NotEmpty(t, node)
+	ok, st, err := s.Conn().Exists(node)
+	require.NoError(t, err)
+	require.True(t, ok, "the node exists")
+	require.Equal(t, st.Czxid, h.Token(), "the token is the node's czxid")
+	require.Equal(t, &zk.CheckVersionRequest{Path: node, Version: -1}, h.Guard())
+	select {
+	case <-h.Lost():
+		t.Fatal("Lost is closed while held")
+	default:
+	}
+}
+
+// requireReleased checks the accessors of a hold that holds nothing.
+func requireReleased(t *testing.T, h heldThing) {
+	t.Helper()
+	require.Empty(t, h.Node())
+	require.Zero(t, h.Token())
+	require.Nil(t, h.Guard())
+	select {
+	case <-h.Lost():
+	default:
+		t.Fatal("Lost is open with nothing held")
+	}
+}
+
+// TestOneDialect: every hold exposes the same accessors, with the same
+// meaning, held and released.
+func TestOneDialect(t *testing.T) {
+	c := standalone(t)
+	s := newSession(t, c.Servers())
+	ctx := ctxFor(t)
+	type acq struct {
+		h       heldThing
+		acquire func() error
+		release func() error
+	}
+	m, err := zklock.NewMutex(s, lockPath(t, "m"))
+	require.NoError(t, err)
+	r, err := zklock.NewReentrantMutex(s, lockPath(t, "r"))
+	require.NoError(t, err)
+	rw, err := zklock.NewRWMutex(s, lockPath(t, "rw"))
+	require.NoError(t, err)
+	rr, err := zklock.NewRWMutex(s, lockPath(t, "rr"))
+	require.NoError(t, err)
+	sem, err := zklock.NewSemaphore(s, lockPath(t, "sem"), 3)
+	require.NoError(t, err)
+	var lease *zklock.Lease
+	cases := map[string]acq{
+		"Mutex":          {m, func() error { return m.Lock(ctx) }, func() error { return m.Unlock(ctx) }},
+		"ReentrantMutex": {r, func() error { return r.Lock(ctx) }, func() error { return r.Unlock(ctx) }},
+		"RWMutex write":  {rw, func() error { return rw.Lock(ctx) }, func() error { return rw.Unlock(ctx) }},
+		"RWMutex read":   {rr, func() error { return rr.RLock(ctx) }, func() error { return rr.RUnlock(ctx) }},
+	}
+	for name, a := range cases {
+		t.Run(name, func(t *testing.T) {
+			requireReleased(t, a.h)
+			require.NoError(t, a.acquire())
+			requireHeld(t, s, a.h)
+			require.NoError(t, a.release())
+			requireReleased(t, a.h)
+		})
+	}
+	t.Run("Lease", func(t *testing.T) {
+		lease, err = sem.Acquire(ctx, 2)
+		require.NoError(t, err)
+		requireHeld(t, s, lease)
+		require.Equal(t, lease.Nodes()[1], lease.Node(), "Node is the node behind Token")
+		require.NoError(t, lease.Release(ctx))
+		requireReleased(t, lease)
+	})
+}
+
+// TestLockers: every exclusive hold has a sync.Locker adapter (and the
+// RWMutex a read one), which locks and unlocks through the server.
+func TestLockers(t *testing.T) {
+	c := standalone(t)
+	s := newSession(t, c.Servers())
+	m, err := zklock.NewMutex(s, lockPath(t, "m"))
+	require.NoError(t, err)
+	r, err := zklock.NewReentrantMutex(s, lockPath(t, "r"))
+	require.NoError(t, err)
+	rw, err := zklock.NewRWMutex(s, lockPath(t, "rw"))
+	require.NoError(t, err)
+	for name, tc := range map[string]struct {
+		l    sync.Locker
+		node func() string
+	}{
+		"Mutex":           {m.Locker(), m.Node},
+		"ReentrantMutex":  {r.Locker(), r.Node},
+		"RWMutex write":   {rw.Locker(), rw.Node},
+		"RWMutex RLocker": {rw.RLocker(), rw.Node},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc.l.Lock()
+			require.NotEmpty(t, tc.node(), "held through the Locker")
+			tc.l.Unlock()
+			require.Empty(t, tc.node(), "released through the Locker")
+		})
+	}
+	rl := r.Locker()
+	rl.Lock()
+	rl.Lock()
+	require.Equal(t, 2, r.HoldCount(), "the reentrant Locker counts")
+	rl.Unlock()
+	rl.Unlock()
+	require.Zero(t, r.HoldCount())
+	require.Panics(t, func() { rl.Unlock() }, "Unlock without Lock panics")
+}
