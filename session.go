@@ -105,7 +105,15 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// Done returns a channel that is closed when Close has finished.
+// Done returns a channel that is closed when Close has finished, as
+// context's Done says the work is over.
+//
+// It is not etcd's Session.Done, which closes when the lease behind the
+// session is lost: a zklock Session outlives a lost or expired ZooKeeper
+// session (it reconnects and, after expiry, establishes a new one, and
+// queued acquisitions re-enqueue), so "lost" is per ownership epoch. Use
+// Ownership for the current epoch's loss signal, and each hold's Lost for
+// its own.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // SessionID returns the id of the current session, or of the last one while
