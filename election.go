@@ -30,7 +30,7 @@ import (
 // Leadership is claimed only after checking that our node still exists and
 // belongs to the current session (the check Curator's LeaderLatch lacked in
 // CURATOR-696 and etcd's Campaign lacks in etcd#19597). Leading is not
-// guaranteed once the Term's Done is closed: the session may have expired
+// guaranteed once the Term's Lost is closed: the session may have expired
 // and another candidate may lead. Stop acting as leader then, and fence
 // writes with Term.Token or Term.Guard.
 //
@@ -111,7 +111,7 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 	if err != nil {
 		return nil, err
 	}
-	e.held, e.term = h, newTerm(e.q.Conn, h, value)
+	e.held, e.term = h, newTerm(e.q.Conn, h)
 	return e.term, nil
 }
 
@@ -140,7 +140,7 @@ func (e *Election) busyLocked() bool {
 }
 
 // Resign ends the current term and deletes our node so that the next
-// candidate can lead. The term's Done is closed first, before anything is
+// candidate can lead. The term's Lost is closed first, before anything is
 // sent, so the caller stops acting as leader before a successor can start.
 //
 // Resign returns ErrNotLeader when there is no term (Resign cannot cancel a

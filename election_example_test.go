@@ -27,12 +27,12 @@ func ExampleElection_Campaign() {
 
 	// Lead until the term ends; here, resign at once.
 	select {
-	case <-term.Done():
+	case <-term.Lost():
 		fmt.Println("leadership lost:", term.Err())
 	default:
 		fmt.Println("resigning:", e.Resign(ctx))
 	}
-	<-term.Done()
+	<-term.Lost()
 	fmt.Println("term ended:", term.Err())
 	_, err = e.Leader(ctx)
 	fmt.Println("no leader now:", errors.Is(err, zklock.ErrNoLeader))

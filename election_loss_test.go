@@ -27,7 +27,7 @@ func TestElectionTermLostBeforeExpiry(t *testing.T) {
 	p.Blackhole()
 	var lostAt time.Time
 	select {
-	case <-term.Done():
+	case <-term.Lost():
 		lostAt = time.Now()
 	case r := <-next:
 		t.Fatalf("rival elected before the leader's term ended: %v", r.err)
@@ -58,7 +58,7 @@ func TestElectionNodeDeletedEndsTerm(t *testing.T) {
 	// An operator deletes the leader's node while its session lives.
 	require.NoError(t, newSession(t, c.Servers()).Conn().Delete(term.Node(), -1))
 	select {
-	case <-term.Done():
+	case <-term.Lost():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the term outlived its node")
 	}

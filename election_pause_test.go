@@ -132,7 +132,7 @@ func TestElectionHelperProcess(t *testing.T) {
 	frozen, last := "", time.Now()
 	for ctx.Err() == nil {
 		select {
-		case <-term.Done():
+		case <-term.Lost():
 			fmt.Println("DONE", term.Err())
 			os.Exit(0) // skip goleak: the session is abandoned on purpose
 		default:

@@ -101,7 +101,7 @@ func candidate(ctx context.Context, e *zklock.Election, i int, seed int64, rec *
 		hold := time.NewTimer(time.Duration(300+rng.Intn(3700)) * time.Millisecond)
 		defer hold.Stop()
 		select {
-		case <-t.Done():
+		case <-t.Lost():
 			rec.finish(idx, true)
 		case <-hold.C:
 			rec.finish(idx, false)

@@ -9,21 +9,20 @@ import (
 )
 
 // Term is one stretch of leadership: it begins when Campaign returns it and
-// ends when Done is closed, which happens at the first of
+// ends when Lost is closed, which happens at the first of
 //   - the session's ownership deadline (see Session.OwnershipDeadline),
 //     before the server can expire the session and elect another candidate;
 //   - session expiry or Close;
 //   - the deletion of our node by anyone else while the session lives;
 //   - Resign.
 //
-// Once Done is closed the candidate must assume it no longer leads. A Term
+// Once Lost is closed the candidate must assume it no longer leads. A Term
 // never restarts; campaigning again yields a new Term with a larger Token.
 // Its methods are safe for concurrent use.
 type Term struct {
 	token   int64
 	node    string
 	session int64
-	value   []byte
 
 	done chan struct{}
 	once sync.Once
@@ -35,9 +34,9 @@ type Term struct {
 // Close waits for them) that end it when h's epoch ends or our node is
 // deleted while the session lives (by hand, say): then the next candidate
 // leads.
-func newTerm(conn queue.Conn, h *queue.Held, value []byte) *Term {
+func newTerm(conn queue.Conn, h *queue.Held) *Term {
 	t := &Term{token: h.Token, node: h.Path, session: h.Epoch.SessionID,
-		value: append([]byte(nil), value...), done: make(chan struct{})}
+		done: make(chan struct{})}
 	lost := h.Epoch.Done
 	// The epoch ends at Close too, before the session waits for its
 	// goroutines, so the first one always ends, and cancels the second.
@@ -85,9 +84,11 @@ func (t *Term) end(err error) {
 	})
 }
 
-// Done returns a channel that is closed when the term ends: leadership may
-// have been lost (ownership deadline, expiry, Close) or was resigned.
-func (t *Term) Done() <-chan struct{} { return t.done }
+// Lost returns a channel that is closed when the term ends: leadership may
+// have been lost (ownership deadline, expiry, Close, our node deleted) or
+// was resigned; Err says which. Like every hold's Lost, it is closed once
+// nothing is held.
+func (t *Term) Lost() <-chan struct{} { return t.done }
 
 // Err returns nil while the term lasts, then why it ended: ErrLeadershipLost
 // or ErrResigned.
@@ -109,9 +110,6 @@ func (t *Term) Node() string { return t.node }
 
 // SessionID returns the session the term was won in.
 func (t *Term) SessionID() int64 { return t.session }
-
-// Value returns a copy of the value the term was campaigned with.
-func (t *Term) Value() []byte { return append([]byte(nil), t.value...) }
 
 // Guard returns a ZooKeeper check operation that succeeds only while our
 // node exists. Put it first in Session.Multi so the other writes commit

@@ -152,12 +152,14 @@ func TestElectionResignHandsOver(t *testing.T) {
 
 	require.NoError(t, es[0].Resign(ctx))
 	require.ErrorIs(t, first.Err(), zklock.ErrResigned)
-	requireClosed(t, first.Done())
+	requireClosed(t, first.Lost())
 	require.ErrorIs(t, es[0].Resign(ctx), zklock.ErrNotLeader)
 	r := <-second
 	require.NoError(t, r.err)
 	require.Greater(t, r.t.Token(), first.Token())
-	require.Equal(t, "b", string(r.t.Value()))
+	info, err = es[1].Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "b", string(info.Value), "the leader's value is the one it campaigned with")
 
 	require.NoError(t, es[1].Resign(ctx))
 	r3 := <-third

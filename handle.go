@@ -121,4 +121,4 @@ type holder interface {
 	Node() string
 }
 
-var _ = []holder{(*Mutex)(nil), (*ReentrantMutex)(nil), (*RWMutex)(nil), (*Lease)(nil)}
+var _ = []holder{(*Mutex)(nil), (*ReentrantMutex)(nil), (*RWMutex)(nil), (*Lease)(nil), (*Term)(nil)}

@@ -17,18 +17,11 @@ import (
 // taking the lease nodes with it, and others may hold the leases.
 type Lease struct {
 	sem *Semaphore
-	n   int
 
 	mu       sync.Mutex
 	held     []*queue.Held // not yet released
 	released bool
 }
-
-// N returns the number of leases held together.
-func (l *Lease) N() int { return l.n }
-
-// Data returns the data stored in the lease nodes (see WithData).
-func (l *Lease) Data() []byte { return append([]byte(nil), l.sem.data...) }
 
 // Release gives the leases back by deleting their nodes, retrying through
 // connection loss until every delete succeeds, ctx ends (then what is left

@@ -75,9 +75,6 @@ func NewSemaphore(s *Session, path string, limit int, opts ...Option) (*Semaphor
 	return sem, nil
 }
 
-// Limit returns the maximum number of leases held at once.
-func (s *Semaphore) Limit() int { return s.limit }
-
 // Acquire blocks until n leases are held together, ctx ends, or the session
 // is closed; it takes all n or none. On error nothing is left on the server,
 // and errors.Is(err, ctx.Err()) holds when ctx ended; Acquire returns within
@@ -126,7 +123,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 	if err != nil {
 		return nil, err
 	}
-	return &Lease{sem: s, held: g.Held, n: n}, nil
+	return &Lease{sem: s, held: g.Held}, nil
 }
 
 // Holders lists the lease nodes present now, in the order they were

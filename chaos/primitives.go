@@ -65,7 +65,7 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 			if err != nil {
 				return nil, err
 			}
-			return &hold{ModeExclusive, t.Token(), t.Guard(), t.Done(), e.Resign}, nil
+			return &hold{ModeExclusive, t.Token(), t.Guard(), t.Lost(), e.Resign}, nil
 		}, err
 	}
 	return nil, fmt.Errorf("chaos: unknown primitive %q", prim)
