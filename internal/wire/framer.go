@@ -5,6 +5,7 @@ import "encoding/binary"
 // framer splits a byte stream into length-prefixed frames, keeping at most
 // keep bytes of each body and skipping the rest.
 type framer struct {
+	keep   int
 	first  bool   // the next frame is the connection's first
 	hdr    []byte // partial length prefix
 	inBody bool   // the prefix is complete and body bytes are due
@@ -18,7 +19,7 @@ func (f *framer) feed(p []byte, frame func(body []byte, first bool)) {
 			p = f.readPrefix(p)
 		} else {
 			n := min(f.remain, len(p))
-			if room := keep - len(f.body); room > 0 {
+			if room := f.keep - len(f.body); room > 0 {
 				f.body = append(f.body, p[:min(n, room)]...)
 			}
 			f.remain -= n

@@ -19,9 +19,14 @@ import (
 	"time"
 )
 
-// keep is how much of each frame the parser retains: enough for the headers
-// and a create's path; larger payloads are skipped, not buffered.
-const keep = 4096
+// How much of each frame the parser retains; the rest is skipped, not
+// copied. A request keeps enough for its header and a create's path; a
+// reply only its header (xid, zxid, err), all a reply is read for, so a
+// listing of a thousand children costs the observer nothing.
+const (
+	keepRequest = 4096
+	keepReply   = 16
+)
 
 const (
 	opCreate          = 1
@@ -74,6 +79,7 @@ type conn struct {
 func Wrap(c net.Conn, h Handler, handshake time.Duration) net.Conn {
 	w := &conn{Conn: c, h: h}
 	w.out.first, w.in.first = true, true
+	w.out.keep, w.in.keep = keepRequest, keepReply
 	w.handshake = time.AfterFunc(handshake, func() { c.Close() })
 	return w
 }
