@@ -75,7 +75,8 @@ func (e *Election) awaitChange(ctx context.Context, info LeaderInfo) error {
 	if info.Node != "" {
 		// A data watch fires on deletion and on a new value. Only deletion can
 		// change who leads: a new candidate always queues behind the leader.
-		return e.q.Conn.WaitChange(ctx, info.Node)
+		_, err := e.q.Conn.WaitChange(ctx, info.Node)
+		return err
 	}
 	names, _, ch, err := e.q.Conn.ChildrenW(ctx, e.q.Dir)
 	if errors.Is(err, zk.ErrNoNode) {

@@ -60,7 +60,7 @@ func newTerm(conn queue.Conn, h *queue.Held) *Term {
 // watchNode ends the term if our node disappears, until ctx ends.
 func (t *Term) watchNode(ctx context.Context, conn queue.Conn) {
 	for ctx.Err() == nil {
-		if err := conn.WaitChange(ctx, t.node); err != nil {
+		if _, err := conn.WaitChange(ctx, t.node); err != nil {
 			return // ctx ended or the session closed: the epoch ends the term
 		}
 		st, err := conn.Stat(ctx, t.node)

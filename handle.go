@@ -27,7 +27,8 @@ func newQueue(s *Session, path, kind string, accept []string, opts []Option) (qu
 	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)); err != nil {
 		return queue.Queue{}, o, err
 	}
-	return queue.Queue{Conn: s.c, Dir: path, Kind: kind, Accept: accept, OneKind: true}, o, nil
+	return queue.Queue{Conn: s.c, Dir: path, Kind: kind, Accept: accept, OneKind: true,
+		Handoff: !o.listingHandoff}, o, nil
 }
 
 // closedCh is returned as the loss signal of nothing held.

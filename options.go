@@ -245,7 +245,8 @@ func (o *sessionOptions) checkCreate(pathLen, dataLen int) error {
 type Option func(*primitiveOptions) error
 
 type primitiveOptions struct {
-	data []byte
+	data           []byte
+	listingHandoff bool
 }
 
 func defaultPrimitiveOptions() primitiveOptions {
@@ -270,6 +271,31 @@ func WithData(data []byte) Option {
 			return fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(data), MaxDataSize)
 		}
 		o.data = append([]byte(nil), data...)
+		return nil
+	}
+}
+
+// WithListingHandoff turns off the listing-free handoff for this handle:
+// a waiter woken by the contender ahead of it lists the queue again before
+// it holds, as Curator, Kazoo and go-zookeeper's zk.Lock do, and a release
+// is a plain delete.
+//
+// By default an exclusive holder (Mutex, ReentrantMutex, an RWMutex writer,
+// an Election leader) releases with one multi that sets its node's data and deletes it. The waiter behind it sees
+// the data change and holds without listing the queue: a handoff is one
+// write and one notification, whatever the queue's length. A data change
+// proves a release only while nothing else writes the data of lock nodes
+// on the path. Give this option to every zklock handle on a path where
+// something does: Curator's Revoker.attemptRevoke (its revocation request
+// is a data write on a holder's or a waiter's node), or writes through
+// Session.Conn(). Without it, such a write to the node ahead of a zklock
+// waiter lets the waiter hold while that node may still hold. Deletions
+// are safe either way: a waiter never takes a plain deletion for a
+// release unless its listing showed the deleted node was the only one
+// ahead of it that could block it.
+func WithListingHandoff() Option {
+	return func(o *primitiveOptions) error {
+		o.listingHandoff = true
 		return nil
 	}
 }

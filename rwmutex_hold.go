@@ -36,7 +36,13 @@ func (m *RWMutex) unlock(ctx context.Context, from *hold) error {
 		from.n--
 		return nil
 	}
-	err := mapQueueErr(m.wq.Release(ctx, from.acq.h))
+	release := m.wq.Release
+	if from == &m.w && m.r.n > 0 {
+		// Downgraded: the read node stays and blocks the writers behind
+		// ours, so our deletion must not read as a writer's release.
+		release = m.wq.Leave
+	}
+	err := mapQueueErr(release(ctx, from.acq.h))
 	if err == nil || errors.Is(err, ErrLockLost) {
 		m.s.released(from.acq.h)
 		*from = hold{}

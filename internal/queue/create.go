@@ -37,18 +37,24 @@ func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error
 	prefix := NewProtectedPrefix()
 	path := q.Dir + "/" + prefix + q.Kind
 	var err error
+	var parents []string // set once a create found a parent missing
 	for i := 0; i < maxCreates; i++ {
 		var p string
 		var czxid, owner int64
 		var names []string
 		if list {
-			p, czxid, owner, names, err = q.Conn.CreateAndList(ctx, path, data)
+			p, czxid, owner, names, err = q.Conn.CreateAndList(ctx, parents, path, data)
 		} else {
 			p, czxid, owner, err = q.Conn.CreateSeq(ctx, path, data)
 		}
 		switch {
 		case err == nil:
 			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}, nil
+		case errors.Is(err, zk.ErrNoNode) && list:
+			// The next turn creates the parents, pipelined ahead of the
+			// create; a parent reaped under us makes that turn fail with
+			// NoNode too, and the one after creates it again.
+			parents = append(Parents(q.Dir), q.Dir)
 		case errors.Is(err, zk.ErrNoNode):
 			// ensureParents fails with NoNode too when a parent it found is
 			// reaped before it creates the next one: the next turn creates

@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"errors"
 	"path"
 	"slices"
 	"testing"
@@ -91,6 +92,44 @@ func TestCreateParentReaped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A lock on a fresh path (no parent exists) costs one create more, not one
+// round trip per level: after the first create finds no parent, the
+// parents are created in the same pipeline as the second create.
+func TestCreateFreshPath(t *testing.T) {
+	s := queuetest.NewServer()
+	c := s.Connect()
+	h := acquire(t, mutexQ(c), queue.Request{})
+	if path.Dir(h.Path) != dir {
+		t.Fatalf("held %s", h.Path)
+	}
+	if n := s.Calls(queuetest.OpCreate); n != 2 {
+		t.Fatalf("%d creates of our node, want 2 (one failed, one after the parents)", n)
+	}
+	if n := s.Calls(queuetest.OpContainer); n != len(queue.Parents(dir))+1 {
+		t.Fatalf("%d container creates, want %d", n, len(queue.Parents(dir))+1)
+	}
+	if n := s.Calls(queuetest.OpChildren); n != 0 {
+		t.Fatalf("%d listings, want none (the listing is pipelined)", n)
+	}
+}
+
+// A parent that cannot be created (no permission) fails the acquisition at
+// once with that error, not after retrying the create.
+func TestCreateParentRefused(t *testing.T) {
+	s := queuetest.NewServer()
+	c := s.Connect()
+	c.Inject(queuetest.OpContainer, queuetest.Fault{Path: dir, Lost: true, Err: zk.ErrNoAuth})
+	_, err := mutexQ(c).Acquire(testCtx(t), queue.Request{})
+	if !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("Acquire: %v, want ErrNoAuth", err)
+	}
+	consumed(t, c)
+	if n := s.Calls(queuetest.OpCreate); n != 2 {
+		t.Fatalf("%d creates, want 2", n)
+	}
+	noNodes(t, s, c.SessionID())
 }
 
 // A node of an earlier session found by the recovery of a cut-off create

@@ -147,6 +147,9 @@ type Scanned struct {
 	First   Contender // the first in queue order: the holder, or one of them
 	Blocker Contender // the nearest contender ahead of ours that blocks us
 	Blocked bool      // false: nothing ahead of ours blocks us
+	// Blockers counts the contenders ahead of ours that block us: with
+	// one, Blocker's deletion unblocks us (see Queue.wait).
+	Blockers int
 }
 
 // Scan finds in names what sorting them (Sort) and searching the result
@@ -166,7 +169,11 @@ func Scan(names []string, name string, blocks func(Contender) bool, accept ...st
 		if o.cmp(c, s.First) < 0 {
 			s.First = c
 		}
-		if o.cmp(c, s.Ours) < 0 && (blocks == nil || blocks(c)) && (!s.Blocked || o.cmp(c, s.Blocker) > 0) {
+		if o.cmp(c, s.Ours) >= 0 || (blocks != nil && !blocks(c)) {
+			continue
+		}
+		s.Blockers++
+		if !s.Blocked || o.cmp(c, s.Blocker) > 0 {
 			s.Blocker, s.Blocked = c, true
 		}
 	}

@@ -146,8 +146,10 @@ func scanReference(names []string, name string, blocks func(Contender) bool, acc
 	s := Scanned{Ours: cs[i], First: cs[0]}
 	for j := i - 1; j >= 0; j-- {
 		if blocks == nil || blocks(cs[j]) {
-			s.Blocker, s.Blocked = cs[j], true
-			break
+			if !s.Blocked {
+				s.Blocker, s.Blocked = cs[j], true
+			}
+			s.Blockers++
 		}
 	}
 	return s, true

@@ -33,8 +33,12 @@ type Conn interface {
 	// pipelined behind the create on the same connection: ZooKeeper answers
 	// a session's requests in order, so the listing reflects the create at
 	// no extra round trip. names is nil when the listing failed or was not
-	// sent; the caller then lists again.
-	CreateAndList(ctx context.Context, path string, data []byte) (name string, czxid, owner int64, names []string, err error)
+	// sent; the caller then lists again. The CONTAINER nodes parents (an
+	// existing one is fine), if any, are created first, pipelined ahead of
+	// the create in the same way, so that a lock on a fresh path costs one
+	// round trip more, not one per level. When the create finds no parent
+	// because one of them failed, err is that one's error.
+	CreateAndList(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, names []string, err error)
 	// CreateContainer creates a CONTAINER node; an existing one is fine.
 	CreateContainer(ctx context.Context, path string) error
 	Children(ctx context.Context, path string) ([]string, error)
@@ -46,13 +50,19 @@ type Conn interface {
 	// DeleteUntil is Delete that also gives up, with an error, once stop is
 	// closed.
 	DeleteUntil(ctx context.Context, path string, stop <-chan struct{}) error
+	// ReleaseUntil is DeleteUntil that announces the release: one multi
+	// sets the node's data, then deletes it, so a watcher of its data sees
+	// NodeDataChanged, which a plain deletion never causes (see Released).
+	ReleaseUntil(ctx context.Context, path string, stop <-chan struct{}) error
 	// Discard deletes an ephemeral node of session sid: now if it can, and
 	// in the background until it is gone or the session is otherwise.
 	Discard(path string, sid int64)
-	// WaitChange blocks until path changes or is deleted (nil at once if it
-	// does not exist), or ctx ends. It may also return nil without a change
-	// (when the session's ownership epoch ends, say); callers look again.
-	WaitChange(ctx context.Context, path string) error
+	// WaitChange blocks until path changes or is deleted (Deleted at once
+	// if it does not exist), or ctx ends. It may also return LookAgain
+	// without a change: when the session's ownership epoch ends, or its
+	// connection is lost or restored (a watch restored after a reconnect
+	// may silently fail: go-zookeeper issue #83), so callers look again.
+	WaitChange(ctx context.Context, path string) (Change, error)
 	// Track arranges for path to be deleted when ep ends; false if ep has
 	// already ended. Untrack undoes it.
 	Track(ep Epoch, path string) bool
@@ -87,7 +97,28 @@ type Queue struct {
 	// OneKind refuses a path that holds another primitive's nodes (see
 	// Foreign): Acquire then fails with a *KindError.
 	OneKind bool
+	// Handoff is the listing-free handoff: an exclusive holder announces
+	// its release (Conn.ReleaseUntil), and a waiter takes the announcement
+	// for proof that it may hold (see Queue.proves). It is sound only
+	// while nothing but a release changes the data of a node in the queue.
+	Handoff bool
 }
+
+// Change is what Conn.WaitChange saw happen to the node it watched.
+type Change int
+
+const (
+	// LookAgain: nothing is known of the node; list the queue again.
+	LookAgain Change = iota
+	// Deleted: the node is gone, however it went: released, abandoned by
+	// a waiter, or with its session.
+	Deleted
+	// Released: the node's data changed. Only an announced release
+	// (Conn.ReleaseUntil) changes a lock node's data, unless another
+	// client writes it (Curator's Revoker does), and that release deleted
+	// the node in the same transaction.
+	Released
+)
 
 // Blocks reports whether a contender ahead of ours keeps us waiting. We
 // wait for the nearest contender ahead of ours that blocks us, and hold
@@ -174,12 +205,51 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 		if r.Try {
 			return nil, q.locked(ctx, sc.First)
 		}
-		if err := q.Conn.WaitChange(ctx, q.Dir+"/"+sc.Blocker.Name); err != nil {
+		ch, err := q.Conn.WaitChange(ctx, q.Dir+"/"+sc.Blocker.Name)
+		if err != nil {
 			return nil, err
+		}
+		if q.proves(ch, sc) {
+			h, err := q.grant(ctx, n, sc.Ours)
+			if h != nil {
+				h.Waited = true
+			}
+			return h, err
 		}
 		names = nil
 	}
 }
+
+// proves reports whether what happened to the contender that blocked us
+// proves that nothing ahead of ours blocks us any more, so that we hold
+// without listing the queue again: the listing is the one request on a
+// busy lock's handoff whose size grows with the queue.
+//
+// Two facts carry the proof. The contenders ahead of ours were all in the
+// listing sc came from, and the set can only shrink: the server numbers a
+// new node above every existing one. (A writer's downgrade is the one
+// exception: its read node takes the writer's number, below a writer
+// queued behind it, so a writer never relies on the set.) And an exclusive
+// holder (a lock or write node) was granted only with nothing ahead of it.
+//
+//   - Deleted: the only contender ahead of ours that blocked us is gone.
+//   - Released: an exclusive holder released, so nothing was ahead of it,
+//     and it was the nearest contender ahead of ours that blocks us, so
+//     nothing between it and us does.
+func (q *Queue) proves(ch Change, sc Scanned) bool {
+	switch ch {
+	case Deleted:
+		return sc.Blockers == 1 && q.Kind != KindWrite
+	case Released:
+		return q.Handoff && exclusive(sc.Blocker.Kind)
+	}
+	return false
+}
+
+// exclusive reports whether a contender of kind holds only when first in
+// the queue. Kazoo's lock nodes are, but Kazoo never announces a release,
+// so a change of their data is somebody else's write, never a proof.
+func exclusive(kind string) bool { return kind == KindLock || kind == KindWrite }
 
 // checkKinds refuses a listing that shows another kind of primitive on our
 // path. Only the listing taken just after our create is checked, at no
@@ -211,15 +281,30 @@ func (q *Queue) grant(ctx context.Context, n node, c Contender) (*Held, error) {
 
 // Release deletes our node. It retries until the delete succeeds, ctx ends,
 // or the epoch ends (then the session's own cleanup deletes the node if the
-// session survived, and ErrLost is returned).
+// session survived, and ErrLost is returned). With Handoff, an exclusive
+// node's release is announced (see Released), so the waiter behind it
+// holds without listing the queue.
 func (q *Queue) Release(ctx context.Context, h *Held) error {
+	return q.release(ctx, h, q.Handoff && exclusive(h.Node.Kind))
+}
+
+// Leave is Release without the announcement, for a node whose holder keeps
+// something in the queue that a waiter must still see: a writer that
+// downgraded keeps its read node.
+func (q *Queue) Leave(ctx context.Context, h *Held) error { return q.release(ctx, h, false) }
+
+func (q *Queue) release(ctx context.Context, h *Held, announce bool) error {
 	select {
 	case <-h.Epoch.Done:
 		return ErrLost
 	default:
 	}
 	// Stop retrying once the node went (or will go) with the epoch.
-	err := q.Conn.DeleteUntil(ctx, h.Path, h.Epoch.Done)
+	del := q.Conn.DeleteUntil
+	if announce {
+		del = q.Conn.ReleaseUntil
+	}
+	err := del(ctx, h.Path, h.Epoch.Done)
 	if err == nil {
 		q.Conn.Untrack(h.Epoch, h.Path)
 		return nil

@@ -41,12 +41,16 @@ func (c *Conn) publishLocked(st State, sid int64) {
 	}
 	close(c.changed)
 	c.changed = make(chan struct{})
+	// Every waiter woke with changed and looks again; the watch it sets
+	// then is a new one, not one go-zookeeper may have failed to restore.
+	clear(c.watches)
 }
 
 // onEvent is go-zookeeper's event callback. It runs on the client's own
 // goroutine, so it only updates state and queues events; it never blocks.
 func (c *Conn) onEvent(ev zk.Event) {
 	if ev.Type != zk.EventSession {
+		c.onWatchEvent(ev)
 		return
 	}
 	c.mu.Lock()

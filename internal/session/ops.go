@@ -201,22 +201,23 @@ type createResult struct {
 	err  error
 }
 
-// startCreate sends one create of an ephemeral node (never retried: the
-// outcome of a create cut off by connection loss is unknown, and the queue
-// resolves it by its protected name) on a goroutine of its own, and
-// delivers its outcome on the returned channel. The node's czxid and owner
-// come from the wire observer, at no extra round trip. Every create it
-// reports as successful is accounted for: when the observer could not match
-// the reply (a request path longer than it parses), it asks the server for
-// the node's stat rather than report a failure and leave a node nobody
-// knows about.
-func (c *Conn) startCreate(path string, data []byte, flags int32) <-chan createResult {
+// startCreate sends one create of an ephemeral node, once after is on the
+// wire, on a goroutine of its own, and delivers its outcome on the returned
+// channel. It is never retried: the outcome of a create cut off by
+// connection loss is unknown, and the queue resolves it by its protected
+// name. The node's czxid and owner come from the wire observer, at no extra
+// round trip. Every create it reports as successful is accounted for: when
+// the observer could not match the reply (a request path longer than it
+// parses), it asks the server for the node's stat rather than report a
+// failure and leave a node nobody knows about.
+func (c *Conn) startCreate(path string, data []byte, flags int32, after stage) <-chan createResult {
 	rec := &createRec{}
 	c.mu.Lock()
 	c.creates[path] = rec
 	c.mu.Unlock()
 	ch := make(chan createResult, 1)
 	go func() {
+		after.wait()
 		name, err := c.zk.Create(path, data, flags, c.cfg.ACL)
 		c.mu.Lock()
 		delete(c.creates, path)

@@ -28,7 +28,7 @@ func (c *Conn) Epoch(ctx context.Context) (queue.Epoch, error) {
 // for its outcome and deletes the node it made, for at most the cleanup
 // grace, so that in the common case nothing is left when it returns.
 func (c *Conn) CreateSeq(ctx context.Context, path string, data []byte) (string, int64, int64, error) {
-	r, err := c.awaitCreate(ctx, path, c.startCreate(path, data, zk.FlagEphemeral|zk.FlagSequence))
+	r, err := c.awaitCreate(ctx, path, c.startCreate(path, data, zk.FlagEphemeral|zk.FlagSequence, stage{}))
 	return r.name, r.c.zxid, r.c.sid, err
 }
 
@@ -49,10 +49,22 @@ func (c *Conn) awaitCreate(ctx context.Context, path string, ch <-chan createRes
 	}
 }
 
-func (c *Conn) CreateAndList(ctx context.Context, path string, data []byte) (string, int64, int64, []string, error) {
+// CreateAndList sends the CONTAINER creates of parents, our create and the
+// listing of its parent as a pipeline: each request is queued once the one
+// before is on the wire (or has returned), so they reach the server in
+// order, one round trip for all.
+func (c *Conn) CreateAndList(ctx context.Context, parents []string, path string, data []byte) (string, int64, int64, []string, error) {
+	stop := make(chan struct{}) // closed once the create has returned
+	var prev stage
+	perrs := make([]<-chan error, len(parents))
+	for i, p := range parents {
+		var perr chan error
+		prev, perr = c.sendContainer(p, prev)
+		perrs[i] = perr
+	}
 	sent, forget := c.onSend(path)
 	defer forget()
-	stop := make(chan struct{})
+	created := c.startCreate(path, data, zk.FlagEphemeral|zk.FlagSequence, prev)
 	listed := make(chan []string, 1)
 	go func() {
 		select {
@@ -67,17 +79,69 @@ func (c *Conn) CreateAndList(ctx context.Context, path string, data []byte) (str
 		}
 		listed <- names
 	}()
-	name, czxid, owner, err := c.CreateSeq(ctx, path, data)
+	r, err := c.awaitCreate(ctx, path, created)
+	// A create the observer did not see sent (a path longer than it
+	// parses) has no listing behind it: the caller lists.
 	close(stop)
+	if errors.Is(err, zk.ErrNoNode) {
+		err = parentErr(parents, perrs, err)
+	}
 	if err != nil {
 		return "", 0, 0, nil, err
 	}
 	select {
 	case names := <-listed: // answered right after the create
-		return name, czxid, owner, names, nil
+		return r.name, r.c.zxid, r.c.sid, names, nil
 	case <-ctx.Done():
-		return name, czxid, owner, nil, nil
+		return r.name, r.c.zxid, r.c.sid, nil, nil
 	}
+}
+
+// stage is a request of a pipeline: sent is closed once it is on the wire,
+// done once it has returned. The zero stage is no request.
+type stage struct{ sent, done <-chan struct{} }
+
+// wait returns once the request is on the wire, or has returned without
+// being sent (the connection dropped): a request queued after that
+// follows it.
+func (s stage) wait() {
+	if s.done == nil {
+		return
+	}
+	select {
+	case <-s.sent:
+	case <-s.done:
+	}
+}
+
+// sendContainer creates the CONTAINER node p, once after is on the wire.
+// The error (nil for a node that exists) arrives on the channel.
+func (c *Conn) sendContainer(p string, after stage) (stage, chan error) {
+	sent, forget := c.onSend(p)
+	done := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		defer close(done)
+		defer forget()
+		after.wait()
+		_, err := c.zk.CreateContainer(p, nil, zk.FlagContainer, c.cfg.ACL)
+		if errors.Is(err, zk.ErrNodeExists) {
+			err = nil
+		}
+		errc <- err
+	}()
+	return stage{sent, done}, errc
+}
+
+// parentErr explains a create that found no parent: the first parent
+// create that failed, if one did (no permission, say), else err.
+func parentErr(parents []string, perrs []<-chan error, err error) error {
+	for i, perr := range perrs {
+		if e := <-perr; e != nil && !transient(e) {
+			return wrapOp("create container", parents[i], connLoss(e))
+		}
+	}
+	return err
 }
 
 // cleanAbandoned waits for the outcome of a create whose caller gave up, and
@@ -146,6 +210,23 @@ func (c *Conn) DeleteUntil(ctx context.Context, path string, stop <-chan struct{
 	return c.delete(ctx, path, stop)
 }
 
+// ReleaseUntil is DeleteUntil with the release announced (see
+// queue.Released): one multi sets the node's data, which fires a data
+// watch with NodeDataChanged, and deletes the node. Retried after a
+// connection loss it finds the node gone (the first attempt applied, or
+// the session took it): deleted.
+func (c *Conn) ReleaseUntil(ctx context.Context, path string, stop <-chan struct{}) error {
+	ops := []any{&zk.SetDataRequest{Path: path, Version: -1}, &zk.DeleteRequest{Path: path, Version: -1}}
+	_, err := retryUntil(ctx, c, stop, func() (struct{}, error) {
+		_, err := c.zk.Multi(ops...)
+		return struct{}{}, err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return wrapOp("release", path, err)
+}
+
 // Discard starts a background delete and waits for it at most the cleanup
 // grace, so that in the common case (server reachable) the node is gone
 // when the failed call returns.
@@ -173,22 +254,23 @@ func cleanupGrace(timeout time.Duration) time.Duration {
 	return min(timeout/2, 2*time.Second)
 }
 
-// WaitChange also returns (nil, as if path changed) when the current
-// ownership epoch ends, so that the queue looks again under the next one. A
-// watch cannot be trusted across a session expiry: go-zookeeper drops the
-// old session's watches when it learns of the expiry, but a watch request
-// queued while disconnected is sent afterwards, under the new session, and
-// then fires only when the predecessor changes, leaving a waiter whose node
-// expired asleep instead of re-enqueueing.
-func (c *Conn) WaitChange(ctx context.Context, path string) error {
+// WaitChange also returns LookAgain when the current ownership epoch ends,
+// so that the queue looks again under the next one. A watch cannot be
+// trusted across a session expiry: go-zookeeper drops the old session's
+// watches when it learns of the expiry, but a watch request queued while
+// disconnected is sent afterwards, under the new session, and then fires
+// only when the predecessor changes, leaving a waiter whose node expired
+// asleep instead of re-enqueueing.
+func (c *Conn) WaitChange(ctx context.Context, path string) (queue.Change, error) {
 	ep, err := c.awaitEpoch(ctx)
 	if err != nil {
-		return err
+		return queue.LookAgain, err
 	}
-	if err := c.waitChange(ctx, path, ep.done); !errors.Is(err, errStopped) {
-		return err
+	ch, err := c.waitChange(ctx, path, ep.done)
+	if errors.Is(err, errStopped) {
+		return queue.LookAgain, nil // the epoch ended
 	}
-	return nil // the epoch ended
+	return ch, err
 }
 
 func (c *Conn) Track(ep queue.Epoch, path string) bool {
@@ -199,7 +281,7 @@ func (c *Conn) Untrack(ep queue.Epoch, path string) { c.untrack(ep.Key.(*epoch),
 
 // CreateEphemeral is CreateSeq for a node whose exact name is given.
 func (c *Conn) CreateEphemeral(ctx context.Context, path string, data []byte) (int64, int64, error) {
-	r, err := c.awaitCreate(ctx, path, c.startCreate(path, data, zk.FlagEphemeral))
+	r, err := c.awaitCreate(ctx, path, c.startCreate(path, data, zk.FlagEphemeral, stage{}))
 	return r.c.zxid, r.c.sid, err
 }
 

@@ -5,76 +5,119 @@ import (
 	"errors"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 // watch is one outstanding data watch on a node, shared by every waiter on
 // that node. go-zookeeper cannot remove a watch, so a waiter that gives up
 // leaves its watch behind until the node changes; sharing one watch per
-// path keeps those from piling up when waiters come and go.
+// path keeps those from piling up when waiters come and go. The event is
+// delivered by the session's event callback (onWatchEvent), so a watch
+// costs no goroutine.
 type watch struct {
-	fired chan struct{} // closed when the node changed, was deleted, or the watch was invalidated
+	fired chan struct{} // closed once change is set
+	// change is what happened: Deleted, Released (data changed) or
+	// LookAgain (the watch ended without a proof: session expiry, close).
+	change queue.Change
 }
 
-// waitChange blocks until the node at path is deleted or changed, ctx
-// ends, or stop is closed (then it returns errStopped). It returns nil at
-// once if the node does not exist. A data watch (getData) is used rather
-// than exists, as Curator does, so that no watch is left on a node that is
-// already gone.
-func (c *Conn) waitChange(ctx context.Context, path string, stop <-chan struct{}) error {
-	w, err := c.watch(ctx, path, stop)
-	if err != nil || w == nil {
-		return err
+// fireLocked delivers ch to the waiters of w and forgets w. c.mu must be
+// held.
+func (c *Conn) fireLocked(path string, w *watch, ch queue.Change) {
+	if c.watches[path] == w {
+		delete(c.watches, path)
 	}
 	select {
 	case <-w.fired:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-stop:
-		return errStopped
-	case <-c.done:
-		return ErrClosed
+	default:
+		w.change = ch
+		close(w.fired)
 	}
 }
 
-func (c *Conn) watch(ctx context.Context, path string, stop <-chan struct{}) (*watch, error) {
-	c.mu.Lock()
-	w := c.watches[path]
-	c.mu.Unlock()
-	if w != nil {
-		return w, nil
-	}
-	ch, err := retryUntil(ctx, c, stop, func() (<-chan zk.Event, error) {
-		_, _, ch, err := c.zk.GetW(path)
-		return ch, err
-	})
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, wrapOp("watch", path, err)
+// onWatchEvent is the event callback's part for node events: it fires the
+// watch registered for the event's path. It runs on go-zookeeper's
+// receiving goroutine and does not block.
+func (c *Conn) onWatchEvent(ev zk.Event) {
+	var ch queue.Change
+	switch ev.Type {
+	case zk.EventNodeDeleted:
+		ch = queue.Deleted
+	case zk.EventNodeDataChanged:
+		ch = queue.Released
+	case zk.EventNotWatching, zk.EventNodeCreated:
+		ch = queue.LookAgain
+	default:
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if w := c.watches[path]; w != nil {
-		// Another waiter registered first. go-zookeeper fires both channels on
-		// one server event (the server keeps one watch per path and
-		// connection), so ours ends with it; only one entry is kept here.
-		go drain(ch)
-		return w, nil
+	if w := c.watches[ev.Path]; w != nil {
+		c.fireLocked(ev.Path, w, ch)
 	}
-	w = &watch{fired: make(chan struct{})}
-	c.watches[path] = w
-	go func() {
-		<-ch // fires on change, deletion, expiry or close
-		c.mu.Lock()
-		if c.watches[path] == w {
-			delete(c.watches, path)
-		}
-		c.mu.Unlock()
-		close(w.fired)
-	}()
-	return w, nil
 }
 
-func drain(ch <-chan zk.Event) { <-ch }
+// waitChange blocks until the node at path is deleted or changed, ctx ends,
+// stop is closed (then it returns errStopped), or the session's state
+// changes (then it returns LookAgain: after a reconnect go-zookeeper
+// restores watches from a goroutine and only logs a failure, issue #83, so
+// no waiter may rely on one across a reconnect). It returns Deleted at once
+// if the node does not exist. A data watch (getData) is used rather than
+// exists, as Curator does, so that no watch is left on a node that is
+// already gone; and a data watch is what sees an announced release.
+func (c *Conn) waitChange(ctx context.Context, path string, stop <-chan struct{}) (queue.Change, error) {
+	c.mu.Lock()
+	changed := c.changed // state transitions from now on wake us
+	w := c.watches[path]
+	arm := w == nil
+	if arm {
+		// Registered before the request is sent: the event may arrive as
+		// soon as the reply does.
+		w = &watch{fired: make(chan struct{})}
+		c.watches[path] = w
+	}
+	c.mu.Unlock()
+	if arm {
+		if err := c.arm(ctx, path, stop, w); err != nil {
+			return queue.LookAgain, err
+		}
+	}
+	select {
+	case <-w.fired:
+		return w.change, nil
+	case <-changed:
+		return queue.LookAgain, nil
+	case <-ctx.Done():
+		return queue.LookAgain, ctx.Err()
+	case <-stop:
+		return queue.LookAgain, errStopped
+	case <-c.done:
+		return queue.LookAgain, ErrClosed
+	}
+}
+
+// arm sets the server's data watch for w. On failure w is fired, so that
+// waiters who share it look again; a node that does not exist fires it
+// with Deleted.
+func (c *Conn) arm(ctx context.Context, path string, stop <-chan struct{}, w *watch) error {
+	_, err := retryUntil(ctx, c, stop, func() (struct{}, error) {
+		// The channel go-zookeeper returns is buffered and closed when the
+		// watch fires; onWatchEvent sees the same event, so nobody reads it.
+		_, _, _, err := c.zk.GetW(path)
+		return struct{}{}, err
+	})
+	if err == nil {
+		return nil
+	}
+	ch := queue.LookAgain
+	if errors.Is(err, zk.ErrNoNode) {
+		ch, err = queue.Deleted, nil
+	}
+	c.mu.Lock()
+	c.fireLocked(path, w, ch)
+	c.mu.Unlock()
+	if err != nil {
+		return wrapOp("watch", path, err)
+	}
+	return nil
+}

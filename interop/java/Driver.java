@@ -27,6 +27,9 @@
 //	                     "held <kind>", or "busy <kind>" if not acquired
 //	                     within ms
 //	release <kind>       answers "released <kind>" (sem: the latest lease)
+//	revoke <node>        Curator's Revoker.attemptRevoke on the node's full
+//	                     path (a revocation request: a data write on a
+//	                     holder's or waiter's node); answers "revoked"
 //
 // and EOF ends it with "done". Inside each critical section the driver
 // appends "<ns> <id> start <kind>" and "<ns> <id> end <kind>" (kind is the
@@ -54,6 +57,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class Driver {
@@ -177,6 +181,11 @@ public final class Driver {
         }
         for (String line; (line = in.readLine()) != null; ) {
             String[] f = line.split(" ");
+            if (f.length == 2 && f[0].equals("revoke")) {
+                Revoker.attemptRevoke(client, f[1]);
+                say("revoked");
+                continue;
+            }
             InterProcessLock lock = f.length >= 2 ? locks.get(f[1]) : null;
             if (lock == null) {
                 fail("bad command " + line);

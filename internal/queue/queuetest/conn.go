@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 // wrap reports a tree error the way the real Conn does: wrapped, so that
@@ -26,9 +27,20 @@ func (c *Conn) CreateSeq(ctx context.Context, p string, data []byte) (string, in
 }
 
 // CreateAndList is CreateSeq with the parent's children as of just after
-// the create.
-func (c *Conn) CreateAndList(ctx context.Context, p string, data []byte) (string, int64, int64, []string, error) {
-	return c.create(ctx, p, data, true, true)
+// the create, after creating the CONTAINER nodes parents (OpContainer
+// faults apply to each).
+func (c *Conn) CreateAndList(ctx context.Context, parents []string, p string, data []byte) (string, int64, int64, []string, error) {
+	var perr error
+	for _, d := range parents {
+		if err := c.CreateContainer(ctx, d); err != nil && perr == nil {
+			perr = err
+		}
+	}
+	name, czxid, owner, names, err := c.create(ctx, p, data, true, true)
+	if perr != nil && errors.Is(err, zk.ErrNoNode) {
+		err = perr
+	}
+	return name, czxid, owner, names, err
 }
 
 // CreateEphemeral creates a non-sequential EPHEMERAL node of c's session.
@@ -203,28 +215,28 @@ func (c *Conn) Discard(p string, sid int64) {
 	c.s.changedLocked()
 }
 
-// WaitChange blocks until p changes or is deleted (nil at once if it does
-// not exist), the live epoch ends (nil), or ctx ends. Like the real one,
-// it first waits for a live epoch.
-func (c *Conn) WaitChange(ctx context.Context, p string) error {
+// WaitChange blocks until p changes (Released) or is deleted (Deleted; at
+// once if it does not exist), the live epoch ends (LookAgain), or ctx
+// ends. Like the real one, it first waits for a live epoch.
+func (c *Conn) WaitChange(ctx context.Context, p string) (queue.Change, error) {
 	f, err := c.begin(ctx, OpWatch, p)
 	if err != nil {
-		return err
+		return queue.LookAgain, err
 	}
 	if f.Err != nil {
-		return f.Err
+		return queue.LookAgain, f.Err
 	}
 	ep, err := c.awaitEpoch(ctx)
 	if err != nil {
-		return err
+		return queue.LookAgain, err
 	}
 	s := c.s
 	s.mu.Lock()
 	if s.nodes[p] == nil {
 		s.mu.Unlock()
-		return nil
+		return queue.Deleted, nil
 	}
-	ch := make(chan struct{})
+	ch := make(chan queue.Change, 1)
 	if !f.Lost {
 		s.dataW[p] = append(s.dataW[p], ch)
 		s.watches = append(s.watches, Watch{c.sid, p})
@@ -238,7 +250,7 @@ func (c *Conn) WaitChange(ctx context.Context, p string) error {
 	defer func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.dataW[p] = slices.DeleteFunc(s.dataW[p], func(x chan struct{}) bool { return x == ch })
+		s.dataW[p] = slices.DeleteFunc(s.dataW[p], func(x chan queue.Change) bool { return x == ch })
 		if len(s.dataW[p]) == 0 {
 			delete(s.dataW, p)
 		}
@@ -246,19 +258,47 @@ func (c *Conn) WaitChange(ctx context.Context, p string) error {
 		s.changedLocked()
 	}()
 	select {
-	case <-ch:
-		return nil
+	case what := <-ch:
+		return what, nil
 	case <-ep.done:
-		return nil
+		return queue.LookAgain, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return queue.LookAgain, ctx.Err()
 	}
 }
 
 // DeleteUntil is Delete that gives up, with ctx's error, once stop closes.
 func (c *Conn) DeleteUntil(ctx context.Context, p string, stop <-chan struct{}) error {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := untilStop(ctx, stop)
 	defer cancel()
+	return c.Delete(ctx, p)
+}
+
+// ReleaseUntil is DeleteUntil with the release announced: p's data is set
+// and p deleted in one step, which fires p's data watches with Released.
+// It takes the faults of OpDelete.
+func (c *Conn) ReleaseUntil(ctx context.Context, p string, stop <-chan struct{}) error {
+	ctx, cancel := untilStop(ctx, stop)
+	defer cancel()
+	f, err := c.begin(ctx, OpDelete, p)
+	if err != nil {
+		return err
+	}
+	if !f.Lost {
+		c.s.mu.Lock()
+		c.s.calls[OpRelease]++
+		err = c.s.releaseLocked(p)
+		c.s.mu.Unlock()
+		if errors.Is(err, zk.ErrNoNode) {
+			err = nil
+		}
+	}
+	return c.end(ctx, OpDelete, f, nil, wrap(OpDelete, p, err))
+}
+
+// untilStop returns ctx, cancelled also when stop closes.
+func untilStop(ctx context.Context, stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		select {
 		case <-stop:
@@ -266,7 +306,7 @@ func (c *Conn) DeleteUntil(ctx context.Context, p string, stop <-chan struct{}) 
 		case <-ctx.Done():
 		}
 	}()
-	return c.Delete(ctx, p)
+	return ctx, cancel
 }
 
 // WaitExists blocks until p exists or ctx ends.

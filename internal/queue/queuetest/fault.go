@@ -18,7 +18,8 @@ const (
 	OpChildren  Op = "children"  // Children, ChildrenStat, ChildrenW
 	OpStat      Op = "stat"      // Stat
 	OpGet       Op = "get"       // Get
-	OpDelete    Op = "delete"    // Delete
+	OpDelete    Op = "delete"    // Delete, DeleteUntil, ReleaseUntil
+	OpRelease   Op = "release"   // ReleaseUntil (counted only: it takes OpDelete's faults)
 	OpWatch     Op = "watch"     // WaitChange
 	OpDiscard   Op = "discard"   // Discard (counted only: it takes no fault)
 )

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
 	"go.uber.org/goleak"
 )
 
@@ -38,7 +39,7 @@ func TestCreateSeq(t *testing.T) {
 	must(t, err)
 	must(t, c.Delete(ctx, a))
 	must(t, c.Delete(ctx, a)) // a missing node counts as deleted
-	b, zb, ob, names, err := c.CreateAndList(ctx, "/q/x-", []byte("d"))
+	b, zb, ob, names, err := c.CreateAndList(ctx, nil, "/q/x-", []byte("d"))
 	must(t, err)
 	if a != "/q/x-0000000000" || b != "/q/x-0000000002" || zb <= za || oa != c.SessionID() || ob != oa {
 		t.Fatalf("got %s %d %d, %s %d %d", a, za, oa, b, zb, ob)
@@ -83,33 +84,48 @@ func TestExpire(t *testing.T) {
 	}
 }
 
-// WaitChange: nil at once on a missing node, nil on deletion, nil when the
-// epoch ends, ctx.Err() on cancellation.
+// WaitChange: Deleted at once on a missing node, Deleted on deletion,
+// LookAgain when the epoch ends, Released on a data change and on an
+// announced release (ReleaseUntil), ctx.Err() on cancellation.
 func TestWaitChange(t *testing.T) {
 	ctx := testCtx(t)
 	s := NewServer()
 	c := s.Connect()
 	must(t, c.CreateContainer(ctx, "/q"))
-	must(t, c.WaitChange(ctx, "/q/none"))
-	for _, end := range []func(p string){
-		func(p string) { must(t, c.Delete(ctx, p)) },
-		func(string) { c.EndEpoch(); c.NewEpoch() },
-		func(p string) { must(t, s.SetData(p, []byte("x"))) },
+	if ch, err := c.WaitChange(ctx, "/q/none"); err != nil || ch != queue.Deleted {
+		t.Fatalf("WaitChange on a missing node: %v, %v", ch, err)
+	}
+	for _, tc := range []struct {
+		end  func(p string)
+		want queue.Change
+	}{
+		{func(p string) { must(t, c.Delete(ctx, p)) }, queue.Deleted},
+		{func(string) { c.EndEpoch(); c.NewEpoch() }, queue.LookAgain},
+		{func(p string) { must(t, s.SetData(p, []byte("x"))) }, queue.Released},
+		{func(p string) { must(t, c.ReleaseUntil(ctx, p, nil)) }, queue.Released},
 	} {
 		p, _, _, err := c.CreateSeq(ctx, "/q/x-", nil)
 		must(t, err)
-		done := make(chan error, 1)
-		go func() { done <- c.WaitChange(ctx, p) }()
+		type res struct {
+			ch  queue.Change
+			err error
+		}
+		done := make(chan res, 1)
+		go func() { ch, err := c.WaitChange(ctx, p); done <- res{ch, err} }()
 		must(t, s.Await(ctx, func() bool { return s.Watching(p) == 1 }))
-		end(p)
-		must(t, <-done)
+		tc.end(p)
+		r := <-done
+		must(t, r.err)
+		if r.ch != tc.want {
+			t.Fatalf("WaitChange: %v, want %v", r.ch, tc.want)
+		}
 		if s.Watching(p) != 0 {
 			t.Fatal("watch left registered")
 		}
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	c.Inject(OpWatch, Fault{Before: cancel})
-	if err := c.WaitChange(cctx, "/q"); !errors.Is(err, context.Canceled) {
+	if _, err := c.WaitChange(cctx, "/q"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled WaitChange: %v", err)
 	}
 }

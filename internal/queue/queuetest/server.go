@@ -24,6 +24,7 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 // Server is an in-memory ZooKeeper tree shared by the Conns made from it.
@@ -32,9 +33,9 @@ type Server struct {
 	zxid    int64
 	lastSID int64
 	nodes   map[string]*znode
-	dataW   map[string][]chan struct{} // WaitChange watches by path
-	childW  map[string][]childWatch    // ChildrenW watches by path
-	changed chan struct{}              // closed and replaced on every change
+	dataW   map[string][]chan queue.Change // WaitChange watches by path (buffered 1)
+	childW  map[string][]childWatch        // ChildrenW watches by path
+	changed chan struct{}                  // closed and replaced on every change
 	calls   map[Op]int
 	blocked map[blocker]int
 
@@ -78,7 +79,7 @@ type Watch struct {
 func NewServer() *Server {
 	return &Server{
 		nodes:   map[string]*znode{"/": {children: map[string]struct{}{}}},
-		dataW:   map[string][]chan struct{}{},
+		dataW:   map[string][]chan queue.Change{},
 		childW:  map[string][]childWatch{},
 		changed: make(chan struct{}),
 		calls:   map[Op]int{},
@@ -162,7 +163,7 @@ func (s *Server) deleteLocked(p string) error {
 	parent.stat.NumChildren--
 	parent.stat.Pzxid = s.zxid
 	s.history = append(s.history, Change{Path: p, Owner: n.stat.EphemeralOwner, Zxid: s.zxid})
-	s.fireDataLocked(p)
+	s.fireDataLocked(p, queue.Deleted)
 	s.fireChildLocked(p, zk.EventNodeDeleted)
 	s.fireChildLocked(path.Dir(p), zk.EventNodeChildrenChanged)
 	s.changedLocked()
@@ -176,8 +177,9 @@ func (s *Server) deleteOwnedLocked(p string, sid int64) {
 	}
 }
 
-func (s *Server) fireDataLocked(p string) {
+func (s *Server) fireDataLocked(p string, what queue.Change) {
 	for _, ch := range s.dataW[p] {
+		ch <- what
 		close(ch)
 	}
 	delete(s.dataW, p)
@@ -239,10 +241,25 @@ func (s *Server) SetData(p string, data []byte) error {
 	if n == nil {
 		return zk.ErrNoNode
 	}
+	s.setDataLocked(n, p, data)
+	s.changedLocked()
+	return nil
+}
+
+func (s *Server) setDataLocked(n *znode, p string, data []byte) {
 	s.zxid++
 	n.data = slices.Clone(data)
 	n.stat.Mzxid, n.stat.Version, n.stat.DataLength = s.zxid, n.stat.Version+1, int32(len(data))
-	s.fireDataLocked(p)
-	s.changedLocked()
-	return nil
+	s.fireDataLocked(p, queue.Released)
+}
+
+// releaseLocked is the multi of an announced release: set p's data, then
+// delete it, in one transaction.
+func (s *Server) releaseLocked(p string) error {
+	n := s.nodes[p]
+	if n == nil {
+		return zk.ErrNoNode
+	}
+	s.setDataLocked(n, p, nil)
+	return s.deleteLocked(p)
 }
