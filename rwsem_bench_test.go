@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,6 +51,7 @@ func measure(b *testing.B, c *zktest.Cluster, clients int, cycle func(ctx contex
 	}
 	p0 := packets(b, c)
 	g0 := goroutinesCreated()
+	cpu0 := cpuTime(b)
 	var left atomic.Int64
 	left.Store(int64(b.N))
 	var failed atomic.Value
@@ -72,6 +74,7 @@ func measure(b *testing.B, c *zktest.Cluster, clients int, cycle func(ctx contex
 	elapsed := time.Since(start)
 	b.StopTimer()
 	gs := goroutinesCreated() - g0
+	cpu := cpuTime(b) - cpu0
 	if err := failed.Load(); err != nil {
 		b.Fatal(err)
 	}
@@ -79,6 +82,17 @@ func measure(b *testing.B, c *zktest.Cluster, clients int, cycle func(ctx contex
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "cycles/s")
 	b.ReportMetric(float64(reqs)/float64(b.N), "req/cycle")
 	b.ReportMetric(float64(gs)/float64(b.N), "goroutines/cycle")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/cycle")
+}
+
+// cpuTime is the CPU time (user and system) the process has used: the
+// clients' cost, since the server is another process.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // goroutinesCreated is the number of goroutines the process has started.
