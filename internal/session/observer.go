@@ -2,7 +2,9 @@ package session
 
 import "time"
 
-// observer receives what the wire layer learns about each connection.
+// observer receives what the wire layer learns about each connection: the
+// session's negotiated timeout and the ownership deadline's anchor here,
+// creates in create.go.
 type observer Conn
 
 func (o *observer) Connected(sid int64, timeout time.Duration, sent time.Time) {
@@ -22,44 +24,5 @@ func (o *observer) Replied(sent time.Time) {
 		if t <= old || c.anchor.CompareAndSwap(old, t) {
 			return
 		}
-	}
-}
-
-// Created records what the wire saw of a create's reply, for the create
-// that registered its request path (startCreate). Creates nobody
-// registered (containers, plain Conn use) are not recorded, so nothing
-// accumulates and no record is ever dropped to bound the map.
-func (o *observer) Created(path string, zxid, sid int64) {
-	c := (*Conn)(o)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if r, ok := c.creates[path]; ok {
-		r.c, r.seen = created{zxid: zxid, sid: sid}, true
-	}
-}
-
-func (o *observer) Sending(path string) {
-	c := (*Conn)(o)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ch, ok := c.sending[path]; ok {
-		close(ch)
-		delete(c.sending, path)
-	}
-}
-
-// onSend returns a channel closed when a create request for path is
-// written to the connection, and a function that forgets the request.
-func (c *Conn) onSend(path string) (<-chan struct{}, func()) {
-	ch := make(chan struct{})
-	c.mu.Lock()
-	c.sending[path] = ch
-	c.mu.Unlock()
-	return ch, func() {
-		c.mu.Lock()
-		if c.sending[path] == ch {
-			delete(c.sending, path)
-		}
-		c.mu.Unlock()
 	}
 }

@@ -12,20 +12,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// created is what the wire observer saw of a create's reply.
-type created struct {
-	zxid int64 // the create's zxid: the node's czxid
-	sid  int64 // the session the create ran in: the node's ephemeralOwner
-}
-
-// createRec is a create zklock sent and awaits the reply of. Protected
-// request paths are unique (a fresh uuid each), so the request path names
-// exactly one create in flight.
-type createRec struct {
-	c    created
-	seen bool // the observer matched the reply
-}
-
 // transient reports whether err may go away by retrying the same request:
 // the connection dropped (the request may or may not have been applied), no
 // server answered, the session moved to another server, or the server
@@ -178,106 +164,6 @@ func (c *Conn) delete(ctx context.Context, path string, stop <-chan struct{}) er
 		return nil
 	}
 	return wrapOp("delete", path, err)
-}
-
-// createContainer creates path as a CONTAINER node (reaped by the server once
-// empty); a node that already exists is fine.
-func (c *Conn) createContainer(ctx context.Context, path string) error {
-	err := c.do(ctx, func() error {
-		_, err := c.zk.CreateContainer(path, nil, zk.FlagContainer, c.cfg.ACL)
-		return err
-	})
-	if errors.Is(err, zk.ErrNodeExists) {
-		return nil
-	}
-	return wrapOp("create container", path, err)
-}
-
-// createResult is the outcome of one create: the node's name and what the
-// wire observer (or a stat) says of it.
-type createResult struct {
-	name string
-	c    created
-	err  error
-}
-
-// startCreate sends one create of an ephemeral node, once after is on the
-// wire, on a goroutine of its own, and delivers its outcome on the returned
-// channel. It is never retried: the outcome of a create cut off by
-// connection loss is unknown, and the queue resolves it by its protected
-// name. The node's czxid and owner come from the wire observer, at no extra
-// round trip. Every create it reports as successful is accounted for: when
-// the observer could not match the reply (a request path longer than it
-// parses), it asks the server for the node's stat rather than report a
-// failure and leave a node nobody knows about.
-func (c *Conn) startCreate(path string, data []byte, flags int32, after stage) <-chan createResult {
-	rec := &createRec{}
-	c.mu.Lock()
-	c.creates[path] = rec
-	c.mu.Unlock()
-	ch := make(chan createResult, 1)
-	go func() {
-		after.wait()
-		name, err := c.zk.Create(path, data, flags, c.cfg.ACL)
-		c.mu.Lock()
-		delete(c.creates, path)
-		cr, seen := rec.c, rec.seen
-		c.mu.Unlock()
-		switch {
-		case errors.Is(err, zk.ErrClosing):
-			err = ErrClosed
-		case err != nil:
-			err = wrapOp("create", path, connLoss(err))
-		case !seen:
-			cr, err = c.statCreated(name)
-		}
-		ch <- createResult{name, cr, err}
-	}()
-	return ch
-}
-
-// statCreated reads the czxid and owner of a node we just created. Exists
-// needs no permission, whatever ACL the node has. It retries until the
-// session closes: the node exists, and the caller must learn of it. A node
-// gone already went with an expired session (or somebody deleted it).
-func (c *Conn) statCreated(name string) (created, error) {
-	st, err := retry(c.bg, c, func() (*zk.Stat, error) {
-		ok, st, err := c.zk.Exists(name)
-		if err == nil && !ok {
-			st = nil
-		}
-		return st, err
-	})
-	switch {
-	case err != nil:
-		return created{}, wrapOp("stat created node", name, err)
-	case st == nil:
-		return created{}, wrapOp("stat created node", name, zk.ErrNoNode)
-	}
-	return created{zxid: st.Czxid, sid: st.EphemeralOwner}, nil
-}
-
-// goDelete deletes an ephemeral node of session sid in the background until
-// it is gone, the session that owned it is gone (its ephemerals went with
-// it), or the Session closes. The returned channel is closed when it stops.
-// c.mu may be held.
-func (c *Conn) goDelete(path string, sid int64) <-chan struct{} {
-	done := make(chan struct{})
-	if !c.spawn(func() {
-		defer close(done)
-		for c.bg.Err() == nil {
-			ep, err := c.awaitEpoch(c.bg)
-			if err != nil || ep.sid != sid {
-				return
-			}
-			if err := c.delete(c.bg, path, nil); err == nil || !transient(err) {
-				return
-			}
-		}
-	}) {
-		close(done)
-	}
-	return done
 }
 
 func wrapOp(op, path string, err error) error {

@@ -1,0 +1,98 @@
+package session
+
+import (
+	"strings"
+	"time"
+)
+
+// This file removes what a failed or cancelled acquisition created: a node
+// whose create outcome is unknown, a node of ours that must go, waiting for
+// the server at most the cleanup grace and then in the background.
+
+// cleanAbandoned waits for the outcome of a create whose caller gave up, and
+// removes the node it made, or may have made, returning once it is gone.
+func (c *Conn) cleanAbandoned(ch <-chan createResult, path string) {
+	var r createResult
+	select {
+	case r = <-ch:
+	case <-c.bg.Done():
+		return
+	}
+	switch {
+	case r.err == nil:
+		<-c.goDelete(r.name, r.c.sid)
+	case transient(r.err):
+		c.deletePrefixed(path)
+	}
+}
+
+// deletePrefixed deletes, once connected, every child of path's parent whose
+// name starts with path's protected name, returning once they are gone.
+func (c *Conn) deletePrefixed(path string) {
+	i := strings.LastIndexByte(path, '/')
+	dir, prefix := path[:i], path[i+1:]
+	ctx := c.bg
+	ep, err := c.awaitEpoch(ctx)
+	if err != nil {
+		return
+	}
+	names, _, err := c.children(ctx, dir)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			<-c.goDelete(dir+"/"+n, ep.sid)
+		}
+	}
+}
+
+// Discard starts a background delete and waits for it at most the cleanup
+// grace, so that in the common case (server reachable) the node is gone
+// when the failed call returns.
+func (c *Conn) Discard(path string, sid int64) {
+	c.settle(c.goDelete(path, sid), path)
+}
+
+// settle waits for a cleanup to finish, for at most the cleanup grace:
+// half the session timeout, at most 2s. A cleanup that takes longer (the
+// server unreachable) goes on in the background until it succeeds or the
+// session ends, which removes the node too.
+func (c *Conn) settle(done <-chan struct{}, path string) {
+	t := time.NewTimer(cleanupGrace(c.Timeout()))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		c.log.Warn("zklock: node delete continues in the background", "path", path)
+	}
+}
+
+// cleanupGrace is how long a failed or cancelled acquisition waits for the
+// server to delete what it created before returning anyway.
+func cleanupGrace(timeout time.Duration) time.Duration {
+	return min(timeout/2, 2*time.Second)
+}
+
+// goDelete deletes an ephemeral node of session sid in the background until
+// it is gone, the session that owned it is gone (its ephemerals went with
+// it), or the Session closes. The returned channel is closed when it stops.
+// c.mu may be held.
+func (c *Conn) goDelete(path string, sid int64) <-chan struct{} {
+	done := make(chan struct{})
+	if !c.spawn(func() {
+		defer close(done)
+		for c.bg.Err() == nil {
+			ep, err := c.awaitEpoch(c.bg)
+			if err != nil || ep.sid != sid {
+				return
+			}
+			if err := c.delete(c.bg, path, nil); err == nil || !transient(err) {
+				return
+			}
+		}
+	}) {
+		close(done)
+	}
+	return done
+}
