@@ -70,7 +70,7 @@ func (r *ReentrantMutex) lock(ctx context.Context, try bool) error {
 	r.mu.Lock()
 	r.count = 1
 	r.mu.Unlock()
-	r.m.s.setOwner(r.m.q.Dir, r)
+	r.m.s.owners.set(r.m.q.Dir, r)
 	return nil
 }
 
@@ -99,7 +99,7 @@ func (r *ReentrantMutex) Unlock(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
-	case r.count == 0 && r.m.s.owner(r.m.q.Dir) != nil:
+	case r.count == 0 && r.m.s.owners.get(r.m.q.Dir) != nil:
 		return ErrNotOwner
 	case r.count == 0:
 		return ErrNotLocked
@@ -110,7 +110,7 @@ func (r *ReentrantMutex) Unlock(ctx context.Context) error {
 	err := r.m.Unlock(ctx)
 	if err == nil || errors.Is(err, ErrLockLost) {
 		r.count = 0
-		r.m.s.setOwner(r.m.q.Dir, nil)
+		r.m.s.owners.set(r.m.q.Dir, nil)
 	}
 	return err
 }
@@ -150,4 +150,31 @@ func (l reentrantLocker) Unlock() { must(l.r.Unlock(context.Background())) }
 // Contenders lists the lock's queue, holder first.
 func (r *ReentrantMutex) Contenders(ctx context.Context) ([]Contender, error) {
 	return r.m.Contenders(ctx)
+}
+
+// owners records, per Session, which ReentrantMutex holds each path, so that
+// Unlock by another owner of the same session is named ErrNotOwner rather
+// than ErrNotLocked.
+type owners struct {
+	mu sync.Mutex
+	m  map[string]*ReentrantMutex
+}
+
+func (o *owners) set(path string, r *ReentrantMutex) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r == nil {
+		delete(o.m, path)
+		return
+	}
+	if o.m == nil {
+		o.m = make(map[string]*ReentrantMutex)
+	}
+	o.m[path] = r
+}
+
+func (o *owners) get(path string) *ReentrantMutex {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.m[path]
 }

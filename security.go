@@ -46,8 +46,7 @@ func WithDigestAuth(user, password string) SessionOption {
 // plaintext ZooKeeper protocol inside it. The handshake is bounded like
 // ZooKeeper's own connect handshake: the session timeout divided among the
 // servers, at most a quarter of it and at least 250ms. The default is no
-// TLS. The servers must
-// listen with TLS (ZooKeeper's secureClientPort).
+// TLS. The servers must listen with TLS (ZooKeeper's secureClientPort).
 func WithTLS(cfg *tls.Config) SessionOption {
 	return func(o *sessionOptions) error {
 		if cfg == nil {

@@ -35,8 +35,7 @@ type Session struct {
 	closeOnce sync.Once
 	done      chan struct{} // closed when Close has finished
 
-	mu     sync.Mutex
-	owners map[string]*ReentrantMutex // reentrant holders by path, to name misuse
+	owners owners // ReentrantMutex holders by path (reentrant.go)
 }
 
 // NewSession connects to ZooKeeper and waits until a session is established
@@ -54,7 +53,7 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 			return nil, err
 		}
 	}
-	s := &Session{opts: o, done: make(chan struct{}), owners: make(map[string]*ReentrantMutex)}
+	s := &Session{opts: o, done: make(chan struct{})}
 	s.events.init()
 	if o.metrics != nil {
 		s.metrics = newMetricsState(o.metrics)
@@ -160,20 +159,4 @@ func (s *Session) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, er
 		return nil, err
 	}
 	return s.c.Multi(ctx, ops...)
-}
-
-func (s *Session) setOwner(path string, r *ReentrantMutex) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r == nil {
-		delete(s.owners, path)
-		return
-	}
-	s.owners[path] = r
-}
-
-func (s *Session) owner(path string) *ReentrantMutex {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.owners[path]
 }
