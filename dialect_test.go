@@ -27,7 +27,7 @@ func requireHeld(t *testing.T, s *zklock.Session, h heldThing) {
 	ok, st, err := s.Conn().Exists(node)
 	require.NoError(t, err)
 	require.True(t, ok, "the node exists")
-	require.Equal(t, st.Czxid, h.Token(), "the token is the node's czxid")
+	require.Equal(t, st.Czxid<<12, h.Token(), "the token is the node's czxid << 12")
 	require.Equal(t, &zk.CheckVersionRequest{Path: node, Version: -1}, h.Guard())
 	select {
 	case <-h.Lost():

@@ -61,6 +61,9 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.cohort != nil {
+		return nil, invalid("WithCohort applies to Mutex and ReentrantMutex only")
+	}
 	return &Election{s: s, q: q, data: o.data}, nil
 }
 
@@ -184,7 +187,7 @@ type LeaderInfo struct {
 	Node    string    // full path of the leader's node
 	Value   []byte    // the value the leader campaigned with
 	Session int64     // the leader's session id
-	Token   int64     // the node's czxid: the term's fencing token
+	Token   int64     // the term's fencing token (see Term.Token)
 	Since   time.Time // when the leader's node was created, by the server's clock
 }
 
@@ -216,7 +219,7 @@ func (e *Election) leader(ctx context.Context) (LeaderInfo, error) {
 			return LeaderInfo{}, err
 		}
 		return LeaderInfo{Node: p, Value: data, Session: st.EphemeralOwner,
-			Token: st.Czxid, Since: time.UnixMilli(st.Ctime)}, nil
+			Token: st.Czxid << tokenShift, Since: time.UnixMilli(st.Ctime)}, nil
 	}
 	return LeaderInfo{}, ErrNoLeader
 }

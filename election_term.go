@@ -35,7 +35,7 @@ type Term struct {
 // deleted while the session lives (by hand, say): then the next candidate
 // leads.
 func newTerm(conn queue.Conn, h *queue.Held) *Term {
-	t := &Term{token: h.Token, node: h.Path, session: h.Epoch.SessionID,
+	t := &Term{token: acquisition{h: h}.token(), node: h.Path, session: h.Epoch.SessionID,
 		done: make(chan struct{})}
 	lost := h.Epoch.Done
 	// The epoch ends at Close too, before the session waits for its
@@ -98,8 +98,8 @@ func (t *Term) Err() error {
 	return t.err
 }
 
-// Token returns the term's fencing token: the creation zxid of our node.
-// Tokens strictly increase over successive terms of an election, whoever
+// Token returns the term's fencing token, made from the creation zxid of
+// our node as Mutex.Token's is. Tokens strictly increase over successive terms of an election, whoever
 // leads them, even when the election's parent node was reaped and
 // re-created; a resource that remembers the largest token it has seen can
 // reject a deposed leader.

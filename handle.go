@@ -35,7 +35,11 @@ func newQueue(s *Session, path, kind string, accept []string, opts []Option) (qu
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // acquisition is the granted state every lock handle exposes.
-type acquisition struct{ h *queue.Held }
+type acquisition struct {
+	h     *queue.Held
+	local int     // the grant's index among its cohort node's grants
+	c     *cohort // the cohort the hold is of, nil without WithCohort
+}
 
 func (a acquisition) lost() <-chan struct{} {
 	if a.h == nil {
@@ -48,7 +52,7 @@ func (a acquisition) token() int64 {
 	if a.h == nil {
 		return 0
 	}
-	return a.h.Token
+	return a.h.Token<<tokenShift | int64(a.local)
 }
 
 func (a acquisition) path() string {
@@ -76,7 +80,7 @@ type Contender struct {
 	Kind    string    // "lock-", "__READ__", "__WRIT__", "lease-", ...
 	Seq     int32     // sequence number assigned by the server
 	Session int64     // owning session id
-	Token   int64     // the node's czxid: its fencing token once granted
+	Token   int64     // the fencing token of the node's first grant (see Mutex.Token)
 	Created time.Time // creation time on the server
 	Data    []byte    // node data: "host:pid" unless set with WithData
 }
@@ -96,7 +100,7 @@ func listContenders(ctx context.Context, q *queue.Queue) ([]Contender, error) {
 			Kind:    e.Kind,
 			Seq:     e.Seq,
 			Session: e.Stat.EphemeralOwner,
-			Token:   e.Stat.Czxid,
+			Token:   e.Stat.Czxid << tokenShift,
 			Created: time.UnixMilli(e.Stat.Ctime),
 			Data:    e.Data,
 		}

@@ -69,16 +69,16 @@ func (l *Lease) Lost() <-chan struct{} {
 	return l.held[0].Epoch.Done // all nodes share the epoch they were granted in
 }
 
-// Token returns the lease's fencing token: the creation zxid of its last
-// node, which increases over successive leases of the semaphore. It is 0
-// once the lease is released.
+// Token returns the lease's fencing token, made from the creation zxid of
+// its last node as Mutex.Token's is: it increases over successive leases
+// of the semaphore. It is 0 once the lease is released.
 func (l *Lease) Token() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.held) == 0 {
 		return 0
 	}
-	return l.held[len(l.held)-1].Token
+	return acquisition{h: l.held[len(l.held)-1]}.token()
 }
 
 // Node returns the full path of the node behind Token (the last of the
@@ -100,7 +100,7 @@ func (l *Lease) Guard() *zk.CheckVersionRequest {
 	if len(l.held) == 0 {
 		return nil
 	}
-	return acquisition{l.held[len(l.held)-1]}.guard()
+	return acquisition{h: l.held[len(l.held)-1]}.guard()
 }
 
 // Nodes returns the full paths of the lease nodes not yet released.

@@ -36,7 +36,8 @@ type Mutex struct {
 	s    *Session
 	q    queue.Queue
 	data []byte
-	kind string // for Metrics
+	kind string       // for Metrics
+	co   *cohortBound // WithCohort
 
 	mu        sync.Mutex
 	acquiring bool
@@ -52,7 +53,7 @@ func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mutex{s: s, q: q, data: o.data, kind: KindMutex}, nil
+	return &Mutex{s: s, q: q, data: o.data, kind: KindMutex, co: o.cohort}, nil
 }
 
 // Lock blocks until the lock is held, ctx ends, or the session is closed. On
@@ -86,17 +87,34 @@ func (m *Mutex) lock(ctx context.Context, try bool) error {
 	m.mu.Unlock()
 
 	start := m.s.now()
-	h, err := m.q.Acquire(ctx, queue.Request{Data: m.data, Try: try})
-	err = mapQueueErr(err)
-	m.s.acquired(m.kind, m.q.Dir, start, h, err)
+	var a acquisition
+	var err error
+	if m.co != nil {
+		a, err = m.lockCohort(ctx, try)
+	} else {
+		a.h, err = m.q.Acquire(ctx, queue.Request{Data: m.data, Try: try})
+		err = mapQueueErr(err)
+	}
+	m.s.acquired(m.kind, m.q.Dir, start, a.h, err)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.acquiring = false
 	if err != nil {
 		return err
 	}
-	m.acq = acquisition{h}
+	m.acq = a
 	return nil
+}
+
+// lockCohort acquires through m's cohort (WithCohort).
+func (m *Mutex) lockCohort(ctx context.Context, try bool) (acquisition, error) {
+	c := m.s.cohorts.join(m)
+	g, err := c.lock(ctx, m, try)
+	if err != nil {
+		m.s.cohorts.leave(c)
+		return acquisition{}, err
+	}
+	return acquisition{h: g.h, local: g.local, c: c}, nil
 }
 
 // Unlock releases the lock by deleting our node, retrying through connection
@@ -113,9 +131,17 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m.acq.h == nil {
 		return ErrNotLocked
 	}
-	err := mapQueueErr(m.q.Release(ctx, m.acq.h))
+	var err error
+	if c := m.acq.c; c != nil {
+		err = c.unlock(ctx, m, m.acq.lost())
+	} else {
+		err = mapQueueErr(m.q.Release(ctx, m.acq.h))
+	}
 	if err == nil || errors.Is(err, ErrLockLost) {
 		m.s.released(m.acq.h)
+		if m.acq.c != nil {
+			m.s.cohorts.leave(m.acq.c)
+		}
 		m.acq = acquisition{}
 	}
 	return err
@@ -133,9 +159,13 @@ func (m *Mutex) Lost() <-chan struct{} {
 }
 
 // Token returns the fencing token of the current acquisition, or 0 when
-// nothing is held. Tokens are the lock node's creation zxid: they strictly
-// increase over successive acquisitions of the same path, even when the
-// path's parent node was reaped and re-created.
+// nothing is held. A token is the lock node's creation zxid shifted left
+// by 12 bits, plus the index of the grant among the node's local grants
+// (always 0 without WithCohort): tokens strictly increase over successive
+// acquisitions of the same path, by any process, even when the path's
+// parent node was reaped and re-created, and over a cohort's local
+// handoffs. Every zklock primitive makes its tokens this way, so tokens of
+// zklock processes with and without cohorting compare.
 func (m *Mutex) Token() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -149,6 +179,9 @@ func (m *Mutex) Token() int64 {
 func (m *Mutex) Guard() *zk.CheckVersionRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.acq.c != nil {
+		return m.acq.c.guard(m, m.acq.h.Path)
+	}
 	return m.acq.guard()
 }
 

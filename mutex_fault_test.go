@@ -30,7 +30,7 @@ func TestMutexCreateReplyLost(t *testing.T) {
 	_, st, err := obs.Conn().Exists(m.Node())
 	require.NoError(t, err)
 	require.Equal(t, s.SessionID(), st.EphemeralOwner)
-	require.Equal(t, st.Czxid, m.Token())
+	require.Equal(t, st.Czxid<<12, m.Token(), "the token is the node's czxid << 12")
 	require.NoError(t, m.Unlock(ctx))
 	require.Empty(t, nodesUnder(t, obs, path))
 }
