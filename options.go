@@ -247,6 +247,7 @@ type Option func(*primitiveOptions) error
 type primitiveOptions struct {
 	data           []byte
 	listingHandoff bool
+	cohort         *cohortBound // WithCohort; Mutex and ReentrantMutex only
 }
 
 func defaultPrimitiveOptions() primitiveOptions {

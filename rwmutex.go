@@ -65,6 +65,9 @@ func NewRWMutex(s *Session, path string, opts ...Option) (*RWMutex, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.cohort != nil {
+		return nil, invalid("WithCohort applies to Mutex and ReentrantMutex only")
+	}
 	rq := wq
 	rq.Kind = queue.KindRead
 	return &RWMutex{s: s, rq: rq, wq: wq, data: o.data}, nil
@@ -146,7 +149,7 @@ func (m *RWMutex) downgrade(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.r = hold{acquisition{h}, 1}
+	m.r = hold{acquisition{h: h}, 1}
 	return nil
 }
 
@@ -173,7 +176,7 @@ func (m *RWMutex) acquire(ctx context.Context, q *queue.Queue, to *hold, b queue
 	if err != nil {
 		return err
 	}
-	*to = hold{acquisition{h}, 1}
+	*to = hold{acquisition{h: h}, 1}
 	return nil
 }
 

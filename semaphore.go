@@ -70,6 +70,9 @@ func NewSemaphore(s *Session, path string, limit int, opts ...Option) (*Semaphor
 	if err != nil {
 		return nil, err
 	}
+	if o.cohort != nil {
+		return nil, invalid("WithCohort applies to Mutex and ReentrantMutex only")
+	}
 	sem := &Semaphore{s: s, path: path, limit: limit, data: o.data}
 	sem.l = queue.Leases{Conn: q.Conn, Dir: path, Limit: limit}
 	return sem, nil

@@ -35,7 +35,8 @@ type Session struct {
 	closeOnce sync.Once
 	done      chan struct{} // closed when Close has finished
 
-	owners owners // ReentrantMutex holders by path (reentrant.go)
+	owners  owners  // ReentrantMutex holders by path (reentrant.go)
+	cohorts cohorts // WithCohort's cohorts by path (cohort.go)
 }
 
 // NewSession connects to ZooKeeper and waits until a session is established
