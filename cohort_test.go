@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -313,4 +314,50 @@ func TestCohortCancelOnlyWaiter(t *testing.T) {
 	require.NoError(t, m.Lock(ctx), "the cohort acquires again")
 	require.NoError(t, m.Unlock(ctx))
 	requireNoEphemerals(t, c, s.SessionID(), path, false)
+}
+
+// The cohort's guard bump is a data write on its node: a waiter of another
+// session behind that node must not take it for a release (a cohort's node
+// does not announce releases), and waits until the cohort lets go.
+func TestCohortGuardBumpIsNoRelease(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "cohort")
+	s := newSession(t, c.Servers())
+	a, err := zklock.NewMutex(s, path, zklock.WithCohort(0, time.Hour))
+	require.NoError(t, err)
+	b, err := zklock.NewMutex(s, path, zklock.WithCohort(0, time.Hour))
+	require.NoError(t, err)
+	require.NoError(t, a.Lock(ctx))
+	node := a.Node()
+	require.NotNil(t, a.Guard())
+	bgot := make(chan error, 1)
+	go func() { bgot <- b.Lock(ctx) }()
+	eventually(t, 10*time.Second, "b waits in the cohort", func() bool { return zklock.CohortWaiters(s, path) == 1 })
+	rs := newSession(t, c.Servers())
+	r, err := zklock.NewMutex(rs, path)
+	require.NoError(t, err)
+	rgot := make(chan error, 1)
+	go func() { rgot <- r.Lock(ctx) }()
+	watching := func() bool {
+		ws, err := c.Watches(ctx)
+		require.NoError(t, err)
+		return slices.Contains(ws[rs.SessionID()], node)
+	}
+	eventually(t, 10*time.Second, "the remote waiter watches the cohort's node", watching)
+
+	require.NoError(t, a.Unlock(ctx)) // bumps the node's data: a took a Guard
+	require.NoError(t, <-bgot)
+	require.Equal(t, node, b.Node(), "a local handoff")
+	// The bump fired the remote waiter's watch; it looked again and
+	// watches the node again, still waiting.
+	eventually(t, 10*time.Second, "the remote waiter watches the cohort's node again", watching)
+	select {
+	case err := <-rgot:
+		t.Fatalf("the remote waiter's Lock returned (%v) while the cohort holds", err)
+	default:
+	}
+	require.NoError(t, b.Unlock(ctx))
+	require.NoError(t, <-rgot)
+	require.NoError(t, r.Unlock(ctx))
 }

@@ -25,20 +25,22 @@
 //
 // # Handoff
 //
-// An exclusive holder (Mutex, ReentrantMutex, an RWMutex writer, an
-// Election leader) releases with one multi that sets its node's data and
-// deletes it. The waiter behind it sees the data change, which a plain
-// deletion never causes, and holds at once: a busy lock passes from one
-// holder to the next in one write and one notification, without the
-// listing of the queue that Curator, Kazoo and go-zookeeper's zk.Lock send
-// on every handoff and whose size grows with the queue. A waiter also holds
-// without a listing when the only contender ahead of it that could block it
-// goes, however it goes. Anything else (a waiter ahead giving up, a session
-// expiring, a reconnect after which a watch may not have been restored)
-// makes the waiter list the queue again. The proof rests on one premise:
-// nothing but a release writes the data of a lock node on the path. Where
-// something does, such as Curator's Revoker or writes through
-// Session.Conn, give every zklock handle on the path WithListingHandoff.
+// An exclusive holder (Mutex, ReentrantMutex, an RWMutex writer) releases
+// with one multi that sets its node's data and deletes it, and its node's
+// data is tagged to say so. The waiter behind it sees the data change,
+// which a plain deletion never causes, and holds at once: a busy lock
+// passes from one holder to the next in one write and one notification,
+// without the listing of the queue that Curator, Kazoo and go-zookeeper's
+// zk.Lock send on every handoff and whose size grows with the queue. A
+// waiter also holds without a listing when the only contender ahead of it
+// that could block it goes, however it goes. Anything else (a waiter ahead
+// giving up, a session expiring, a data change on an untagged node such as
+// a Curator holder's, a reconnect after which a watch may not have been
+// restored) makes the waiter list the queue again. The proof rests on one
+// premise: nothing but a release writes the data of a tagged node. Where
+// something might, such as Curator's Revoker aimed at zklock nodes or
+// writes through Session.Conn, give every zklock handle on the path
+// WithListingHandoff.
 //
 // # Cleanup
 //

@@ -64,6 +64,11 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 	if o.cohort != nil {
 		return nil, invalid("WithCohort applies to Mutex and ReentrantMutex only")
 	}
+	// A candidate's data is its value exactly: Curator's LeaderSelector
+	// reads it as the participant id. So it carries no announcement, and a
+	// term's end is a plain deletion (its successor lists, or holds at
+	// once when it was the only one ahead).
+	q.Quiet = true
 	return &Election{s: s, q: q, data: o.data}, nil
 }
 

@@ -24,11 +24,13 @@ func newQueue(s *Session, path, kind string, accept []string, opts []Option) (qu
 	if err != nil {
 		return queue.Queue{}, o, err
 	}
-	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)); err != nil {
+	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)+len(queue.Announcer)); err != nil {
 		return queue.Queue{}, o, err
 	}
+	// A cohort writes its node's data to invalidate a guard: its node must
+	// not announce releases, or a waiter would take that write for one.
 	return queue.Queue{Conn: s.c, Dir: path, Kind: kind, Accept: accept, OneKind: true,
-		Handoff: !o.listingHandoff}, o, nil
+		Handoff: !o.listingHandoff, Quiet: o.cohort != nil}, o, nil
 }
 
 // closedCh is returned as the loss signal of nothing held.

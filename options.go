@@ -281,19 +281,23 @@ func WithData(data []byte) Option {
 // it holds, as Curator, Kazoo and go-zookeeper's zk.Lock do, and a release
 // is a plain delete.
 //
-// By default an exclusive holder (Mutex, ReentrantMutex, an RWMutex writer,
-// an Election leader) releases with one multi that sets its node's data and deletes it. The waiter behind it sees
-// the data change and holds without listing the queue: a handoff is one
-// write and one notification, whatever the queue's length. A data change
-// proves a release only while nothing else writes the data of lock nodes
-// on the path. Give this option to every zklock handle on a path where
-// something does: Curator's Revoker.attemptRevoke (its revocation request
-// is a data write on a holder's or a waiter's node), or writes through
-// Session.Conn(). Without it, such a write to the node ahead of a zklock
-// waiter lets the waiter hold while that node may still hold. Deletions
-// are safe either way: a waiter never takes a plain deletion for a
-// release unless its listing showed the deleted node was the only one
-// ahead of it that could block it.
+// By default an exclusive holder (Mutex, ReentrantMutex, an RWMutex writer)
+// releases with one multi that sets its node's data and deletes it, and
+// says so in its node's data, which ends with a tag (a NUL byte and
+// "zklock:a") that Contenders and LockedError strip. The waiter behind it
+// sees the data change and holds without listing the queue: a handoff is
+// one write and one notification, whatever the queue's length. A data
+// change proves nothing on a node without the tag (Curator's and Kazoo's,
+// an Election candidate's, a cohort's: see WithCohort), so a waiter behind
+// one lists. On a tagged node it proves a release only while nothing else
+// writes that node's data. Give this option to every zklock handle on a
+// path where something might: Curator's Revoker.attemptRevoke aimed at a
+// zklock node (its revocation request is a data write on a holder's or a
+// waiter's node), or writes through Session.Conn(). Without it, such a
+// write to the node ahead of a zklock waiter lets the waiter hold while
+// that node may still hold. Deletions are safe either way: a waiter never
+// takes a plain deletion for a release unless its listing showed the
+// deleted node was the only one ahead of it that could block it.
 func WithListingHandoff() Option {
 	return func(o *primitiveOptions) error {
 		o.listingHandoff = true

@@ -3,8 +3,6 @@ package interop_test
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +13,14 @@ import (
 // request into a lock node's data. A zklock waiter behind that node sees
 // the same NodeDataChanged that zklock's announced release causes.
 //
-// With WithListingHandoff the waiter never takes the write for a release:
-// it lists the queue, finds the holder still there, and watches it again.
-// With the default handoff it does take it, and holds while the revoked
-// holder still holds: the window WithListingHandoff's doc states. Both are
-// pinned here against a real Curator.
+// A zklock waiter takes a data change for a release only on a node whose
+// data announces releases (zklock's own exclusive nodes). Pinned here
+// against a real Curator: with WithListingHandoff the waiter never takes
+// the write for a release (it lists the queue, finds the holder still
+// there, and watches it again); with the default handoff it does, behind
+// a zklock holder, and holds while the revoked holder still holds: the
+// window WithListingHandoff's doc states; behind a Curator holder it does
+// not, since a Curator node does not announce.
 func TestCuratorRevoker(t *testing.T) {
 	t.Run("listing handoff", func(t *testing.T) {
 		w := newWorld(t, needCurator)
@@ -39,6 +40,51 @@ func TestCuratorRevoker(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := b.m.Unlock(w.ctx); err != nil {
+			t.Fatal(err)
+		}
+		j.end(t)
+	})
+	t.Run("default handoff, Curator holder", func(t *testing.T) {
+		w := newWorld(t, needCurator)
+		j := startCurator(t, w.args("java", "interactive", 0, ""))
+		j.expect(t, "ready")
+		j.send(t, "go")
+		j.do(t, "acquire mutex 60000", "held mutex")
+		s := w.session()
+		m, err := zklock.NewMutex(s, w.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holder := ""
+		eventually(t, 10*time.Second, "Curator's node is there", func() bool {
+			cs, err := m.Contenders(w.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cs) == 1 {
+				holder = cs[0].Path
+			}
+			return holder != ""
+		})
+		got := make(chan error, 1)
+		go func() { got <- m.Lock(w.ctx) }()
+		eventually(t, 10*time.Second, "the waiter watches Curator's holder", func() bool {
+			return slices.Contains(watchedBy(t, w, s.SessionID()), holder)
+		})
+		j.do(t, "revoke "+holder, "revoked")
+		eventually(t, 10*time.Second, "the waiter watches Curator's holder again", func() bool {
+			return slices.Contains(watchedBy(t, w, s.SessionID()), holder)
+		})
+		select {
+		case err := <-got:
+			t.Fatalf("the waiter's Lock returned (%v) while Curator holds", err)
+		default:
+		}
+		j.do(t, "release mutex", "released mutex")
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Unlock(w.ctx); err != nil {
 			t.Fatal(err)
 		}
 		j.end(t)
@@ -108,22 +154,11 @@ func revokeAhead(t *testing.T, w *world, opts ...zklock.Option) (a, b party, got
 // watchedBy lists the paths session sid watches, from the server's wchc.
 func watchedBy(t *testing.T, w *world, sid int64) []string {
 	t.Helper()
-	out, err := w.zk.FourLetter(w.ctx, 0, "wchc")
+	ws, err := w.zk.Watches(w.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var paths []string
-	in := false
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, "0x"):
-			id, err := strconv.ParseUint(strings.TrimSpace(line[2:]), 16, 64)
-			in = err == nil && int64(id) == sid
-		case in && strings.HasPrefix(line, "\t"):
-			paths = append(paths, strings.TrimSpace(line))
-		}
-	}
-	return paths
+	return ws[sid]
 }
 
 func exists(t *testing.T, p party, node string) bool {

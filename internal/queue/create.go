@@ -34,6 +34,7 @@ const maxCreates = 16
 // Conn.CreateAndList) and kept in the node for the first look at the queue;
 // callers that list something else next pass false, not to pay for it.
 func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error) {
+	data = q.nodeData(data)
 	prefix := NewProtectedPrefix()
 	path := q.Dir + "/" + prefix + q.Kind
 	var err error
@@ -158,7 +159,7 @@ func (e *LockedError) Unwrap() error { return ErrLocked }
 func (q *Queue) locked(ctx context.Context, holder Contender) error {
 	e := &LockedError{Holder: holder}
 	if data, st, err := q.Conn.Get(ctx, q.Dir+"/"+holder.Name); err == nil {
-		e.Data, e.Owner = data, st.EphemeralOwner
+		e.Data, e.Owner = UserData(data), st.EphemeralOwner
 	}
 	return e
 }

@@ -181,3 +181,43 @@ func TestHandoffReadersAndWriters(t *testing.T) {
 		t.Fatalf("%d announced releases, want 1 (the writer's)", n)
 	}
 }
+
+// A quiet node (a cohort's, an election candidate's) carries no
+// announcement: a write to its data (a cohort's guard bump) makes the
+// waiter behind it look again, never hold; its release is a plain
+// deletion.
+func TestHandoffQuietNode(t *testing.T) {
+	s, _ := setup(t)
+	a, b, c := s.Connect(), s.Connect(), s.Connect()
+	quiet := handoff(mutexQ(a))
+	quiet.Quiet = true
+	ha := acquire(t, quiet, queue.Request{Data: []byte("a")})
+	if data, _, _ := s.Node(ha.Path); string(data) != "a" {
+		t.Fatalf("a quiet node's data is %q, want the caller's", data)
+	}
+	wb := goAcquire(t, handoff(mutexQ(b)), queue.Request{})
+	await(t, s, "b watches a", func() bool { return s.Watching(ha.Path) == 1 })
+	nb := newNode(t, s, dir, ha.Path)
+	wc := goAcquire(t, handoff(mutexQ(c)), queue.Request{})
+	await(t, s, "c watches b", func() bool { return s.Watching(nb) == 1 })
+	before := listings(s)
+	if err := s.SetData(ha.Path, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	await(t, s, "b watches a again", func() bool { return s.Watching(ha.Path) == 1 && listings(s) == before+1 })
+	blocked(t, wb, "b behind a quiet holder whose data changed")
+	if err := quiet.Release(testCtx(t), ha); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Calls(queuetest.OpRelease); n != 0 {
+		t.Fatalf("a quiet node's release was announced (%d)", n)
+	}
+	hb := holds(t, wb)
+	if data, _, _ := s.Node(hb.Path); !queue.Announces(data) {
+		t.Fatalf("b's node data %q does not announce", data)
+	}
+	if err := handoff(mutexQ(b)).Release(testCtx(t), hb); err != nil {
+		t.Fatal(err)
+	}
+	holds(t, wc)
+}

@@ -34,7 +34,7 @@ func (q *Queue) List(ctx context.Context) ([]Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Entry{Contender: c, Data: data, Stat: *st})
+		out = append(out, Entry{Contender: c, Data: UserData(data), Stat: *st})
 	}
 	return out, nil
 }

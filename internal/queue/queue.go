@@ -5,6 +5,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -99,9 +100,44 @@ type Queue struct {
 	OneKind bool
 	// Handoff is the listing-free handoff: an exclusive holder announces
 	// its release (Conn.ReleaseUntil), and a waiter takes the announcement
-	// for proof that it may hold (see Queue.proves). It is sound only
-	// while nothing but a release changes the data of a node in the queue.
+	// for proof that it may hold (see Queue.proves). An announcing node
+	// says so in its data (Announcer), so a waiter trusts a data change
+	// only on such a node: not on a Curator or Kazoo node, nor on a zklock
+	// node whose own holder writes its data (Quiet). It is sound only while
+	// nothing but a release changes an announcing node's data.
 	Handoff bool
+	// Quiet: our node never announces its release, because its holder may
+	// change its data while it holds (a cohort's guard, a revocation) or
+	// because its data must be exactly the caller's (an election's value,
+	// which Curator reads as a participant id).
+	Quiet bool
+}
+
+// Announcer ends the data of a node whose holder announces its release
+// (Queue.Handoff): a NUL byte and a tag no Curator or Kazoo node carries.
+// Readers of node data (List, LockedError) strip it.
+const Announcer = "\x00zklock:a"
+
+// announces reports whether node data marks an announcing node.
+func announces(data []byte) bool { return bytes.HasSuffix(data, []byte(Announcer)) }
+
+// Announces reports whether node data marks an announcing node.
+func Announces(data []byte) bool { return announces(data) }
+
+// UserData returns node data without the Announcer tag.
+func UserData(data []byte) []byte {
+	if announces(data) {
+		return data[:len(data)-len(Announcer)]
+	}
+	return data
+}
+
+// nodeData is the data our node is created with.
+func (q *Queue) nodeData(data []byte) []byte {
+	if !q.Handoff || q.Quiet || !exclusive(q.Kind) {
+		return data
+	}
+	return append(append(make([]byte, 0, len(data)+len(Announcer)), data...), Announcer...)
 }
 
 // Change is what Conn.WaitChange saw happen to the node it watched.
@@ -113,10 +149,11 @@ const (
 	// Deleted: the node is gone, however it went: released, abandoned by
 	// a waiter, or with its session.
 	Deleted
-	// Released: the node's data changed. Only an announced release
-	// (Conn.ReleaseUntil) changes a lock node's data, unless another
-	// client writes it (Curator's Revoker does), and that release deleted
-	// the node in the same transaction.
+	// Released: the data of an announcing node (see Announcer) changed.
+	// Only an announced release (Conn.ReleaseUntil) changes it, unless
+	// another client writes it (Curator's Revoker can), and that release
+	// deleted the node in the same transaction. A data change on any other
+	// node is LookAgain.
 	Released
 )
 
@@ -285,7 +322,7 @@ func (q *Queue) grant(ctx context.Context, n node, c Contender) (*Held, error) {
 // node's release is announced (see Released), so the waiter behind it
 // holds without listing the queue.
 func (q *Queue) Release(ctx context.Context, h *Held) error {
-	return q.release(ctx, h, q.Handoff && exclusive(h.Node.Kind))
+	return q.release(ctx, h, q.Handoff && !q.Quiet && exclusive(h.Node.Kind))
 }
 
 // Leave is Release without the announcement, for a node whose holder keeps

@@ -16,9 +16,13 @@ import (
 // costs no goroutine.
 type watch struct {
 	fired chan struct{} // closed once change is set
-	// change is what happened: Deleted, Released (data changed) or
-	// LookAgain (the watch ended without a proof: session expiry, close).
+	// change is what happened: Deleted, Released (an announcing node's
+	// data changed) or LookAgain (the watch ended without a proof, or
+	// another node's data changed).
 	change queue.Change
+	// announces: the node's data, read when the watch was set, marks it
+	// as announcing its release (queue.Announcer).
+	announces bool
 }
 
 // fireLocked delivers ch to the waiters of w and forgets w. c.mu must be
@@ -53,6 +57,13 @@ func (c *Conn) onWatchEvent(ev zk.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if w := c.watches[ev.Path]; w != nil {
+		if ch == queue.Released && !w.announces {
+			// A write to a node that does not announce releases (a
+			// revocation request, a cohort's guard) proves nothing. (The
+			// reply that set the watch reaches us first; should this run
+			// before arm has recorded it, the change is only looked at.)
+			ch = queue.LookAgain
+		}
 		c.fireLocked(ev.Path, w, ch)
 	}
 }
@@ -100,13 +111,16 @@ func (c *Conn) waitChange(ctx context.Context, path string, stop <-chan struct{}
 // waiters who share it look again; a node that does not exist fires it
 // with Deleted.
 func (c *Conn) arm(ctx context.Context, path string, stop <-chan struct{}, w *watch) error {
-	_, err := retryUntil(ctx, c, stop, func() (struct{}, error) {
+	data, err := retryUntil(ctx, c, stop, func() ([]byte, error) {
 		// The channel go-zookeeper returns is buffered and closed when the
 		// watch fires; onWatchEvent sees the same event, so nobody reads it.
-		_, _, _, err := c.zk.GetW(path)
-		return struct{}{}, err
+		data, _, _, err := c.zk.GetW(path)
+		return data, err
 	})
 	if err == nil {
+		c.mu.Lock()
+		w.announces = queue.Announces(data)
+		c.mu.Unlock()
 		return nil
 	}
 	ch := queue.LookAgain

@@ -215,8 +215,9 @@ func (c *Conn) Discard(p string, sid int64) {
 	c.s.changedLocked()
 }
 
-// WaitChange blocks until p changes (Released) or is deleted (Deleted; at
-// once if it does not exist), the live epoch ends (LookAgain), or ctx
+// WaitChange blocks until p changes (Released if its data announced
+// releases when the watch was set, else LookAgain) or is deleted (Deleted;
+// at once if it does not exist), the live epoch ends (LookAgain), or ctx
 // ends. Like the real one, it first waits for a live epoch.
 func (c *Conn) WaitChange(ctx context.Context, p string) (queue.Change, error) {
 	f, err := c.begin(ctx, OpWatch, p)
@@ -238,7 +239,7 @@ func (c *Conn) WaitChange(ctx context.Context, p string) (queue.Change, error) {
 	}
 	ch := make(chan queue.Change, 1)
 	if !f.Lost {
-		s.dataW[p] = append(s.dataW[p], ch)
+		s.dataW[p] = append(s.dataW[p], dataWatch{ch, queue.Announces(s.nodes[p].data)})
 		s.watches = append(s.watches, Watch{c.sid, p})
 	}
 	s.blocked[blocker{c, OpWatch}]++
@@ -250,7 +251,7 @@ func (c *Conn) WaitChange(ctx context.Context, p string) (queue.Change, error) {
 	defer func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.dataW[p] = slices.DeleteFunc(s.dataW[p], func(x chan queue.Change) bool { return x == ch })
+		s.dataW[p] = slices.DeleteFunc(s.dataW[p], func(x dataWatch) bool { return x.ch == ch })
 		if len(s.dataW[p]) == 0 {
 			delete(s.dataW, p)
 		}

@@ -86,7 +86,8 @@ func TestExpire(t *testing.T) {
 
 // WaitChange: Deleted at once on a missing node, Deleted on deletion,
 // LookAgain when the epoch ends, Released on a data change and on an
-// announced release (ReleaseUntil), ctx.Err() on cancellation.
+// announced release (ReleaseUntil) of a node whose data announces, else
+// LookAgain; ctx.Err() on cancellation.
 func TestWaitChange(t *testing.T) {
 	ctx := testCtx(t)
 	s := NewServer()
@@ -95,16 +96,21 @@ func TestWaitChange(t *testing.T) {
 	if ch, err := c.WaitChange(ctx, "/q/none"); err != nil || ch != queue.Deleted {
 		t.Fatalf("WaitChange on a missing node: %v, %v", ch, err)
 	}
+	announcing := []byte("d" + queue.Announcer)
 	for _, tc := range []struct {
+		data []byte
 		end  func(p string)
 		want queue.Change
 	}{
-		{func(p string) { must(t, c.Delete(ctx, p)) }, queue.Deleted},
-		{func(string) { c.EndEpoch(); c.NewEpoch() }, queue.LookAgain},
-		{func(p string) { must(t, s.SetData(p, []byte("x"))) }, queue.Released},
-		{func(p string) { must(t, c.ReleaseUntil(ctx, p, nil)) }, queue.Released},
+		{nil, func(p string) { must(t, c.Delete(ctx, p)) }, queue.Deleted},
+		{nil, func(string) { c.EndEpoch(); c.NewEpoch() }, queue.LookAgain},
+		{announcing, func(p string) { must(t, s.SetData(p, []byte("x"))) }, queue.Released},
+		{announcing, func(p string) { must(t, c.ReleaseUntil(ctx, p, nil)) }, queue.Released},
+		// A node that does not announce: a data change proves nothing.
+		{nil, func(p string) { must(t, s.SetData(p, []byte("x"))) }, queue.LookAgain},
+		{[]byte("d"), func(p string) { must(t, c.ReleaseUntil(ctx, p, nil)) }, queue.LookAgain},
 	} {
-		p, _, _, err := c.CreateSeq(ctx, "/q/x-", nil)
+		p, _, _, err := c.CreateSeq(ctx, "/q/x-", tc.data)
 		must(t, err)
 		type res struct {
 			ch  queue.Change

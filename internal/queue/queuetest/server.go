@@ -33,9 +33,9 @@ type Server struct {
 	zxid    int64
 	lastSID int64
 	nodes   map[string]*znode
-	dataW   map[string][]chan queue.Change // WaitChange watches by path (buffered 1)
-	childW  map[string][]childWatch        // ChildrenW watches by path
-	changed chan struct{}                  // closed and replaced on every change
+	dataW   map[string][]dataWatch  // WaitChange watches by path
+	childW  map[string][]childWatch // ChildrenW watches by path
+	changed chan struct{}           // closed and replaced on every change
 	calls   map[Op]int
 	blocked map[blocker]int
 
@@ -79,7 +79,7 @@ type Watch struct {
 func NewServer() *Server {
 	return &Server{
 		nodes:   map[string]*znode{"/": {children: map[string]struct{}{}}},
-		dataW:   map[string][]chan queue.Change{},
+		dataW:   map[string][]dataWatch{},
 		childW:  map[string][]childWatch{},
 		changed: make(chan struct{}),
 		calls:   map[Op]int{},
@@ -177,10 +177,22 @@ func (s *Server) deleteOwnedLocked(p string, sid int64) {
 	}
 }
 
+// dataWatch is one WaitChange's watch: announces is whether the node's
+// data marked it as announcing its release when the watch was set, as the
+// real Conn reads it then.
+type dataWatch struct {
+	ch        chan queue.Change // buffered 1
+	announces bool
+}
+
 func (s *Server) fireDataLocked(p string, what queue.Change) {
-	for _, ch := range s.dataW[p] {
-		ch <- what
-		close(ch)
+	for _, w := range s.dataW[p] {
+		got := what
+		if got == queue.Released && !w.announces {
+			got = queue.LookAgain
+		}
+		w.ch <- got
+		close(w.ch)
 	}
 	delete(s.dataW, p)
 }

@@ -1,0 +1,51 @@
+package zktest
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Watches returns the data and exists watches each session holds on
+// running, unpaused servers, by session id (as go-zookeeper's
+// Conn.SessionID returns it): the paths from the servers' 'wchc'. A test
+// can wait for a client to have set its watch, or to have set it again
+// after it fired, instead of sleeping. Child watches are listed too (wchc
+// does not tell them apart).
+func (c *Cluster) Watches(ctx context.Context) (map[int64][]string, error) {
+	out := map[int64][]string{}
+	for i, s := range c.servers {
+		if !s.answering() {
+			continue
+		}
+		text, err := c.FourLetter(ctx, i, "wchc")
+		if err != nil {
+			return nil, err
+		}
+		if err := parseWchc(text, out); err != nil {
+			return nil, fmt.Errorf("zktest: wchc on server %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// parseWchc adds wchc's "0x<session>" lines, each followed by its watched
+// paths indented with a tab, to out.
+func parseWchc(text string, out map[int64][]string) error {
+	var sid int64
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(line, "0x"):
+			id, err := strconv.ParseUint(strings.TrimSpace(line[2:]), 16, 64)
+			if err != nil {
+				return fmt.Errorf("session line %q: %w", line, err)
+			}
+			sid, in = int64(id), true
+		case in && strings.HasPrefix(line, "\t"):
+			out[sid] = append(out[sid], strings.TrimSpace(line))
+		}
+	}
+	return nil
+}
