@@ -18,10 +18,10 @@
 // server reply, and every acquisition exposes a loss signal that fires at
 // that deadline or at session expiry, whichever is first: before the server
 // can expire the session and grant the lock to another client. Each
-// acquisition also carries a fencing token (the node's creation zxid, which
-// increases across acquisitions of a lock even if its parent node is reaped
-// and re-created) and a ZooKeeper multi-op check that commits writes only
-// while the lock is held.
+// acquisition also carries a fencing token (made from the node's creation
+// zxid, it increases across acquisitions of a lock even if its parent node
+// is reaped and re-created; see Mutex.Token) and a ZooKeeper multi-op check
+// that commits writes only while the lock is held.
 //
 // # Handoff
 //

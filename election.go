@@ -61,8 +61,8 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.cohort != nil {
-		return nil, invalid("WithCohort applies to Mutex and ReentrantMutex only")
+	if o.cohort != nil || o.revocable || o.maxHold > 0 {
+		return nil, invalid("WithCohort, WithRevocable and WithMaxHold apply to locks only")
 	}
 	// A candidate's data is its value exactly: Curator's LeaderSelector
 	// reads it as the participant id. So it carries no announcement, and a

@@ -27,10 +27,14 @@ func newQueue(s *Session, path, kind string, accept []string, opts []Option) (qu
 	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)+len(queue.Announcer)); err != nil {
 		return queue.Queue{}, o, err
 	}
-	// A cohort writes its node's data to invalidate a guard: its node must
-	// not announce releases, or a waiter would take that write for one.
+	if o.cohort != nil && (o.revocable || o.maxHold > 0) {
+		return queue.Queue{}, o, invalid("WithCohort cannot be combined with WithRevocable or WithMaxHold")
+	}
+	// A cohort writes its node's data to invalidate a guard, a revoker a
+	// revocable holder's: such a node must not announce releases, or a
+	// waiter would take that write for one.
 	return queue.Queue{Conn: s.c, Dir: path, Kind: kind, Accept: accept, OneKind: true,
-		Handoff: !o.listingHandoff, Quiet: o.cohort != nil}, o, nil
+		Handoff: !o.listingHandoff, Quiet: o.cohort != nil, Revocable: o.revocable}, o, nil
 }
 
 // closedCh is returned as the loss signal of nothing held.
@@ -39,15 +43,39 @@ var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return
 // acquisition is the granted state every lock handle exposes.
 type acquisition struct {
 	h     *queue.Held
-	local int     // the grant's index among its cohort node's grants
-	c     *cohort // the cohort the hold is of, nil without WithCohort
+	local int          // the grant's index among its cohort node's grants
+	c     *cohort      // the cohort the hold is of, nil without WithCohort
+	w     *watchedHold // WithRevocable, WithMaxHold; nil without
 }
 
 func (a acquisition) lost() <-chan struct{} {
-	if a.h == nil {
+	switch {
+	case a.h == nil:
 		return closedCh
+	case a.w != nil && a.w.lost != nil:
+		return a.w.lost
 	}
 	return a.h.Epoch.Done
+}
+
+// revoked is the hold's revocation signal, nil when none can come.
+func (a acquisition) revoked() <-chan struct{} {
+	if a.w == nil {
+		return nil
+	}
+	return a.w.revoked
+}
+
+// release ends the hold on q: it stops the hold's watch, then deletes the
+// node. A hold whose bound passed (WithMaxHold) is lost: its node is
+// deleted all the same, and ErrLockLost returned.
+func (a acquisition) release(ctx context.Context, q *queue.Queue, release func(context.Context, *queue.Held) error) error {
+	expired := a.w.end()
+	err := mapQueueErr(release(ctx, a.h))
+	if expired && err == nil {
+		return ErrLockLost
+	}
+	return err
 }
 
 func (a acquisition) token() int64 {

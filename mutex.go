@@ -36,8 +36,9 @@ type Mutex struct {
 	s    *Session
 	q    queue.Queue
 	data []byte
-	kind string       // for Metrics
-	co   *cohortBound // WithCohort
+	kind string           // for Metrics
+	co   *cohortBound     // WithCohort
+	o    primitiveOptions // WithRevocable, WithMaxHold
 
 	mu        sync.Mutex
 	acquiring bool
@@ -53,7 +54,7 @@ func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mutex{s: s, q: q, data: o.data, kind: KindMutex, co: o.cohort}, nil
+	return &Mutex{s: s, q: q, data: o.data, kind: KindMutex, co: o.cohort, o: o}, nil
 }
 
 // Lock blocks until the lock is held, ctx ends, or the session is closed. On
@@ -94,6 +95,7 @@ func (m *Mutex) lock(ctx context.Context, try bool) error {
 	} else {
 		a.h, err = m.q.Acquire(ctx, queue.Request{Data: m.data, Try: try})
 		err = mapQueueErr(err)
+		a.w = watchHold(&m.q, a.h, m.o)
 	}
 	m.s.acquired(m.kind, m.q.Dir, start, a.h, err)
 	m.mu.Lock()
@@ -135,7 +137,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if c := m.acq.c; c != nil {
 		err = c.unlock(ctx, m, m.acq.lost())
 	} else {
-		err = mapQueueErr(m.q.Release(ctx, m.acq.h))
+		err = m.acq.release(ctx, &m.q, m.q.Release)
 	}
 	if err == nil || errors.Is(err, ErrLockLost) {
 		m.s.released(m.acq.h)
@@ -156,6 +158,17 @@ func (m *Mutex) Lost() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.acq.lost()
+}
+
+// Revoked returns a channel that is closed when a revocation request (see
+// Revoke) arrives for the current acquisition of a revocable Mutex (see
+// WithRevocable): someone asks the holder to release. The holder decides;
+// nothing is taken from it. It returns nil, a channel that never closes,
+// when the Mutex is not revocable or holds nothing.
+func (m *Mutex) Revoked() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.acq.revoked()
 }
 
 // Token returns the fencing token of the current acquisition, or 0 when

@@ -247,7 +247,9 @@ type Option func(*primitiveOptions) error
 type primitiveOptions struct {
 	data           []byte
 	listingHandoff bool
-	cohort         *cohortBound // WithCohort; Mutex and ReentrantMutex only
+	cohort         *cohortBound  // WithCohort; Mutex and ReentrantMutex only
+	revocable      bool          // WithRevocable
+	maxHold        time.Duration // WithMaxHold; 0: unbounded
 }
 
 func defaultPrimitiveOptions() primitiveOptions {

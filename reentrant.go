@@ -115,6 +115,9 @@ func (r *ReentrantMutex) Unlock(ctx context.Context) error {
 	return err
 }
 
+// Revoked is Mutex.Revoked for this owner's hold (see WithRevocable).
+func (r *ReentrantMutex) Revoked() <-chan struct{} { return r.m.Revoked() }
+
 // HoldCount returns how many times the owner has locked without unlocking.
 func (r *ReentrantMutex) HoldCount() int {
 	r.mu.Lock()

@@ -44,6 +44,7 @@ type RWMutex struct {
 	rq   queue.Queue // reader queue
 	wq   queue.Queue // writer queue (same path and order)
 	data []byte
+	o    primitiveOptions // WithRevocable, WithMaxHold
 
 	mu   sync.Mutex
 	busy bool // an acquisition is in progress
@@ -70,7 +71,7 @@ func NewRWMutex(s *Session, path string, opts ...Option) (*RWMutex, error) {
 	}
 	rq := wq
 	rq.Kind = queue.KindRead
-	return &RWMutex{s: s, rq: rq, wq: wq, data: o.data}, nil
+	return &RWMutex{s: s, rq: rq, wq: wq, data: o.data, o: o}, nil
 }
 
 // Lock blocks until the write lock is held, ctx ends, or the session is
@@ -176,7 +177,7 @@ func (m *RWMutex) acquire(ctx context.Context, q *queue.Queue, to *hold, b queue
 	if err != nil {
 		return err
 	}
-	*to = hold{acquisition{h: h}, 1}
+	*to = hold{acquisition{h: h, w: watchHold(q, h, m.o)}, 1}
 	return nil
 }
 

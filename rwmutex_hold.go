@@ -42,7 +42,7 @@ func (m *RWMutex) unlock(ctx context.Context, from *hold) error {
 		// ours, so our deletion must not read as a writer's release.
 		release = m.wq.Leave
 	}
-	err := mapQueueErr(release(ctx, from.acq.h))
+	err := from.acq.release(ctx, &m.wq, release)
 	if err == nil || errors.Is(err, ErrLockLost) {
 		m.s.released(from.acq.h)
 		*from = hold{}
@@ -69,8 +69,16 @@ func (m *RWMutex) Lost() <-chan struct{} {
 	return m.current().lost()
 }
 
-// Token returns the fencing token (the node's creation zxid) of the write
-// lock while it is held, else of the read lock, or 0 when nothing is held.
+// Revoked is Mutex.Revoked for the current acquisition (write or read) of
+// a revocable RWMutex (see WithRevocable).
+func (m *RWMutex) Revoked() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.current().revoked()
+}
+
+// Token returns the fencing token (see Mutex.Token) of the write lock
+// while it is held, else of the read lock, or 0 when nothing is held.
 // Write tokens strictly increase over successive write acquisitions.
 func (m *RWMutex) Token() int64 {
 	m.mu.Lock()

@@ -70,8 +70,8 @@ func NewSemaphore(s *Session, path string, limit int, opts ...Option) (*Semaphor
 	if err != nil {
 		return nil, err
 	}
-	if o.cohort != nil {
-		return nil, invalid("WithCohort applies to Mutex and ReentrantMutex only")
+	if o.cohort != nil || o.revocable || o.maxHold > 0 {
+		return nil, invalid("WithCohort, WithRevocable and WithMaxHold apply to locks only")
 	}
 	sem := &Semaphore{s: s, path: path, limit: limit, data: o.data}
 	sem.l = queue.Leases{Conn: q.Conn, Dir: path, Limit: limit}

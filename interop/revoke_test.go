@@ -179,3 +179,51 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		}
 	}
 }
+
+// Revocation across libraries, in Curator's wire form: Curator's Revoker
+// reaches a revocable zklock holder, and zklock's Revoke reaches a Curator
+// holder made revocable (its RevocationListener runs).
+func TestRevocationBothWays(t *testing.T) {
+	t.Run("Curator revokes zklock", func(t *testing.T) {
+		w := newWorld(t, needCurator)
+		m, err := zklock.NewMutex(w.session(), w.path, zklock.WithRevocable())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Lock(w.ctx); err != nil {
+			t.Fatal(err)
+		}
+		j := startCurator(t, w.args("java", "interactive", 0, ""))
+		j.expect(t, "ready")
+		j.send(t, "go")
+		sent := time.Now()
+		j.do(t, "revoke "+m.Node(), "revoked")
+		select {
+		case <-m.Revoked():
+			t.Logf("Curator's request to zklock's signal: %v (including the driver's round trip)", time.Since(sent))
+		case <-w.ctx.Done():
+			t.Fatal("the zklock holder was not told")
+		}
+		if err := m.Unlock(w.ctx); err != nil {
+			t.Fatal(err)
+		}
+		j.end(t)
+	})
+	t.Run("zklock revokes Curator", func(t *testing.T) {
+		w := newWorld(t, needCurator)
+		j := startCurator(t, w.args("java", "interactive", 0, ""))
+		j.expect(t, "ready")
+		j.send(t, "go")
+		j.do(t, "acquire rmutex 60000", "held rmutex")
+		nodes, err := zklock.Revoke(w.ctx, w.session(), w.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(nodes) != 1 {
+			t.Fatalf("revoked %v, want Curator's holder", nodes)
+		}
+		j.expect(t, "revoke-requested rmutex")
+		j.do(t, "release rmutex", "released rmutex")
+		j.end(t)
+	})
+}

@@ -111,7 +111,14 @@ type Queue struct {
 	// because its data must be exactly the caller's (an election's value,
 	// which Curator reads as a participant id).
 	Quiet bool
+	// Revocable: our node's holder listens for revocation requests written
+	// into its data; its data is tagged (RevocableTag) so that a revoker
+	// can tell. A revocable node is quiet.
+	Revocable bool
 }
+
+// RevocableTag ends the data of a revocable holder's node.
+const RevocableTag = "\x00zklock:r"
 
 // Announcer ends the data of a node whose holder announces its release
 // (Queue.Handoff): a NUL byte and a tag no Curator or Kazoo node carries.
@@ -124,20 +131,28 @@ func announces(data []byte) bool { return bytes.HasSuffix(data, []byte(Announcer
 // Announces reports whether node data marks an announcing node.
 func Announces(data []byte) bool { return announces(data) }
 
-// UserData returns node data without the Announcer tag.
+// UserData returns node data without the tag zklock added to it.
 func UserData(data []byte) []byte {
-	if announces(data) {
-		return data[:len(data)-len(Announcer)]
+	for _, tag := range []string{Announcer, RevocableTag} {
+		if bytes.HasSuffix(data, []byte(tag)) {
+			return data[:len(data)-len(tag)]
+		}
 	}
 	return data
 }
 
 // nodeData is the data our node is created with.
 func (q *Queue) nodeData(data []byte) []byte {
-	if !q.Handoff || q.Quiet || !exclusive(q.Kind) {
+	var tag string
+	switch {
+	case q.Revocable:
+		tag = RevocableTag
+	case q.Handoff && !q.Quiet && exclusive(q.Kind):
+		tag = Announcer
+	default:
 		return data
 	}
-	return append(append(make([]byte, 0, len(data)+len(Announcer)), data...), Announcer...)
+	return append(append(make([]byte, 0, len(data)+len(tag)), data...), tag...)
 }
 
 // Change is what Conn.WaitChange saw happen to the node it watched.
@@ -322,7 +337,7 @@ func (q *Queue) grant(ctx context.Context, n node, c Contender) (*Held, error) {
 // node's release is announced (see Released), so the waiter behind it
 // holds without listing the queue.
 func (q *Queue) Release(ctx context.Context, h *Held) error {
-	return q.release(ctx, h, q.Handoff && !q.Quiet && exclusive(h.Node.Kind))
+	return q.release(ctx, h, q.Handoff && !q.Quiet && !q.Revocable && exclusive(h.Node.Kind))
 }
 
 // Leave is Release without the announcement, for a node whose holder keeps

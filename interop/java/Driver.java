@@ -21,7 +21,9 @@
 // one line:
 //
 //	acquire <kind> <ms>  kind is mutex, read or write (one InterProcessMutex
-//	                     and one InterProcessReadWriteLock on path), or sem
+//	                     and one InterProcessReadWriteLock on path), rmutex
+//	                     (an InterProcessMutex made revocable: a revocation
+//	                     request prints "revoke-requested rmutex"), or sem
 //	                     (one more lease of an InterProcessSemaphoreV2 on
 //	                     path, given limit=); answers
 //	                     "held <kind>", or "busy <kind>" if not acquired
@@ -174,8 +176,11 @@ public final class Driver {
     private void interactive(CuratorFramework client) throws Exception {
         String path = need("path");
         InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, path);
+        InterProcessMutex revocable = new InterProcessMutex(client, path);
+        revocable.makeRevocable(lock -> say("revoke-requested rmutex"));
         Map<String, InterProcessLock> locks = new HashMap<>(Map.of(
-                "mutex", new InterProcessMutex(client, path), "read", rw.readLock(), "write", rw.writeLock()));
+                "mutex", new InterProcessMutex(client, path), "read", rw.readLock(), "write", rw.writeLock(),
+                "rmutex", revocable));
         if (args.containsKey("limit")) {
             locks.put("sem", leases(new InterProcessSemaphoreV2(client, path, Integer.parseInt(need("limit")))));
         }

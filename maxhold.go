@@ -1,0 +1,108 @@
+package zklock
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// WithMaxHold bounds how long a Mutex, ReentrantMutex or RWMutex holds:
+// d after it was granted, its loss signal fires and its node is released,
+// even while its session is healthy, so that a live but hung holder cannot
+// keep the lock longer. Use it where a stuck holder costs more than a
+// broken lock. Like every loss, it fires before the node is deleted, so
+// before anyone else can hold: stop using the resource when Lost fires,
+// and fence writes with Token or Guard (the expired holder's Guard fails
+// once its node is gone; the next holder's Token is larger). Unlock after
+// it returns ErrLockLost. The default is no bound; d must be positive.
+//
+// The bound is kept by the holder's own process, which is what a hung
+// holder still runs (a holder whose whole process froze loses its session
+// instead). ZooKeeper's TTL nodes would not do better: they are never
+// ephemeral, so a crashed holder's node would outlive its session until
+// the TTL, the server reaps them only on its container sweep, and they
+// need the server option zookeeper.extendedTypesEnabled.
+func WithMaxHold(d time.Duration) Option {
+	return func(o *primitiveOptions) error {
+		if d <= 0 {
+			return invalid("max hold %v is not positive", d)
+		}
+		o.maxHold = d
+		return nil
+	}
+}
+
+// watchedHold is what WithRevocable and WithMaxHold add to a hold: a
+// goroutine of the Session that watches it until it is released.
+type watchedHold struct {
+	lost    chan struct{} // the hold's own loss signal (WithMaxHold), else nil
+	revoked chan struct{} // closed on a revocation request (WithRevocable), else nil
+	stop    context.CancelFunc
+	done    chan struct{} // closed when the goroutines have ended
+	mu      sync.Mutex
+	expired bool // the bound passed
+}
+
+// watchHold starts watching h, granted on q, as o asks; nil when it asks
+// nothing.
+func watchHold(q *queue.Queue, h *queue.Held, o primitiveOptions) *watchedHold {
+	if h == nil || (!o.revocable && o.maxHold == 0) {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watchedHold{stop: cancel, done: make(chan struct{})}
+	var wg sync.WaitGroup
+	run := func(f func(context.Context)) {
+		wg.Add(1)
+		if !q.Conn.Go(func(bg context.Context) {
+			defer wg.Done()
+			defer context.AfterFunc(bg, cancel)()
+			f(ctx)
+		}) {
+			wg.Done()
+		}
+	}
+	if o.revocable {
+		w.revoked = make(chan struct{})
+		run(func(ctx context.Context) { watchRevocation(ctx, q.Conn, h.Path, w.revoked) })
+	}
+	if o.maxHold > 0 {
+		w.lost = make(chan struct{})
+		run(func(ctx context.Context) { w.bound(ctx, q, h, o.maxHold) })
+	}
+	go func() { wg.Wait(); close(w.done) }()
+	return w
+}
+
+// bound closes w.lost when h's epoch ends or when d has passed; then, if
+// the bound passed first, it releases h's node, after the signal.
+func (w *watchedHold) bound(ctx context.Context, q *queue.Queue, h *queue.Held, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-h.Epoch.Done:
+		close(w.lost)
+	case <-t.C:
+		w.mu.Lock()
+		w.expired = true
+		w.mu.Unlock()
+		close(w.lost)
+		_ = q.Release(ctx, h) // stops at the epoch's end; Unlock retries
+	case <-ctx.Done():
+		close(w.lost) // released: nothing is held
+	}
+}
+
+// end stops watching and reports whether the bound passed.
+func (w *watchedHold) end() (expired bool) {
+	if w == nil {
+		return false
+	}
+	w.stop()
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.expired
+}

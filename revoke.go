@@ -1,0 +1,127 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// RevokeMessage is what a revocation request writes into a lock node's
+// data: Apache Curator's (LockInternals.REVOKE_MESSAGE), so that Curator's
+// Revoker reaches zklock holders and zklock's Revoke reaches Curator
+// holders made revocable.
+const RevokeMessage = "__REVOKE__"
+
+// WithRevocable makes a Mutex, ReentrantMutex or RWMutex revocable: while
+// it holds, a revocation request written into its node (by Revoke, `zklock
+// revoke`, or Curator's Revoker.attemptRevoke) closes the channel its
+// Revoked method returns. The holder decides what to do; a revocation
+// asks, it does not take. A revocable holder's node does not announce its
+// release (see WithListingHandoff), so that the write of a request is never
+// taken for one: handoffs behind it cost a listing. It costs the holder
+// one watch on its own node and a goroutine of the Session while it holds.
+// The default is not revocable; it cannot be combined with WithCohort.
+func WithRevocable() Option {
+	return func(o *primitiveOptions) error {
+		o.revocable = true
+		return nil
+	}
+}
+
+// watchRevocation closes revoked once a revocation request is written into
+// node, until ctx ends or the node is gone.
+func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked chan struct{}) {
+	for ctx.Err() == nil {
+		data, _, err := conn.Get(ctx, node)
+		switch {
+		case err != nil:
+			return // the node is gone, the session closed, or ctx ended
+		case string(data) == RevokeMessage:
+			close(revoked)
+			return
+		}
+		if ch, err := conn.WaitChange(ctx, node); err != nil || ch == queue.Deleted {
+			return
+		}
+	}
+}
+
+// ErrNotRevocable is returned by Revoke for a zklock node whose holder is
+// not revocable (see WithRevocable): writing a request into it would let
+// the waiter behind it take the write for a release.
+var ErrNotRevocable = errors.New("zklock: holder not revocable")
+
+// Revoke asks the holders of a lock to release it, the way Curator's
+// Revoker does: it writes RevokeMessage into their nodes, and returns the
+// nodes it wrote. path is either one contender's node (a holder or a
+// waiter, as listed by Contenders) or a lock path, whose holders are then
+// revoked: the first contender, or, of an RWMutex held by readers, every
+// reader ahead of the first writer. A zklock holder learns of it through
+// Revoked if it is revocable (WithRevocable); a Curator holder made
+// revocable through its RevocationListener. Revoke refuses a zklock node
+// that is not revocable with ErrNotRevocable, and a path with no holder
+// with ErrNotLocked; it needs write permission on the nodes (their ACL).
+func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	}
+	if err := queue.CheckPath(p); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+	}
+	nodes := []string{p}
+	if _, ok := queue.Parse(path.Base(p)); !ok {
+		var err error
+		if nodes, err = holders(ctx, s, p); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range nodes {
+		data, _, err := s.c.Get(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if queue.Announces(data) {
+			return nil, fmt.Errorf("%w: %s", ErrNotRevocable, n)
+		}
+	}
+	for _, n := range nodes {
+		if err := s.c.SetData(ctx, n, []byte(RevokeMessage), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+// holders returns the nodes holding the lock at p: the first contender,
+// or every reader ahead of the first writer.
+func holders(ctx context.Context, s *Session, p string) ([]string, error) {
+	names, err := s.c.Children(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("%w: %s does not exist", ErrNotLocked, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cs := queue.Sort(names, queue.KindLock, queue.KindKazooLock, queue.KindRead, queue.KindWrite)
+	var out []string
+	for i, c := range cs {
+		if c.Kind != queue.KindRead {
+			if i == 0 {
+				out = append(out, p+"/"+c.Name)
+			}
+			break
+		}
+		out = append(out, p+"/"+c.Name)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no holder under %s", ErrNotLocked, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,190 @@
+package zklock_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+)
+
+// A revocable holder learns of a revocation request through Revoked; the
+// waiter behind it, though its handle announces releases, never takes the
+// request's write for a release (a revocable node does not announce), and
+// holds only once the holder lets go.
+func TestRevokeHolder(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "revoke")
+	m, err := zklock.NewMutex(newSession(t, c.Servers()), path, zklock.WithRevocable())
+	require.NoError(t, err)
+	require.Nil(t, m.Revoked(), "nothing held: no revocation can come")
+	require.NoError(t, m.Lock(ctx))
+	revoked := m.Revoked()
+	require.NotNil(t, revoked)
+	ws := newSession(t, c.Servers())
+	w, err := zklock.NewMutex(ws, path)
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() { got <- w.Lock(ctx) }()
+	watching := func() bool {
+		all, err := c.Watches(ctx)
+		require.NoError(t, err)
+		return slices.Contains(all[ws.SessionID()], m.Node())
+	}
+	eventually(t, 10*time.Second, "the waiter watches the holder", watching)
+
+	sent := time.Now()
+	nodes, err := zklock.Revoke(ctx, newSession(t, c.Servers()), path)
+	require.NoError(t, err)
+	require.Equal(t, []string{m.Node()}, nodes)
+	select {
+	case <-revoked:
+		t.Logf("revocation request to the holder's signal: %v", time.Since(sent))
+	case <-ctx.Done():
+		t.Fatal("the holder was not told of the revocation request")
+	}
+	eventually(t, 10*time.Second, "the waiter watches the holder again", watching)
+	select {
+	case err := <-got:
+		t.Fatalf("the waiter's Lock returned (%v) while the revoked holder holds", err)
+	default:
+	}
+	cs, err := w.Contenders(ctx)
+	require.NoError(t, err)
+	require.Equal(t, zklock.RevokeMessage, string(cs[0].Data), "the holder's node carries the request")
+	require.NoError(t, m.Unlock(ctx))
+	require.NoError(t, <-got)
+	require.NoError(t, w.Unlock(ctx))
+}
+
+// Revoke refuses a holder that is not revocable (its node announces
+// releases, so a write would fool the waiter behind it), an empty path,
+// and a bad path; it revokes every reader holding an RWMutex, and a
+// waiter named by its node.
+func TestRevokeTargets(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	s := newSession(t, c.Servers())
+	root := lockPath(t, "revoke")
+
+	plain, err := zklock.NewMutex(s, root+"/plain")
+	require.NoError(t, err)
+	require.NoError(t, plain.Lock(ctx))
+	_, err = zklock.Revoke(ctx, s, root+"/plain")
+	require.ErrorIs(t, err, zklock.ErrNotRevocable)
+	cs, err := plain.Contenders(ctx)
+	require.NoError(t, err)
+	require.NotEqual(t, zklock.RevokeMessage, string(cs[0].Data), "nothing written to a refused holder")
+	require.NoError(t, plain.Unlock(ctx))
+
+	_, err = zklock.Revoke(ctx, s, root+"/none")
+	require.ErrorIs(t, err, zklock.ErrNotLocked)
+	_, err = zklock.Revoke(ctx, s, "no/slash")
+	require.ErrorIs(t, err, zklock.ErrInvalidPath)
+
+	var readers []*zklock.RWMutex
+	for range 2 {
+		r, err := zklock.NewRWMutex(newSession(t, c.Servers()), root+"/rw", zklock.WithRevocable())
+		require.NoError(t, err)
+		require.NoError(t, r.RLock(ctx))
+		readers = append(readers, r)
+	}
+	wr, err := zklock.NewRWMutex(newSession(t, c.Servers()), root+"/rw", zklock.WithRevocable())
+	require.NoError(t, err)
+	wgot := make(chan error, 1)
+	go func() { wgot <- wr.Lock(ctx) }()
+	eventually(t, 10*time.Second, "the writer queues", func() bool {
+		cs, err := readers[0].Contenders(ctx)
+		require.NoError(t, err)
+		return len(cs) == 3
+	})
+	nodes, err := zklock.Revoke(ctx, s, root+"/rw")
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{readers[0].Node(), readers[1].Node()}, nodes)
+	for _, r := range readers {
+		select {
+		case <-r.Revoked():
+		case <-ctx.Done():
+			t.Fatal("a reader was not told")
+		}
+		require.NoError(t, r.RUnlock(ctx))
+	}
+	require.NoError(t, <-wgot)
+	require.NoError(t, wr.Unlock(ctx))
+}
+
+// Only a client allowed to write the holder's node can revoke it.
+func TestRevokeNeedsPermission(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "revoke")
+	owner := newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret"))
+	m, err := zklock.NewMutex(owner, path, zklock.WithRevocable())
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctx))
+	stranger := newSession(t, c.Servers(), zklock.WithDigestAuth("stranger", "other"))
+	_, err = zklock.Revoke(ctx, stranger, path)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
+	select {
+	case <-m.Revoked():
+		t.Fatal("revoked by a client without permission")
+	default:
+	}
+	nodes, err := zklock.Revoke(ctx, newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret")), path)
+	require.NoError(t, err)
+	require.Len(t, nodes, 1)
+	<-m.Revoked()
+	require.NoError(t, m.Unlock(ctx))
+}
+
+// WithMaxHold: the holder's Lost fires at the bound, before a rival holds;
+// Unlock then returns ErrLockLost, and nothing is left behind. Released in
+// time, the hold is not lost.
+func TestMaxHold(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "maxhold")
+	s := newSession(t, c.Servers())
+	m, err := zklock.NewMutex(s, path, zklock.WithMaxHold(300*time.Millisecond))
+	require.NoError(t, err)
+
+	require.NoError(t, m.Lock(ctx))
+	require.NoError(t, m.Unlock(ctx), "released within the bound")
+
+	require.NoError(t, m.Lock(ctx))
+	granted, lost := time.Now(), m.Lost()
+	rival, err := zklock.NewMutex(newSession(t, c.Servers()), path)
+	require.NoError(t, err)
+	rgot := make(chan time.Time, 1)
+	go func() {
+		if rival.Lock(ctx) == nil {
+			rgot <- time.Now()
+		}
+	}()
+	var lostAt time.Time
+	select {
+	case <-lost:
+		lostAt = time.Now()
+	case at := <-rgot:
+		t.Fatalf("rival held at %v before the bounded holder's loss signal", at)
+	case <-ctx.Done():
+		t.Fatal("the bound never passed")
+	}
+	rivalAt := <-rgot
+	require.True(t, rivalAt.After(lostAt))
+	require.GreaterOrEqual(t, lostAt.Sub(granted), 300*time.Millisecond)
+	t.Logf("loss %v after the grant, rival %v after the loss", lostAt.Sub(granted), rivalAt.Sub(lostAt))
+	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
+	require.NoError(t, rival.Unlock(ctx))
+	requireNoEphemerals(t, c, s.SessionID(), path, false)
+
+	_, err = zklock.NewMutex(s, path, zklock.WithMaxHold(0))
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	_, err = zklock.NewElection(s, path, zklock.WithMaxHold(time.Second))
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	_, err = zklock.NewMutex(s, path, zklock.WithCohort(0, 0), zklock.WithRevocable())
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+}
