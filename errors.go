@@ -3,6 +3,7 @@ package zklock
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
@@ -132,7 +133,34 @@ var (
 	// fired: the ownership deadline passed or the session expired, so the
 	// leases may have been granted to others. The lease counts as released.
 	ErrLeaseLost = errors.New("zklock: lease lost")
+
+	// ErrNotRevocable is returned by Revoke for a zklock node whose holder
+	// is not revocable (see WithRevocable): its node announces releases, so
+	// writing a request into it would let the waiter behind it take the
+	// write for a release.
+	ErrNotRevocable = errors.New("zklock: holder not revocable")
+
+	// ErrHolderAlive is returned by Break, without force, when a holder's
+	// node exists: its session is alive as far as ZooKeeper knows, and the
+	// holder may be acting on the resource. It is wrapped in a
+	// *HolderAliveError naming the holder.
+	ErrHolderAlive = errors.New("zklock: holder's session is alive")
 )
+
+// HolderAliveError is returned, wrapping ErrHolderAlive, by Break without
+// force.
+type HolderAliveError struct {
+	Holder Contender
+}
+
+// Error names the holder, its session and its age.
+func (e *HolderAliveError) Error() string {
+	return fmt.Sprintf("%v: %s held by session 0x%x since %s (data %q); break it only with force",
+		ErrHolderAlive, e.Holder.Path, e.Holder.Session, e.Holder.Created.Format(time.RFC3339), e.Holder.Data)
+}
+
+// Unwrap returns ErrHolderAlive.
+func (e *HolderAliveError) Unwrap() error { return ErrHolderAlive }
 
 // WrongKindError is returned, wrapping ErrWrongKind, by a primitive that
 // found another kind of primitive's nodes on its path.

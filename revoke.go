@@ -50,11 +50,6 @@ func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked 
 	}
 }
 
-// ErrNotRevocable is returned by Revoke for a zklock node whose holder is
-// not revocable (see WithRevocable): writing a request into it would let
-// the waiter behind it take the write for a release.
-var ErrNotRevocable = errors.New("zklock: holder not revocable")
-
 // Revoke asks the holders of a lock to release it, the way Curator's
 // Revoker does: it writes RevokeMessage into their nodes, and returns the
 // nodes it wrote. path is either one contender's node (a holder or a

@@ -188,3 +188,47 @@ func TestMaxHold(t *testing.T) {
 	_, err = zklock.NewMutex(s, path, zklock.WithCohort(0, 0), zklock.WithRevocable())
 	require.ErrorIs(t, err, zklock.ErrInvalidOption)
 }
+
+// Break: refused without force while the holder's node (so its session)
+// lives, naming the holder; with force the node goes and the next
+// contender holds, and the old holder's guard fails while its token is
+// below the new one's. A client that may not delete cannot break.
+func TestBreak(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "break")
+	owner := newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret"))
+	m, err := zklock.NewMutex(owner, path)
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctx))
+	w, err := zklock.NewMutex(newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret")), path)
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() { got <- w.Lock(ctx) }()
+
+	op := newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret"))
+	_, err = zklock.Break(ctx, op, path, false)
+	var alive *zklock.HolderAliveError
+	require.ErrorAs(t, err, &alive)
+	require.ErrorIs(t, err, zklock.ErrHolderAlive)
+	require.Equal(t, m.Node(), alive.Holder.Path)
+	require.Equal(t, owner.SessionID(), alive.Holder.Session)
+	require.Equal(t, m.Token(), alive.Holder.Token)
+
+	stranger := newSession(t, c.Servers(), zklock.WithDigestAuth("stranger", "other"))
+	_, err = zklock.Break(ctx, stranger, path, true)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
+
+	guard := m.Guard()
+	broken, err := zklock.Break(ctx, op, path, true)
+	require.NoError(t, err)
+	require.Len(t, broken, 1)
+	require.Equal(t, m.Node(), broken[0].Path)
+	require.NoError(t, <-got, "the next contender holds")
+	require.Greater(t, w.Token(), m.Token())
+	_, err = owner.Multi(ctx, guard, &zk.SetDataRequest{Path: path, Data: []byte("stale"), Version: -1})
+	require.ErrorIs(t, err, zk.ErrNoNode, "the broken holder's guard")
+	require.NoError(t, w.Unlock(ctx))
+	_, err = zklock.Break(ctx, op, path, true)
+	require.ErrorIs(t, err, zklock.ErrNotLocked)
+}

@@ -1,0 +1,71 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	pathpkg "path"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// Break deletes the nodes of a lock's holders, for an operator facing a
+// stuck lock: the first contender at path, or, of an RWMutex held by
+// readers, every reader ahead of the first writer (as Revoke finds them).
+// It returns them as they were.
+//
+// A holder's node exists only while its session lives, so every holder
+// Break finds has a live session as far as ZooKeeper knows: it may be hung,
+// or it may be working. Without force Break deletes nothing and returns a
+// *HolderAliveError (wrapping ErrHolderAlive) naming the first holder; ask
+// it to let go with Revoke first, or wait for its session to expire. With
+// force it deletes the nodes, and the next contender holds. Breaking does
+// not stop the old holder: it is not told (its Lost does not fire: its
+// session is fine), and it may still act on the resource. Only fencing
+// protects the resource then: the old holder's Guard fails, and the new
+// holder's Token is larger than the old one's. Break needs delete
+// permission on the lock path (its ACL), and returns ErrNotLocked when
+// nobody holds.
+func Break(ctx context.Context, s *Session, path string, force bool) ([]Contender, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	}
+	if err := queue.CheckPath(path); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+	}
+	nodes, err := holders(ctx, s, path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Contender
+	for _, n := range nodes {
+		data, st, err := s.c.Get(ctx, n)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		q, _ := queue.Parse(pathpkg.Base(n))
+		c := Contender{Path: n, Kind: q.Kind, Seq: q.Seq, Session: st.EphemeralOwner,
+			Token: st.Czxid << tokenShift, Created: time.UnixMilli(st.Ctime), Data: queue.UserData(data)}
+		if !force {
+			return nil, &HolderAliveError{Holder: c}
+		}
+		out = append(out, c)
+	}
+	for _, c := range out {
+		if err := s.c.Delete(ctx, c.Path); err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, ErrNotLocked
+	}
+	return out, nil
+}
