@@ -77,22 +77,33 @@ func (c *Conn) onWatchEvent(ev zk.Event) {
 // exists, as Curator does, so that no watch is left on a node that is
 // already gone; and a data watch is what sees an announced release.
 func (c *Conn) waitChange(ctx context.Context, path string, stop <-chan struct{}) (queue.Change, error) {
-	c.mu.Lock()
-	changed := c.changed // state transitions from now on wake us
-	w := c.watches[path]
-	arm := w == nil
-	if arm {
-		// Registered before the request is sent: the event may arrive as
-		// soon as the reply does.
-		w = &watch{fired: make(chan struct{})}
-		c.watches[path] = w
-	}
-	c.mu.Unlock()
+	w, arm, changed := c.watchFor(path)
 	if arm {
 		if err := c.arm(ctx, path, stop, w); err != nil {
 			return queue.LookAgain, err
 		}
 	}
+	return c.await(ctx, w, changed, stop)
+}
+
+// watchFor returns the watch on path, registering a new one (arm: the
+// caller sets it on the server) if there is none, and the channel the next
+// state transition closes. The watch is registered before its request is
+// sent, since the event may arrive as soon as the reply does.
+func (c *Conn) watchFor(path string) (w *watch, arm bool, changed <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w = c.watches[path]
+	if w == nil {
+		w, arm = &watch{fired: make(chan struct{})}, true
+		c.watches[path] = w
+	}
+	return w, arm, c.changed
+}
+
+// await waits for w to fire, a state transition after changed was taken,
+// ctx, stop or Close.
+func (c *Conn) await(ctx context.Context, w *watch, changed, stop <-chan struct{}) (queue.Change, error) {
 	select {
 	case <-w.fired:
 		return w.change, nil
