@@ -85,6 +85,12 @@ func watchLoss(t *testing.T, s *zklock.Session) (check func(errs []error, of int
 // lockFreshPaths locks and unlocks n fresh paths (parents missing) from g
 // goroutines on one session, and returns the errors.
 func lockFreshPaths(t *testing.T, s *zklock.Session, root string, n, g int) []error {
+	return cycleFreshPaths(t, s, root, n, g, lockOnce)
+}
+
+// cycleFreshPaths runs cycle once on each of n fresh paths from g
+// goroutines on one session, and returns the errors.
+func cycleFreshPaths(t *testing.T, s *zklock.Session, root string, n, g int, cycle cycler) []error {
 	ctx := ctxFor(t)
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -95,7 +101,7 @@ func lockFreshPaths(t *testing.T, s *zklock.Session, root string, n, g int) []er
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
-				if err := lockOnce(ctx, s, fmt.Sprintf("%s/%d", root, i)); err != nil {
+				if err := cycle(ctx, s, fmt.Sprintf("%s/%d", root, i)); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -141,6 +147,22 @@ func TestLockFreshPathsEnsemble(t *testing.T) {
 	check := watchLoss(t, s)
 	lost := check(lockFreshPaths(t, s, root, 6000, 64), 6000)
 	requireNoEphemerals(t, c, s.SessionID(), root, lost)
+}
+
+// TestFreshPathsEveryPrimitive is TestLockFreshPathsLeavesNothing for the
+// other primitives: 64 goroutines of one session, 3,000 fresh paths each
+// (a semaphore makes 2 parents more per path, an RWMutex two acquisitions).
+func TestFreshPathsEveryPrimitive(t *testing.T) {
+	c := standalone(t)
+	for _, name := range []string{"RWMutex", "Semaphore", "Election"} {
+		t.Run(name, func(t *testing.T) {
+			s := newSession(t, c.Servers(), zklock.WithSessionTimeout(10*time.Second))
+			root := lockPath(t, "f")
+			check := watchLoss(t, s)
+			lost := check(cycleFreshPaths(t, s, root, 3000, 64, primitiveCycles[name]), 3000)
+			requireNoEphemerals(t, c, s.SessionID(), root, lost)
+		})
+	}
 }
 
 // TestLockLongPathLeavesNothing: a path longer than the wire observer keeps
