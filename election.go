@@ -52,10 +52,9 @@ type Election struct {
 }
 
 // NewElection returns an Election on path. Nothing is sent to the server
-// until Campaign, Leader or Observe. The path must be a valid absolute
-// ZooKeeper path outside /zookeeper; its missing parents are created as
-// CONTAINER nodes, which the server removes once empty. WithData sets the
-// value Campaign uses when given a nil value.
+// until Campaign, Leader or Observe. The path rules, request size included,
+// are NewMutex's. WithData sets the value Campaign uses when given a nil
+// value.
 func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 	q, o, err := newQueue(s, path, queue.KindLock, []string{queue.KindLock, queue.KindKazooLock}, opts)
 	if err != nil {

@@ -46,9 +46,12 @@ type Mutex struct {
 }
 
 // NewMutex returns a Mutex on path. Nothing is sent to the server until
-// Lock. The path must be a valid absolute ZooKeeper path outside /zookeeper;
-// its missing parents are created as CONTAINER nodes, which the server
-// removes once empty.
+// Lock. The path must be a valid absolute ZooKeeper path outside /zookeeper
+// (else ErrInvalidPath); its missing parents are created as CONTAINER
+// nodes, which the server removes once empty. A path, or node data with
+// the path, that would make a create request larger than the servers
+// accept (see WithMaxRequestSize) returns ErrInvalidPath or
+// ErrDataTooLarge: such a request is never sent.
 func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
 	q, o, err := newQueue(s, path, queue.KindLock, []string{queue.KindLock, queue.KindKazooLock}, opts)
 	if err != nil {
