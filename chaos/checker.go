@@ -35,6 +35,7 @@ const LivenessSlack = 5 * time.Second
 // Interval is a stretch in which one holder believed it held a primitive.
 type Interval struct {
 	Proc, Prim, Mode string
+	G                int // the workload within Proc (see Event.G)
 	Tok              int64
 	Wait             int64 // when the acquisition began
 	Start, End       int64
@@ -84,16 +85,20 @@ func exitTimes(r *Outcome) map[string]int64 {
 // log stops ends when its process ended.
 func intervals(r *Outcome) []Interval {
 	exits := exitTimes(r)
-	open := map[[2]string]*Interval{}
-	waited := map[[2]string]int64{}
+	type key struct {
+		proc, prim string
+		g          int
+	}
+	open := map[key]*Interval{}
+	waited := map[key]int64{}
 	var out []Interval
 	for _, e := range r.Events {
-		k := [2]string{e.Proc, e.Prim}
+		k := key{e.Proc, e.Prim, e.G}
 		switch e.Ev {
 		case EvWait:
 			waited[k] = e.T
 		case EvAcquire:
-			open[k] = &Interval{Proc: e.Proc, Prim: e.Prim, Mode: e.Mode, Tok: e.Tok, Wait: waited[k], Start: e.T}
+			open[k] = &Interval{Proc: e.Proc, Prim: e.Prim, G: e.G, Mode: e.Mode, Tok: e.Tok, Wait: waited[k], Start: e.T}
 		case EvRelease:
 			if iv := open[k]; iv != nil {
 				iv.End, iv.Why = e.T, e.Res
@@ -104,7 +109,7 @@ func intervals(r *Outcome) []Interval {
 	}
 	for k, iv := range open {
 		iv.End, iv.Why = r.Stop, "exited"
-		if t, ok := exits[k[0]]; ok {
+		if t, ok := exits[k.proc]; ok {
 			iv.End = t
 		}
 		out = append(out, *iv)
@@ -209,6 +214,10 @@ func checkTokens(r *Outcome, rep *Report) {
 		}
 	}
 }
+
+// sameHolder reports whether a and b are holds of one workload: one
+// goroutine of one process, which never holds twice at once.
+func sameHolder(a, b Interval) bool { return a.Proc == b.Proc && a.G == b.G }
 
 func describe(iv Interval) string {
 	return fmt.Sprintf("%s %s token %d", iv.Proc, iv.Mode, iv.Tok)

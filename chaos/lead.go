@@ -16,7 +16,7 @@ func lossLeads(r *Outcome, ivs []Interval, rep *Report) {
 			continue
 		}
 		for _, b := range ivs[i+1:] {
-			if b.Prim == a.Prim && b.Proc != a.Proc && b.Start >= a.End && exclusive(a, b) {
+			if b.Prim == a.Prim && !sameHolder(a, b) && b.Start >= a.End && exclusive(a, b) {
 				rep.LossLeads = append(rep.LossLeads, time.Duration(b.Start-a.End))
 				break
 			}

@@ -13,24 +13,29 @@ type span struct{ start, end int64 }
 // still open when its log stops ends when its process ended.
 func waits(r *Outcome, prim string) []span {
 	exits := exitTimes(r)
-	open := map[string]int64{}
+	type key struct {
+		proc string
+		g    int
+	}
+	open := map[key]int64{}
 	var out []span
 	for _, e := range r.Events {
 		if e.Prim != prim {
 			continue
 		}
+		k := key{e.Proc, e.G}
 		switch e.Ev {
 		case EvWait:
-			open[e.Proc] = e.T
+			open[k] = e.T
 		case EvAcquire, EvWaitFail:
-			if t, ok := open[e.Proc]; ok {
+			if t, ok := open[k]; ok {
 				out = append(out, span{t, e.T})
-				delete(open, e.Proc)
+				delete(open, k)
 			}
 		}
 	}
-	for p, t := range open {
-		end, ok := exits[p]
+	for k, t := range open {
+		end, ok := exits[k.proc]
 		if !ok {
 			end = r.Stop
 		}

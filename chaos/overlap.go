@@ -37,7 +37,7 @@ func checkOverlaps(r *Outcome, ivs []Interval, committed map[writeKey]Receipt, r
 				if b.Start >= a.End {
 					break // sorted by start: no later one overlaps a
 				}
-				if a.Proc != b.Proc && exclusive(a, b) {
+				if !sameHolder(a, b) && exclusive(a, b) {
 					overlap(r, a, b, committed, rep)
 				}
 			}

@@ -4,13 +4,19 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
-// Primitives names the workloads, one per zklock primitive.
-var Primitives = []string{"mutex", "reentrant", "rwmutex", "semaphore", "election"}
+// Primitives names the workloads, one per zklock primitive, and "cohort":
+// CohortSize goroutines of each process on one Mutex path, all with
+// WithCohort, so that local handoffs mix with remote ones.
+var Primitives = []string{"mutex", "reentrant", "rwmutex", "semaphore", "election", "cohort"}
+
+// CohortSize is how many workloads each process runs on the cohort path.
+const CohortSize = 3
 
 // Modes of a hold.
 const (
@@ -37,6 +43,14 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 	switch prim {
 	case "mutex":
 		m, err := zklock.NewMutex(s, path)
+		return func(ctx context.Context, _ *rand.Rand) (*hold, error) {
+			if err := m.Lock(ctx); err != nil {
+				return nil, err
+			}
+			return &hold{ModeExclusive, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
+		}, err
+	case "cohort":
+		m, err := zklock.NewMutex(s, path, zklock.WithCohort(4, 50*time.Millisecond))
 		return func(ctx context.Context, _ *rand.Rand) (*hold, error) {
 			if err := m.Lock(ctx); err != nil {
 				return nil, err

@@ -39,6 +39,7 @@ type Event struct {
 	Ev   string `json:"ev"`
 	Proc string `json:"proc"` // worker and incarnation: "w2.1"
 	Prim string `json:"prim"`
+	G    int    `json:"g,omitempty"`    // which of the process's workloads of Prim (cohort: several)
 	Mode string `json:"mode,omitempty"` // "w" exclusive or write, "r" read or lease
 	T    int64  `json:"t"`              // when it happened (write: when sent)
 	Tok  int64  `json:"tok,omitempty"`  // fencing token of the hold

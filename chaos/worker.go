@@ -101,14 +101,20 @@ func RunWorker(cfg WorkerConfig, stop io.Reader, limit time.Duration) error {
 	var wid atomic.Int64
 	var wg sync.WaitGroup
 	for i, prim := range Primitives {
-		acq, err := newAcquirer(s, prim, cfg.Paths.Lock(prim), cfg.Limit)
-		if err != nil {
-			return err
+		n := 1
+		if prim == "cohort" {
+			n = CohortSize
 		}
-		w := &workload{prim: prim, proc: cfg.Proc, paths: cfg.Paths, s: s, acquire: acq, log: log,
-			rnd: rand.New(rand.NewPCG(cfg.Seed, uint64(i))), broken: cfg.Broken, wid: &wid}
-		wg.Add(1)
-		go func() { defer wg.Done(); w.run(ctx) }()
+		for g := range n {
+			acq, err := newAcquirer(s, prim, cfg.Paths.Lock(prim), cfg.Limit)
+			if err != nil {
+				return err
+			}
+			w := &workload{prim: prim, g: g, proc: cfg.Proc, paths: cfg.Paths, s: s, acquire: acq, log: log,
+				rnd: rand.New(rand.NewPCG(cfg.Seed, uint64(i*CohortSize+g))), broken: cfg.Broken, wid: &wid}
+			wg.Add(1)
+			go func() { defer wg.Done(); w.run(ctx) }()
+		}
 	}
 	wg.Wait()
 	return nil

@@ -34,6 +34,7 @@ type Receipt struct {
 // workload runs one primitive's rounds in one worker process.
 type workload struct {
 	prim    string
+	g       int // which of the process's workloads of prim
 	proc    string
 	paths   Paths
 	s       *zklock.Session
@@ -51,7 +52,7 @@ func (w *workload) run(ctx context.Context) {
 }
 
 func (w *workload) add(e Event) {
-	e.Proc, e.Prim = w.proc, w.prim
+	e.Proc, e.Prim, e.G = w.proc, w.prim, w.g
 	_ = w.log.Add(e) // a worker that cannot log has its run fail at the check
 }
 
