@@ -6,7 +6,9 @@
 // t.Cleanup tears them down, and when the test has failed it first logs the
 // last 60 lines of every server's log. A Server can be stopped, killed,
 // restarted with its data, paused and resumed. Cluster reads the servers'
-// state through four-letter words: Leader, WaitReady, Mntr, SessionAlive.
+// state through four-letter words: Leader, WaitReady, Mntr, SessionAlive,
+// and the watches clients have set (WatchCount, Watches), which a test
+// waits for instead of sleeping.
 //
 // A Proxy stands between a client and the servers to cut, delay or
 // blackhole the network, or to lose the reply to one request; ExpireSession

@@ -30,6 +30,20 @@ func (c *Cluster) Watches(ctx context.Context) (map[int64][]string, error) {
 	return out, nil
 }
 
+// WatchCount returns the number of watches the running, unpaused servers
+// hold, summed over them like MntrSum: 'mntr' zk_watch_count. A server
+// counts one watch per path and session for data and exists watches
+// together (a session that both reads and checks a node holds one), and
+// one more per path and session for a child watch; the count drops as
+// watches fire or their sessions close. A test waits for it to reach the
+// number of waiters instead of sleeping until they have set their watches.
+// Each four-letter command, this one included, counts as one packet in
+// zk_packets_received: a test that counts requests while it polls the
+// watch count must subtract its polls.
+func (c *Cluster) WatchCount(ctx context.Context) (int64, error) {
+	return c.MntrSum(ctx, "zk_watch_count")
+}
+
 // parseWchc adds wchc's "0x<session>" lines, each followed by its watched
 // paths indented with a tab, to out.
 func parseWchc(text string, out map[int64][]string) error {

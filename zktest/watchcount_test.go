@@ -1,0 +1,62 @@
+package zktest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock/zktest"
+)
+
+// TestWatchCount pins what WatchCount counts: one watch per path and
+// session for data and exists watches together, one more for a child
+// watch, none once fired; and that a four-letter command counts as a
+// packet received, which a test polling it while it counts requests must
+// subtract.
+func TestWatchCount(t *testing.T) {
+	// Sessions of a minute ping every 20s: none lands among the counted
+	// packets.
+	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, time.Minute))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	a, _ := connect(t, c.Servers(), time.Minute)
+	b, _ := connect(t, c.Servers(), time.Minute)
+	count := func() int64 {
+		t.Helper()
+		n, err := c.WatchCount(ctx)
+		require.NoError(t, err)
+		return n
+	}
+	require.Zero(t, count())
+	_, err := a.Create("/w", nil, 0, openACL)
+	require.NoError(t, err)
+
+	packets, err := c.MntrSum(ctx, "zk_packets_received")
+	require.NoError(t, err)
+	_, _, fired, err := a.GetW("/w")
+	require.NoError(t, err)
+	_, _, _, err = a.ExistsW("/w")
+	require.NoError(t, err)
+	_, _, _, err = a.ChildrenW("/w")
+	require.NoError(t, err)
+	_, _, _, err = b.GetW("/w")
+	require.NoError(t, err)
+	after, err := c.MntrSum(ctx, "zk_packets_received")
+	require.NoError(t, err)
+	require.Equal(t, packets+4+1, after, "the four watch requests and the mntr that read the count")
+	require.Equal(t, int64(3), count(),
+		"one watch for a's data and exists watches together, one for a's child watch, one for b's")
+
+	_, err = b.Set("/w", []byte("x"), -1)
+	require.NoError(t, err)
+	select {
+	case ev := <-fired:
+		require.Equal(t, zk.EventNodeDataChanged, ev.Type)
+	case <-ctx.Done():
+		t.Fatal("the data watch did not fire")
+	}
+	require.Equal(t, int64(1), count(), "fired data watches are gone; the child watch stays")
+}
