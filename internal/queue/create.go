@@ -38,7 +38,10 @@ func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error
 	prefix := NewProtectedPrefix()
 	path := q.Dir + "/" + prefix + q.Kind
 	var err error
-	var parents []string // set once a create found a parent missing
+	var parents []string // the lock path and its parents, for CreateAndList
+	if list {
+		parents = append(Parents(q.Dir), q.Dir)
+	}
 	for i := 0; i < maxCreates; i++ {
 		var p string
 		var czxid, owner int64
@@ -52,10 +55,8 @@ func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error
 		case err == nil:
 			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}, nil
 		case errors.Is(err, zk.ErrNoNode) && list:
-			// The next turn creates the parents, pipelined ahead of the
-			// create; a parent reaped under us makes that turn fail with
-			// NoNode too, and the one after creates it again.
-			parents = append(Parents(q.Dir), q.Dir)
+			// A parent the Conn took for existing was reaped: the next
+			// turn creates them, pipelined ahead of the create.
 		case errors.Is(err, zk.ErrNoNode):
 			// ensureParents fails with NoNode too when a parent it found is
 			// reaped before it creates the next one: the next turn creates

@@ -94,9 +94,9 @@ func TestCreateParentReaped(t *testing.T) {
 	}
 }
 
-// A lock on a fresh path (no parent exists) costs one create more, not one
-// round trip per level: after the first create finds no parent, the
-// parents are created in the same pipeline as the second create.
+// A lock on a fresh path (no parent exists) costs no more round trips
+// than on an existing one: the parents are created in the pipeline ahead
+// of the create.
 func TestCreateFreshPath(t *testing.T) {
 	s := queuetest.NewServer()
 	c := s.Connect()
@@ -104,8 +104,8 @@ func TestCreateFreshPath(t *testing.T) {
 	if path.Dir(h.Path) != dir {
 		t.Fatalf("held %s", h.Path)
 	}
-	if n := s.Calls(queuetest.OpCreate); n != 2 {
-		t.Fatalf("%d creates of our node, want 2 (one failed, one after the parents)", n)
+	if n := s.Calls(queuetest.OpCreate); n != 1 {
+		t.Fatalf("%d creates of our node, want 1 (after the parents)", n)
 	}
 	if n := s.Calls(queuetest.OpContainer); n != len(queue.Parents(dir))+1 {
 		t.Fatalf("%d container creates, want %d", n, len(queue.Parents(dir))+1)
@@ -126,8 +126,8 @@ func TestCreateParentRefused(t *testing.T) {
 		t.Fatalf("Acquire: %v, want ErrNoAuth", err)
 	}
 	consumed(t, c)
-	if n := s.Calls(queuetest.OpCreate); n != 2 {
-		t.Fatalf("%d creates, want 2", n)
+	if n := s.Calls(queuetest.OpCreate); n != 1 {
+		t.Fatalf("%d creates, want 1", n)
 	}
 	noNodes(t, s, c.SessionID())
 }

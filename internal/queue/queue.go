@@ -34,11 +34,14 @@ type Conn interface {
 	// pipelined behind the create on the same connection: ZooKeeper answers
 	// a session's requests in order, so the listing reflects the create at
 	// no extra round trip. names is nil when the listing failed or was not
-	// sent; the caller then lists again. The CONTAINER nodes parents (an
-	// existing one is fine), if any, are created first, pipelined ahead of
-	// the create in the same way, so that a lock on a fresh path costs one
-	// round trip more, not one per level. When the create finds no parent
-	// because one of them failed, err is that one's error.
+	// sent; the caller then lists again. parents are the CONTAINER nodes
+	// the create needs (the lock path and its ancestors): the Conn creates
+	// those it does not know to exist, pipelined ahead of the create in the
+	// same way, so that a lock on a fresh path costs no more round trips
+	// than on an existing one. A parent it took for existing may have been
+	// reaped: the create then fails with NoNode, and a retry creates it.
+	// When the create finds no parent because a parent create failed, err
+	// is that one's error.
 	CreateAndList(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, names []string, err error)
 	// CreateContainer creates a CONTAINER node; an existing one is fine.
 	CreateContainer(ctx context.Context, path string) error

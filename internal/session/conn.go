@@ -92,6 +92,7 @@ type Conn struct {
 	changed chan struct{} // closed and replaced on every transition
 	watches map[string]*watch
 	creates map[string]*createRec    // creates awaiting their reply, by request path
+	dirs    dirCache                 // lock paths and parents known to exist
 	sending map[string]chan struct{} // creates whose send someone awaits
 
 	bg       context.Context // cancelled by Close; bounds background cleanup

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -73,6 +74,8 @@ func (c *Conn) awaitCreate(ctx context.Context, path string, ch <-chan createRes
 // before is on the wire (or has returned), so they reach the server in
 // order, one round trip for all.
 func (c *Conn) CreateAndList(ctx context.Context, parents []string, path string, data []byte) (string, int64, int64, []string, error) {
+	all := parents
+	parents = c.dirs.unknown(parents)
 	stop := make(chan struct{}) // closed once the create has returned
 	var prev stage
 	perrs := make([]<-chan error, len(parents))
@@ -103,11 +106,13 @@ func (c *Conn) CreateAndList(ctx context.Context, parents []string, path string,
 	// parses) has no listing behind it: the caller lists.
 	close(stop)
 	if errors.Is(err, zk.ErrNoNode) {
+		c.dirs.forget(all) // one was reaped: the next turn creates them all
 		err = parentErr(parents, perrs, err)
 	}
 	if err != nil {
 		return "", 0, 0, nil, err
 	}
+	c.dirs.know(all)
 	select {
 	case names := <-listed: // answered right after the create
 		return r.name, r.c.zxid, r.c.sid, names, nil
@@ -272,5 +277,64 @@ func (c *Conn) onSend(path string) (<-chan struct{}, func()) {
 			delete(c.sending, path)
 		}
 		c.mu.Unlock()
+	}
+}
+
+// dirCache remembers the CONTAINER parents our creates found or made, so
+// that a create on a known path is sent alone and one on a new path with
+// the parent creates it needs pipelined ahead of it: one round trip either
+// way. An entry may be stale (the server reaps an empty container): the
+// create then fails with NoNode, the entries are forgotten, and the next
+// attempt creates the parents. So a lost or stale entry costs a round
+// trip, never correctness; the cache is bounded by dropping entries.
+type dirCache struct {
+	mu sync.Mutex
+	m  map[string]struct{}
+}
+
+// maxDirs bounds the cache: about 100 bytes an entry.
+const maxDirs = 4096
+
+// unknown returns the dirs the cache does not hold, in order.
+func (d *dirCache) unknown(dirs []string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for i, p := range dirs {
+		if _, ok := d.m[p]; !ok {
+			if out == nil {
+				out = make([]string, 0, len(dirs)-i)
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (d *dirCache) know(dirs []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = make(map[string]struct{})
+	}
+	for _, p := range dirs {
+		if _, ok := d.m[p]; ok {
+			continue
+		}
+		for k := range d.m { // full: drop one, any
+			if len(d.m) < maxDirs {
+				break
+			}
+			delete(d.m, k)
+		}
+		d.m[p] = struct{}{}
+	}
+}
+
+func (d *dirCache) forget(dirs []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, p := range dirs {
+		delete(d.m, p)
 	}
 }

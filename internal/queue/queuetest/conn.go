@@ -27,11 +27,15 @@ func (c *Conn) CreateSeq(ctx context.Context, p string, data []byte) (string, in
 }
 
 // CreateAndList is CreateSeq with the parent's children as of just after
-// the create, after creating the CONTAINER nodes parents (OpContainer
-// faults apply to each).
+// the create, after creating those of the CONTAINER nodes parents that do
+// not exist (as the real Conn does those it does not know to exist;
+// OpContainer faults apply to each).
 func (c *Conn) CreateAndList(ctx context.Context, parents []string, p string, data []byte) (string, int64, int64, []string, error) {
 	var perr error
 	for _, d := range parents {
+		if c.s.Exists(d) {
+			continue
+		}
 		if err := c.CreateContainer(ctx, d); err != nil && perr == nil {
 			perr = err
 		}
