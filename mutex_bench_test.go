@@ -3,6 +3,7 @@ package zklock_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -94,5 +95,30 @@ func BenchmarkOneWrite(b *testing.B) {
 	measure(b, c, 1, func(context.Context, int) error {
 		_, err := conn.Set("/bench/one-write", nil, -1)
 		return err
+	})
+}
+
+// BenchmarkFreshPath: one client's Lock+Unlock on a path whose parents do
+// not exist (each cycle a new path, depth 1 and 3), against the same on
+// an existing path: a fresh path costs one round trip more.
+func BenchmarkFreshPath(b *testing.B) {
+	c := benchServer(b)
+	s := benchSessions(b, c, 1)[0]
+	run := func(b *testing.B, path func(i int) string) {
+		var n atomic.Int64
+		measure(b, c, 1, func(ctx context.Context, _ int) error {
+			m, err := zklock.NewMutex(s, path(int(n.Add(1))))
+			if err != nil {
+				return err
+			}
+			return cycle(ctx, m)
+		})
+	}
+	b.Run("existing", func(b *testing.B) { run(b, func(int) string { return "/bench/existing/l" }) })
+	b.Run("fresh-depth-1", func(b *testing.B) {
+		run(b, func(i int) string { return fmt.Sprintf("/bench/f1-%s/%d", b.Name()[len(b.Name())-1:], i) })
+	})
+	b.Run("fresh-depth-3", func(b *testing.B) {
+		run(b, func(i int) string { return fmt.Sprintf("/bench/f3/a%d/b/c", i) })
 	})
 }
