@@ -106,7 +106,9 @@ func TestMutexReleaseWakesOneWaiter(t *testing.T) {
 	eventually(t, 20*time.Second, "all waiters queued", func() bool {
 		return len(nodesUnder(t, sessions[0], path)) == waiters+1
 	})
-	time.Sleep(300 * time.Millisecond) // let every waiter set its watch
+	// Each waiter watches the node just ahead of its own, a node no other
+	// waiter watches: one watch per waiter once all are set.
+	awaitWatches(t, c, waiters)
 	before, err := c.MntrSum(ctx, "zk_packets_received")
 	require.NoError(t, err)
 	require.NoError(t, holder.Unlock(ctx))

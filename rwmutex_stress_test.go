@@ -108,7 +108,11 @@ func TestRWMutexHerd(t *testing.T) {
 		}()
 	}
 	waitQueued(t, holder, waiters+1)
-	time.Sleep(300 * time.Millisecond) // let every waiter settle on its watch
+	// Each writer watches the node just ahead of its own, from a session of
+	// its own: one watch per writer. (Waiters that share a session and a
+	// watched node, such as a reader and a writer behind one writer, would
+	// share one watch: a session holds one per path.)
+	awaitWatches(t, c, waiters)
 	var next *zklock.RWMutex
 	caused, idle := requestsDuring(t, c, func() {
 		require.NoError(t, holder.Unlock(ctx))

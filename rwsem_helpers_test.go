@@ -44,6 +44,31 @@ func packets(t testing.TB, c *zktest.Cluster) int64 {
 	return n
 }
 
+// awaitWatches waits until the servers of c hold at least n watches
+// (zktest's WatchCount: one per watched path and session, a child watch
+// apart), failing the test after 20s. A herd test waits for it before it
+// counts the requests a release causes: a waiter whose watch is not set
+// yet would wake late or not at all, and a herd would go uncounted. Each
+// poll is a four-letter command, which zk_packets_received counts, so a
+// test must not poll while it counts.
+func awaitWatches(t *testing.T, c *zktest.Cluster, n int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var got int64
+	for {
+		var err error
+		if got, err = c.WatchCount(ctx); err == nil && got >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the servers hold %d watches after 20s, want %d (last error %v)", got, n, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // result is the outcome of an asynchronous acquisition.
 type result struct {
 	at  time.Time

@@ -11,8 +11,9 @@ import (
 // running, unpaused servers, by session id (as go-zookeeper's
 // Conn.SessionID returns it): the paths from the servers' 'wchc'. A test
 // can wait for a client to have set its watch, or to have set it again
-// after it fired, instead of sleeping. Child watches are listed too (wchc
-// does not tell them apart).
+// after it fired, instead of sleeping. Child watches are not listed: wchc
+// reports data and exists watches only (WatchCount counts child watches
+// too).
 func (c *Cluster) Watches(ctx context.Context) (map[int64][]string, error) {
 	out := map[int64][]string{}
 	for i, s := range c.servers {
