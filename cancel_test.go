@@ -3,6 +3,7 @@ package zklock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"path"
 	"slices"
@@ -35,6 +36,34 @@ func ephemeralsUnder(t *testing.T, conn *zk.Conn, root string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ephemeralsOf lists the ephemeral nodes below root that session sid owns.
+func ephemeralsOf(t *testing.T, conn *zk.Conn, root string, sid int64) []string {
+	t.Helper()
+	var out []string
+	for _, p := range ephemeralsUnder(t, conn, root) {
+		_, st, err := conn.Exists(p)
+		require.NoError(t, err)
+		if st != nil && st.EphemeralOwner == sid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// awaitEphemeralOf waits, through conn (a session other than sid's), until
+// session sid owns a node below root, and returns what it owns then. A
+// cancellation test cancels only after this, so that its "nothing left"
+// checks a node that was there to leave; it fails after 10s.
+func awaitEphemeralOf(t *testing.T, conn *zk.Conn, root string, sid int64) []string {
+	t.Helper()
+	var nodes []string
+	eventually(t, 10*time.Second, "the waiter's node on the server", func() bool {
+		nodes = ephemeralsOf(t, conn, root, sid)
+		return len(nodes) > 0
+	})
+	return nodes
 }
 
 // blocked is one primitive set up so that acquisitions by another session
@@ -126,7 +155,10 @@ func campaign(ctx context.Context, s *zklock.Session, path string) error {
 // it is left on the server when it returns. 200 attempts per primitive
 // queue behind a holder, with deadlines from 0 to 2ms (the create often in
 // flight) and from 0 to 50ms (queued); after each return the ephemeral
-// nodes under the path are exactly the holder's.
+// nodes under the path are exactly the holder's. So that this checks the
+// cleanup of nodes that were there to leave, not early returns only, at
+// least a quarter of the queued attempts must have reached the server (a
+// parent's children changed while they ran); most do.
 func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
 	c := standalone(t)
 	for name, p := range blockedPrimitives {
@@ -140,7 +172,9 @@ func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
 			bound := time.Duration(p.graces) * min(waiter.Timeout()/2, 2*time.Second)
 			rng := rand.New(rand.NewPCG(1, uint64(len(name))))
 			slowest := time.Duration(0)
+			reached := [2]int{} // attempts that changed the server, by span
 			for i := 0; i < 200; i++ {
+				before := footprint(t, holder.Conn(), lockDir)
 				span := 2 * time.Millisecond
 				if i%2 == 1 {
 					span = 50 * time.Millisecond
@@ -155,8 +189,33 @@ func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
 				slowest = max(slowest, late)
 				require.Equal(t, want, ephemeralsUnder(t, holder.Conn(), lockDir),
 					"attempt %d left a node (%s)", i, path.Base(lockDir))
+				if footprint(t, holder.Conn(), lockDir) != before {
+					reached[i%2]++
+				}
 			}
-			t.Logf("slowest return after the deadline: %v (contract: %v)", slowest, bound)
+			t.Logf("slowest return after the deadline: %v (contract: %v); attempts that reached the server: %d of 100 within 2ms, %d of 100 within 50ms",
+				slowest, bound, reached[0], reached[1])
+			require.GreaterOrEqual(t, reached[1], 25, "too few queued attempts reached the server to test their cleanup")
 		})
 	}
+}
+
+// footprint describes the persistent nodes from root down (the parents):
+// each one's czxid and cversion, which changes whenever a child is created
+// or deleted, or the parent is created again.
+func footprint(t *testing.T, conn *zk.Conn, root string) string {
+	t.Helper()
+	kids, st, err := conn.Children(root)
+	if errors.Is(err, zk.ErrNoNode) {
+		return ""
+	}
+	require.NoError(t, err)
+	if st.EphemeralOwner != 0 {
+		return ""
+	}
+	out := fmt.Sprintf("%s %d %d\n", root, st.Czxid, st.Cversion)
+	for _, k := range kids {
+		out += footprint(t, conn, root+"/"+k)
+	}
+	return out
 }

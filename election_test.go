@@ -94,10 +94,17 @@ func TestElectionCampaignCancelledLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 
 	e := newElection(t, s2, path)
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	_, err = e.Campaign(short, []byte("b"))
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	queued := campaignAsync(cctx, e, "b")
+	awaitEphemeralOf(t, s1.Conn(), path, s2.SessionID()) // cancel a queued candidate
+	cancel()
+	select {
+	case r := <-queued:
+		require.ErrorIs(t, r.err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled Campaign did not return")
+	}
 	require.Equal(t, []string{term.Node()[len(path)+1:]}, children(t, s1, path), "the cancelled candidate left its node")
 	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
 

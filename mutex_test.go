@@ -139,15 +139,23 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 
 	other := newSession(t, c.Servers())
 	m, _ := zklock.NewMutex(other, path)
-	tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	holderOnly := []string{holder.Node()}
+	// Each ctx ends only once the waiter's node is on the server, so what
+	// is checked is the cleanup of a queued node, not an early return.
+	tctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	require.ErrorIs(t, m.Lock(tctx), context.DeadlineExceeded)
-	require.Len(t, nodesUnder(t, s, path), 1, "timed-out waiter left its node")
+	res := async(func() error { return m.Lock(tctx) })
+	awaitEphemeralOf(t, s.Conn(), path, other.SessionID())
+	require.NoError(t, tctx.Err(), "the waiter's node appeared only after its deadline")
+	require.ErrorIs(t, await(t, res, 10*time.Second, "timed-out Lock").err, context.DeadlineExceeded)
+	require.Equal(t, holderOnly, ephemeralsUnder(t, s.Conn(), path), "timed-out waiter left its node")
 
 	cctx, cancel2 := context.WithCancel(ctx)
-	go func() { time.Sleep(100 * time.Millisecond); cancel2() }()
-	require.ErrorIs(t, m.Lock(cctx), context.Canceled)
-	require.Len(t, nodesUnder(t, s, path), 1, "cancelled waiter left its node")
+	res = async(func() error { return m.Lock(cctx) })
+	awaitEphemeralOf(t, s.Conn(), path, other.SessionID())
+	cancel2()
+	require.ErrorIs(t, await(t, res, 10*time.Second, "cancelled Lock").err, context.Canceled)
+	require.Equal(t, holderOnly, ephemeralsUnder(t, s.Conn(), path), "cancelled waiter left its node")
 
 	err := m.TryLock(ctx)
 	require.ErrorIs(t, err, zklock.ErrLocked)

@@ -225,9 +225,12 @@ func TestRWMutexCancelledWaitLeavesNothing(t *testing.T) {
 	path := lockPath(t, "rw")
 	w, r := newRW(t, ss[0], path), newRW(t, ss[1], path)
 	require.NoError(t, w.Lock(ctx))
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	require.ErrorIs(t, r.RLock(short), context.DeadlineExceeded)
-	require.Len(t, nodeNames(t, ss[0], path), 1)
+	res := async(func() error { return r.RLock(rctx) })
+	awaitEphemeralOf(t, ss[0].Conn(), path, ss[1].SessionID()) // cancel a queued reader
+	cancel()
+	require.ErrorIs(t, await(t, res, 10*time.Second, "cancelled RLock").err, context.Canceled)
+	require.Equal(t, []string{w.Node()}, ephemeralsUnder(t, ss[0].Conn(), path))
 	require.NoError(t, w.Unlock(ctx))
 }

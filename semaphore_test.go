@@ -187,14 +187,19 @@ func TestSemaphoreCancelLeavesNothing(t *testing.T) {
 	eventually(t, 10*time.Second, "head queued", func() bool {
 		return len(nodeNames(t, ss[0], path+"/leases")) == 5
 	})
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	_, err = newSem(t, ss[2], path, 3).Acquire(short, 2)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	queued, _ := acquireAsync(qctx, newSem(t, ss[2], path, 3), 2)
+	// Cancelled once its place in the internal mutex is on the server.
+	awaitEphemeralOf(t, ss[0].Conn(), path+"/locks", ss[2].SessionID())
+	cancel()
+	require.ErrorIs(t, await(t, queued, 10*time.Second, "queued").err, context.Canceled)
+	require.Empty(t, ephemeralsOf(t, ss[0].Conn(), path, ss[2].SessionID()), "the queued waiter left a node")
 	require.Len(t, nodeNames(t, ss[0], path+"/locks"), 1, "only the head's mutex node is left")
 
 	headCancel()
 	require.ErrorIs(t, await(t, headRes, 10*time.Second, "head").err, context.Canceled)
+	require.Empty(t, ephemeralsOf(t, ss[0].Conn(), path, ss[1].SessionID()), "the head left a node")
 	require.Len(t, nodeNames(t, ss[0], path+"/leases"), 2, "only the holder's leases are left")
 	require.Empty(t, nodeNames(t, ss[0], path+"/locks"))
 	require.NoError(t, held.Release(ctx))
