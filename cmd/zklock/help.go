@@ -11,6 +11,7 @@ const usageText = `zklock runs a command under a distributed lock held in ZooKee
 Usage:
   zklock run [flags] PATH -- CMD [ARGS...]     run CMD while holding the lock PATH
   zklock status [flags] PATH                   show the holders and the waiters of PATH
+  zklock ls [flags] PREFIX                     list the locks, semaphores and elections under PREFIX
   zklock elect [flags] PATH VALUE -- CMD...    run CMD while leading the election PATH
   zklock elect --observe [flags] PATH          print the leader of PATH and each change
   zklock dev-server [flags]                    run a throwaway local ZooKeeper
@@ -33,7 +34,8 @@ Exit codes:
   122      --try: another owner holds the lock or waits for it
   123      the lock or leadership was lost while the command ran
   124      --timeout passed before the lock was acquired
-  125      zklock failed: ZooKeeper unreachable, path used by another kind of lock, ...
+  125      zklock failed: ZooKeeper unreachable, path used by another kind of lock,
+           ls cut short (--max-nodes, --timeout, an unreadable node), ...
   126      the command could not be started
   127      the command was not found
   128+N    the command was killed by signal N, or zklock got signal N while waiting
@@ -56,6 +58,32 @@ Print the holders of PATH, then the waiters in the order they will be
 served, with each node's data, session, age and token. The kind of lock is
 detected from the nodes unless --kind says it.
 `, &statusFlags{}},
+	"ls": {`zklock ls [flags] PREFIX
+
+List every lock, reader/writer lock, semaphore and election at or under
+PREFIX ("/" for the whole tree): one row per holder, with the holder's
+session, age, token (as Mutex.Token makes it: the node's creation zxid
+shifted left by 12) and data, and the number of waiters. A primitive
+nobody holds has one row of dashes. With --json, print one array of
+objects: path, kind, limit (a semaphore's, when its path stores it),
+holders (each with node, mode, session, token, created, age_ms and data,
+as in 'zklock status --json') and waiters (a number).
+
+A path is a primitive when its children are contender nodes, its kind
+the library's type name:
+  mutex            "lock-" nodes whose holder's data carries zklock's lock tag
+  mutex/election   "lock-" or Kazoo "__lock__" nodes without it: a Mutex and
+                   an Election (also Curator's InterProcessMutex and
+                   LeaderSelector) look alike on the wire
+  election         Curator LeaderLatch "latch-" nodes
+  rwmutex          "__READ__"/"__WRIT__" (or Kazoo "__rlock__") nodes; the
+                   KIND column adds /read or /write to each holder
+  semaphore        "locks" and "leases" children holding contenders, or a
+                   limit in the path's data; HOLDERS reads held/limit
+A path with nodes of two kinds is reported on stderr. Nothing found:
+says so, exit 0. The walk reads at most --max-nodes nodes and stops at
+--timeout: then what was found is printed, and zklock exits 125.
+`, &lsFlags{}},
 	"elect": {`zklock elect [flags] PATH VALUE -- CMD [ARGS...]
 zklock elect --observe [flags] PATH
 

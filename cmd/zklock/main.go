@@ -1,8 +1,10 @@
 // Command zklock runs a program under a distributed lock, semaphore slot or
-// leadership held in ZooKeeper, and shows who holds a lock and who waits.
+// leadership held in ZooKeeper, shows who holds a lock and who waits, and
+// lists the locks, semaphores and elections under a path.
 //
 //	zklock run [flags] PATH -- CMD [ARGS...]
 //	zklock status [flags] PATH
+//	zklock ls [flags] PREFIX
 //	zklock elect [flags] PATH VALUE -- CMD [ARGS...]
 //	zklock elect --observe [flags] PATH
 //	zklock dev-server
@@ -36,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return c.run(args[1:])
 	case "status":
 		return c.status(args[1:])
+	case "ls":
+		return c.ls(args[1:])
 	case "elect":
 		return c.elect(args[1:])
 	case "dev-server":

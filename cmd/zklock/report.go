@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 // entry is one node of a lock's queue, as status shows it.
@@ -77,18 +78,37 @@ func (r *report) fillRW(ctx context.Context, s *zklock.Session) error {
 		return err
 	}
 	cs, err := m.Contenders(ctx)
-	writerAhead := false
-	for i, c := range cs {
-		write := c.Kind == "__WRIT__"
-		held := (write && i == 0) || (!write && (!writerAhead || cs[0].Seq == c.Seq))
-		mode := "read"
-		if write {
-			mode = "write"
-		}
-		r.add(held, mode, c)
-		writerAhead = writerAhead || write
+	for i, held := range rwHeld(cs) {
+		r.add(held, rwMode(cs[i]), cs[i])
 	}
 	return err
+}
+
+// rwHeld tells which of a reader/writer queue's contenders, in queue order,
+// hold: a writer when it is first; a reader when no writer is ahead of it,
+// except its own write lock that it downgraded from (a read node joined
+// beside the first writer, with its sequence number). Kazoo's locks follow
+// the same rule, its "__lock__" nodes being the writers.
+func rwHeld(cs []zklock.Contender) []bool {
+	held := make([]bool, len(cs))
+	writerAhead := false
+	for i, c := range cs {
+		write := isWriter(c)
+		held[i] = (write && i == 0) || (!write && (!writerAhead || cs[0].Seq == c.Seq))
+		writerAhead = writerAhead || write
+	}
+	return held
+}
+
+func isWriter(c zklock.Contender) bool {
+	return c.Kind == queue.KindWrite || c.Kind == queue.KindKazooLock
+}
+
+func rwMode(c zklock.Contender) string {
+	if isWriter(c) {
+		return "write"
+	}
+	return "read"
 }
 
 // fillSemaphore: lease nodes beyond the limit belong to the client at the
@@ -119,12 +139,19 @@ func (r *report) fillSemaphore(ctx context.Context, s *zklock.Session) error {
 }
 
 func (r *report) add(held bool, mode string, c zklock.Contender) {
-	e := entry{Role: "waiting", Mode: mode, Node: c.Path, Session: fmt.Sprintf("0x%x", c.Session),
-		Token: c.Token, Created: c.Created, AgeMS: time.Since(c.Created).Milliseconds(), Data: string(c.Data)}
+	e := newEntry(held, mode, c)
 	if held {
-		e.Role = "holder"
 		r.Holders = append(r.Holders, e)
 		return
 	}
 	r.Waiting = append(r.Waiting, e)
+}
+
+func newEntry(held bool, mode string, c zklock.Contender) entry {
+	e := entry{Role: "waiting", Mode: mode, Node: c.Path, Session: fmt.Sprintf("0x%x", c.Session),
+		Token: c.Token, Created: c.Created, AgeMS: time.Since(c.Created).Milliseconds(), Data: string(c.Data)}
+	if held {
+		e.Role = "holder"
+	}
+	return e
 }

@@ -29,6 +29,14 @@ func TestUsageErrors(t *testing.T) {
 		{"status"},
 		{"status", "/a", "/b"},
 		{"status", "--kind", "queue", "/p"},
+		{"ls"},
+		{"ls", "/a", "/b"},
+		{"ls", "relative"},
+		{"ls", "/trailing/"},
+		{"ls", ""},
+		{"ls", "/zookeeper"},
+		{"ls", "--max-nodes", "0", "/p"},
+		{"ls", "--timeout", "0s", "/p"},
 		{"elect", "/p"},
 		{"elect", "/p", "value"},
 		{"elect", "--observe"},
@@ -51,7 +59,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "-h"}, {"status", "--help"}} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "-h"}, {"status", "--help"}, {"help", "ls"}, {"ls", "-h"}} {
 		var out, errOut bytes.Buffer
 		if code := run(args, &out, &errOut); code != exitOK || errOut.Len() != 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut.String())
