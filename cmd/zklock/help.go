@@ -11,6 +11,7 @@ const usageText = `zklock runs a command under a distributed lock held in ZooKee
 Usage:
   zklock run [flags] PATH -- CMD [ARGS...]     run CMD while holding the lock PATH
   zklock status [flags] PATH                   show the holders and the waiters of PATH
+  zklock status --watch [flags] PATH           show them again on every change
   zklock ls [flags] PREFIX                     list the locks, semaphores and elections under PREFIX
   zklock elect [flags] PATH VALUE -- CMD...    run CMD while leading the election PATH
   zklock elect --observe [flags] PATH          print the leader of PATH and each change
@@ -57,6 +58,13 @@ Holders of one PATH must agree on its kind: a plain lock does not exclude
 Print the holders of PATH, then the waiters in the order they will be
 served, with each node's data, session, age and token. The kind of lock is
 detected from the nodes unless --kind says it.
+
+With --watch, print the state again each time it changes (a holder or
+waiter comes or goes, a holder's data changes), from ZooKeeper watches on
+PATH, its children and the holders' nodes, until interrupted; then exit 0.
+On a terminal each state replaces the last; otherwise each is printed
+after a line with the time, states separated by a blank line (with --json,
+one object per line, with a "time" field).
 `, &statusFlags{}},
 	"ls": {`zklock ls [flags] PREFIX
 

@@ -4,6 +4,7 @@
 //
 //	zklock run [flags] PATH -- CMD [ARGS...]
 //	zklock status [flags] PATH
+//	zklock status --watch [flags] PATH
 //	zklock ls [flags] PREFIX
 //	zklock elect [flags] PATH VALUE -- CMD [ARGS...]
 //	zklock elect --observe [flags] PATH

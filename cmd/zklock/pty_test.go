@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -93,4 +94,28 @@ func TestTerminalProgressAndCtrlC(t *testing.T) {
 		t.Errorf("the command did not get SIGINT; output: %q", out.String())
 	}
 	holder.wait(t, procTimeout)
+}
+
+// On a terminal, status --watch redraws the screen for each state, and
+// Ctrl-C stops it with exit 0.
+func TestStatusWatchOnTerminal(t *testing.T) {
+	c := zktest.Start(t)
+	servers, path := c.ConnectString(), lockPath(t, "lock")
+	cmd, master, out := startOnTerminal(t, servers, "status", "--watch", path)
+	eventually(t, 30*time.Second, "the first state", func() bool {
+		return strings.Contains(out.String(), "\033[H\033[2J") && strings.Contains(out.String(), "free, nobody waiting")
+	})
+	s := newSession(t, servers)
+	m := must2(zklock.NewMutex(s, path, zklock.WithData([]byte("the-holder"))))(t)
+	check(t, m.Lock(context.Background()))
+	eventually(t, 30*time.Second, "the holder on a redrawn screen", func() bool {
+		o := out.String()
+		return strings.Count(o, "\033[H\033[2J") == 2 && strings.Contains(o[strings.LastIndex(o, "\033[2J"):], "the-holder")
+	})
+	if _, err := master.Write([]byte{3}); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("zklock status --watch after Ctrl-C: %v; output: %q", err, out.String())
+	}
 }

@@ -20,12 +20,14 @@ type statusFlags struct {
 	conn   connFlags
 	asJSON bool
 	kind   string
+	watch  bool
 }
 
 func (f *statusFlags) register(fs *flag.FlagSet) {
 	f.conn.register(fs)
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON instead of a table")
 	fs.StringVar(&f.kind, "kind", "auto", "what PATH holds: auto, lock, rw or semaphore")
+	fs.BoolVar(&f.watch, "watch", false, "print the state again on every change until interrupted (with --json, one object per line)")
 }
 
 // status is 'zklock status [flags] PATH'.
@@ -54,6 +56,9 @@ func (c *cli) status(args []string) int {
 		return code
 	}
 	defer s.Close()
+	if f.watch {
+		return c.watchStatus(ctx, s, fs.Arg(0), kind, f.asJSON)
+	}
 	ctx, cancel := context.WithTimeout(ctx, f.conn.connectTimeout)
 	defer cancel()
 	r, err := list(ctx, s, fs.Arg(0), kind)

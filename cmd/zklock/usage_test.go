@@ -29,6 +29,7 @@ func TestUsageErrors(t *testing.T) {
 		{"status"},
 		{"status", "/a", "/b"},
 		{"status", "--kind", "queue", "/p"},
+		{"status", "--watch"},
 		{"ls"},
 		{"ls", "/a", "/b"},
 		{"ls", "relative"},
