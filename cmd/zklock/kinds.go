@@ -1,0 +1,171 @@
+package main
+
+// The primitives ls recognizes, and how it reads each from its nodes.
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// What ls calls the primitives it finds: the library's type names. A
+// Mutex's and an Election's nodes are alike on the wire (both are Curator
+// InterProcessMutex contenders), so a "lock-" queue is a "mutex/election"
+// unless its holder's node carries the tag only a zklock lock adds to its
+// data (see tagged).
+const (
+	lsMutex           = "mutex"
+	lsMutexOrElection = "mutex/election"
+	lsElection        = "election" // Curator LeaderLatch: "latch-" nodes
+	lsRWMutex         = "rwmutex"  // zklock and Curator; Kazoo's ReadLock/WriteLock too
+	lsSemaphore       = "semaphore"
+)
+
+// tokenShift matches the library's tokens: "the lock node's creation zxid
+// shifted left by 12 bits" (Mutex.Token), of the node's first grant as
+// Contender.Token has it.
+const tokenShift = 12
+
+// found is one primitive that ls found.
+type found struct {
+	Path    string  `json:"path"`
+	Kind    string  `json:"kind"`            // mutex, mutex/election, election, rwmutex or semaphore
+	Limit   int     `json:"limit,omitempty"` // of a semaphore, when its path's data says it
+	Holders []entry `json:"holders"`         // role is always "holder"
+	Waiters int     `json:"waiters"`         // the queue length: contenders that do not hold
+	// Foreign is a child of another kind of primitive found beside this
+	// one's nodes: the path is misused, and its holders may not exclude
+	// each other.
+	Foreign string `json:"foreign,omitempty"`
+}
+
+// semaphore reads p as a semaphore (Curator InterProcessSemaphoreV2's
+// layout) if it has "locks" or "leases" children and either of them holds
+// a contender or p's data is a limit, as zklock stores it: a plain
+// directory that an application happens to call "locks" is not one.
+func (w *walk) semaphore(p string, names []string) (found, bool) {
+	hasLeases, hasLocks := slices.Contains(names, queue.LeasesChild), slices.Contains(names, queue.LocksChild)
+	if !hasLeases && !hasLocks {
+		return found{}, false
+	}
+	var leases, locks []queue.Contender
+	if hasLeases {
+		kids, _ := w.children(join(p, queue.LeasesChild))
+		leases = queue.Sort(kids, queue.KindLease)
+	}
+	if hasLocks {
+		kids, _ := w.children(join(p, queue.LocksChild))
+		locks = queue.Sort(kids, queue.KindLock)
+	}
+	limit := 0
+	if data, _, ok := w.get(p); ok {
+		limit, _ = strconv.Atoi(string(data))
+		limit = max(limit, 0)
+	}
+	if len(leases)+len(locks) == 0 && limit == 0 {
+		return found{}, false
+	}
+	f := found{Path: p, Kind: lsSemaphore, Limit: limit, Holders: []entry{}, Waiters: len(locks)}
+	if c, ok := queue.Foreign(names, []string{queue.LocksChild, queue.LeasesChild}); ok {
+		f.Foreign = c.Name
+	}
+	// Lease nodes beyond the limit are the head waiter's, still counting
+	// (as status lists them).
+	if limit > 0 && len(leases) > limit {
+		leases = leases[:limit]
+	}
+	for _, c := range leases {
+		if zc, _, ok := w.contender(join(p, queue.LeasesChild), c); ok {
+			f.Holders = append(f.Holders, newEntry(true, "", zc))
+		}
+	}
+	return f, true
+}
+
+// lockQueue reads p as a lock, reader/writer lock or election if its children
+// are contenders of a known kind. Only the holders' nodes are read.
+func (w *walk) lockQueue(p string, names []string) (found, bool) {
+	kind, accept := queueKind(names)
+	if kind == "" {
+		return found{}, false
+	}
+	qs := queue.Sort(names, accept...)
+	cs := make([]zklock.Contender, len(qs))
+	for i, q := range qs {
+		cs[i] = zklock.Contender{Path: join(p, q.Name), Kind: q.Kind, Seq: q.Seq}
+	}
+	held := make([]bool, len(cs))
+	if kind == lsRWMutex {
+		held = rwHeld(cs)
+	} else if len(cs) > 0 {
+		held[0] = true
+	}
+	f := found{Path: p, Kind: kind, Holders: []entry{}}
+	if c, ok := queue.Foreign(names, accept); ok {
+		f.Foreign = c.Name
+	}
+	for i, q := range qs {
+		if !held[i] {
+			f.Waiters++
+			continue
+		}
+		c, raw, ok := w.contender(p, q)
+		if !ok {
+			continue // gone since the listing
+		}
+		if kind == lsMutexOrElection && i == 0 && tagged(raw) {
+			f.Kind = lsMutex
+		}
+		mode := ""
+		if kind == lsRWMutex {
+			mode = rwMode(c)
+		}
+		f.Holders = append(f.Holders, newEntry(true, mode, c))
+	}
+	return f, true
+}
+
+// queueKind tells what kind of queue children of these names form, and
+// which node kinds belong to it, in the order detectKind prefers them.
+func queueKind(names []string) (string, []string) {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if c, ok := queue.Parse(n); ok {
+			seen[c.Kind] = true
+		}
+	}
+	switch {
+	case seen[queue.KindRead] || seen[queue.KindWrite]:
+		return lsRWMutex, []string{queue.KindRead, queue.KindWrite}
+	case seen[queue.KindKazooRLock]:
+		return lsRWMutex, []string{queue.KindKazooRLock, queue.KindKazooLock}
+	case seen[queue.KindLock] || seen[queue.KindKazooLock]:
+		return lsMutexOrElection, []string{queue.KindLock, queue.KindKazooLock}
+	case seen[queue.KindLatch]:
+		return lsElection, []string{queue.KindLatch}
+	}
+	return "", nil
+}
+
+// tagged reports whether raw node data ends with a tag that only a zklock
+// lock's node carries: an exclusive holder that announces its release, or
+// a revocable one. An Election's node holds its value exactly (Curator's
+// LeaderSelector reads it as the participant id), so a tagged node is a
+// lock's; an untagged one may be either, or Curator's or Kazoo's.
+func tagged(raw []byte) bool {
+	return len(queue.UserData(raw)) != len(raw)
+}
+
+// contender reads one node of dir.
+func (w *walk) contender(dir string, q queue.Contender) (zklock.Contender, []byte, bool) {
+	p := join(dir, q.Name)
+	data, st, ok := w.get(p)
+	if !ok {
+		return zklock.Contender{}, nil, false
+	}
+	return zklock.Contender{Path: p, Kind: q.Kind, Seq: q.Seq, Session: st.EphemeralOwner,
+		Token: st.Czxid << tokenShift, Created: time.UnixMilli(st.Ctime), Data: queue.UserData(data)}, data, true
+}
