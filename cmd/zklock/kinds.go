@@ -46,22 +46,22 @@ type found struct {
 // layout) if it has "locks" or "leases" children and either of them holds
 // a contender or p's data is a limit, as zklock stores it: a plain
 // directory that an application happens to call "locks" is not one.
-func (w *walk) semaphore(p string, names []string) (found, bool) {
+func (r *reader) semaphore(p string, names []string) (found, bool) {
 	hasLeases, hasLocks := slices.Contains(names, queue.LeasesChild), slices.Contains(names, queue.LocksChild)
 	if !hasLeases && !hasLocks {
 		return found{}, false
 	}
 	var leases, locks []queue.Contender
 	if hasLeases {
-		kids, _ := w.children(join(p, queue.LeasesChild))
+		kids, _ := r.children(join(p, queue.LeasesChild))
 		leases = queue.Sort(kids, queue.KindLease)
 	}
 	if hasLocks {
-		kids, _ := w.children(join(p, queue.LocksChild))
+		kids, _ := r.children(join(p, queue.LocksChild))
 		locks = queue.Sort(kids, queue.KindLock)
 	}
 	limit := 0
-	if data, _, ok := w.get(p); ok {
+	if data, _, ok := r.get(p); ok {
 		limit, _ = strconv.Atoi(string(data))
 		limit = max(limit, 0)
 	}
@@ -78,7 +78,7 @@ func (w *walk) semaphore(p string, names []string) (found, bool) {
 		leases = leases[:limit]
 	}
 	for _, c := range leases {
-		if zc, _, ok := w.contender(join(p, queue.LeasesChild), c); ok {
+		if zc, _, ok := r.contender(join(p, queue.LeasesChild), c); ok {
 			f.Holders = append(f.Holders, newEntry(true, "", zc))
 		}
 	}
@@ -87,7 +87,7 @@ func (w *walk) semaphore(p string, names []string) (found, bool) {
 
 // lockQueue reads p as a lock, reader/writer lock or election if its children
 // are contenders of a known kind. Only the holders' nodes are read.
-func (w *walk) lockQueue(p string, names []string) (found, bool) {
+func (r *reader) lockQueue(p string, names []string) (found, bool) {
 	kind, accept := queueKind(names)
 	if kind == "" {
 		return found{}, false
@@ -112,7 +112,7 @@ func (w *walk) lockQueue(p string, names []string) (found, bool) {
 			f.Waiters++
 			continue
 		}
-		c, raw, ok := w.contender(p, q)
+		c, raw, ok := r.contender(p, q)
 		if !ok {
 			continue // gone since the listing
 		}
@@ -160,9 +160,9 @@ func tagged(raw []byte) bool {
 }
 
 // contender reads one node of dir.
-func (w *walk) contender(dir string, q queue.Contender) (zklock.Contender, []byte, bool) {
+func (r *reader) contender(dir string, q queue.Contender) (zklock.Contender, []byte, bool) {
 	p := join(dir, q.Name)
-	data, st, ok := w.get(p)
+	data, st, ok := r.get(p)
 	if !ok {
 		return zklock.Contender{}, nil, false
 	}

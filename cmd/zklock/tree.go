@@ -70,15 +70,19 @@ func (w *walk) stopped() bool { return w.cut.Load() || w.ctx.Err() != nil }
 // visit lists p, records the primitive it is if it is one, and returns the
 // children to walk next: those that are not a primitive's own nodes.
 func (w *walk) visit(p string) []string {
-	names, ok := w.children(p)
+	r := &reader{walk: w}
+	names, ok := r.children(p)
 	if !ok {
 		return nil
 	}
 	own := func(string) bool { return false }
-	if f, ok := w.semaphore(p, names); ok {
-		w.add(f)
+	f, ok := r.semaphore(p, names)
+	if ok {
 		own = func(n string) bool { return n == queue.LocksChild || n == queue.LeasesChild }
-	} else if f, ok := w.lockQueue(p, names); ok {
+	} else {
+		f, ok = r.lockQueue(p, names)
+	}
+	if ok && !r.refused {
 		w.add(f)
 	}
 	var kids []string
@@ -111,20 +115,28 @@ func (w *walk) take() bool {
 	return true
 }
 
-func (w *walk) children(p string) ([]string, bool) {
-	if !w.take() {
-		return nil, false
-	}
-	names, _, err := w.conn.Children(p)
-	return names, w.check(p, err)
+// reader reads one node and, if it is a primitive, its nodes. It remembers
+// whether the walk refused one of its reads: a primitive read in part is
+// not reported, as a lock whose holder was not read would look free.
+type reader struct {
+	*walk
+	refused bool
 }
 
-func (w *walk) get(p string) ([]byte, *zk.Stat, bool) {
-	if !w.take() {
+func (r *reader) children(p string) ([]string, bool) {
+	if r.refused = r.refused || !r.take(); r.refused {
+		return nil, false
+	}
+	names, _, err := r.conn.Children(p)
+	return names, r.check(p, err)
+}
+
+func (r *reader) get(p string) ([]byte, *zk.Stat, bool) {
+	if r.refused = r.refused || !r.take(); r.refused {
 		return nil, nil, false
 	}
-	data, st, err := w.conn.Get(p)
-	return data, st, w.check(p, err)
+	data, st, err := r.conn.Get(p)
+	return data, st, r.check(p, err)
 }
 
 // check records an error; a node deleted since its parent was listed is
