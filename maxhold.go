@@ -45,9 +45,18 @@ type watchedHold struct {
 	expired bool // the bound passed
 }
 
+// holdEvents reports a watched hold's events to Metrics.
+type holdEvents struct {
+	s          *Session
+	kind, path string
+}
+
+func (e holdEvents) revoked() { e.s.recipe(func(m RecipeMetrics) { m.Revoked(e.kind, e.path) }) }
+func (e holdEvents) expired() { e.s.recipe(func(m RecipeMetrics) { m.Expired(e.kind, e.path) }) }
+
 // watchHold starts watching h, granted on q, as o asks; nil when it asks
 // nothing.
-func watchHold(q *queue.Queue, h *queue.Held, o primitiveOptions) *watchedHold {
+func watchHold(q *queue.Queue, h *queue.Held, o primitiveOptions, ev holdEvents) *watchedHold {
 	if h == nil || (!o.revocable && o.maxHold == 0) {
 		return nil
 	}
@@ -66,19 +75,28 @@ func watchHold(q *queue.Queue, h *queue.Held, o primitiveOptions) *watchedHold {
 	}
 	if o.revocable {
 		w.revoked = make(chan struct{})
-		run(func(ctx context.Context) { watchRevocation(ctx, q.Conn, h.Path, w.revoked) })
+		run(func(ctx context.Context) {
+			if watchRevocation(ctx, q.Conn, h.Path, w.revoked) {
+				ev.revoked()
+			}
+		})
 	}
 	if o.maxHold > 0 {
 		w.lost = make(chan struct{})
-		run(func(ctx context.Context) { w.bound(ctx, q, h, o.maxHold) })
+		run(func(ctx context.Context) {
+			if w.bound(ctx, q, h, o.maxHold) {
+				ev.expired()
+			}
+		})
 	}
 	go func() { wg.Wait(); close(w.done) }()
 	return w
 }
 
 // bound closes w.lost when h's epoch ends or when d has passed; then, if
-// the bound passed first, it releases h's node, after the signal.
-func (w *watchedHold) bound(ctx context.Context, q *queue.Queue, h *queue.Held, d time.Duration) {
+// the bound passed first, it releases h's node, after the signal, and
+// reports true.
+func (w *watchedHold) bound(ctx context.Context, q *queue.Queue, h *queue.Held, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -90,9 +108,11 @@ func (w *watchedHold) bound(ctx context.Context, q *queue.Queue, h *queue.Held, 
 		w.mu.Unlock()
 		close(w.lost)
 		_ = q.Release(ctx, h) // stops at the epoch's end; Unlock retries
+		return true
 	case <-ctx.Done():
 		close(w.lost) // released: nothing is held
 	}
+	return false
 }
 
 // end stops watching and reports whether the bound passed.

@@ -40,6 +40,29 @@ type Metrics interface {
 	SessionState(st State)
 }
 
+// RecipeMetrics is an optional addition to Metrics: a Metrics that also
+// implements it (the metrics/prometheus and metrics/otel adapters do) is
+// told of the recipes' events, on a goroutine of the session's, under the
+// same rules as Loss.
+type RecipeMetrics interface {
+	// Revoked reports that a revocable holder (WithRevocable) received a
+	// revocation request.
+	Revoked(kind, path string)
+	// Expired reports that a bounded hold (WithMaxHold) passed its bound:
+	// its loss signal fired and its node is being released.
+	Expired(kind, path string)
+}
+
+// recipe reports a recipe event to a Metrics that takes them.
+func (s *Session) recipe(report func(RecipeMetrics)) {
+	if s.metrics == nil {
+		return
+	}
+	if rm, ok := s.metrics.m.(RecipeMetrics); ok {
+		report(rm)
+	}
+}
+
 // Kinds of primitive, as passed to Metrics.
 const (
 	KindMutex          = "mutex"

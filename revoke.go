@@ -33,21 +33,22 @@ func WithRevocable() Option {
 }
 
 // watchRevocation closes revoked once a revocation request is written into
-// node, until ctx ends or the node is gone.
-func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked chan struct{}) {
+// node, and reports true, unless ctx ends or the node goes first.
+func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked chan struct{}) bool {
 	for ctx.Err() == nil {
 		data, _, err := conn.Get(ctx, node)
 		switch {
 		case err != nil:
-			return // the node is gone, the session closed, or ctx ended
+			return false // the node is gone, the session closed, or ctx ended
 		case string(data) == RevokeMessage:
 			close(revoked)
-			return
+			return true
 		}
 		if ch, err := conn.WaitChange(ctx, node); err != nil || ch == queue.Deleted {
-			return
+			return false
 		}
 	}
+	return false
 }
 
 // Revoke asks the holders of a lock to release it, the way Curator's

@@ -177,7 +177,7 @@ func (m *RWMutex) acquire(ctx context.Context, q *queue.Queue, to *hold, b queue
 	if err != nil {
 		return err
 	}
-	*to = hold{acquisition{h: h, w: watchHold(q, h, m.o)}, 1}
+	*to = hold{acquisition{h: h, w: watchHold(q, h, m.o, holdEvents{m.s, kind, q.Dir})}, 1}
 	return nil
 }
 

@@ -16,6 +16,8 @@
 //	zklock.held                 up-down counter  {acquisition}  kind, path: acquisitions held now
 //	zklock.hold.duration        histogram        s              kind, path: how long acquisitions were held
 //	zklock.losses               counter          {acquisition}  kind, path: acquisitions lost while held
+//	zklock.revocations          counter          {request}      kind, path: revocation requests a revocable holder received
+//	zklock.hold.expiries        counter          {acquisition}  kind, path: bounded holds (WithMaxHold) that passed their bound
 //	zklock.session.transitions  counter          {transition}   session.state: session state transitions
 //	zklock.session.state        gauge            1              session.state: 1 for the state last reported, else 0
 //
@@ -76,13 +78,18 @@ type Metrics struct {
 	held         metric.Int64UpDownCounter
 	hold         metric.Float64Histogram
 	losses       metric.Int64Counter
+	revocations  metric.Int64Counter
+	expiries     metric.Int64Counter
 	transitions  metric.Int64Counter
 	state        metric.Int64Gauge
 
 	mu sync.Mutex // orders SessionState's gauge updates
 }
 
-var _ zklock.Metrics = (*Metrics)(nil)
+var (
+	_ zklock.Metrics       = (*Metrics)(nil)
+	_ zklock.RecipeMetrics = (*Metrics)(nil)
+)
 
 // New returns Metrics whose instruments come from mp's meter named
 // ScopeName. A nil mp means the global otel.GetMeterProvider(), whose
@@ -133,6 +140,12 @@ func (m *Metrics) instruments(meter metric.Meter, buckets []float64) error {
 	must(err)
 	m.losses, err = meter.Int64Counter("zklock.losses", acq,
 		metric.WithDescription("Acquisitions lost while held: the ownership deadline passed or the session expired."))
+	must(err)
+	m.revocations, err = meter.Int64Counter("zklock.revocations", metric.WithUnit("{request}"),
+		metric.WithDescription("Revocation requests a revocable holder received."))
+	must(err)
+	m.expiries, err = meter.Int64Counter("zklock.hold.expiries", acq,
+		metric.WithDescription("Bounded holds (WithMaxHold) that passed their bound."))
 	must(err)
 	m.transitions, err = meter.Int64Counter("zklock.session.transitions", metric.WithUnit("{transition}"),
 		metric.WithDescription("Session state transitions, by new state."))
@@ -192,6 +205,16 @@ func (m *Metrics) Hold(kind, path string, d time.Duration) {
 // Loss implements zklock.Metrics.
 func (m *Metrics) Loss(kind, path string) {
 	m.losses.Add(context.Background(), 1, m.lockAttrs(kind, path))
+}
+
+// Revoked implements zklock.RecipeMetrics.
+func (m *Metrics) Revoked(kind, path string) {
+	m.revocations.Add(context.Background(), 1, m.lockAttrs(kind, path))
+}
+
+// Expired implements zklock.RecipeMetrics.
+func (m *Metrics) Expired(kind, path string) {
+	m.expiries.Add(context.Background(), 1, m.lockAttrs(kind, path))
 }
 
 // allStates are the states the zklock.session.state gauge has a value for.

@@ -13,6 +13,8 @@
 //	zklock_held{kind,path}                         gauge: acquisitions held now
 //	zklock_hold_seconds{kind,path}                 histogram: how long acquisitions were held
 //	zklock_losses_total{kind,path}                 counter: acquisitions lost while held
+//	zklock_revocations_total{kind,path}            counter: revocation requests a revocable holder received
+//	zklock_hold_expiries_total{kind,path}          counter: bounded holds (WithMaxHold) that passed their bound
 //	zklock_session_transitions_total{state}        counter: session state transitions
 //	zklock_session_state{state}                    gauge: 1 for the state last reported, else 0
 //
@@ -51,6 +53,8 @@ type Metrics struct {
 	held         *prom.GaugeVec
 	hold         *prom.HistogramVec
 	losses       *prom.CounterVec
+	revocations  *prom.CounterVec
+	expiries     *prom.CounterVec
 	transitions  *prom.CounterVec
 	state        *prom.GaugeVec
 
@@ -58,8 +62,9 @@ type Metrics struct {
 }
 
 var (
-	_ zklock.Metrics = (*Metrics)(nil)
-	_ prom.Collector = (*Metrics)(nil)
+	_ zklock.Metrics       = (*Metrics)(nil)
+	_ zklock.RecipeMetrics = (*Metrics)(nil)
+	_ prom.Collector       = (*Metrics)(nil)
 )
 
 // Option configures New.
@@ -115,6 +120,10 @@ func New(opts ...Option) *Metrics {
 			Help: "How long acquisitions were held, until released or lost.", Buckets: o.buckets}, lock),
 		losses: prom.NewCounterVec(prom.CounterOpts{Name: name("losses_total"),
 			Help: "Acquisitions lost while held: the ownership deadline passed or the session expired."}, lock),
+		revocations: prom.NewCounterVec(prom.CounterOpts{Name: name("revocations_total"),
+			Help: "Revocation requests a revocable holder received."}, lock),
+		expiries: prom.NewCounterVec(prom.CounterOpts{Name: name("hold_expiries_total"),
+			Help: "Bounded holds (WithMaxHold) that passed their bound."}, lock),
 		transitions: prom.NewCounterVec(prom.CounterOpts{Name: name("session_transitions_total"),
 			Help: "Session state transitions, by new state."}, []string{"state"}),
 		state: prom.NewGaugeVec(prom.GaugeOpts{Name: name("session_state"),
@@ -123,7 +132,8 @@ func New(opts ...Option) *Metrics {
 }
 
 func (m *Metrics) collectors() []prom.Collector {
-	return []prom.Collector{m.wait, m.acquisitions, m.timeouts, m.held, m.hold, m.losses, m.transitions, m.state}
+	return []prom.Collector{m.wait, m.acquisitions, m.timeouts, m.held, m.hold, m.losses, m.revocations,
+		m.expiries, m.transitions, m.state}
 }
 
 // Describe implements prometheus.Collector.
@@ -179,6 +189,16 @@ func (m *Metrics) Hold(kind, path string, d time.Duration) {
 // Loss implements zklock.Metrics.
 func (m *Metrics) Loss(kind, path string) {
 	m.losses.WithLabelValues(kind, m.path(path)).Inc()
+}
+
+// Revoked implements zklock.RecipeMetrics.
+func (m *Metrics) Revoked(kind, path string) {
+	m.revocations.WithLabelValues(kind, m.path(path)).Inc()
+}
+
+// Expired implements zklock.RecipeMetrics.
+func (m *Metrics) Expired(kind, path string) {
+	m.expiries.WithLabelValues(kind, m.path(path)).Inc()
 }
 
 // allStates are the states the session_state gauge has a series for.

@@ -142,3 +142,29 @@ func TestCustomNamespaceAndPathLabel(t *testing.T) {
 	require.Equal(t, 0.0, sample(t, reg, "app_held", labels).GetGauge().GetValue())
 	require.Len(t, sample(t, reg, "app_hold_seconds", labels).GetHistogram().GetBucket(), 1)
 }
+
+// A revocation request and a bounded hold's expiry, from a real Session,
+// are counted.
+func TestRecipeEvents(t *testing.T) {
+	c := zktest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	reg := prom.NewRegistry()
+	m := zkprom.New()
+	require.NoError(t, reg.Register(m))
+	s, err := zklock.NewSession(ctx, zklock.WithServers(c.Servers()...), zklock.WithMetrics(m))
+	require.NoError(t, err)
+	defer s.Close()
+	const path = "/zklock-test/prometheus/recipes"
+	r, err := zklock.NewMutex(s, path, zklock.WithRevocable(), zklock.WithMaxHold(200*time.Millisecond))
+	require.NoError(t, err)
+	require.NoError(t, r.Lock(ctx))
+	_, err = zklock.Revoke(ctx, s, path)
+	require.NoError(t, err)
+	<-r.Revoked()
+	<-r.Lost()
+	require.ErrorIs(t, r.Unlock(ctx), zklock.ErrLockLost)
+	lock := map[string]string{"kind": zklock.KindMutex, "path": path}
+	require.Equal(t, 1.0, sample(t, reg, "zklock_revocations_total", lock).GetCounter().GetValue())
+	require.Equal(t, 1.0, sample(t, reg, "zklock_hold_expiries_total", lock).GetCounter().GetValue())
+}
