@@ -69,34 +69,3 @@ func TestElectionNodeDeletedEndsTerm(t *testing.T) {
 	require.ErrorIs(t, e.Resign(ctx), zklock.ErrLeadershipLost)
 	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
 }
-
-// A candidate whose session expires while it waits must not be told it
-// leads on the strength of its old node (etcd#19597): it campaigns again
-// under the new session and leads with a node of that session.
-func TestElectionCandidateExpiredWhileWaiting(t *testing.T) {
-	c := standalone(t)
-	ctx := ctxFor(t)
-	path := lockPath(t, "e")
-	leader := newElection(t, newSession(t, c.Servers()), path)
-	first, err := leader.Campaign(ctx, []byte("a"))
-	require.NoError(t, err)
-	p := zktest.NewProxy(t, c.Servers())
-	s := newSession(t, p.Addrs())
-	old := s.SessionID()
-	pending := campaignAsync(ctx, newElection(t, s, path), "b")
-	watcher := newSession(t, c.Servers())
-	eventually(t, 10*time.Second, "b queued", func() bool { return len(children(t, watcher, path)) == 2 })
-
-	require.NoError(t, zktest.ExpireSession(ctx, c, p, old))
-	eventually(t, 20*time.Second, "b re-queued under a new session", func() bool {
-		return s.SessionID() != old && len(children(t, watcher, path)) == 2
-	})
-	require.NoError(t, leader.Resign(ctx))
-	r := <-pending
-	require.NoError(t, r.err)
-	require.Equal(t, s.SessionID(), r.t.SessionID())
-	require.NotEqual(t, old, r.t.SessionID())
-	require.Greater(t, r.t.Token(), first.Token())
-	require.Nil(t, r.t.Err())
-	require.Len(t, children(t, watcher, path), 1)
-}

@@ -11,30 +11,6 @@ import (
 	"github.com/zklock/zklock/zktest"
 )
 
-func TestMutexCreateReplyLost(t *testing.T) {
-	c := standalone(t)
-	ctx := ctxFor(t)
-	path := lockPath(t, "lock")
-	p := zktest.NewProxy(t, c.Servers())
-	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
-	obs := newSession(t, c.Servers())
-	m, _ := zklock.NewMutex(s, path)
-	require.NoError(t, m.Lock(ctx)) // parents exist now
-	require.NoError(t, m.Unlock(ctx))
-
-	p.ResetAfterRequest(func(op int32) bool { return op == 1 }) // create
-	require.NoError(t, m.Lock(ctx))
-	kids := nodesUnder(t, obs, path)
-	require.Len(t, kids, 1, "exactly one node after a lost create reply")
-	require.Equal(t, path+"/"+kids[0], m.Node(), "the surviving node is ours")
-	_, st, err := obs.Conn().Exists(m.Node())
-	require.NoError(t, err)
-	require.Equal(t, s.SessionID(), st.EphemeralOwner)
-	require.Equal(t, st.Czxid<<12, m.Token(), "the token is the node's czxid << 12")
-	require.NoError(t, m.Unlock(ctx))
-	require.Empty(t, nodesUnder(t, obs, path))
-}
-
 func TestMutexHolderCutOffLosesBeforeRival(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
@@ -81,29 +57,6 @@ func TestMutexHolderCutOffLosesBeforeRival(t *testing.T) {
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, rival.Unlock(ctx))
 	require.NoError(t, m.Lock(ctx), "the handle locks again after loss")
-	require.NoError(t, m.Unlock(ctx))
-}
-
-func TestMutexWaiterSurvivesSessionExpiry(t *testing.T) {
-	c := standalone(t)
-	ctx := ctxFor(t)
-	path := lockPath(t, "lock")
-	holderS := newSession(t, c.Servers())
-	holder, _ := zklock.NewMutex(holderS, path)
-	require.NoError(t, holder.Lock(ctx))
-
-	p := zktest.NewProxy(t, c.Servers())
-	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
-	m, _ := zklock.NewMutex(s, path)
-	done := make(chan error, 1)
-	go func() { done <- m.Lock(ctx) }()
-	eventually(t, 5*time.Second, "waiter queued", func() bool { return len(nodesUnder(t, holderS, path)) == 2 })
-	sid := s.SessionID()
-	require.NoError(t, zktest.ExpireSession(ctx, c, p, sid))
-	eventually(t, 20*time.Second, "new session", func() bool { return s.SessionID() != sid })
-	require.NoError(t, holder.Unlock(ctx))
-	require.NoError(t, <-done, "the waiter re-enqueues under its new session")
-	require.NotEqual(t, sid, s.SessionID())
 	require.NoError(t, m.Unlock(ctx))
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/zktest"
 )
 
 // nodesUnder lists path's children as the server sees them (none if missing).
@@ -79,58 +78,6 @@ func TestMutexExcludesAndIsFIFO(t *testing.T) {
 	require.Empty(t, nodesUnder(t, obs, path), "nodes left behind")
 }
 
-func TestMutexReleaseWakesOneWaiter(t *testing.T) {
-	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 30*time.Second))
-	ctx := ctxFor(t)
-	path := lockPath(t, "lock")
-	const waiters = 50
-	var sessions []*zklock.Session
-	for i := 0; i < 5; i++ { // long timeouts: few pings in the measured window
-		sessions = append(sessions, newSession(t, c.Servers(), zklock.WithSessionTimeout(30*time.Second)))
-	}
-	holder, err := zklock.NewMutex(sessions[0], path)
-	require.NoError(t, err)
-	require.NoError(t, holder.Lock(ctx))
-	got := make(chan *zklock.Mutex, waiters)
-	wctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for i := 0; i < waiters; i++ {
-		m, err := zklock.NewMutex(sessions[i%len(sessions)], path)
-		require.NoError(t, err)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if m.Lock(wctx) == nil {
-				got <- m
-			}
-		}()
-	}
-	eventually(t, 20*time.Second, "all waiters queued", func() bool {
-		return len(nodesUnder(t, sessions[0], path)) == waiters+1
-	})
-	// Each waiter watches the node just ahead of its own, a node no other
-	// waiter watches: one watch per waiter once all are set.
-	awaitWatches(t, c, waiters)
-	before, err := c.MntrSum(ctx, "zk_packets_received")
-	require.NoError(t, err)
-	require.NoError(t, holder.Unlock(ctx))
-	next := <-got
-	after, err := c.MntrSum(ctx, "zk_packets_received")
-	require.NoError(t, err)
-	// Expected: our delete, the next waiter's listing, and perhaps a ping or
-	// two; a herd would be one listing per waiter.
-	delta := after - before - 2 // the two mntr connections are not counted, but be safe
-	t.Logf("server packets for one release with %d waiters: %d", waiters, after-before)
-	require.Less(t, delta, int64(10), "a release must wake O(1) waiters")
-	require.NoError(t, next.Unlock(ctx))
-	cancel()
-	wg.Wait()
-	close(got)
-	for m := range got {
-		require.NoError(t, m.Unlock(ctx))
-	}
-}
-
 func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
@@ -176,31 +123,6 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 	require.Len(t, nodesUnder(t, s, path), 1, "waiter of a closed session left its node")
 	require.NoError(t, holder.Unlock(ctx))
 	require.Empty(t, nodesUnder(t, s, path))
-}
-
-func TestMutexTokensIncreaseAcrossReapedParent(t *testing.T) {
-	c := standalone(t)
-	ctx := ctxFor(t)
-	path := lockPath(t, "lock")
-	s := newSession(t, c.Servers())
-	m, _ := zklock.NewMutex(s, path)
-	var last int64
-	for i := 0; i < 100; i++ {
-		require.NoError(t, m.Lock(ctx))
-		require.Greater(t, m.Token(), last, "acquisition %d", i)
-		last = m.Token()
-		require.NoError(t, m.Unlock(ctx))
-	}
-	// The server reaps the empty CONTAINER parent (check interval 1s in
-	// zktest); its sequence numbers restart, the tokens must not.
-	eventually(t, 30*time.Second, "parent reaped", func() bool {
-		ok, _, err := s.Conn().Exists(path)
-		return err == nil && !ok
-	})
-	require.NoError(t, m.Lock(ctx))
-	require.Equal(t, "0000000000", seqOf(t, m.Node()), "the re-created parent restarts its sequence")
-	require.Greater(t, m.Token(), last)
-	require.NoError(t, m.Unlock(ctx))
 }
 
 func TestMutexRejectsBadInput(t *testing.T) {

@@ -89,44 +89,6 @@ func rwCycle(ctx context.Context, m *zklock.RWMutex, chk *rwChecker, write bool)
 	return unlock(ctx)
 }
 
-// With 50 writers queued, one release causes O(1) server requests: only the
-// next writer wakes.
-func TestRWMutexHerd(t *testing.T) {
-	const waiters = 50
-	c, ss := herdServer(t, waiters+1)
-	ctx := ctxFor(t)
-	path := lockPath(t, "rw")
-	holder := newRW(t, ss[0], path)
-	require.NoError(t, holder.Lock(ctx))
-	granted := make(chan *zklock.RWMutex, waiters)
-	for _, s := range ss[1:] {
-		m := newRW(t, s, path)
-		go func() {
-			if err := m.Lock(ctx); err == nil {
-				granted <- m
-			}
-		}()
-	}
-	waitQueued(t, holder, waiters+1)
-	// Each writer watches the node just ahead of its own, from a session of
-	// its own: one watch per writer. (Waiters that share a session and a
-	// watched node, such as a reader and a writer behind one writer, would
-	// share one watch: a session holds one per path.)
-	awaitWatches(t, c, waiters)
-	var next *zklock.RWMutex
-	caused, idle := requestsDuring(t, c, func() {
-		require.NoError(t, holder.Unlock(ctx))
-		next = receive(t, granted, 10*time.Second)
-	})
-	t.Logf("one release with %d writers queued: %d requests (idle baseline %d)", waiters, caused, idle)
-	require.Less(t, caused, int64(waiters/4), "a release woke more than the next writer")
-	for range waiters - 1 {
-		require.NoError(t, next.Unlock(ctx))
-		next = receive(t, granted, 10*time.Second)
-	}
-	require.NoError(t, next.Unlock(ctx))
-}
-
 // A writer cut off from the server past its session timeout sees Lost fire
 // before a waiting reader is granted the lock.
 func TestRWMutexCutOffWriter(t *testing.T) {

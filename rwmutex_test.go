@@ -216,21 +216,3 @@ func TestRWMutexBadInput(t *testing.T) {
 	require.ErrorIs(t, m.Lock(done), context.Canceled)
 	require.Empty(t, nodeNames(t, s, lockPath(t, "rw")))
 }
-
-// A reader cancelled while it waits for a writer leaves no node.
-func TestRWMutexCancelledWaitLeavesNothing(t *testing.T) {
-	c := standalone(t)
-	ctx := ctxFor(t)
-	ss := manySessions(t, c.Servers(), 2)
-	path := lockPath(t, "rw")
-	w, r := newRW(t, ss[0], path), newRW(t, ss[1], path)
-	require.NoError(t, w.Lock(ctx))
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	res := async(func() error { return r.RLock(rctx) })
-	awaitEphemeralOf(t, ss[0].Conn(), path, ss[1].SessionID()) // cancel a queued reader
-	cancel()
-	require.ErrorIs(t, await(t, res, 10*time.Second, "cancelled RLock").err, context.Canceled)
-	require.Equal(t, []string{w.Node()}, ephemeralsUnder(t, ss[0].Conn(), path))
-	require.NoError(t, w.Unlock(ctx))
-}

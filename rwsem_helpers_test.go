@@ -108,32 +108,46 @@ func await(t *testing.T, ch <-chan result, d time.Duration, what string) result 
 }
 
 // herdServer starts a server that grants long sessions, and opens n
-// sessions of a minute on it: their pings (requests too) then come every
-// 20s, so they barely disturb request counts.
+// sessions of ten minutes on it: their pings (requests too) then come every
+// 200s, so they barely disturb request counts.
 func herdServer(t *testing.T, n int) (*zktest.Cluster, []*zklock.Session) {
 	t.Helper()
-	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, time.Minute))
-	return c, manySessions(t, c.Servers(), n, zklock.WithSessionTimeout(time.Minute))
+	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Minute))
+	return c, manySessions(t, c.Servers(), n, zklock.WithSessionTimeout(10*time.Minute))
 }
 
 // herdWindow is how long the herd checks count server requests after a
 // release, and over an idle stretch for the baseline.
 const herdWindow = 1500 * time.Millisecond
 
-// requestsDuring counts the requests the servers receive while f runs and
-// for the rest of herdWindow, minus those of an idle herdWindow before it
-// (pings), so the figure is what f caused.
-func requestsDuring(t *testing.T, c *zktest.Cluster, f func()) (caused, idle int64) {
+// requestsUntil counts the requests the servers receive while f runs,
+// until they hold at least settled watches again (polled every 20ms for
+// 20s at most) and for the rest of herdWindow, minus those of an idle
+// herdWindow before it (pings) and minus the polls themselves (a
+// four-letter command counts as a packet): so the figure is what f caused,
+// up to the moment the clients it disturbed have set their watches again.
+func requestsUntil(t *testing.T, c *zktest.Cluster, f func(), settled int64) (caused, idle int64) {
 	t.Helper()
+	ctx := ctxFor(t)
 	p0 := packets(t, c)
 	time.Sleep(herdWindow)
 	p1 := packets(t, c)
 	start := time.Now()
 	f()
+	var polls int64
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n, err := c.WatchCount(ctx)
+		require.NoError(t, err)
+		polls += int64(c.Len())
+		if n >= settled {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%d watches 20s after the release, want %d", n, settled)
+	}
 	time.Sleep(herdWindow - time.Since(start))
 	p2 := packets(t, c)
 	idle = p1 - p0
-	return p2 - p1 - idle, idle
+	return p2 - p1 - idle - polls, idle
 }
 
 // runAll runs f(ctx, 0..n-1) on n goroutines and returns the first error;
