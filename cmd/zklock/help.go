@@ -13,6 +13,8 @@ Usage:
   zklock status [flags] PATH                   show the holders and the waiters of PATH
   zklock status --watch [flags] PATH           show them again on every change
   zklock ls [flags] PREFIX                     list the locks, semaphores and elections under PREFIX
+  zklock revoke [flags] PATH                   ask the holders of PATH to release (Curator's revocation)
+  zklock break [--force] [flags] PATH          delete the holders' nodes of a stuck lock
   zklock elect [flags] PATH VALUE -- CMD...    run CMD while leading the election PATH
   zklock elect --observe [flags] PATH          print the leader of PATH and each change
   zklock dev-server [flags]                    run a throwaway local ZooKeeper
@@ -92,6 +94,28 @@ A path with nodes of two kinds is reported on stderr. Nothing found:
 says so, exit 0. The walk reads at most --max-nodes nodes and stops at
 --timeout: then what was found is printed, and zklock exits 125.
 `, &lsFlags{}},
+	"revoke": {`zklock revoke [flags] PATH
+
+Ask the holders of the lock at PATH to release it: write Curator's
+revocation request ("__REVOKE__") into their nodes (the first contender;
+of a reader/writer lock held by readers, every reader ahead of the first
+writer), or into the one node PATH names (a holder or a waiter, as
+'zklock status' lists them). A zklock holder made revocable (WithRevocable)
+and a Curator holder made revocable (makeRevocable) are told and decide;
+'zklock status' shows the request as the holder's data. A zklock holder
+that is not revocable is refused (exit 125): its node announces its
+release, and a write into it would let the waiter behind it in. Prints
+each node written to.
+`, &connFlags{}},
+	"break": {`zklock break [--force] [flags] PATH
+
+Delete the holders' nodes of the lock at PATH so that the next contender
+holds. A holder's node exists only while its session lives, so without
+--force zklock prints who holds and refuses (exit 125): the holder may be
+working. With --force the nodes go; the old holder is not told and may
+still act: only fencing protects the resource (its guarded writes fail,
+and the next holder's token is larger). Needs delete permission on PATH.
+`, &breakFlags{}},
 	"elect": {`zklock elect [flags] PATH VALUE -- CMD [ARGS...]
 zklock elect --observe [flags] PATH
 

@@ -6,6 +6,8 @@
 //	zklock status [flags] PATH
 //	zklock status --watch [flags] PATH
 //	zklock ls [flags] PREFIX
+//	zklock revoke [flags] PATH
+//	zklock break [--force] [flags] PATH
 //	zklock elect [flags] PATH VALUE -- CMD [ARGS...]
 //	zklock elect --observe [flags] PATH
 //	zklock dev-server
@@ -41,6 +43,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return c.status(args[1:])
 	case "ls":
 		return c.ls(args[1:])
+	case "revoke":
+		return c.revoke(args[1:])
+	case "break":
+		return c.breakLock(args[1:])
 	case "elect":
 		return c.elect(args[1:])
 	case "dev-server":

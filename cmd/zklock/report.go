@@ -16,10 +16,13 @@ type entry struct {
 	Mode    string    `json:"mode,omitempty"` // "read" or "write" for a reader/writer lock
 	Node    string    `json:"node"`           // full path
 	Session string    `json:"session"`        // hex, as ZooKeeper prints it
-	Token   int64     `json:"token"`          // the node's creation zxid
+	Token   int64     `json:"token"`          // the fencing token (Mutex.Token: czxid << 12)
 	Created time.Time `json:"created"`        // by the server's clock
 	AgeMS   int64     `json:"age_ms"`
 	Data    string    `json:"data"`
+	// Revoke: a revocation request was written into the node (zklock
+	// revoke, Curator's Revoker); its data is the request.
+	Revoke bool `json:"revocation_requested,omitempty"`
 }
 
 // report is the state of one path: the holders, then the waiters in the
@@ -149,9 +152,19 @@ func (r *report) add(held bool, mode string, c zklock.Contender) {
 
 func newEntry(held bool, mode string, c zklock.Contender) entry {
 	e := entry{Role: "waiting", Mode: mode, Node: c.Path, Session: fmt.Sprintf("0x%x", c.Session),
-		Token: c.Token, Created: c.Created, AgeMS: time.Since(c.Created).Milliseconds(), Data: string(c.Data)}
+		Token: c.Token, Created: c.Created, AgeMS: time.Since(c.Created).Milliseconds(), Data: string(c.Data),
+		Revoke: string(c.Data) == zklock.RevokeMessage}
 	if held {
 		e.Role = "holder"
 	}
 	return e
+}
+
+// dataCell is what status shows of an entry's data: a revocation request
+// is named as one.
+func dataCell(e entry) string {
+	if e.Revoke {
+		return "revocation requested"
+	}
+	return printable(e.Data, 40)
 }

@@ -93,7 +93,7 @@ func printTable(w io.Writer, r report) {
 			role += " (" + e.Mode + ")"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", i+1, role, e.Session,
-			age(time.Duration(e.AgeMS)*time.Millisecond), e.Token, printable(e.Data, 40), baseName(e.Node))
+			age(time.Duration(e.AgeMS)*time.Millisecond), e.Token, dataCell(e), baseName(e.Node))
 	}
 	tw.Flush()
 }

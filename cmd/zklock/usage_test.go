@@ -32,6 +32,11 @@ func TestUsageErrors(t *testing.T) {
 		{"status", "--watch"},
 		{"ls"},
 		{"ls", "/a", "/b"},
+		{"revoke"},
+		{"revoke", "/a", "/b"},
+		{"break"},
+		{"break", "--bogus", "/p"},
+		{"break", "/a", "/b"},
 		{"ls", "relative"},
 		{"ls", "/trailing/"},
 		{"ls", ""},
@@ -60,7 +65,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "-h"}, {"status", "--help"}, {"help", "ls"}, {"ls", "-h"}} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "-h"}, {"status", "--help"}, {"help", "ls"}, {"ls", "-h"}, {"help", "revoke"}, {"help", "break"}, {"break", "-h"}} {
 		var out, errOut bytes.Buffer
 		if code := run(args, &out, &errOut); code != exitOK || errOut.Len() != 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut.String())
@@ -86,6 +91,8 @@ func TestUsageErrorsFromBinary(t *testing.T) {
 		{"run", "--bogus", "/p", "--", "true"},
 		{"run", "relative/path", "--", "true"},
 		{"status", "/trailing/"},
+		{"revoke", "relative"},
+		{"break", "/trailing/"},
 	} {
 		code, _, errOut := runZklock(t, c.ConnectString(), args...)
 		if code != exitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
