@@ -146,13 +146,16 @@ func TestContracts(t *testing.T) {
 }
 
 // contractCancel: an acquisition cancelled while it waits, its node on the
-// server, returns ctx's error and leaves nothing; the handle then acquires
-// as usual.
+// server, returns ctx's error once its node is gone, leaving nothing; the
+// handle then acquires as usual. The waiter's requests are delayed through
+// a proxy from the cancellation on, so that an acquisition that returned
+// before the server had deleted its node would be seen to leave it.
 func contractCancel(t *testing.T, _ string, p primitive) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
-	hs, ws := newSession(t, c.Servers()), newSession(t, c.Servers())
+	px := zktest.NewProxy(t, c.Servers())
+	hs, ws := newSession(t, c.Servers()), newSession(t, px.Addrs())
 	holder := p.rival(t, hs, path)
 	require.NoError(t, holder.acquire(ctx))
 	want := ephemeralsUnder(t, hs.Conn(), path)
@@ -161,10 +164,13 @@ func contractCancel(t *testing.T, _ string, p primitive) {
 	defer cancel()
 	res := async(func() error { return w.acquire(wctx) })
 	awaitEphemeralOf(t, hs.Conn(), path, ws.SessionID())
+	// 100ms each way: a delete takes 200ms, within the cleanup grace (1s).
+	px.SetLatency(100 * time.Millisecond)
 	cancel()
 	require.ErrorIs(t, await(t, res, 10*time.Second, "the cancelled acquisition").err, context.Canceled)
 	require.Empty(t, ephemeralsOf(t, hs.Conn(), path, ws.SessionID()), "the cancelled waiter left a node")
 	require.Equal(t, want, ephemeralsUnder(t, hs.Conn(), path), "the holder's nodes changed")
+	px.Heal()
 
 	require.NoError(t, holder.release(ctx))
 	require.NoError(t, w.acquire(ctx), "the handle acquires after a cancelled acquisition")
