@@ -98,7 +98,9 @@ func (m *Mutex) lock(ctx context.Context, try bool) error {
 	} else {
 		a.h, err = m.q.Acquire(ctx, queue.Request{Data: m.data, Try: try})
 		err = mapQueueErr(err)
-		a.w = watchHold(&m.q, a.h, m.o, holdEvents{m.s, m.kind, m.q.Dir})
+		if m.o.revocable || m.o.maxHold > 0 {
+			a.w = watchHold(&m.q, a.h, m.o, holdEvents{m.s, m.kind, m.q.Dir})
+		}
 	}
 	m.s.acquired(m.kind, m.q.Dir, start, a.h, err)
 	m.mu.Lock()

@@ -175,3 +175,17 @@ type KindError struct {
 func (e *KindError) Error() string {
 	return fmt.Sprintf("queue: %s holds %s, a node of another kind", e.Dir, e.Found.Name)
 }
+
+// nodeData is the data our node is created with.
+func (q *Queue) nodeData(data []byte) []byte {
+	var tag string
+	switch {
+	case q.Revocable:
+		tag = RevocableTag
+	case q.Handoff && !q.Quiet && exclusive(q.Kind):
+		tag = Announcer
+	default:
+		return data
+	}
+	return append(append(make([]byte, 0, len(data)+len(tag)), data...), tag...)
+}

@@ -144,19 +144,6 @@ func UserData(data []byte) []byte {
 	return data
 }
 
-// nodeData is the data our node is created with.
-func (q *Queue) nodeData(data []byte) []byte {
-	var tag string
-	switch {
-	case q.Revocable:
-		tag = RevocableTag
-	case q.Handoff && !q.Quiet && exclusive(q.Kind):
-		tag = Announcer
-	default:
-		return data
-	}
-	return append(append(make([]byte, 0, len(data)+len(tag)), data...), tag...)
-}
 
 // Change is what Conn.WaitChange saw happen to the node it watched.
 type Change int
