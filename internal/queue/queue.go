@@ -144,7 +144,6 @@ func UserData(data []byte) []byte {
 	return data
 }
 
-
 // Change is what Conn.WaitChange saw happen to the node it watched.
 type Change int
 
