@@ -25,9 +25,9 @@
 //
 // # Handoff
 //
-// An exclusive holder (Mutex, ReentrantMutex, an RWMutex writer) releases
-// with one multi that sets its node's data and deletes it, and its node's
-// data is tagged to say so. The waiter behind it sees the data change,
+// An exclusive holder (Mutex, ReentrantMutex, an RWMutex writer) that had
+// to wait releases with one multi that sets its node's data and deletes it,
+// and its node's data is tagged to say so. The waiter behind it sees the data change,
 // which a plain deletion never causes, and holds at once: a busy lock
 // passes from one holder to the next in one write and one notification,
 // without the listing of the queue that Curator, Kazoo and go-zookeeper's

@@ -284,8 +284,10 @@ func WithData(data []byte) Option {
 // is a plain delete.
 //
 // By default an exclusive holder (Mutex, ReentrantMutex, an RWMutex writer)
-// releases with one multi that sets its node's data and deletes it, and
-// says so in its node's data, which ends with a tag (a NUL byte and
+// that had to wait releases with one multi that sets its node's data and
+// deletes it (one granted at once deletes it plainly: the waiter behind it
+// saw it as the only contender ahead, and holds at its deletion anyway),
+// and says so in its node's data, which ends with a tag (a NUL byte and
 // "zklock:a") that Contenders and LockedError strip. The waiter behind it
 // sees the data change and holds without listing the queue: a handoff is
 // one write and one notification, whatever the queue's length. A data

@@ -322,11 +322,16 @@ func (q *Queue) grant(ctx context.Context, n node, c Contender) (*Held, error) {
 
 // Release deletes our node. It retries until the delete succeeds, ctx ends,
 // or the epoch ends (then the session's own cleanup deletes the node if the
-// session survived, and ErrLost is returned). With Handoff, an exclusive
-// node's release is announced (see Released), so the waiter behind it
-// holds without listing the queue.
+// session survived, and ErrLost is returned). With Handoff, the release of
+// an exclusive node that had to wait is announced (see Released), so the
+// waiter behind it holds without listing the queue. One granted at once
+// is deleted plainly, which costs the server less: a waiter that queued
+// behind it since saw it as the only contender ahead, and holds at its
+// deletion without a listing all the same (see proves); the waiters
+// further back watch that waiter, whose own release, after a wait, is
+// announced.
 func (q *Queue) Release(ctx context.Context, h *Held) error {
-	return q.release(ctx, h, q.Handoff && !q.Quiet && !q.Revocable && exclusive(h.Node.Kind))
+	return q.release(ctx, h, q.Handoff && !q.Quiet && !q.Revocable && exclusive(h.Node.Kind) && h.Waited)
 }
 
 // Leave is Release without the announcement, for a node whose holder keeps
