@@ -95,8 +95,9 @@ func (c *checker) exit(lock int, write bool) {
 // window of t.dur that opens after t.warm.
 func drive(ctx context.Context, sc scenario, ws []worker, t trial) (report.Sample, error) {
 	chk := &checker{kind: sc.Kind, limit: int32(sc.Limit), hold: make([]atomic.Int32, sc.locks())}
-	acq := make([]int64, t.maxOps) // by acquisition number: when Lock returned
-	rel := make([]int64, t.maxOps) // when Unlock returned
+	acq := make([]int64, t.maxOps)  // by acquisition number: when Lock returned
+	rel := make([]int64, t.maxOps)  // when Unlock returned
+	wait := make([]int64, t.maxOps) // how long Lock took
 	var seq atomic.Int64
 	var stop atomic.Bool
 	var errs atomic.Int64
@@ -120,10 +121,12 @@ func drive(ctx context.Context, sc scenario, ws []worker, t trial) (report.Sampl
 				}
 				k := int64(-1)
 				opCtx, opCancel := context.WithTimeout(ctx, opTimeout)
+				began := now()
 				err := c(opCtx, func() {
 					k = seq.Add(1) - 1
 					if k < int64(t.maxOps) {
 						acq[k] = now()
+						wait[k] = acq[k] - began
 					}
 					chk.enter(lock, write)
 				}, func() { chk.exit(lock, write) })
@@ -148,7 +151,7 @@ func drive(ctx context.Context, sc scenario, ws []worker, t trial) (report.Sampl
 		// cannot be cancelled, only reported.
 		return report.Sample{}, fmt.Errorf("clients still busy %v after the window closed", drainTimeout)
 	}
-	s := tally(acq, rel, min(int(seq.Load()), t.maxOps), t0, t1, sc.Handoff)
+	s := tally(acq, rel, wait, min(int(seq.Load()), t.maxOps), t0, t1, sc.Handoff)
 	s.Violations, s.Errors = int(chk.violations.Load()), int(errs.Load())
 	if err, _ := firstErr.Load().(error); err != nil {
 		return s, err
@@ -169,21 +172,25 @@ func window(seq *atomic.Int64, stop *atomic.Bool, errs *atomic.Int64, t trial) (
 	return t0, now()
 }
 
-// tally counts the acquisitions released within [t0, t1] and, for a single
-// lock, the handoff latency from each release to the next acquisition.
-func tally(acq, rel []int64, n int, t0, t1 int64, handoff bool) report.Sample {
-	s := report.Sample{Total: n, HandoffUS: math.NaN(), ReqPerAcq: math.NaN()}
-	var lat []float64
+// tally counts the acquisitions released within [t0, t1], their acquire
+// latencies (p50, p99, longest: from calling Lock to its return) and, for
+// a single lock, the handoff latency from each release to the next
+// acquisition.
+func tally(acq, rel, wait []int64, n int, t0, t1 int64, handoff bool) report.Sample {
+	s := report.Sample{Total: n, HandoffUS: math.NaN(), ReqPerAcq: math.NaN(), CPUUS: math.NaN()}
+	var lat, waits []float64
 	for k := range n {
 		if rel[k] < t0 || rel[k] > t1 || rel[k] == 0 {
 			continue
 		}
 		s.Ops++
+		waits = append(waits, float64(wait[k])/1e3)
 		if handoff && k+1 < n && acq[k+1] != 0 {
 			lat = append(lat, float64(acq[k+1]-rel[k])/1e3)
 		}
 	}
 	s.Rate = float64(s.Ops) / (float64(t1-t0) / 1e9)
+	s.P50US, s.P99US, s.MaxUS = report.Quantile(waits, 0.5), report.Quantile(waits, 0.99), report.Quantile(waits, 1)
 	if handoff {
 		s.HandoffUS = report.Median(lat)
 	}

@@ -16,7 +16,8 @@ func TestTally(t *testing.T) {
 	// 170 (20ns); #2 released at 300, #3 acquired at 310 (10ns).
 	acq := []int64{10, 120, 170, 310}
 	rel := []int64{50, 150, 300, 500}
-	s := tally(acq, rel, 4, 100, 400, true)
+	wait := []int64{5, 1000, 3000, 7}
+	s := tally(acq, rel, wait, 4, 100, 400, true)
 	if s.Ops != 2 || s.Total != 4 {
 		t.Errorf("ops %d of %d, want 2 of 4", s.Ops, s.Total)
 	}
@@ -26,7 +27,10 @@ func TestTally(t *testing.T) {
 	if want := 0.015; math.Abs(s.HandoffUS-want) > 1e-9 { // median of 20ns and 10ns, in µs
 		t.Errorf("handoff %vµs, want %vµs", s.HandoffUS, want)
 	}
-	if s := tally(acq, rel, 4, 100, 400, false); !math.IsNaN(s.HandoffUS) {
+	if s.P50US != 1 || s.P99US != 3 || s.MaxUS != 3 { // the waits of #1 and #2, in µs
+		t.Errorf("acquire latency p50 %v p99 %v max %v µs, want 1, 3, 3", s.P50US, s.P99US, s.MaxUS)
+	}
+	if s := tally(acq, rel, wait, 4, 100, 400, false); !math.IsNaN(s.HandoffUS) {
 		t.Errorf("handoff measured without asking: %v", s.HandoffUS)
 	}
 }

@@ -27,7 +27,9 @@ type goDriver func(ctx context.Context, e *servers, sc scenario, path string) ([
 
 var goDrivers = map[string]goDriver{
 	implRaw:     rawWorkers,
+	implWrite:   writeWorkers,
 	implZklock:  zklockWorkers,
+	implCohort:  cohortWorkers,
 	implGoZK:    gozkWorkers,
 	implEtcd:    etcdWorkers,
 	implRedsync: redsyncWorkers,
@@ -38,6 +40,18 @@ func lockPath(path string, sc scenario, i int) string {
 }
 
 func zklockWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
+	return zklockWith(ctx, e, sc, path)
+}
+
+// cohortWorkers are zklock's with WithCohort at its defaults.
+func cohortWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
+	if sc.Kind != kindMutex {
+		return nil, nil, errors.New("cohorting is a Mutex's")
+	}
+	return zklockWith(ctx, e, sc, path, zklock.WithCohort(0, 0))
+}
+
+func zklockWith(ctx context.Context, e *servers, sc scenario, path string, opts ...zklock.Option) ([]worker, func(), error) {
 	cs := &closers{}
 	ss := make([]*zklock.Session, sc.sessions())
 	err := parallel(len(ss), func(i int) error {
@@ -56,18 +70,20 @@ func zklockWorkers(ctx context.Context, e *servers, sc scenario, path string) ([
 	for i := range ws {
 		s := ss[i%len(ss)]
 		var err error
-		switch sc.Kind {
-		case kindMutex:
+		switch {
+		case sc.Kind == kindMutex && sc.Fresh > 0:
+			ws[i].cycle = freshCycle(s, fmt.Sprintf("%s/c%d", path, i), sc.Fresh)
+		case sc.Kind == kindMutex:
 			var m *zklock.Mutex
-			if m, err = zklock.NewMutex(s, lockPath(path, sc, i)); err == nil {
+			if m, err = zklock.NewMutex(s, lockPath(path, sc, i), opts...); err == nil {
 				ws[i].cycle = lockCycle(m.Lock, m.Unlock)
 			}
-		case kindRW:
+		case sc.Kind == kindRW:
 			var m *zklock.RWMutex
 			if m, err = zklock.NewRWMutex(s, path+"/rw"); err == nil {
 				ws[i] = worker{cycle: lockCycle(m.RLock, m.RUnlock), write: lockCycle(m.Lock, m.Unlock)}
 			}
-		case kindSem:
+		case sc.Kind == kindSem:
 			var sem *zklock.Semaphore
 			if sem, err = zklock.NewSemaphore(s, path+"/sem", sc.Limit); err == nil {
 				ws[i].cycle = func(ctx context.Context, enter, exit func()) error {
@@ -84,6 +100,52 @@ func zklockWorkers(ctx context.Context, e *servers, sc scenario, path string) ([
 		if err != nil {
 			cs.close()
 			return nil, nil, err
+		}
+	}
+	return ws, cs.close, nil
+}
+
+// freshCycle locks a new path each cycle, depth levels below base, none of
+// them existing yet: what a lock per resource (/locks/order-1234) costs
+// when its CONTAINER parents were reaped, or never made.
+func freshCycle(s *zklock.Session, base string, depth int) cycler {
+	n := 0
+	return func(ctx context.Context, enter, exit func()) error {
+		n++
+		p := fmt.Sprintf("%s/r%d", base, n)
+		for d := 1; d < depth; d++ {
+			p += fmt.Sprintf("/d%d", d)
+		}
+		m, err := zklock.NewMutex(s, p)
+		if err != nil {
+			return err
+		}
+		return lockCycle(m.Lock, m.Unlock)(ctx, enter, exit)
+	}
+}
+
+// writeWorkers do one write per cycle (a setData on one node): the least
+// a handoff costs, one write committed and answered. Its rate is the
+// reference the 16-client goal compares with.
+func writeWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
+	conns, cs, err := gozkConns(ctx, e, sc.sessions())
+	if err != nil {
+		return nil, nil, err
+	}
+	ws := make([]worker, sc.Clients)
+	for i := range ws {
+		conn, node := conns[i%len(conns)], lockPath(path, sc, i)
+		if err := mkdirs(conn, node); err != nil {
+			cs.close()
+			return nil, nil, err
+		}
+		ws[i].cycle = func(_ context.Context, enter, exit func()) error {
+			if _, err := conn.Set(node, nil, -1); err != nil {
+				return err
+			}
+			enter()
+			exit()
+			return nil
 		}
 	}
 	return ws, cs.close, nil

@@ -26,8 +26,10 @@ import (
 //	run warm_ms=300 dur_ms=1000 max_ops=N min_seq=0 handoff=0 seed=1
 //	teardown
 //
-// Each request gets one line back: "ok key=value ..." or "err message".
-// The driver exits at end of input. Timing and checks are the Go driver's
+// Each request gets one line back: "ok key=value ..." or "err message"; a
+// run's keys are ops, total, rate, handoff_us, p50_us, p99_us, max_us
+// (acquire latency; a driver may leave them out: not measured),
+// violations, errors and first_error. The driver exits at end of input. Timing and checks are the Go driver's
 // (drive): a closed loop, a window after a warm-up, exclusion verified by
 // the driver across its threads.
 type extDriver struct {
@@ -142,7 +144,8 @@ func (d *extDriver) run(t trial, handoff bool) (report.Sample, error) {
 		}
 		return v
 	}
-	s := report.Sample{Rate: num("rate"), HandoffUS: num("handoff_us"), ReqPerAcq: math.NaN(),
+	s := report.Sample{Rate: num("rate"), HandoffUS: num("handoff_us"), ReqPerAcq: math.NaN(), CPUUS: math.NaN(),
+		P50US: num("p50_us"), P99US: num("p99_us"), MaxUS: num("max_us"),
 		Ops: int(num("ops")), Total: int(num("total")), Violations: int(num("violations")), Errors: int(num("errors"))}
 	if s.Errors > 0 {
 		return s, fmt.Errorf("%s driver: %d errors, first: %s", d.name, s.Errors, strings.ReplaceAll(kv["first_error"], "_", " "))

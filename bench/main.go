@@ -18,6 +18,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/zklock/zklock/bench/report"
@@ -205,7 +206,7 @@ func (b *bench) closeExt() {
 
 func isZK(impl string) bool {
 	switch impl {
-	case implRaw, implZklock, implGoZK, implCurator, implKazoo:
+	case implRaw, implWrite, implZklock, implCohort, implGoZK, implCurator, implKazoo:
 		return true
 	}
 	return false
@@ -319,9 +320,18 @@ func (b *bench) trial(ctx context.Context, sc scenario, impl string, p *prepared
 			return report.Sample{}, err
 		}
 	}
+	_, inProcess := goDrivers[impl]
+	cpu0 := cpuTime()
 	s, err := p.run(t)
 	if err != nil {
 		return s, err
+	}
+	if inProcess && s.Total > 0 {
+		// Only this implementation's clients run in this process during
+		// the trial (the servers and the Java and Python clients are other
+		// processes), so the process's CPU time is theirs, Go runtime and
+		// go-zookeeper included.
+		s.CPUUS = float64((cpuTime() - cpu0).Microseconds()) / float64(s.Total)
 	}
 	if isZK(impl) && s.Total > 0 {
 		p1, err := b.e.zkPackets(ctx)
@@ -382,4 +392,13 @@ func write(run *report.Run, dir, readme, note string) error {
 		return updateReadme(readme, note, run)
 	}
 	return nil
+}
+
+// cpuTime is the CPU time (user and system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

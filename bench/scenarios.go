@@ -21,6 +21,7 @@ type scenario struct {
 	Limit     int // semaphore leases
 	ReadPct   int // RW: share of cycles that read
 	Handoff   bool
+	Fresh     int // > 0: each cycle locks a new path, its parents missing, this deep below the scenario's path
 	Impls     []string
 }
 
@@ -42,9 +43,11 @@ const (
 	implKazoo   = "kazoo"
 	implEtcd    = "etcd"
 	implRedsync = "redsync"
+	implCohort  = "zklock-cohort" // zklock with WithCohort: the goroutines of a session share one node
+	implWrite   = "one-write"     // one go-zookeeper setData per cycle: the limit of a handoff
 )
 
-var implOrder = []string{implRaw, implZklock, implGoZK, implCurator, implKazoo, implEtcd, implRedsync}
+var implOrder = []string{implWrite, implRaw, implZklock, implCohort, implGoZK, implCurator, implKazoo, implEtcd, implRedsync}
 
 var (
 	allLocks = []string{implZklock, implGoZK, implCurator, implKazoo, implEtcd, implRedsync}
@@ -85,9 +88,23 @@ func fullConfig() config {
 			{ID: "handoff-10", Title: "handoff, 10 waiters", Kind: kindMutex, Clients: 11, Handoff: true, Impls: handoffs},
 			{ID: "handoff-100", Title: "handoff, 100 waiters", Kind: kindMutex, Clients: 101, Sessions: 20, Handoff: true, Impls: handoffs},
 			{ID: "handoff-1000", Title: "handoff, 1000 waiters", Kind: kindMutex, Clients: 1001, Sessions: 50, Handoff: true, Impls: handoffs1000},
+			{ID: "handoff-5000", Title: "handoff, 5000 waiters", Kind: kindMutex, Clients: 5001, Sessions: 100, Handoff: true, Impls: []string{implZklock}},
+			{ID: "limit", Title: "one write per cycle (1 client): the limit", Kind: kindMutex, Clients: 1, Impls: []string{implWrite}},
+			{ID: "fresh1", Title: "fresh path, depth 1 (1 client)", Kind: kindMutex, Clients: 1, Fresh: 1, Impls: []string{implZklock}},
+			{ID: "fresh3", Title: "fresh path, depth 3 (1 client)", Kind: kindMutex, Clients: 1, Fresh: 3, Impls: []string{implZklock}},
+			{ID: "g16", Title: "16 goroutines, one session, one lock", Kind: kindMutex, Clients: 16, Sessions: 1, Impls: cohorts},
+			{ID: "g64", Title: "64 goroutines, one session, one lock", Kind: kindMutex, Clients: 64, Sessions: 1, Impls: cohorts},
+			{ID: "4x16", Title: "4 sessions x 16 goroutines, one lock", Kind: kindMutex, Clients: 64, Sessions: 4, Impls: []string{implZklock, implCohort}},
+			{ID: "distinct64", Title: "64 goroutines, one session, 64 locks", Kind: kindMutex, Clients: 64, Sessions: 1, Locks: 64, Impls: []string{implZklock, implGoZK}},
 		},
 	}
 }
+
+// cohorts: many goroutines of one process on one lock. go-zookeeper makes
+// one zk.Lock per goroutine on one connection, Curator one mutex per thread
+// on one CuratorFramework, zklock one Mutex per goroutine on one Session,
+// with and without cohorting.
+var cohorts = []string{implZklock, implCohort, implGoZK, implCurator}
 
 // quickConfig keeps one scenario per goal and drops the largest.
 func quickConfig() config {
@@ -96,7 +113,7 @@ func quickConfig() config {
 	var keep []scenario
 	for _, s := range c.scenarios {
 		switch s.ID {
-		case "c2", "c64", "c256", "handoff-100":
+		case "c2", "c64", "c256", "handoff-100", "handoff-5000", "g64":
 			continue
 		case "handoff-1000":
 			s.Impls = []string{implZklock}

@@ -153,7 +153,7 @@ public final class CuratorBench {
         int maxOps = Integer.parseInt(kv.get("max_ops")), minSeq = Integer.parseInt(kv.get("min_seq"));
         boolean handoff = kv.get("handoff").equals("1");
         long seed = Long.parseLong(kv.get("seed"));
-        long[] acq = new long[maxOps], rel = new long[maxOps];
+        long[] acq = new long[maxOps], rel = new long[maxOps], wait = new long[maxOps];
         AtomicLong seq = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger errors = new AtomicInteger(), violations = new AtomicInteger(), readers = new AtomicInteger();
@@ -169,9 +169,13 @@ public final class CuratorBench {
                 for (int n = 0; n < maxOps && !stop.get(); n++) {
                     final boolean write = w.write != null && rng.nextInt(100) >= readPct;
                     final long[] k = {-1};
+                    final long began = now();
                     Runnable enter = () -> {
                         k[0] = seq.getAndIncrement();
-                        if (k[0] < maxOps) acq[(int) k[0]] = now();
+                        if (k[0] < maxOps) {
+                            acq[(int) k[0]] = now();
+                            wait[(int) k[0]] = acq[(int) k[0]] - began;
+                        }
                         if (kind.equals("sem")) {
                             if (hold[0].incrementAndGet() > limit) violations.incrementAndGet();
                         } else if (kind.equals("rw") && !write) {
@@ -208,10 +212,11 @@ public final class CuratorBench {
         stop.set(true);
         for (Thread t : threads) t.join(OP_TIMEOUT_MS + 10_000);
         int n = (int) Math.min(seq.get(), maxOps), ops = 0;
-        List<Double> lat = new ArrayList<>();
+        List<Double> lat = new ArrayList<>(), waits = new ArrayList<>();
         for (int k = 0; k < n; k++) {
             if (rel[k] == 0 || rel[k] < t0 || rel[k] > t1) continue;
             ops++;
+            waits.add(wait[k] / 1e3);
             if (handoff && k + 1 < n && acq[k + 1] != 0) lat.add((acq[k + 1] - rel[k]) / 1e3);
         }
         String h = "nan";
@@ -223,6 +228,17 @@ public final class CuratorBench {
         }
         String fe = firstErr.get() == null ? "" : firstErr.get().replaceAll("\\s+", "_");
         return "ops=" + ops + " total=" + n + " rate=" + (ops / ((t1 - t0) / 1e9)) + " handoff_us=" + h
+                + " p50_us=" + quantile(waits, 0.5) + " p99_us=" + quantile(waits, 0.99) + " max_us=" + quantile(waits, 1)
                 + " violations=" + violations.get() + " errors=" + errors.get() + " first_error=" + fe;
+    }
+
+    // quantile is the nearest-rank q-quantile of xs, "nan" when empty (as
+    // the Go runner's report.Quantile).
+    static String quantile(List<Double> xs, double q) {
+        if (xs.isEmpty()) return "nan";
+        Double[] a = xs.toArray(new Double[0]);
+        Arrays.sort(a);
+        int i = (int) Math.ceil(q * a.length) - 1;
+        return String.valueOf(a[Math.min(Math.max(i, 0), a.length - 1)]);
     }
 }

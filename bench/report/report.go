@@ -39,6 +39,18 @@ func Summarize(xs []float64) Figure {
 	return Figure{Median: med, Min: v[0], Max: v[n-1], N: n}
 }
 
+// Quantile returns the q-quantile of xs (nearest rank; q=1 is the
+// largest), NaN when empty.
+func Quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	v := slices.Clone(xs)
+	slices.Sort(v)
+	i := int(math.Ceil(q*float64(len(v)))) - 1
+	return v[min(max(i, 0), len(v)-1)]
+}
+
 // Median returns the median of xs (NaN when empty), for per-trial latencies.
 func Median(xs []float64) float64 {
 	f := Summarize(xs)
@@ -53,6 +65,10 @@ type Sample struct {
 	Rate       float64 // acquisitions per second in the measured window
 	ReqPerAcq  float64 // ZooKeeper requests per acquisition; NaN if not ZooKeeper
 	HandoffUS  float64 // median handoff latency in µs; NaN if not measured
+	P50US      float64 // acquire latency (Lock called to Lock returned), µs
+	P99US      float64
+	MaxUS      float64 // the longest acquire latency in the window
+	CPUUS      float64 // client CPU per acquisition in µs (Go clients only); NaN if not measured
 	Ops        int     // acquisitions in the window
 	Total      int     // acquisitions in the whole trial (warm-up and drain too)
 	Violations int     // critical sections that overlapped when they must not
@@ -67,6 +83,10 @@ type Result struct {
 	Rates      []float64 `json:"rates"` // per repeat, in run order, for paired ratios
 	ReqPerAcq  *Figure   `json:"zk_requests_per_acquisition,omitempty"`
 	HandoffUS  *Figure   `json:"handoff_latency_us,omitempty"`
+	P50US      *Figure   `json:"acquire_p50_us,omitempty"`
+	P99US      *Figure   `json:"acquire_p99_us,omitempty"`
+	MaxUS      *Figure   `json:"acquire_max_us,omitempty"`
+	CPUUS      *Figure   `json:"client_cpu_us_per_acquisition,omitempty"`
 	Ops        int       `json:"acquisitions_measured"`
 	Violations int       `json:"violations"`
 	Errors     int       `json:"errors"`
@@ -75,12 +95,13 @@ type Result struct {
 // NewResult summarizes the samples of one implementation in one scenario.
 func NewResult(scenario, impl string, ss []Sample) Result {
 	r := Result{Scenario: scenario, Impl: impl}
-	var rate, req, hand []float64
+	var rate, req, hand, p50, p99, mx, cpu []float64
 	for _, s := range ss {
 		rate = append(rate, s.Rate)
 		r.Rates = append(r.Rates, s.Rate)
 		req = append(req, s.ReqPerAcq)
 		hand = append(hand, s.HandoffUS)
+		p50, p99, mx, cpu = append(p50, s.P50US), append(p99, s.P99US), append(mx, s.MaxUS), append(cpu, s.CPUUS)
 		r.Ops += s.Ops
 		r.Violations += s.Violations
 		r.Errors += s.Errors
@@ -91,6 +112,14 @@ func NewResult(scenario, impl string, ss []Sample) Result {
 	}
 	if f := Summarize(hand); f.N > 0 {
 		r.HandoffUS = &f
+	}
+	for _, x := range []struct {
+		xs []float64
+		to **Figure
+	}{{p50, &r.P50US}, {p99, &r.P99US}, {mx, &r.MaxUS}, {cpu, &r.CPUUS}} {
+		if f := Summarize(x.xs); f.N > 0 {
+			*x.to = &f
+		}
 	}
 	return r
 }

@@ -39,19 +39,26 @@ func sampleRun() *Run {
 	s := func(rates ...float64) []Sample {
 		var out []Sample
 		for _, r := range rates {
-			out = append(out, Sample{Rate: r, ReqPerAcq: 5, HandoffUS: math.NaN(), Ops: 10})
+			out = append(out, Sample{Rate: r, ReqPerAcq: 5, HandoffUS: math.NaN(), Ops: 10,
+				P50US: math.NaN(), P99US: math.NaN(), MaxUS: math.NaN(), CPUUS: math.NaN()})
 		}
 		return out
 	}
 	run := &Run{Mode: "quick", Machine: "2 cores", Repeats: 3, Window: "1s",
 		Impls:     []string{"zk-raw", "zklock", "curator", "go-zookeeper"},
 		Scenarios: []Scenario{{ID: "uncontended", Title: "uncontended"}, {ID: "c16", Title: "16 clients <one lock>"}}}
+	withP99 := func(ss []Sample, us float64) []Sample {
+		for i := range ss {
+			ss[i].P99US = us
+		}
+		return ss
+	}
 	run.Results = []Result{
 		NewResult("uncontended", "zk-raw", s(1000, 1000, 1000)),
 		NewResult("uncontended", "zklock", s(990, 900, 1100)),
-		NewResult("c16", "zklock", s(2000, 1000, 3000)),
+		NewResult("c16", "zklock", withP99(s(2000, 1000, 3000), 100)),
 		NewResult("c16", "curator", s(1000, 500, 1500)),
-		NewResult("c16", "go-zookeeper", s(2000, 1000, 1000)),
+		NewResult("c16", "go-zookeeper", withP99(s(2000, 1000, 1000), 200)),
 	}
 	run.Goals = Goals(run)
 	return run
@@ -63,9 +70,9 @@ func TestGoals(t *testing.T) {
 	for _, g := range run.Goals {
 		byName[g.Name] = g
 	}
-	// Paired per repeat: 0.99, 0.9, 1.1 → median 0.99.
-	if g := byName["uncontended vs raw minimum"]; !g.Measured || !g.Met || math.Abs(g.Value-0.99) > 1e-9 {
-		t.Errorf("uncontended goal = %+v, want met at 0.99", g)
+	// Paired per repeat: 0.99, 0.9, 1.1 → median 0.99, under 1.2.
+	if g := byName["uncontended vs raw minimum"]; !g.Measured || g.Met || math.Abs(g.Value-0.99) > 1e-9 {
+		t.Errorf("uncontended goal = %+v, want missed at 0.99", g)
 	}
 	// 2, 2, 2 against Curator; 1, 1, 3 against go-zookeeper.
 	if g := byName["16 clients, one lock, vs Curator"]; !g.Met || g.Value != 2 {
@@ -77,8 +84,13 @@ func TestGoals(t *testing.T) {
 	if g := byName["semaphore (limit 2) vs Curator"]; g.Measured {
 		t.Errorf("semaphore goal = %+v, want not measured", g)
 	}
-	if g := byName["ZooKeeper requests per contended acquisition"]; !g.Measured || !g.Met || g.Value != 5 {
-		t.Errorf("requests goal = %+v, want met at 5", g)
+	// 5 requests in the sample: over the 4.0 target.
+	if g := byName["ZooKeeper requests per contended acquisition"]; !g.Measured || g.Met || g.Value != 5 {
+		t.Errorf("requests goal = %+v, want missed at 5", g)
+	}
+	// p99: 100 µs against go-zookeeper's 200 µs.
+	if g := byName["16 clients, one lock: p99 acquire latency vs go-zookeeper's"]; !g.Measured || !g.Met || g.Value != 0.5 {
+		t.Errorf("p99 goal = %+v, want met at 0.5", g)
 	}
 }
 
@@ -89,7 +101,8 @@ func TestMarkdown(t *testing.T) {
 		"| uncontended | **1000** (1000–1000) | **990** (900–1100) | — | — |",
 		"| 16 clients <one lock> | — | **2000** (1000–3000) | **1000** (500–1500) | **1000** (1000–2000) |",
 		"no violations, no errors",
-		"| 16 clients, one lock, vs go-zookeeper | >= 1.15x | 1.00x (repeats 1.00–3.00) | **missed** |",
+		"| 16 clients, one lock, vs go-zookeeper | >= 1.5x | 1.00x (repeats 1.00–3.00) | **missed** |",
+		"Acquire latency p99 in µs",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)

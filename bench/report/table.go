@@ -44,6 +44,20 @@ func Markdown(run *Run) string {
 		b.WriteString("\nHandoff latency in µs (the holder's Unlock returning to the next Lock returning, median over the trial), median (min–max) over repeats:\n\n")
 		b.WriteString(table(runWithRows(run, r), implsWith(run, r), func(r *Result) *Figure { return r.HandoffUS }))
 	}
+	for _, t := range []struct {
+		caption string
+		f       func(*Result) *Figure
+	}{
+		{"Acquire latency p50 in µs (Lock called to Lock returned, over the measured window), median (min–max) over repeats:", func(r *Result) *Figure { return r.P50US }},
+		{"Acquire latency p99 in µs, median (min–max) over repeats:", func(r *Result) *Figure { return r.P99US }},
+		{"Longest acquire latency in µs (the longest any client waited in the window; in the cohort rows, how long a waiter of another session can wait), median (min–max) over repeats:", func(r *Result) *Figure { return r.MaxUS }},
+		{"Client CPU per acquisition in µs (this process's user+system time over the trial divided by its acquisitions; Go clients only: Curator and Kazoo run in other processes), median (min–max):", func(r *Result) *Figure { return r.CPUUS }},
+	} {
+		if r := rowsWith(run, t.f); len(r) > 0 {
+			b.WriteString("\n" + t.caption + "\n\n")
+			b.WriteString(table(runWithRows(run, r), implsWith(run, r), t.f))
+		}
+	}
 	if bad := problems(run); bad != "" {
 		b.WriteString("\n" + bad)
 	}
