@@ -145,7 +145,6 @@ func requestsGoal(run *Run) Goal {
 	return g
 }
 
-
 func join(ss []string) string {
 	out := ""
 	for i, s := range ss {
