@@ -36,6 +36,16 @@ chaos: deps
 	CHAOS_DURATION=$(DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) \
 		go test -race -count=1 -timeout 0 -v -run '^TestChaos$$' ./chaos
 
+# The soak: the chaos suite for SOAK_DURATION (2 hours) with every fault
+# kind, worker 1 never killed so that its heap and goroutines are judged
+# over the whole run, and the servers' nodes and watches sampled: growth of
+# any of them is a violation (see chaos.GrowthSpan). The report ends the log.
+SOAK_DURATION ?= 2h
+.PHONY: soak
+soak: deps
+	CHAOS_DURATION=$(SOAK_DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) CHAOS_KEEP=1 \
+		go test -race -count=1 -timeout 0 -v -run '^TestChaos$$' ./chaos
+
 # TestChaosBrokenIsCaught: a short run with the workload deliberately broken
 # (no guard, loss signal ignored) and only the faults that expose it; the
 # test passes only if the checker reports violations. make test runs it

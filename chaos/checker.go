@@ -20,6 +20,7 @@ type Outcome struct {
 	UpstreamRaces  []string             // data races entirely inside go-zookeeper
 	Limit          int                  // the semaphore's
 	SessionTimeout time.Duration        // negotiated
+	Samples        []Sample             // workers' and servers' resources over time
 }
 
 // LivenessSlack is what the liveness check allows beyond the session timeout
@@ -67,6 +68,7 @@ func Check(r *Outcome) *Report {
 	for _, n := range r.Leftover {
 		rep.violate("node left on the server after every client exited: %s", n)
 	}
+	resources(r, rep)
 	return rep
 }
 

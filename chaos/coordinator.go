@@ -26,6 +26,7 @@ type Config struct {
 	Broken   string        // EnvBroken's value for the workers
 	Dir      string        // where logs go
 	Kinds    []string      // fault kinds to draw from; nil means FaultKinds
+	Keep     int           // workers 1..Keep are never killed, so that their growth is judged (a soak)
 }
 
 // coordinator runs the cluster, the workers and the fault schedule.
@@ -37,6 +38,8 @@ type coordinator struct {
 	workers []*worker
 	faults  []Fault
 	flog    *Log
+	mu      sync.Mutex
+	samples []Sample // the servers'
 }
 
 // Run starts a 3-server ensemble and cfg.Workers worker processes (this
@@ -45,6 +48,9 @@ type coordinator struct {
 // Setup failures fail t; the checker's verdict is in the Report.
 func Run(t testing.TB, cfg Config) *Report {
 	t.Helper()
+	if cfg.Keep < 0 || cfg.Keep >= cfg.Workers {
+		t.Fatalf("chaos: Keep %d: need 0 <= Keep < Workers (%d): some worker must be killable", cfg.Keep, cfg.Workers)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+10*time.Minute)
 	defer cancel()
 	c := &coordinator{cfg: cfg, cluster: zktest.StartEnsemble(t, 3)}
@@ -57,6 +63,8 @@ func Run(t testing.TB, cfg Config) *Report {
 	hctx, stopHarvest := context.WithCancel(ctx)
 	wg.Add(1)
 	go func() { defer wg.Done(); c.harvestLoop(hctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); c.sampleLoop(hctx) }()
 	start := Now()
 	c.schedule(ctx, t)
 	stop := Now()
@@ -115,7 +123,7 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 func (c *coordinator) schedule(ctx context.Context, t testing.TB) {
 	rnd := rand.New(rand.NewPCG(c.cfg.Seed, 0x5eed))
 	in := &injector{cluster: c.cluster, procs: c.procs, workers: c.workers,
-		admin: c.admin.s, paths: c.admin.paths, rnd: rnd}
+		admin: c.admin.s, paths: c.admin.paths, rnd: rnd, keep: c.cfg.Keep}
 	kinds := c.cfg.Kinds
 	if kinds == nil {
 		kinds = FaultKinds
@@ -149,6 +157,19 @@ func (c *coordinator) harvestLoop(ctx context.Context) {
 	}
 }
 
+// sampleLoop reads the servers' nodes and watches every SampleEvery; a
+// round in which a server does not answer (a fault) is skipped.
+func (c *coordinator) sampleLoop(ctx context.Context) {
+	for i := 0; i < 1_000_000 && ctx.Err() == nil; i++ {
+		if s, err := sampleServers(ctx, c.cluster); err == nil {
+			c.mu.Lock()
+			c.samples = append(c.samples, s)
+			c.mu.Unlock()
+		}
+		sleep(ctx, SampleEvery)
+	}
+}
+
 // collect reads the final state once every worker has exited.
 func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome, error) {
 	run := &Outcome{Start: start, Stop: stop, Faults: c.faults, Limit: c.cfg.Limit, SessionTimeout: c.admin.s.Timeout()}
@@ -165,12 +186,20 @@ func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome,
 	}
 	exits, logs := c.procs.results()
 	run.Exits = exits
+	c.mu.Lock()
+	run.Samples = slices.Clone(c.samples)
+	c.mu.Unlock()
 	for _, p := range logs {
 		evs, err := ReadEvents(p)
 		if err != nil {
 			return nil, err
 		}
 		run.Events = append(run.Events, evs...)
+		ss, err := ReadSamples(samplePath(p))
+		if err != nil {
+			return nil, err
+		}
+		run.Samples = append(run.Samples, ss...)
 		outPath := strings.TrimSuffix(p, ".jsonl") + ".out"
 		out, _ := os.ReadFile(outPath)
 		ours, upstream := Crashes(filepath.Base(outPath), string(out))

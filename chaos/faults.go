@@ -46,6 +46,7 @@ type injector struct {
 	admin   *zklock.Session
 	paths   Paths
 	rnd     *rand.Rand
+	keep    int // workers 1..keep are not killed
 }
 
 // between returns a random duration in [lo, hi).
@@ -68,6 +69,9 @@ func (in *injector) do(ctx context.Context, kind string) Fault {
 		err = in.ensembleRestart(ctx)
 	default:
 		w := in.victim(ctx)
+		if kind == FaultClientKill && w.id <= in.keep {
+			w = in.workers[in.keep+in.rnd.IntN(len(in.workers)-in.keep)]
+		}
 		f.Target, f.Start = w.proc(), Now()
 		f.Detail, err = in.client(ctx, kind, w)
 	}

@@ -21,6 +21,7 @@ type Report struct {
 	PausedOverlaps []PausedOverlap
 	LossLeads      []time.Duration // loss signal to the next conflicting acquisition (see lossLeads)
 	UpstreamRaces  []string        // data races the race detector found inside go-zookeeper
+	Usage          []Usage         // resources by worker incarnation and of the servers
 	Violations     []string
 }
 
@@ -90,6 +91,9 @@ func (r *Report) String() string {
 	if len(r.UpstreamRaces) > 0 {
 		fmt.Fprintf(&b, "data races inside go-zookeeper, not zklock (reported, not counted): %d, e.g. %s\n",
 			len(r.UpstreamRaces), r.UpstreamRaces[0])
+	}
+	if len(r.Usage) > 0 {
+		fmt.Fprintf(&b, "resources (median of the first tenth of the samples -> of the last tenth):\n%s", usageString(r.Usage))
 	}
 	fmt.Fprintf(&b, "violations: %d\n", len(r.Violations))
 	for i, v := range r.Violations {

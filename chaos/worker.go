@@ -100,6 +100,8 @@ func RunWorker(cfg WorkerConfig, stop io.Reader, limit time.Duration) error {
 	defer s.Close()
 	var wid atomic.Int64
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); sampleWorker(ctx, cfg.Proc, samplePath(cfg.LogPath)) }()
 	for i, prim := range Primitives {
 		n := 1
 		if prim == "cohort" {
