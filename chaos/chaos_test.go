@@ -33,8 +33,9 @@ func env(name, def string) string {
 // CHAOS_WORKERS (4), CHAOS_LIMIT (2), CHAOS_DIR (a temporary directory) and
 // CHAOS_BROKEN (see chaos.Broken), CHAOS_FAULTS (comma-separated kinds,
 // default all) and CHAOS_KEEP (workers never killed, default 0; make soak
-// keeps 1 so that its growth over the whole run is judged). make chaos and
-// make soak set them.
+// keeps 1 so that its growth over the whole run is judged) and CHAOS_CURATOR
+// (Curator worker processes joining the zklock workers, default 0). make
+// chaos and make soak set them.
 func config(t *testing.T) chaos.Config {
 	d, err := time.ParseDuration(env("CHAOS_DURATION", "45s"))
 	if err != nil {
@@ -47,11 +48,15 @@ func config(t *testing.T) chaos.Config {
 	workers, err1 := strconv.Atoi(env("CHAOS_WORKERS", "4"))
 	limit, err2 := strconv.Atoi(env("CHAOS_LIMIT", "2"))
 	keep, err3 := strconv.Atoi(env("CHAOS_KEEP", "0"))
+	curator, err4 := strconv.Atoi(env("CHAOS_CURATOR", "0"))
+	if err4 != nil || curator < 0 || curator > 4 {
+		t.Fatalf("CHAOS_CURATOR %q: need 0 to 4 Curator workers", os.Getenv("CHAOS_CURATOR"))
+	}
 	if err1 != nil || err2 != nil || err3 != nil || workers < 2 || workers > 16 || limit < 1 || limit >= workers || keep < 0 || keep >= workers {
 		t.Fatalf("CHAOS_WORKERS %d, CHAOS_LIMIT %d, CHAOS_KEEP %d: need 2 <= workers <= 16, 1 <= limit < workers and 0 <= keep < workers",
 			workers, limit, keep)
 	}
-	cfg := chaos.Config{Duration: d, Seed: seed, Workers: workers, Limit: limit, Keep: keep,
+	cfg := chaos.Config{Duration: d, Seed: seed, Workers: workers, Limit: limit, Keep: keep, Curator: curator,
 		Broken: os.Getenv("CHAOS_BROKEN"), Dir: os.Getenv("CHAOS_DIR")}
 	if k := os.Getenv("CHAOS_FAULTS"); k != "" {
 		cfg.Kinds = strings.Split(k, ",")

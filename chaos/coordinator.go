@@ -27,6 +27,7 @@ type Config struct {
 	Dir      string        // where logs go
 	Kinds    []string      // fault kinds to draw from; nil means FaultKinds
 	Keep     int           // workers 1..Keep are never killed, so that their growth is judged (a soak)
+	Curator  int           // Curator worker processes (java/CuratorWorker.java) joining the zklock workers
 }
 
 // coordinator runs the cluster, the workers and the fault schedule.
@@ -108,6 +109,19 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 		EnvRoot + "=" + root, EnvLimit + "=" + strconv.Itoa(c.cfg.Limit), EnvBroken + "=" + c.cfg.Broken}}
 	for i := 1; i <= c.cfg.Workers; i++ {
 		w := &worker{id: i, proxy: zktest.NewProxy(t, c.cluster.Servers())}
+		if err := c.procs.start(w); err != nil {
+			return err
+		}
+		t.Cleanup(func() { c.procs.kill(w, "") })
+		c.workers = append(c.workers, w)
+	}
+	if c.cfg.Curator > 0 {
+		if c.procs.java, err = compileCurator(ctx, filepath.Join(c.cfg.Dir, "classes")); err != nil {
+			return err
+		}
+	}
+	for i := 1; i <= c.cfg.Curator; i++ {
+		w := &worker{id: i, curator: true, proxy: zktest.NewProxy(t, c.cluster.Servers())}
 		if err := c.procs.start(w); err != nil {
 			return err
 		}

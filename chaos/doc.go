@@ -49,6 +49,25 @@
 //     (its lastZxid race on reconnect, go-zookeeper/zk#35) are listed in
 //     the report instead: zklock cannot fix them.
 //
+// Curator workers (Config.Curator; java/CuratorWorker.java, run on a JVM
+// against Debian's Curator) join the zklock workers on the mutex, RWMutex
+// and semaphore paths and write through the same counters, with the same
+// log format plus their connection states (EvConn). They do what a plain
+// Curator user does: hold until they release, whatever the connection
+// says, and write without a token (Curator's locks have none). Check holds
+// them to the same invariants, and lays at Curator's door only what Curator
+// is known to get wrong, with the evidence: a Curator holder whose session
+// was lost (frozen or cut off past the session timeout, or SUSPENDED before
+// the rival acquired and LOST after) still believing it held, and the
+// increments its unfenced writes lost (CuratorOverlap, Report.CuratorLost).
+// Any other overlap with a Curator holder is a violation.
+//
+// Every worker samples its live heap and goroutines, and the coordinator the
+// servers' nodes and watches, every SampleEvery; the report gives them per
+// source, and growth over a source's life of GrowthSpan or more is a
+// violation. Config.Keep spares workers from kills so that, in a long run
+// (make soak), they live long enough to be judged.
+//
 // The Report gives faults by kind with the median and maximum recovery
 // time (from the fault being undone to every primitive acquired afresh;
 // a recovery the next fault interrupted is counted apart),

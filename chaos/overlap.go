@@ -50,6 +50,7 @@ func checkOverlaps(r *Outcome, ivs []Interval, committed map[writeKey]Receipt, r
 // stale while its process was frozen in the middle of acquiring it.
 func overlap(r *Outcome, a, b Interval, committed map[writeKey]Receipt, rep *Report) {
 	switch {
+	case curatorOverlap(r, a, b, committed, rep):
 	case pausedBefore(r, a, b.Start):
 		fenced(r, a, b, committed, rep)
 	case staleOnArrival(r, b, a):
@@ -87,6 +88,9 @@ func pausedBefore(r *Outcome, iv Interval, t int64) bool {
 // holder sent after the rival acquired was refused.
 // Later rivals of the same paused hold only count.
 func fenced(r *Outcome, paused, rival Interval, committed map[writeKey]Receipt, rep *Report) {
+	if curatorOverlap(r, paused, rival, committed, rep) {
+		return // Curator's holders have no token to fence with
+	}
 	for i := range rep.PausedOverlaps {
 		if po := &rep.PausedOverlaps[i]; po.Paused == paused {
 			po.Rivals++
@@ -119,10 +123,12 @@ func fenced(r *Outcome, paused, rival Interval, committed map[writeKey]Receipt, 
 func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep *Report) {
 	stale := make([]bool, len(list))
 	for i, b := range list {
-		var active, paused []Interval
+		var active, paused, lost []Interval
 		for j, a := range list[:i] {
 			if a.End > b.Start {
-				if stale[j] || pausedBefore(r, a, b.Start) {
+				if _, ok := curatorLost(r, a, b.Start); ok {
+					lost = append(lost, a)
+				} else if stale[j] || pausedBefore(r, a, b.Start) {
 					paused = append(paused, a)
 				} else {
 					active = append(active, a)
@@ -138,9 +144,12 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 			rep.violate("semaphore: %d holders believed they held at once (limit %d) when %s acquired",
 				len(active)+1, r.Limit, describe(b))
 		}
-		if len(active)+len(paused)+1 > r.Limit {
+		if len(active)+len(paused)+len(lost)+1 > r.Limit {
 			for _, a := range paused {
 				fenced(r, a, b, committed, rep)
+			}
+			for _, a := range lost {
+				curatorOverlap(r, a, b, committed, rep)
 			}
 		}
 	}

@@ -31,18 +31,27 @@ type Exit struct {
 
 // worker is one client process slot: its proxy survives its incarnations.
 type worker struct {
-	id    int
-	proxy *zktest.Proxy
-	mu    sync.Mutex
-	inc   int
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	done  chan struct{} // closed when the incarnation has exited
+	id      int
+	curator bool // a CuratorWorker JVM, named "c<id>", not a zklock worker "w<id>"
+	proxy   *zktest.Proxy
+	mu      sync.Mutex
+	inc     int
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	done    chan struct{} // closed when the incarnation has exited
 }
 
 func (w *worker) proc() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.name()
+}
+
+// name is proc with w.mu held.
+func (w *worker) name() string {
+	if w.curator {
+		return fmt.Sprintf("c%d.%d", w.id, w.inc)
+	}
 	return fmt.Sprintf("w%d.%d", w.id, w.inc)
 }
 
@@ -55,6 +64,7 @@ func (w *worker) pid() int {
 // procs starts and stops the worker processes of a run.
 type procs struct {
 	exe      string
+	java     []string // the command that runs a CuratorWorker, if any are run
 	dir      string
 	env      []string // common worker environment
 	seed     uint64
@@ -70,14 +80,18 @@ func (p *procs) start(w *worker) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.inc++
-	proc := fmt.Sprintf("w%d.%d", w.id, w.inc)
+	proc := w.name()
 	logPath := filepath.Join(p.dir, proc+".jsonl")
 	errf, err := os.Create(filepath.Join(p.dir, proc+".out"))
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(p.exe, "-test.run=^$")
+	if w.curator {
+		cmd = exec.Command(p.java[0], p.java[1:]...)
+	}
 	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Env = append(cmd.Env, EnvSessionMS+"="+sessionMS())
 	// Under the race detector a worker must not fail by its exit status
 	// alone: its output is scanned instead (see Crashes), which tells
 	// go-zookeeper's own races from ours.
@@ -126,7 +140,7 @@ func (p *procs) wait(proc string, cmd *exec.Cmd, out *os.File, done chan struct{
 // not empty, says the kill was not a fault but a worker that failed to stop.
 func (p *procs) kill(w *worker, why string) {
 	w.mu.Lock()
-	cmd, done, proc := w.cmd, w.done, fmt.Sprintf("w%d.%d", w.id, w.inc)
+	cmd, done, proc := w.cmd, w.done, w.name()
 	w.mu.Unlock()
 	p.mu.Lock()
 	_ = cmd.Process.Signal(syscall.SIGKILL)

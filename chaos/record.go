@@ -18,6 +18,7 @@ const (
 	EvWrite    = "write"    // a guarded increment returned (Res says how)
 	EvRelease  = "release"  // the belief ended: Unlock called or loss seen first
 	EvReadSeen = "readseen" // a reader saw the counter change under its read lock
+	EvConn     = "conn"     // a Curator worker's connection state changed (Res: SUSPENDED, LOST, RECONNECTED...)
 )
 
 // Write outcomes.
@@ -49,6 +50,7 @@ type Event struct {
 	Res  string `json:"res,omitempty"`  // write outcome or release reason
 	Lost bool   `json:"lost,omitempty"` // write sent after the loss signal was seen
 	Err  string `json:"err,omitempty"`
+	Lib  string `json:"lib,omitempty"` // LibCurator for a Curator worker's events; empty for zklock's
 }
 
 // Log appends events to a file, one JSON object per line, each with one

@@ -1,0 +1,54 @@
+package chaos_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zklock/zklock/chaos"
+)
+
+// curatorHolds: Curator worker C (no token) holds the mutex over [10,300]
+// and writes 1 at 50 and, after B acquired, 2 at 250; zklock's B holds
+// token 20 over [150,280] and writes 2 at 200. conns are C's connection
+// events as (ms, state) pairs.
+func curatorHolds(conns ...any) *chaos.Outcome {
+	evs := cat(hold("C", "mutex", "w", 0, 10, 300), hold("B", "mutex", "w", 20, 150, 280),
+		[]chaos.Event{write("C", "mutex", 0, 1, 1, 50, chaos.ResOK), write("B", "mutex", 20, 1, 2, 200, chaos.ResOK),
+			write("C", "mutex", 0, 2, 2, 250, chaos.ResOK)})
+	for i := range evs {
+		if evs[i].Proc == "C" {
+			evs[i].Lib = chaos.LibCurator
+		}
+	}
+	for i := 0; i+1 < len(conns); i += 2 {
+		evs = append(evs, chaos.Event{Ev: chaos.EvConn, Proc: "C", Lib: chaos.LibCurator, T: int64(conns[i].(int)) * ms, Res: conns[i+1].(string)})
+	}
+	rs := map[string][]chaos.Receipt{"mutex": {{Proc: "C", W: 1, V: 1}, {Proc: "B", W: 1, Tok: 20, V: 2}, {Proc: "C", W: 2, V: 2}}}
+	return outcome(evs, rs, map[string]int64{"mutex": 2})
+}
+
+// A Curator holder cut off (SUSPENDED before the rival acquired, LOST
+// after) keeps believing it holds and its unfenced write commits: that is
+// reported as Curator's, with the lost increment, not as a violation.
+func TestCheckerCuratorLostSession(t *testing.T) {
+	rep := chaos.Check(curatorHolds(100, "SUSPENDED", 260, "LOST", 270, "RECONNECTED"))
+	if !rep.OK() {
+		t.Fatalf("violations:\n%s", rep)
+	}
+	if len(rep.CuratorOverlaps) != 1 || rep.CuratorOverlaps[0].Committed != 1 || rep.CuratorLost["mutex"] != 1 {
+		t.Fatalf("Curator's overlaps %+v, lost %v; want one overlap with 1 committed write and 1 lost increment",
+			rep.CuratorOverlaps, rep.CuratorLost)
+	}
+	if !strings.Contains(rep.String(), "Curator's, not zklock's") || !strings.Contains(rep.CuratorOverlaps[0].Evidence, "SUSPENDED") {
+		t.Fatalf("report does not show the evidence:\n%s", rep)
+	}
+}
+
+// Without evidence that the Curator holder's session was lost (it was
+// suspended but reconnected with its session before the rival acquired),
+// the overlap is a violation: the checker excuses Curator only for what
+// Curator is known to get wrong.
+func TestCheckerCuratorNoExcuse(t *testing.T) {
+	mustFind(t, curatorHolds(100, "SUSPENDED", 120, "RECONNECTED"), "believed they held together")
+	mustFind(t, curatorHolds(), "believed they held together")
+}
