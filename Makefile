@@ -27,16 +27,18 @@ demo: deps
 # fault schedule (the seed is printed); logs stay in CHAOS_DIR, with the
 # checked outcome in outcome.json (go run ./chaos/recheck FILE checks it
 # again). CURATOR Curator worker processes (Java) join the zklock workers on
-# the mutex, RW and semaphore paths; what follows from Curator's holders not
-# being told of a lost session is reported apart, as Curator's. The test bounds itself (DURATION plus ten minutes), hence
+# the mutex, RW and semaphore paths, KAZOO Kazoo workers (Python) on the
+# reentrant mutex; what follows from their holders not being told of a lost session
+# is reported apart, as theirs. The test bounds itself (DURATION plus ten minutes), hence
 # -timeout 0.
 DURATION ?= 5m
 SEED ?=
 CURATOR ?= 1
+KAZOO ?= 1
 CHAOS_DIR ?= $(shell mktemp -d /tmp/zklock-chaos.XXXXXX)
 .PHONY: chaos chaos-broken
 chaos: deps
-	CHAOS_DURATION=$(DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) CHAOS_CURATOR=$(CURATOR) \
+	CHAOS_DURATION=$(DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) CHAOS_CURATOR=$(CURATOR) CHAOS_KAZOO=$(KAZOO) \
 		go test -race -count=1 -timeout 0 -v -run '^TestChaos$$' ./chaos
 
 # The soak: the chaos suite for SOAK_DURATION (2 hours) with every fault
@@ -46,7 +48,7 @@ chaos: deps
 SOAK_DURATION ?= 2h
 .PHONY: soak
 soak: deps
-	CHAOS_DURATION=$(SOAK_DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) CHAOS_KEEP=1 CHAOS_CURATOR=$(CURATOR) \
+	CHAOS_DURATION=$(SOAK_DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) CHAOS_KEEP=1 CHAOS_CURATOR=$(CURATOR) CHAOS_KAZOO=$(KAZOO) \
 		go test -race -count=1 -timeout 0 -v -run '^TestChaos$$' ./chaos
 
 # TestChaosBrokenIsCaught: a short run with the workload deliberately broken

@@ -33,9 +33,10 @@ func env(name, def string) string {
 // CHAOS_WORKERS (4), CHAOS_LIMIT (2), CHAOS_DIR (a temporary directory) and
 // CHAOS_BROKEN (see chaos.Broken), CHAOS_FAULTS (comma-separated kinds,
 // default all) and CHAOS_KEEP (workers never killed, default 0; make soak
-// keeps 1 so that its growth over the whole run is judged) and CHAOS_CURATOR
-// (Curator worker processes joining the zklock workers, default 0). make
-// chaos and make soak set them.
+// keeps 1 so that its growth over the whole run is judged), CHAOS_CURATOR
+// and CHAOS_KAZOO (Curator and Kazoo worker processes joining the zklock
+// workers, default 1 each, so that the README's test command runs mixed
+// clients too). make chaos and make soak set them.
 func config(t *testing.T) chaos.Config {
 	d, err := time.ParseDuration(env("CHAOS_DURATION", "45s"))
 	if err != nil {
@@ -48,15 +49,16 @@ func config(t *testing.T) chaos.Config {
 	workers, err1 := strconv.Atoi(env("CHAOS_WORKERS", "4"))
 	limit, err2 := strconv.Atoi(env("CHAOS_LIMIT", "2"))
 	keep, err3 := strconv.Atoi(env("CHAOS_KEEP", "0"))
-	curator, err4 := strconv.Atoi(env("CHAOS_CURATOR", "0"))
-	if err4 != nil || curator < 0 || curator > 4 {
-		t.Fatalf("CHAOS_CURATOR %q: need 0 to 4 Curator workers", os.Getenv("CHAOS_CURATOR"))
+	curator, err4 := strconv.Atoi(env("CHAOS_CURATOR", "1"))
+	kazoo, err5 := strconv.Atoi(env("CHAOS_KAZOO", "1"))
+	if err4 != nil || err5 != nil || curator < 0 || curator > 4 || kazoo < 0 || kazoo > 4 {
+		t.Fatalf("CHAOS_CURATOR %q, CHAOS_KAZOO %q: need 0 to 4 workers of each", os.Getenv("CHAOS_CURATOR"), os.Getenv("CHAOS_KAZOO"))
 	}
 	if err1 != nil || err2 != nil || err3 != nil || workers < 2 || workers > 16 || limit < 1 || limit >= workers || keep < 0 || keep >= workers {
 		t.Fatalf("CHAOS_WORKERS %d, CHAOS_LIMIT %d, CHAOS_KEEP %d: need 2 <= workers <= 16, 1 <= limit < workers and 0 <= keep < workers",
 			workers, limit, keep)
 	}
-	cfg := chaos.Config{Duration: d, Seed: seed, Workers: workers, Limit: limit, Keep: keep, Curator: curator,
+	cfg := chaos.Config{Duration: d, Seed: seed, Workers: workers, Limit: limit, Keep: keep, Curator: curator, Kazoo: kazoo,
 		Broken: os.Getenv("CHAOS_BROKEN"), Dir: os.Getenv("CHAOS_DIR")}
 	if k := os.Getenv("CHAOS_FAULTS"); k != "" {
 		cfg.Kinds = strings.Split(k, ",")

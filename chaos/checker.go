@@ -22,7 +22,7 @@ type Outcome struct {
 	SessionTimeout time.Duration        // negotiated
 	Samples        []Sample             // workers' and servers' resources over time
 
-	Conns map[string][]Event `json:"-"` // Curator workers' connection events by process, in log order
+	Conns map[string][]Event `json:"-"` // peer workers' connection events by process, in log order
 }
 
 // LivenessSlack is what the liveness check allows beyond the session timeout
@@ -38,7 +38,7 @@ const LivenessSlack = 5 * time.Second
 // Interval is a stretch in which one holder believed it held a primitive.
 type Interval struct {
 	Proc, Prim, Mode string
-	Lib              string // LibCurator for a Curator worker's hold
+	Lib              string // LibCurator or LibKazoo for a peer worker's hold; empty for zklock's
 	G                int    // the workload within Proc (see Event.G)
 	Tok              int64
 	Wait             int64 // when the acquisition began
@@ -133,7 +133,7 @@ type writeKey struct {
 // and returns the writes that committed.
 func checkWrites(r *Outcome, rep *Report) map[writeKey]Receipt {
 	committed := map[writeKey]Receipt{}
-	curator := curatorProcs(r)
+	peers := peerProcs(r)
 	for prim, rs := range r.Receipts {
 		// Sorted in commit order, which checkTokens relies on too.
 		slices.SortFunc(rs, func(a, b Receipt) int { return cmp.Compare(a.Seq, b.Seq) })
@@ -142,12 +142,12 @@ func checkWrites(r *Outcome, rep *Report) map[writeKey]Receipt {
 			committed[writeKey{rc.Proc, rc.W}] = rc
 			byValue[rc.V] = append(byValue[rc.V], rc)
 		}
-		checkValues(prim, rs, byValue, curator, rep)
+		checkValues(prim, rs, byValue, peers, rep)
 	}
 	for _, prim := range Primitives {
-		if n := int64(len(r.Receipts[prim]) - rep.CuratorLost[prim]); r.Counters[prim] != n {
-			rep.violate("%s: final counter %d but %d increments committed (lost or duplicated increment; %d lost to Curator's holders apart)",
-				prim, r.Counters[prim], n, rep.CuratorLost[prim])
+		if n := int64(len(r.Receipts[prim]) - rep.PeerLost[prim]); r.Counters[prim] != n {
+			rep.violate("%s: final counter %d but %d increments committed (lost or duplicated increment; %d lost to Curator's or Kazoo's holders apart)",
+				prim, r.Counters[prim], n, rep.PeerLost[prim])
 		}
 	}
 	logged := map[writeKey]bool{}
@@ -170,18 +170,18 @@ func checkWrites(r *Outcome, rep *Report) map[writeKey]Receipt {
 }
 
 // checkValues reports counter values written more than once: two holders
-// read the same value, so one increment was lost. When a Curator worker
-// wrote one of them, the loss is Curator's (its writes carry no token:
-// see CuratorOverlap), counted in rep.CuratorLost, not a violation.
-func checkValues(prim string, rs []Receipt, byValue map[int64][]Receipt, curator map[string]bool, rep *Report) {
+// read the same value, so one increment was lost. When a Curator or Kazoo
+// worker wrote one of them, the loss is that library's (its writes carry no
+// token: see PeerOverlap), counted in rep.PeerLost, not a violation.
+func checkValues(prim string, rs []Receipt, byValue map[int64][]Receipt, peers map[string]bool, rep *Report) {
 	dups := 0
 	for _, rc := range rs {
 		same := byValue[rc.V]
 		if len(same) < 2 || same[0] != rc {
 			continue
 		}
-		if slices.ContainsFunc(same, func(x Receipt) bool { return curator[x.Proc] }) {
-			rep.CuratorLost[prim] += len(same) - 1
+		if slices.ContainsFunc(same, func(x Receipt) bool { return peers[x.Proc] }) {
+			rep.PeerLost[prim] += len(same) - 1
 			continue
 		}
 		if dups++; dups <= 5 {
@@ -220,7 +220,7 @@ func checkTokens(r *Outcome, rep *Report) {
 		var max Receipt
 		for _, rc := range rs {
 			if rc.Tok == 0 {
-				continue // a Curator worker's: no token
+				continue // a peer worker's: no token
 			}
 			if rc.Tok < max.Tok {
 				rep.violate("%s: write by %s with stale token %d accepted after %s's token %d", prim, rc.Proc, rc.Tok, max.Proc, max.Tok)

@@ -28,6 +28,7 @@ type Config struct {
 	Kinds    []string      // fault kinds to draw from; nil means FaultKinds
 	Keep     int           // workers 1..Keep are never killed, so that their growth is judged (a soak)
 	Curator  int           // Curator worker processes (java/CuratorWorker.java) joining the zklock workers
+	Kazoo    int           // Kazoo worker processes (python/kazoo_worker.py) joining them on the mutex
 }
 
 // coordinator runs the cluster, the workers and the fault schedule.
@@ -115,18 +116,36 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 		t.Cleanup(func() { c.procs.kill(w, "") })
 		c.workers = append(c.workers, w)
 	}
-	if c.cfg.Curator > 0 {
-		if c.procs.java, err = compileCurator(ctx, filepath.Join(c.cfg.Dir, "classes")); err != nil {
+	return c.startPeers(ctx, t)
+}
+
+// startPeers starts the Curator and Kazoo workers.
+func (c *coordinator) startPeers(ctx context.Context, t testing.TB) error {
+	c.procs.peers = map[string][]string{}
+	for _, p := range []struct {
+		lib string
+		n   int
+		cmd func() ([]string, error)
+	}{
+		{LibCurator, c.cfg.Curator, func() ([]string, error) { return curatorCommand(ctx, filepath.Join(c.cfg.Dir, "classes")) }},
+		{LibKazoo, c.cfg.Kazoo, func() ([]string, error) { return kazooCommand(ctx) }},
+	} {
+		if p.n == 0 {
+			continue
+		}
+		cmd, err := p.cmd()
+		if err != nil {
 			return err
 		}
-	}
-	for i := 1; i <= c.cfg.Curator; i++ {
-		w := &worker{id: i, curator: true, proxy: zktest.NewProxy(t, c.cluster.Servers())}
-		if err := c.procs.start(w); err != nil {
-			return err
+		c.procs.peers[p.lib] = cmd
+		for i := 1; i <= p.n; i++ {
+			w := &worker{id: i, lib: p.lib, proxy: zktest.NewProxy(t, c.cluster.Servers())}
+			if err := c.procs.start(w); err != nil {
+				return err
+			}
+			t.Cleanup(func() { c.procs.kill(w, "") })
+			c.workers = append(c.workers, w)
 		}
-		t.Cleanup(func() { c.procs.kill(w, "") })
-		c.workers = append(c.workers, w)
 	}
 	return nil
 }

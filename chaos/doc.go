@@ -49,18 +49,24 @@
 //     (its lastZxid race on reconnect, go-zookeeper/zk#35) are listed in
 //     the report instead: zklock cannot fix them.
 //
-// Curator workers (Config.Curator; java/CuratorWorker.java, run on a JVM
-// against Debian's Curator) join the zklock workers on the mutex, RWMutex
-// and semaphore paths and write through the same counters, with the same
-// log format plus their connection states (EvConn). They do what a plain
-// Curator user does: hold until they release, whatever the connection
-// says, and write without a token (Curator's locks have none). Check holds
-// them to the same invariants, and lays at Curator's door only what Curator
-// is known to get wrong, with the evidence: a Curator holder whose session
-// was lost (frozen or cut off past the session timeout, or SUSPENDED before
-// the rival acquired and LOST after) still believing it held, and the
-// increments its unfenced writes lost (CuratorOverlap, Report.CuratorLost).
-// Any other overlap with a Curator holder is a violation.
+// Peer workers join the zklock workers and write through the same counters,
+// with the same log format plus their connection states (EvConn): Curator
+// workers (Config.Curator; java/CuratorWorker.java on a JVM against
+// Debian's Curator) on the mutex, RWMutex and semaphore paths
+// (InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2),
+// and Kazoo workers (Config.Kazoo; python/kazoo_worker.py, Debian's
+// python3-kazoo) on the reentrant path (Kazoo's Lock beside zklock's
+// ReentrantMutex; Kazoo's read-write lock and semaphore do not share
+// zklock's layouts, and Curator's lock does not see Kazoo's nodes, so the
+// two never share a path). They do what a plain user of
+// those libraries does: hold until they release, whatever the connection
+// says, and write without a token (their locks have none). Check holds them
+// to the same invariants, and lays at their door only what those libraries
+// are known to get wrong, with the evidence: a holder whose session was
+// lost (frozen or cut off past the session timeout, or SUSPENDED before the
+// rival acquired and LOST after) still believing it held, and the
+// increments its unfenced writes lost (PeerOverlap, Report.PeerLost). Any
+// other overlap with a peer holder is a violation.
 //
 // Every worker samples its live heap and goroutines, and the coordinator the
 // servers' nodes and watches, every SampleEvery; the report gives them per

@@ -69,7 +69,7 @@ func (in *injector) do(ctx context.Context, kind string) Fault {
 		err = in.ensembleRestart(ctx)
 	default:
 		w := in.victim(ctx)
-		if kind == FaultClientKill && !w.curator && w.id <= in.keep {
+		if kind == FaultClientKill && w.lib == "" && w.id <= in.keep {
 			w = in.workers[in.keep+in.rnd.IntN(len(in.workers)-in.keep)]
 		}
 		f.Target, f.Start = w.proc(), Now()

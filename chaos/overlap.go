@@ -50,7 +50,7 @@ func checkOverlaps(r *Outcome, ivs []Interval, committed map[writeKey]Receipt, r
 // stale while its process was frozen in the middle of acquiring it.
 func overlap(r *Outcome, a, b Interval, committed map[writeKey]Receipt, rep *Report) {
 	switch {
-	case curatorOverlap(r, a, b, committed, rep):
+	case peerOverlap(r, a, b, committed, rep):
 	case pausedBefore(r, a, b.Start):
 		fenced(r, a, b, committed, rep)
 	case staleOnArrival(r, b, a):
@@ -88,8 +88,8 @@ func pausedBefore(r *Outcome, iv Interval, t int64) bool {
 // holder sent after the rival acquired was refused.
 // Later rivals of the same paused hold only count.
 func fenced(r *Outcome, paused, rival Interval, committed map[writeKey]Receipt, rep *Report) {
-	if curatorOverlap(r, paused, rival, committed, rep) {
-		return // Curator's holders have no token to fence with
+	if peerOverlap(r, paused, rival, committed, rep) {
+		return // Curator's and Kazoo's holders have no token to fence with
 	}
 	for i := range rep.PausedOverlaps {
 		if po := &rep.PausedOverlaps[i]; po.Paused == paused {
@@ -126,7 +126,7 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 		var active, paused, lost []Interval
 		for j, a := range list[:i] {
 			if a.End > b.Start {
-				if _, ok := curatorLost(r, a, b.Start); ok {
+				if _, ok := peerLost(r, a, b.Start); ok {
 					lost = append(lost, a)
 				} else if stale[j] || pausedBefore(r, a, b.Start) {
 					paused = append(paused, a)
@@ -149,7 +149,7 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 				fenced(r, a, b, committed, rep)
 			}
 			for _, a := range lost {
-				curatorOverlap(r, a, b, committed, rep)
+				peerOverlap(r, a, b, committed, rep)
 			}
 		}
 	}

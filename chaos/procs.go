@@ -31,14 +31,14 @@ type Exit struct {
 
 // worker is one client process slot: its proxy survives its incarnations.
 type worker struct {
-	id      int
-	curator bool // a CuratorWorker JVM, named "c<id>", not a zklock worker "w<id>"
-	proxy   *zktest.Proxy
-	mu      sync.Mutex
-	inc     int
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	done    chan struct{} // closed when the incarnation has exited
+	id    int
+	lib   string // "" for a zklock worker "w<id>"; LibCurator "c<id>", LibKazoo "k<id>"
+	proxy *zktest.Proxy
+	mu    sync.Mutex
+	inc   int
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan struct{} // closed when the incarnation has exited
 }
 
 func (w *worker) proc() string {
@@ -49,10 +49,8 @@ func (w *worker) proc() string {
 
 // name is proc with w.mu held.
 func (w *worker) name() string {
-	if w.curator {
-		return fmt.Sprintf("c%d.%d", w.id, w.inc)
-	}
-	return fmt.Sprintf("w%d.%d", w.id, w.inc)
+	prefix := map[string]string{"": "w", LibCurator: "c", LibKazoo: "k"}[w.lib]
+	return fmt.Sprintf("%s%d.%d", prefix, w.id, w.inc)
 }
 
 func (w *worker) pid() int {
@@ -64,7 +62,7 @@ func (w *worker) pid() int {
 // procs starts and stops the worker processes of a run.
 type procs struct {
 	exe      string
-	java     []string // the command that runs a CuratorWorker, if any are run
+	peers    map[string][]string // the command that runs a peer library's worker, by library
 	dir      string
 	env      []string // common worker environment
 	seed     uint64
@@ -87,8 +85,9 @@ func (p *procs) start(w *worker) error {
 		return err
 	}
 	cmd := exec.Command(p.exe, "-test.run=^$")
-	if w.curator {
-		cmd = exec.Command(p.java[0], p.java[1:]...)
+	if w.lib != "" {
+		pc := p.peers[w.lib]
+		cmd = exec.Command(pc[0], pc[1:]...)
 	}
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Env = append(cmd.Env, EnvSessionMS+"="+sessionMS())

@@ -10,28 +10,28 @@ import (
 
 // Report is a chaos run's verdict and figures.
 type Report struct {
-	Duration        time.Duration              // from the first fault's scheduling to the stop
-	Faults          map[string]int             // injected, by kind
-	Recovery        map[string][]time.Duration // fault undone to every primitive acquired afresh, by kind
-	Interrupted     map[string]int             // faults the next fault (or the stop) came before recovery of
-	Acquisitions    map[string]int             // by primitive
-	Counters        map[string]int64           // committed increments, by primitive
-	Writes          map[string]int             // by outcome
-	Idle            map[string]time.Duration   // longest no-holder stretch while contenders waited, outside faults
-	PausedOverlaps  []PausedOverlap
-	CuratorOverlaps []CuratorOverlap // Curator's holders after their session was lost: reported, not counted
-	CuratorLost     map[string]int   // increments lost to Curator's holders, by primitive
-	LossLeads       []time.Duration  // loss signal to the next conflicting acquisition (see lossLeads)
-	UpstreamRaces   []string         // data races the race detector found inside go-zookeeper
-	Usage           []Usage          // resources by worker incarnation and of the servers
-	Violations      []string
+	Duration       time.Duration              // from the first fault's scheduling to the stop
+	Faults         map[string]int             // injected, by kind
+	Recovery       map[string][]time.Duration // fault undone to every primitive acquired afresh, by kind
+	Interrupted    map[string]int             // faults the next fault (or the stop) came before recovery of
+	Acquisitions   map[string]int             // by primitive
+	Counters       map[string]int64           // committed increments, by primitive
+	Writes         map[string]int             // by outcome
+	Idle           map[string]time.Duration   // longest no-holder stretch while contenders waited, outside faults
+	PausedOverlaps []PausedOverlap
+	PeerOverlaps   []PeerOverlap   // Curator's and Kazoo's holders after their session was lost: reported, not counted
+	PeerLost       map[string]int  // increments lost to Curator's and Kazoo's holders, by primitive
+	LossLeads      []time.Duration // loss signal to the next conflicting acquisition (see lossLeads)
+	UpstreamRaces  []string        // data races the race detector found inside go-zookeeper
+	Usage          []Usage         // resources by worker incarnation and of the servers
+	Violations     []string
 }
 
 func newReport(r *Outcome) *Report {
 	return &Report{
 		Duration: dur(r.Stop - r.Start), Faults: map[string]int{}, Recovery: map[string][]time.Duration{},
 		Interrupted: map[string]int{}, Acquisitions: map[string]int{}, Counters: r.Counters,
-		Writes: map[string]int{}, Idle: map[string]time.Duration{}, CuratorLost: map[string]int{},
+		Writes: map[string]int{}, Idle: map[string]time.Duration{}, PeerLost: map[string]int{},
 	}
 }
 
@@ -90,21 +90,21 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "  %s: paused %s (until %s) vs %s and %d more: %d write(s) after, %d committed\n", po.Prim,
 			describe(po.Paused), po.Paused.Why, describe(po.Rival), po.Rivals-1, po.Writes, po.Committed)
 	}
-	if len(r.CuratorOverlaps) > 0 || len(r.CuratorLost) > 0 {
+	if len(r.PeerOverlaps) > 0 || len(r.PeerLost) > 0 {
 		var writes, committed int
-		for _, co := range r.CuratorOverlaps {
+		for _, co := range r.PeerOverlaps {
 			writes, committed = writes+co.Writes, committed+co.Committed
 		}
-		fmt.Fprintf(&b, "Curator's, not zklock's (a Curator holder is not told its session was lost, and its writes carry no token): "+
-			"%d overlaps of a Curator holder with a later holder; %d writes sent after the rival acquired, %d committed; "+
-			"increments lost: %v\n", len(r.CuratorOverlaps), writes, committed, r.CuratorLost)
-		for i, co := range r.CuratorOverlaps {
+		fmt.Fprintf(&b, "Curator's and Kazoo's, not zklock's (their holders are not told their session was lost, and their writes carry no token): "+
+			"%d overlaps of such a holder with a later holder; %d writes sent after the rival acquired, %d committed; "+
+			"increments lost: %v\n", len(r.PeerOverlaps), writes, committed, r.PeerLost)
+		for i, co := range r.PeerOverlaps {
 			if i == 10 {
-				fmt.Fprintf(&b, "  ... and %d more\n", len(r.CuratorOverlaps)-i)
+				fmt.Fprintf(&b, "  ... and %d more\n", len(r.PeerOverlaps)-i)
 				break
 			}
 			fmt.Fprintf(&b, "  %s: %s held on after %s; %s acquired while it believed it held; %d write(s) after, %d committed\n",
-				co.Prim, co.Curator.Proc, co.Evidence, describe(co.Rival), co.Writes, co.Committed)
+				co.Prim, co.Peer.Proc, co.Evidence, describe(co.Rival), co.Writes, co.Committed)
 		}
 	}
 	if len(r.UpstreamRaces) > 0 {

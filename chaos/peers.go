@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,21 +13,28 @@ import (
 	"time"
 )
 
-// LibCurator marks the events of a Curator worker (Event.Lib).
-const LibCurator = "curator"
+// Libraries of peer workers (Event.Lib); zklock's workers leave it empty.
+const (
+	LibCurator = "curator"
+	LibKazoo   = "kazoo"
+)
 
-// EnvSessionMS gives a Curator worker its session timeout in milliseconds.
+// EnvSessionMS gives a peer worker its session timeout in milliseconds.
 const EnvSessionMS = "ZKLOCK_CHAOS_SESSION_MS"
 
-// Where Debian's packages put what the Curator worker needs.
+// Where Debian's packages put what the peer workers need.
 const (
 	curatorJar = "/usr/share/java/curator-recipes.jar" // its manifest's Class-Path names the rest
 	slf4jNop   = "/usr/share/java/slf4j-nop.jar"       // silences Curator's and ZooKeeper's logging
+	python     = "/usr/bin/python3"                    // Debian's python3-kazoo is installed for it
 )
 
-// CuratorPrimitives are the workloads a Curator worker runs, on the same
-// paths and counters as the zklock workers'.
-var CuratorPrimitives = []string{"mutex", "rwmutex", "semaphore"}
+// sourceDir is this package's directory, where the peer workers' sources
+// are.
+func sourceDir() string {
+	_, self, _, _ := runtime.Caller(0)
+	return filepath.Dir(self)
+}
 
 // javaTool returns $JAVA_HOME/bin/name or name found on PATH.
 func javaTool(name string) (string, error) {
@@ -47,9 +55,9 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// compileCurator compiles java/CuratorWorker.java (next to this file) into
-// dir and returns the command line prefix that runs it.
-func compileCurator(ctx context.Context, dir string) ([]string, error) {
+// curatorCommand compiles java/CuratorWorker.java into dir and returns the
+// command that runs it.
+func curatorCommand(ctx context.Context, dir string) ([]string, error) {
 	javac, err := javaTool("javac")
 	if err != nil {
 		return nil, fmt.Errorf("%w (a JDK is needed for Curator workers: make deps)", err)
@@ -61,8 +69,7 @@ func compileCurator(ctx context.Context, dir string) ([]string, error) {
 	if !fileExists(curatorJar) {
 		return nil, fmt.Errorf("%s is missing (Debian package libcurator-recipes-java: make deps)", curatorJar)
 	}
-	_, self, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(self), "java", "CuratorWorker.java")
+	src := filepath.Join(sourceDir(), "java", "CuratorWorker.java")
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, javac, "-Xlint:all,-path", "-Werror", "-cp", curatorJar, "-d", dir, src).CombinedOutput()
@@ -77,5 +84,23 @@ func compileCurator(ctx context.Context, dir string) ([]string, error) {
 		"-cp", strings.Join(cp, string(os.PathListSeparator)), "CuratorWorker"}, nil
 }
 
-// sessionMS is the Curator worker's session timeout setting.
+// kazooCommand checks that Debian's python3 imports Kazoo and returns the
+// command that runs python/kazoo_worker.py.
+func kazooCommand(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, python, "-c", "import kazoo").CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%s is missing (make deps)", python)
+	case errors.As(err, &ee):
+		return nil, fmt.Errorf("%s cannot import kazoo (Debian package python3-kazoo: make deps): %s", python, strings.TrimSpace(string(out)))
+	case err != nil:
+		return nil, err
+	}
+	return []string{python, filepath.Join(sourceDir(), "python", "kazoo_worker.py")}, nil
+}
+
+// sessionMS is a peer worker's session timeout setting.
 func sessionMS() string { return strconv.FormatInt(SessionTimeout.Milliseconds(), 10) }

@@ -30,16 +30,16 @@ func curatorHolds(conns ...any) *chaos.Outcome {
 // A Curator holder cut off (SUSPENDED before the rival acquired, LOST
 // after) keeps believing it holds and its unfenced write commits: that is
 // reported as Curator's, with the lost increment, not as a violation.
-func TestCheckerCuratorLostSession(t *testing.T) {
+func TestCheckerPeerLostSession(t *testing.T) {
 	rep := chaos.Check(curatorHolds(100, "SUSPENDED", 260, "LOST", 270, "RECONNECTED"))
 	if !rep.OK() {
 		t.Fatalf("violations:\n%s", rep)
 	}
-	if len(rep.CuratorOverlaps) != 1 || rep.CuratorOverlaps[0].Committed != 1 || rep.CuratorLost["mutex"] != 1 {
+	if len(rep.PeerOverlaps) != 1 || rep.PeerOverlaps[0].Committed != 1 || rep.PeerLost["mutex"] != 1 {
 		t.Fatalf("Curator's overlaps %+v, lost %v; want one overlap with 1 committed write and 1 lost increment",
-			rep.CuratorOverlaps, rep.CuratorLost)
+			rep.PeerOverlaps, rep.PeerLost)
 	}
-	if !strings.Contains(rep.String(), "Curator's, not zklock's") || !strings.Contains(rep.CuratorOverlaps[0].Evidence, "SUSPENDED") {
+	if !strings.Contains(rep.String(), "Curator's and Kazoo's, not zklock's") || !strings.Contains(rep.PeerOverlaps[0].Evidence, "SUSPENDED") {
 		t.Fatalf("report does not show the evidence:\n%s", rep)
 	}
 }
@@ -48,7 +48,7 @@ func TestCheckerCuratorLostSession(t *testing.T) {
 // suspended but reconnected with its session before the rival acquired),
 // the overlap is a violation: the checker excuses Curator only for what
 // Curator is known to get wrong.
-func TestCheckerCuratorNoExcuse(t *testing.T) {
+func TestCheckerPeerNoExcuse(t *testing.T) {
 	mustFind(t, curatorHolds(100, "SUSPENDED", 120, "RECONNECTED"), "believed they held together")
 	mustFind(t, curatorHolds(), "believed they held together")
 }
