@@ -19,11 +19,12 @@ type Report struct {
 	Writes         map[string]int             // by outcome
 	Idle           map[string]time.Duration   // longest no-holder stretch while contenders waited, outside faults
 	PausedOverlaps []PausedOverlap
-	PeerOverlaps   []PeerOverlap   // Curator's and Kazoo's holders after their session was lost: reported, not counted
-	PeerLost       map[string]int  // increments lost to Curator's and Kazoo's holders, by primitive
-	LossLeads      []time.Duration // loss signal to the next conflicting acquisition (see lossLeads)
-	UpstreamRaces  []string        // data races the race detector found inside go-zookeeper
-	Usage          []Usage         // resources by worker incarnation and of the servers
+	PeerOverlaps   []PeerOverlap              // Curator's and Kazoo's holders after their session was lost: reported, not counted
+	PeerLost       map[string]int             // increments lost to Curator's and Kazoo's holders, by primitive
+	LossLeads      []time.Duration            // loss signal to the next conflicting acquisition (see lossLeads)
+	LeadsByKind    map[string][]time.Duration // LossLeads by the fault in whose window the signal came
+	UpstreamRaces  []string                   // data races the race detector found inside go-zookeeper
+	Usage          []Usage                    // resources by worker incarnation and of the servers
 	Violations     []string
 }
 
@@ -32,6 +33,7 @@ func newReport(r *Outcome) *Report {
 		Duration: dur(r.Stop - r.Start), Faults: map[string]int{}, Recovery: map[string][]time.Duration{},
 		Interrupted: map[string]int{}, Acquisitions: map[string]int{}, Counters: r.Counters,
 		Writes: map[string]int{}, Idle: map[string]time.Duration{}, PeerLost: map[string]int{},
+		LeadsByKind: map[string][]time.Duration{},
 	}
 }
 
@@ -57,7 +59,8 @@ func (r *Report) Fenced() (overlaps, fenced int) {
 func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos report: %v of faults\n", r.Duration.Round(time.Second))
-	fmt.Fprintf(&b, "%-18s %6s %10s %10s %s\n", "fault", "count", "median", "max", "(recovery: undone -> every primitive acquired again)")
+	fmt.Fprintf(&b, "%-18s %6s %10s %10s %22s %s\n", "fault", "count", "median", "max", "loss lead min/median",
+		"(recovery: undone -> every primitive acquired again; lead: loss signal -> next conflicting holder)")
 	for _, k := range FaultKinds {
 		ds := slices.Clone(r.Recovery[k])
 		slices.Sort(ds)
@@ -65,7 +68,11 @@ func (r *Report) String() string {
 		if len(ds) > 0 {
 			med, mx = ds[len(ds)/2].Round(time.Millisecond).String(), ds[len(ds)-1].Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(&b, "%-18s %6d %10s %10s", k, r.Faults[k], med, mx)
+		lead := "-"
+		if ls := slices.Sorted(slices.Values(r.LeadsByKind[k])); len(ls) > 0 {
+			lead = fmt.Sprintf("%v/%v (%d)", ls[0].Round(time.Millisecond), ls[len(ls)/2].Round(time.Millisecond), len(ls))
+		}
+		fmt.Fprintf(&b, "%-18s %6d %10s %10s %22s", k, r.Faults[k], med, mx, lead)
 		if n := r.Interrupted[k]; n > 0 {
 			fmt.Fprintf(&b, " (%d of them interrupted by the next fault: not in the figures)", n)
 		}
