@@ -34,9 +34,11 @@ func WithRevocable() Option {
 
 // watchRevocation closes revoked once a revocation request is written into
 // node, and reports true, unless ctx ends or the node goes first.
+// A request written between the read and the watch is not missed: the
+// wait is on the version read (Conn.WaitData).
 func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked chan struct{}) bool {
 	for ctx.Err() == nil {
-		data, _, err := conn.Get(ctx, node)
+		data, st, err := conn.Get(ctx, node)
 		switch {
 		case err != nil:
 			return false // the node is gone, the session closed, or ctx ended
@@ -44,7 +46,7 @@ func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked 
 			close(revoked)
 			return true
 		}
-		if ch, err := conn.WaitChange(ctx, node); err != nil || ch == queue.Deleted {
+		if ch, err := conn.WaitData(ctx, node, st.Version); err != nil || ch == queue.Deleted {
 			return false
 		}
 	}

@@ -140,6 +140,30 @@ func TestRevokeNeedsPermission(t *testing.T) {
 	require.NoError(t, m.Unlock(ctx))
 }
 
+// A request sent the moment Lock returns, from the holder's own session,
+// reaches the holder, round after round. (The race behind it, a request
+// written between the watcher's read and its watch, is pinned
+// deterministically by TestRevocationBetweenReadAndWatch.)
+func TestRevokeRightAfterLock(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	s := newSession(t, c.Servers())
+	path := lockPath(t, "right-after")
+	m, err := zklock.NewMutex(s, path, zklock.WithRevocable())
+	require.NoError(t, err)
+	for i := range 20 {
+		require.NoError(t, m.Lock(ctx))
+		_, err := zklock.Revoke(ctx, s, path)
+		require.NoError(t, err)
+		select {
+		case <-m.Revoked():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: Revoked not closed 10s after the request", i)
+		}
+		require.NoError(t, m.Unlock(ctx))
+	}
+}
+
 // WithMaxHold: the holder's Lost fires at the bound, before a rival holds;
 // Unlock then returns ErrLockLost, and nothing is left behind. Released in
 // time, the hold is not lost.

@@ -67,6 +67,11 @@ type Conn interface {
 	// connection is lost or restored (a watch restored after a reconnect
 	// may silently fail: go-zookeeper issue #83), so callers look again.
 	WaitChange(ctx context.Context, path string) (Change, error)
+	// WaitData is WaitChange for a caller that read the node's data at
+	// version and must not miss a later write: a write made after that
+	// read and before the watch was set returns LookAgain at once, where
+	// WaitChange would wait for the next one. Deleted if the node is gone.
+	WaitData(ctx context.Context, path string, version int32) (Change, error)
 	// Track arranges for path to be deleted when ep ends; false if ep has
 	// already ended. Untrack undoes it.
 	Track(ep Epoch, path string) bool

@@ -80,6 +80,18 @@ func (c *Conn) WaitChange(ctx context.Context, path string) (queue.Change, error
 	return ch, err
 }
 
+func (c *Conn) WaitData(ctx context.Context, path string, version int32) (queue.Change, error) {
+	ep, err := c.awaitEpoch(ctx)
+	if err != nil {
+		return queue.LookAgain, err
+	}
+	ch, err := c.waitData(ctx, path, version, ep.done)
+	if errors.Is(err, errStopped) {
+		return queue.LookAgain, nil
+	}
+	return ch, err
+}
+
 func (c *Conn) Track(ep queue.Epoch, path string) bool {
 	return c.track(ep.Key.(*epoch), path)
 }

@@ -86,6 +86,24 @@ func (c *Conn) waitChange(ctx context.Context, path string, stop <-chan struct{}
 	return c.await(ctx, w, changed, stop)
 }
 
+// waitData is waitChange for a caller that read path's data at version: it
+// sets a data watch of its own even when the watch is shared (one getData
+// request, which sets the watch and reads the version at once), so that a
+// write between the caller's read and the shared watch being set on the
+// server is seen, as a version other than the caller's (LookAgain at
+// once), rather than missed.
+func (c *Conn) waitData(ctx context.Context, path string, version int32, stop <-chan struct{}) (queue.Change, error) {
+	w, _, changed := c.watchFor(path)
+	st, err := c.armStat(ctx, path, stop, w)
+	if err != nil || st == nil {
+		return queue.Deleted, err // st is nil only when the node is gone
+	}
+	if st.Version != version {
+		return queue.LookAgain, nil
+	}
+	return c.await(ctx, w, changed, stop)
+}
+
 // watchFor returns the watch on path, registering a new one (arm: the
 // caller sets it on the server) if there is none, and the channel the next
 // state transition closes. The watch is registered before its request is
@@ -122,17 +140,28 @@ func (c *Conn) await(ctx context.Context, w *watch, changed, stop <-chan struct{
 // waiters who share it look again; a node that does not exist fires it
 // with Deleted.
 func (c *Conn) arm(ctx context.Context, path string, stop <-chan struct{}, w *watch) error {
-	data, err := retryUntil(ctx, c, stop, func() ([]byte, error) {
+	_, err := c.armStat(ctx, path, stop, w)
+	return err
+}
+
+// armStat is arm that also returns the node's stat when the watch was set,
+// or nil, with no error, when the node does not exist.
+func (c *Conn) armStat(ctx context.Context, path string, stop <-chan struct{}, w *watch) (*zk.Stat, error) {
+	type read struct {
+		data []byte
+		st   *zk.Stat
+	}
+	r, err := retryUntil(ctx, c, stop, func() (read, error) {
 		// The channel go-zookeeper returns is buffered and closed when the
 		// watch fires; onWatchEvent sees the same event, so nobody reads it.
-		data, _, _, err := c.zk.GetW(path)
-		return data, err
+		data, st, _, err := c.zk.GetW(path)
+		return read{data, st}, err
 	})
 	if err == nil {
 		c.mu.Lock()
-		w.announces = queue.Announces(data)
+		w.announces = queue.Announces(r.data)
 		c.mu.Unlock()
-		return nil
+		return r.st, nil
 	}
 	ch := queue.LookAgain
 	if errors.Is(err, zk.ErrNoNode) {
@@ -142,7 +171,7 @@ func (c *Conn) arm(ctx context.Context, path string, stop <-chan struct{}, w *wa
 	c.fireLocked(path, w, ch)
 	c.mu.Unlock()
 	if err != nil {
-		return wrapOp("watch", path, err)
+		return nil, wrapOp("watch", path, err)
 	}
-	return nil
+	return nil, nil
 }

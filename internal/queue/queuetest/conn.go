@@ -224,6 +224,16 @@ func (c *Conn) Discard(p string, sid int64) {
 // at once if it does not exist), the live epoch ends (LookAgain), or ctx
 // ends. Like the real one, it first waits for a live epoch.
 func (c *Conn) WaitChange(ctx context.Context, p string) (queue.Change, error) {
+	return c.waitChange(ctx, p, nil)
+}
+
+// WaitData is WaitChange that returns LookAgain at once if p's data
+// version is no longer version. It takes the faults of OpWatch.
+func (c *Conn) WaitData(ctx context.Context, p string, version int32) (queue.Change, error) {
+	return c.waitChange(ctx, p, &version)
+}
+
+func (c *Conn) waitChange(ctx context.Context, p string, version *int32) (queue.Change, error) {
 	f, err := c.begin(ctx, OpWatch, p)
 	if err != nil {
 		return queue.LookAgain, err
@@ -240,6 +250,10 @@ func (c *Conn) WaitChange(ctx context.Context, p string) (queue.Change, error) {
 	if s.nodes[p] == nil {
 		s.mu.Unlock()
 		return queue.Deleted, nil
+	}
+	if version != nil && s.nodes[p].stat.Version != *version {
+		s.mu.Unlock()
+		return queue.LookAgain, nil
 	}
 	ch := make(chan queue.Change, 1)
 	if !f.Lost {

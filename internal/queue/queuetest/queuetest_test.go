@@ -194,3 +194,32 @@ func TestEndEpoch(t *testing.T) {
 	c.NewEpoch()
 	must(t, <-got)
 }
+
+// WaitData: a write made after the caller read the node, before it waits,
+// returns LookAgain at once; at the version read, it waits like WaitChange.
+func TestWaitData(t *testing.T) {
+	ctx := testCtx(t)
+	s := NewServer()
+	c := s.Connect()
+	must(t, c.CreateContainer(ctx, "/q"))
+	p, _, _, err := c.CreateSeq(ctx, "/q/x-", nil)
+	must(t, err)
+	_, st, err := c.Get(ctx, p)
+	must(t, err)
+	must(t, s.SetData(p, []byte("written before the wait")))
+	if ch, err := c.WaitData(ctx, p, st.Version); err != nil || ch != queue.LookAgain {
+		t.Fatalf("WaitData after a write it had not read: %v, %v; want LookAgain at once", ch, err)
+	}
+	_, st, err = c.Get(ctx, p)
+	must(t, err)
+	done := make(chan queue.Change, 1)
+	go func() { ch, _ := c.WaitData(ctx, p, st.Version); done <- ch }()
+	must(t, s.Await(ctx, func() bool { return s.Watching(p) == 1 }))
+	must(t, c.Delete(ctx, p))
+	if ch := <-done; ch != queue.Deleted {
+		t.Fatalf("WaitData at the version read, then a delete: %v, want Deleted", ch)
+	}
+	if ch, err := c.WaitData(ctx, p, st.Version); err != nil || ch != queue.Deleted {
+		t.Fatalf("WaitData on a deleted node: %v, %v", ch, err)
+	}
+}
