@@ -83,11 +83,14 @@ type Conn interface {
 	// ChildrenStat lists path's children with path's stat.
 	ChildrenStat(ctx context.Context, path string) ([]string, *zk.Stat, error)
 	// ChildrenW is ChildrenStat that also leaves a child watch: the channel
-	// receives one event when the children change, or when the watch ends
-	// (session expiry or close).
+	// receives one event when the children change, or when the watch may
+	// have ended: the session's state changed (a watch restored after a
+	// reconnect may silently fail: go-zookeeper issue #83), expired or
+	// closed. The caller then lists again.
 	ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error)
 	// WaitExists blocks until path exists (nil at once if it does) or ctx
-	// ends.
+	// ends; it may also return nil when the session's state changes, for
+	// the caller to look again.
 	WaitExists(ctx context.Context, path string) error
 	// SetData sets path's data if its version is version (-1: any).
 	SetData(ctx context.Context, path string, data []byte, version int32) error

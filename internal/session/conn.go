@@ -91,9 +91,11 @@ type Conn struct {
 	ep      *epoch        // current ownership epoch; nil when none
 	changed chan struct{} // closed and replaced on every transition
 	watches map[string]*watch
-	creates map[string]*createRec    // creates awaiting their reply, by request path
-	dirs    dirCache                 // lock paths and parents known to exist
-	sending map[string]chan struct{} // creates whose send someone awaits
+	// childWaiters are the callers of ChildrenW waiting, by path.
+	childWaiters map[string][]chan zk.Event
+	creates      map[string]*createRec    // creates awaiting their reply, by request path
+	dirs         dirCache                 // lock paths and parents known to exist
+	sending      map[string]chan struct{} // creates whose send someone awaits
 
 	bg       context.Context // cancelled by Close; bounds background cleanup
 	stopBg   context.CancelFunc
@@ -112,7 +114,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		log:     cfg.Logger,
 		base:    time.Now(),
 		changed: make(chan struct{}),
-		watches: make(map[string]*watch),
+		watches: make(map[string]*watch), childWaiters: make(map[string][]chan zk.Event),
 		creates: make(map[string]*createRec),
 		sending: make(map[string]chan struct{}),
 		done:    make(chan struct{}),

@@ -44,6 +44,7 @@ func (c *Conn) publishLocked(st State, sid int64) {
 	// Every waiter woke with changed and looks again; the watch it sets
 	// then is a new one, not one go-zookeeper may have failed to restore.
 	clear(c.watches)
+	c.fireChildrenLocked("", zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected})
 }
 
 // onEvent is go-zookeeper's event callback. It runs on the client's own

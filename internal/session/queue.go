@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
@@ -102,22 +103,62 @@ func (c *Conn) ChildrenStat(ctx context.Context, path string) ([]string, *zk.Sta
 	return c.children(ctx, path)
 }
 
+// ChildrenW lists path's children and sets a child watch. The channel
+// receives one event when the children change or path is deleted, or when
+// the session's state changes (the watch may not survive that: go-zookeeper
+// restores watches after a reconnect from a goroutine and only logs a
+// failure, issue #83), or the Conn closes; the caller lists again. The
+// event comes from the session's event callback, not from go-zookeeper's
+// per-watch channel, so the state change can be folded in without a
+// goroutine.
 func (c *Conn) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	ch := make(chan zk.Event, 1)
+	c.mu.Lock()
+	c.childWaiters[path] = append(c.childWaiters[path], ch)
+	c.mu.Unlock()
 	type res struct {
 		names []string
 		stat  *zk.Stat
-		ch    <-chan zk.Event
 	}
 	r, err := retry(ctx, c, func() (res, error) {
-		names, st, ch, err := c.zk.ChildrenW(path)
-		return res{names, st, ch}, err
+		names, st, _, err := c.zk.ChildrenW(path)
+		return res{names, st}, err
 	})
-	return r.names, r.stat, r.ch, wrapOp("list", path, err)
+	if err != nil {
+		c.mu.Lock()
+		c.childWaiters[path] = slices.DeleteFunc(c.childWaiters[path], func(x chan zk.Event) bool { return x == ch })
+		if len(c.childWaiters[path]) == 0 {
+			delete(c.childWaiters, path)
+		}
+		c.mu.Unlock()
+		return nil, nil, nil, wrapOp("list", path, err)
+	}
+	return r.names, r.stat, ch, nil
+}
+
+// fireChildrenLocked delivers ev to the child waiters of path, or of every
+// path when path is "", and forgets them. c.mu must be held.
+func (c *Conn) fireChildrenLocked(path string, ev zk.Event) {
+	for p, chs := range c.childWaiters {
+		if path != "" && p != path {
+			continue
+		}
+		for _, ch := range chs {
+			select {
+			case ch <- ev:
+			default:
+			}
+		}
+		delete(c.childWaiters, p)
+	}
 }
 
 // WaitExists blocks until path exists (nil at once if it does), ctx ends, or
 // the Conn closes.
 func (c *Conn) WaitExists(ctx context.Context, path string) error {
+	c.mu.Lock()
+	changed := c.changed // a state change wakes us: see ChildrenW
+	c.mu.Unlock()
 	type probe struct {
 		ok bool
 		ch <-chan zk.Event
@@ -138,6 +179,8 @@ func (c *Conn) WaitExists(ctx context.Context, path string) error {
 	select {
 	case <-p.ch:
 		return nil
+	case <-changed:
+		return nil // the caller looks again
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-c.done:

@@ -43,6 +43,11 @@ func (c *Conn) fireLocked(path string, w *watch, ch queue.Change) {
 // watch registered for the event's path. It runs on go-zookeeper's
 // receiving goroutine and does not block.
 func (c *Conn) onWatchEvent(ev zk.Event) {
+	if ev.Type == zk.EventNodeChildrenChanged || ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNotWatching {
+		c.mu.Lock()
+		c.fireChildrenLocked(ev.Path, ev)
+		c.mu.Unlock()
+	}
 	var ch queue.Change
 	switch ev.Type {
 	case zk.EventNodeDeleted:

@@ -14,7 +14,7 @@ import (
 // watches are registered by hand, as arm would after a GetW.
 func newWatchConn() *Conn {
 	return &Conn{log: slog.New(slog.DiscardHandler), changed: make(chan struct{}),
-		watches: map[string]*watch{}, done: make(chan struct{})}
+		watches: map[string]*watch{}, childWaiters: map[string][]chan zk.Event{}, done: make(chan struct{})}
 }
 
 // register puts a watch on path as arm leaves it.
@@ -93,5 +93,45 @@ func TestWatchStateChangeWakes(t *testing.T) {
 		if ch := <-got; ch != queue.LookAgain {
 			t.Fatalf("%v: waiter got %v, want LookAgain", st, ch)
 		}
+	}
+}
+
+// A ChildrenW waiter is woken by its path's child events (and its
+// deletion), not by another path's, and by any state transition: a child
+// watch restored after a reconnect may silently fail (go-zookeeper #83).
+func TestChildWaiters(t *testing.T) {
+	c := newWatchConn()
+	reg := func(path string) chan zk.Event {
+		ch := make(chan zk.Event, 1)
+		c.mu.Lock()
+		c.childWaiters[path] = append(c.childWaiters[path], ch)
+		c.mu.Unlock()
+		return ch
+	}
+	woken := func(ch chan zk.Event) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	a, b, gone := reg("/a"), reg("/b"), reg("/gone")
+	c.onEvent(zk.Event{Type: zk.EventNodeChildrenChanged, Path: "/a"})
+	c.onEvent(zk.Event{Type: zk.EventNodeDeleted, Path: "/gone"})
+	c.onEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/b"})
+	if !woken(a) || !woken(gone) || woken(b) {
+		t.Fatal("child events woke the wrong waiters")
+	}
+	c.mu.Lock()
+	c.publishLocked(StateSuspended, 1)
+	c.mu.Unlock()
+	if !woken(b) {
+		t.Fatal("a state transition did not wake a child waiter")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.childWaiters) != 0 {
+		t.Fatalf("waiters left registered: %v", c.childWaiters)
 	}
 }

@@ -72,6 +72,16 @@ func (c *Conn) endEpochLocked(cleanup bool) {
 	}
 	c.ep = nil
 	close(ep.done)
+	// The session's state changed: its child waiters look again, as the
+	// real Conn's do (a watch may not survive a reconnect).
+	for p, ws := range c.s.childW {
+		c.s.childW[p] = slices.DeleteFunc(ws, func(w childWatch) bool {
+			if w.sid == ep.sid {
+				w.ch <- zk.Event{Type: zk.EventNotWatching, Path: p}
+			}
+			return w.sid == ep.sid
+		})
+	}
 	if cleanup {
 		for _, p := range slices.Sorted(maps.Keys(ep.nodes)) {
 			c.s.deleteOwnedLocked(p, ep.sid)
