@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/zklock/zklock"
@@ -42,5 +43,40 @@ func exampleSession() (context.Context, *zklock.Session, func()) {
 		s.Close()
 		cancel()
 		stop()
+	}
+}
+
+// shared is one throwaway ZooKeeper for the examples that need no server of
+// their own, started on first use and stopped by TestMain.
+var shared struct {
+	once    sync.Once
+	servers []string
+	stop    func()
+}
+
+// sharedServers returns the shared ZooKeeper's addresses.
+func sharedServers() []string {
+	shared.once.Do(func() { shared.servers, shared.stop = exampleServer() })
+	return shared.servers
+}
+
+// stopSharedServer stops the shared ZooKeeper, if it was started.
+func stopSharedServer() {
+	if shared.stop != nil {
+		shared.stop()
+	}
+}
+
+// sharedSession opens a session on the shared ZooKeeper; done closes it.
+func sharedSession() (context.Context, *zklock.Session, func()) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	s, err := zklock.NewSession(ctx, zklock.WithServers(sharedServers()...))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return ctx, s, func() {
+		s.Close()
+		cancel()
 	}
 }

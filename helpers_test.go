@@ -2,6 +2,8 @@ package zklock_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +13,18 @@ import (
 	"go.uber.org/goleak"
 )
 
+// TestMain runs the tests, stops the examples' shared ZooKeeper, and then,
+// as goleak.VerifyTestMain does, fails a passing run that leaked goroutines.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	stopSharedServer()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // testTimeout bounds every test's blocking calls.

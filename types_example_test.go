@@ -1,0 +1,403 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
+)
+
+// These examples share one throwaway ZooKeeper (sharedSession), each on
+// its own paths, so that adding one costs no server start.
+
+func ExampleNewSession() {
+	servers := sharedServers() // the addresses of a running ZooKeeper
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...), zklock.WithSessionTimeout(10*time.Second))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	fmt.Println("state:", s.State())
+	fmt.Println("has a session:", s.SessionID() != 0)
+	// Output:
+	// state: connected
+	// has a session: true
+}
+
+func ExampleState() {
+	ctx, s, done := sharedSession()
+	defer done()
+	fmt.Println(s.State())
+	fmt.Println(zklock.StateLost, zklock.StateExpired)
+	s.Close()
+	fmt.Println(s.State())
+	_ = ctx
+	// Output:
+	// connected
+	// lost expired
+	// closed
+}
+
+func ExampleEvent() {
+	ctx, s, done := sharedSession()
+	defer done()
+	events, err := s.Subscribe(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s.Close() // a transition: every subscriber sees it
+	for ev := range events {
+		fmt.Println("event:", ev.State, ev.SessionID != 0)
+	}
+	// Output:
+	// event: closed true
+}
+
+func ExampleContender() {
+	ctx, s, done := sharedSession()
+	defer done()
+	holder, _ := zklock.NewMutex(s, "/ex/contender/lock", zklock.WithData([]byte("worker-1")))
+	_ = holder.Lock(ctx)
+	defer holder.Unlock(ctx)
+	cs, err := holder.Contenders(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range cs {
+		fmt.Printf("%s %s ours=%v token=%v\n", c.Kind, c.Data, c.Path == holder.Node(), c.Token == holder.Token())
+	}
+	// Output:
+	// lock- worker-1 ours=true token=true
+}
+
+func ExampleLockedError() {
+	ctx, s, done := sharedSession()
+	defer done()
+	a, _ := zklock.NewMutex(s, "/ex/locked/lock", zklock.WithData([]byte("deployer-a")))
+	b, _ := zklock.NewMutex(s, "/ex/locked/lock")
+	_ = a.Lock(ctx)
+	defer a.Unlock(ctx)
+	var locked *zklock.LockedError
+	if err := b.TryLock(ctx); errors.As(err, &locked) {
+		fmt.Printf("held by %s (ErrLocked: %v)\n", locked.Data, errors.Is(err, zklock.ErrLocked))
+	}
+	// Output:
+	// held by deployer-a (ErrLocked: true)
+}
+
+func ExampleWrongKindError() {
+	ctx, s, done := sharedSession()
+	defer done()
+	m, _ := zklock.NewMutex(s, "/ex/kinds/path")
+	_ = m.Lock(ctx)
+	defer m.Unlock(ctx)
+	sem, _ := zklock.NewSemaphore(s, "/ex/kinds/path", 2) // another kind on the same path
+	_, err := sem.Acquire(ctx, 1)
+	var wrong *zklock.WrongKindError
+	if errors.As(err, &wrong) {
+		fmt.Println("found:", wrong.Found, errors.Is(err, zklock.ErrWrongKind))
+	}
+	// Output:
+	// found: mutex true
+}
+
+func ExampleHolderAliveError() {
+	ctx, s, done := sharedSession()
+	defer done()
+	m, _ := zklock.NewMutex(s, "/ex/break/lock", zklock.WithData([]byte("stuck-job")))
+	_ = m.Lock(ctx)
+	_, err := zklock.Break(ctx, s, "/ex/break/lock", false) // the holder's session is alive
+	var alive *zklock.HolderAliveError
+	if errors.As(err, &alive) {
+		fmt.Printf("refused: %s still holds\n", alive.Holder.Data)
+	}
+	broken, err := zklock.Break(ctx, s, "/ex/break/lock", true) // force: delete its node
+	fmt.Println("broken:", len(broken), err)
+	// The old holder is not told (its Lost does not fire): fencing is what
+	// keeps it out. Its guarded writes now fail.
+	_, err = s.Multi(ctx, m.Guard(), &zk.CreateRequest{Path: "/ex/break/out", Acl: zk.WorldACL(zk.PermAll)})
+	fmt.Println("old holder's guarded write refused:", errors.Is(err, zk.ErrNoNode))
+	_ = m.Unlock(ctx)
+	// Output:
+	// refused: stuck-job still holds
+	// broken: 1 <nil>
+	// old holder's guarded write refused: true
+}
+
+func ExampleLeaderInfo() {
+	ctx, s, done := sharedSession()
+	defer done()
+	e, _ := zklock.NewElection(s, "/ex/leader/election")
+	term, err := e.Campaign(ctx, []byte("10.0.0.7:8080"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	info, err := e.Leader(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("leader %s, ours: %v, same token: %v\n", info.Value, info.Node == term.Node(), info.Token == term.Token())
+	_ = e.Resign(ctx)
+	// Output:
+	// leader 10.0.0.7:8080, ours: true, same token: true
+}
+
+func ExampleTerm() {
+	ctx, s, done := sharedSession()
+	defer done()
+	e, _ := zklock.NewElection(s, "/ex/term/election")
+	term, err := e.Campaign(ctx, []byte("me"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Work for as long as the term lasts: the context ends with it.
+	work, cancel := term.Context(ctx)
+	defer cancel()
+	// Writes that must not outlive the term go in a multi with its guard.
+	_, err = s.Multi(work, term.Guard(), &zk.CreateRequest{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
+		Acl: zk.WorldACL(zk.PermAll)})
+	fmt.Println("guarded write:", err)
+	_ = e.Resign(ctx)
+	<-term.Lost() // closed when the term ends, resigned or lost
+	fmt.Println("term over:", work.Err() != nil)
+	// Output:
+	// guarded write: <nil>
+	// term over: true
+}
+
+func ExampleOption() {
+	ctx, s, done := sharedSession()
+	defer done()
+	// Options configure a primitive; each states its default.
+	m, err := zklock.NewMutex(s, "/ex/option/lock", zklock.WithData([]byte("batch-7")), zklock.WithMaxHold(time.Minute))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = m.Lock(ctx)
+	cs, _ := m.Contenders(ctx)
+	fmt.Printf("holder data: %s\n", cs[0].Data)
+	_ = m.Unlock(ctx)
+	_, err = zklock.NewMutex(s, "/ex/option/lock", zklock.WithMaxHold(-time.Second))
+	fmt.Println("bad option:", errors.Is(err, zklock.ErrInvalidOption))
+	// Output:
+	// holder data: batch-7
+	// bad option: true
+}
+
+func ExampleWithMaxHold() {
+	ctx, s, done := sharedSession()
+	defer done()
+	m, _ := zklock.NewMutex(s, "/ex/maxhold/lock", zklock.WithMaxHold(200*time.Millisecond))
+	_ = m.Lock(ctx)
+	<-m.Lost() // a hung holder loses the lock at the bound
+	fmt.Println("Unlock after the bound:", errors.Is(m.Unlock(ctx), zklock.ErrLockLost))
+	// Output:
+	// Unlock after the bound: true
+}
+
+func ExampleWithCohort() {
+	ctx, s, done := sharedSession()
+	defer done()
+	// Goroutines of one process share one place in the queue: between
+	// them, the lock is handed over in memory, up to 32 handoffs or 100ms.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counter := 0
+	for range 8 {
+		m, _ := zklock.NewMutex(s, "/ex/cohort/lock", zklock.WithCohort(zklock.DefaultCohortHandoffs, zklock.DefaultCohortHold))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				if err := m.Lock(ctx); err != nil {
+					fmt.Println(err)
+					return
+				}
+				mu.Lock()
+				counter++
+				mu.Unlock()
+				_ = m.Unlock(ctx)
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Println("increments:", counter)
+	// Output:
+	// increments: 80
+}
+
+func ExampleRevoke() {
+	ctx, s, done := sharedSession()
+	defer done()
+	m, _ := zklock.NewMutex(s, "/ex/revoke/lock", zklock.WithRevocable())
+	_ = m.Lock(ctx)
+	nodes, err := zklock.Revoke(ctx, s, "/ex/revoke/lock") // from anywhere: asks the holder
+	fmt.Println("asked:", len(nodes), err)
+	<-m.Revoked() // the holder decides: here it lets go
+	fmt.Println("unlock:", m.Unlock(ctx))
+	// Output:
+	// asked: 1 <nil>
+	// unlock: <nil>
+}
+
+func ExampleMultiLock() {
+	ctx, s, done := sharedSession()
+	defer done()
+	from, _ := zklock.NewMutex(s, "/ex/multi/accounts/1")
+	to, _ := zklock.NewMutex(s, "/ex/multi/accounts/2")
+	both, err := zklock.NewMultiLock(to.Part(), from.Part()) // any order: taken in sorted order
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := both.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	// One multi commits only while every part is held.
+	ops := append(both.Guard(), &zk.CreateRequest{Path: "/ex/multi/transfer", Acl: zk.WorldACL(zk.PermAll)})
+	_, err = s.Multi(ctx, ops...)
+	fmt.Println("guarded transfer:", err, "tokens:", len(both.Tokens()))
+	fmt.Println("unlock:", both.Unlock(ctx))
+	// Output:
+	// guarded transfer: <nil> tokens: 2
+	// unlock: <nil>
+}
+
+func ExamplePart() {
+	ctx, s, done := sharedSession()
+	defer done()
+	rw, _ := zklock.NewRWMutex(s, "/ex/part/config")
+	sem, _ := zklock.NewSemaphore(s, "/ex/part/workers", 4)
+	// A Part is one hold of a MultiLock: a Mutex, either side of an
+	// RWMutex, or a semaphore lease.
+	m, err := zklock.NewMultiLock(rw.ReadPart(), sem.Part())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("lock:", m.Lock(ctx), "nodes:", len(m.Nodes()))
+	fmt.Println("unlock:", m.Unlock(ctx))
+	// Output:
+	// lock: <nil> nodes: 2
+	// unlock: <nil>
+}
+
+func ExampleMutex_Locker() {
+	ctx, s, done := sharedSession()
+	defer done()
+	m, _ := zklock.NewMutex(s, "/ex/locker/lock")
+	var l sync.Locker = m.Locker() // for code written against sync.Locker; panics on error
+	l.Lock()
+	fmt.Println("held:", m.Node() != "")
+	l.Unlock()
+	_ = ctx
+	// Output:
+	// held: true
+}
+
+func ExampleRWMutex_RLocker() {
+	ctx, s, done := sharedSession()
+	defer done()
+	m, _ := zklock.NewRWMutex(s, "/ex/rlocker/config")
+	r := m.RLocker() // the read side as a sync.Locker
+	r.Lock()
+	other, _ := zklock.NewRWMutex(s, "/ex/rlocker/config")
+	fmt.Println("another reader:", other.TryRLock(ctx))
+	writer, _ := zklock.NewRWMutex(s, "/ex/rlocker/config")
+	fmt.Println("a writer is refused:", errors.Is(writer.TryLock(ctx), zklock.ErrLocked))
+	_ = other.RUnlock(ctx)
+	r.Unlock()
+	// Output:
+	// another reader: <nil>
+	// a writer is refused: true
+}
+
+// exampleMetrics is a Metrics that counts acquisitions and releases, and,
+// as a RecipeMetrics, revocation requests.
+type exampleMetrics struct {
+	mu                      sync.Mutex
+	acquired, held, revoked int
+}
+
+func (c *exampleMetrics) AcquireWait(kind, path string, d time.Duration, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		c.acquired++
+	}
+}
+
+func (c *exampleMetrics) Hold(kind, path string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held++
+}
+
+func (c *exampleMetrics) Loss(kind, path string)       {}
+func (c *exampleMetrics) SessionState(st zklock.State) {}
+func (c *exampleMetrics) Expired(kind, path string)    {}
+
+func (c *exampleMetrics) Revoked(kind, path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.revoked++
+}
+
+func ExampleMetrics() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var m exampleMetrics // or metrics/prometheus.New(), metrics/otel.New()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(sharedServers()...), zklock.WithMetrics(&m))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	mu, _ := zklock.NewMutex(s, "/ex/metrics/lock")
+	for range 3 {
+		_ = mu.Lock(ctx)
+		_ = mu.Unlock(ctx)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fmt.Println("acquired:", m.acquired, "held:", m.held)
+	// Output:
+	// acquired: 3 held: 3
+}
+
+func ExampleRecipeMetrics() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var m exampleMetrics // a Metrics that is also a RecipeMetrics
+	s, err := zklock.NewSession(ctx, zklock.WithServers(sharedServers()...), zklock.WithMetrics(&m))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	mu, _ := zklock.NewMutex(s, "/ex/recipemetrics/lock", zklock.WithRevocable())
+	_ = mu.Lock(ctx)
+	_, _ = zklock.Revoke(ctx, s, "/ex/recipemetrics/lock")
+	<-mu.Revoked()
+	_ = mu.Unlock(ctx)
+	s.Close() // reported events are delivered before Close returns
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fmt.Println("revocations:", m.revoked)
+	// Output:
+	// revocations: 1
+}
