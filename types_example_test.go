@@ -113,14 +113,25 @@ func ExampleWrongKindError() {
 func ExampleHolderAliveError() {
 	ctx, s, done := sharedSession()
 	defer done()
-	m, _ := zklock.NewMutex(s, "/ex/break/lock", zklock.WithData([]byte("stuck-job")))
+	m, _ := zklock.NewMutex(s, "/ex/alive/lock", zklock.WithData([]byte("stuck-job")))
 	_ = m.Lock(ctx)
-	_, err := zklock.Break(ctx, s, "/ex/break/lock", false) // the holder's session is alive
+	defer m.Unlock(ctx)
+	_, err := zklock.Break(ctx, s, "/ex/alive/lock", false) // the holder's session is alive
 	var alive *zklock.HolderAliveError
 	if errors.As(err, &alive) {
-		fmt.Printf("refused: %s still holds\n", alive.Holder.Data)
+		fmt.Printf("refused: %s still holds (ErrHolderAlive: %v)\n", alive.Holder.Data, errors.Is(err, zklock.ErrHolderAlive))
 	}
-	broken, err := zklock.Break(ctx, s, "/ex/break/lock", true) // force: delete its node
+	// Output:
+	// refused: stuck-job still holds (ErrHolderAlive: true)
+}
+
+func ExampleBreak() {
+	ctx, s, done := sharedSession()
+	defer done()
+	m, _ := zklock.NewMutex(s, "/ex/break/lock")
+	_ = m.Lock(ctx)
+	// An operator breaks a stuck lock whose holder is alive: force.
+	broken, err := zklock.Break(ctx, s, "/ex/break/lock", true)
 	fmt.Println("broken:", len(broken), err)
 	// The old holder is not told (its Lost does not fire): fencing is what
 	// keeps it out. Its guarded writes now fail.
@@ -128,7 +139,6 @@ func ExampleHolderAliveError() {
 	fmt.Println("old holder's guarded write refused:", errors.Is(err, zk.ErrNoNode))
 	_ = m.Unlock(ctx)
 	// Output:
-	// refused: stuck-job still holds
 	// broken: 1 <nil>
 	// old holder's guarded write refused: true
 }
@@ -253,7 +263,7 @@ func ExampleRevoke() {
 	// unlock: <nil>
 }
 
-func ExampleMultiLock() {
+func ExampleNewMultiLock() {
 	ctx, s, done := sharedSession()
 	defer done()
 	from, _ := zklock.NewMutex(s, "/ex/multi/accounts/1")

@@ -29,9 +29,9 @@ func main() {
 	out := flag.String("out", "results", "directory for results.json, results.md and chart.svg")
 	only := flag.String("impls", "", "comma-separated implementations to run (default all)")
 	scen := flag.String("scenarios", "", "comma-separated scenario IDs to run (default all)")
-	readme := flag.String("readme", "", "also replace the generated part of this README's Benchmarks section")
-	note := flag.String("note", "", "a sentence added after the README's \"Measured ...\" line (say what else ran on the machine)")
-	from := flag.String("from", "", "run nothing: render this results.json again (table, chart, README)")
+	readme := flag.String("readme", "", "also replace the generated part of this Markdown file (between the bench markers: docs/benchmarks.md)")
+	note := flag.String("note", "", "a sentence added after the generated \"Measured ...\" line (say what else ran on the machine)")
+	from := flag.String("from", "", "run nothing: render this results.json again (table, chart, -readme's page)")
 	repeats := flag.Int("repeats", 0, "repeats per scenario (default 5, quick 3)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the Go clients) to this file")
 	flag.Parse()
@@ -389,7 +389,7 @@ func write(run *report.Run, dir, readme, note string) error {
 	}
 	log.Printf("wrote %s/results.json, results.md and chart.svg (%s run took %s)", dir, run.Mode, run.Duration)
 	if readme != "" {
-		return updateReadme(readme, note, run)
+		return updateReadme(readme, note, filepath.Join(dir, "chart.svg"), run)
 	}
 	return nil
 }

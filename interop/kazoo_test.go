@@ -65,9 +65,9 @@ func TestKazooMutex(t *testing.T) {
 }
 
 // TestNeverShare is a negative control: it shows, with the real libraries,
-// the double holds the README warns about, and that the checker sees them.
+// the double holds docs/interop.md warns about, and that the checker sees them.
 // If one of these starts to pass the checker, a library changed its
-// ordering and the README's advice needs another look.
+// ordering and that advice needs another look.
 func TestNeverShare(t *testing.T) {
 	// Default Kazoo does not see "-lock-" nodes: it takes a lock that zklock
 	// holds.

@@ -1,0 +1,190 @@
+package doccheck
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// snippet is one ```go block: where it is and its text.
+type snippet struct {
+	file string
+	line int // of the opening fence
+	code string
+}
+
+// extract returns the ```go blocks of a Markdown file.
+func extract(path string) ([]snippet, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []snippet
+	var cur *snippet
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case cur == nil && strings.TrimSpace(line) == "```go":
+			cur = &snippet{file: path, line: n}
+		case cur != nil && strings.TrimSpace(line) == "```":
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			cur.code += line + "\n"
+		}
+	}
+	if cur != nil {
+		return nil, fmt.Errorf("%s:%d: unclosed ```go block", path, cur.line)
+	}
+	return out, sc.Err()
+}
+
+const fragmentHead = `package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
+)
+
+var (
+	_ = errors.Is
+	_ = fmt.Sprint
+	_ = log.Print
+	_ = os.Exit
+	_ sync.Mutex
+	_ = time.Second
+	_ = zk.WorldACL
+	_ = zklock.NewSession
+)
+
+func main() { _ = fragment }
+
+func fragment(ctx context.Context, s *zklock.Session) error {
+`
+
+// program returns the snippet as a main package: a fragment's leading
+// import declarations go after the file's own.
+func (sn snippet) program() string {
+	if strings.HasPrefix(strings.TrimSpace(sn.code), "package main") {
+		return sn.code
+	}
+	lines := strings.Split(sn.code, "\n")
+	var imports []string
+	for len(lines) > 0 && strings.HasPrefix(lines[0], "import ") {
+		imports = append(imports, lines[0])
+		open := strings.HasSuffix(strings.TrimSpace(lines[0]), "(")
+		lines = lines[1:]
+		for open && len(lines) > 0 {
+			imports = append(imports, lines[0])
+			open = strings.TrimSpace(lines[0]) != ")"
+			lines = lines[1:]
+		}
+	}
+	head := strings.Replace(fragmentHead, "\nvar (", strings.Join(imports, "\n")+"\n\nvar (", 1)
+	body := strings.Join(lines, "\n")
+	if rest := strings.TrimSpace(body); strings.HasPrefix(rest, "func ") || strings.HasPrefix(rest, "type ") {
+		// Declarations (a test function, a type): they stay at the top level.
+		return head + "\treturn nil\n}\n\n" + body
+	}
+	return head + body + "\treturn nil\n}\n"
+}
+
+// TestSnippetsCompile builds every Go snippet of README.md and docs/*.md
+// (see the package doc for fragments) in a module that replaces zklock
+// with this repository, offline.
+func TestSnippetsCompile(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := filepath.Glob(filepath.Join(repo, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []snippet
+	for _, p := range append([]string{filepath.Join(repo, "README.md")}, docs...) {
+		sns, err := extract(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, sns...)
+	}
+	if len(all) == 0 {
+		t.Fatal("no Go snippet found: the extraction is broken")
+	}
+	dir := t.TempDir()
+	goLine := "go 1.24"
+	if mod, err := os.ReadFile(filepath.Join(repo, "go.mod")); err == nil {
+		for _, l := range strings.Split(string(mod), "\n") {
+			if strings.HasPrefix(l, "go ") {
+				goLine = l // the snippets' module may not ask for an older Go than zklock does
+			}
+		}
+	}
+	gomod := fmt.Sprintf("module snippets\n\n%s\n\nrequire github.com/zklock/zklock v0.0.0\n\nreplace github.com/zklock/zklock => %s\n", goLine, repo)
+	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	where := map[string]snippet{}
+	for i, sn := range all {
+		name := fmt.Sprintf("s%03d", i)
+		where[name] = sn
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "main.go"), []byte(sn.program()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", os.DevNull, "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Logf("%d snippets build", len(all))
+		return
+	}
+	// Name the Markdown file and line of each failing snippet.
+	for _, line := range strings.Split(string(out), "\n") {
+		for name, sn := range where {
+			if strings.Contains(line, name+"/") || strings.Contains(line, "snippets/"+name) {
+				rel, _ := filepath.Rel(repo, sn.file)
+				line = fmt.Sprintf("%s:%d (snippet): %s", rel, sn.line, line)
+				break
+			}
+		}
+		if strings.TrimSpace(line) != "" {
+			t.Error(line)
+		}
+	}
+	t.Fatalf("go build: %v", err)
+}
