@@ -33,15 +33,9 @@ func exampleServer() ([]string, func()) {
 // the set-up in full). done closes the session and stops the server.
 func exampleSession() (context.Context, *zklock.Session, func()) {
 	servers, stop := exampleServer()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	ctx, s, done := openSession(servers)
 	return ctx, s, func() {
-		s.Close()
-		cancel()
+		done()
 		stop()
 	}
 }
@@ -69,8 +63,14 @@ func stopSharedServer() {
 
 // sharedSession opens a session on the shared ZooKeeper; done closes it.
 func sharedSession() (context.Context, *zklock.Session, func()) {
+	return openSession(sharedServers())
+}
+
+// openSession opens a session on servers with a minute's ctx; done closes
+// both. A failure ends the test binary: an example has no *testing.T.
+func openSession(servers []string) (context.Context, *zklock.Session, func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	s, err := zklock.NewSession(ctx, zklock.WithServers(sharedServers()...))
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zklock/zklock/internal/peerlib"
 )
 
 // Libraries of peer workers (Event.Lib); zklock's workers leave it empty.
@@ -24,9 +26,9 @@ const EnvSessionMS = "ZKLOCK_CHAOS_SESSION_MS"
 
 // Where Debian's packages put what the peer workers need.
 const (
-	curatorJar = "/usr/share/java/curator-recipes.jar" // its manifest's Class-Path names the rest
-	slf4jNop   = "/usr/share/java/slf4j-nop.jar"       // silences Curator's and ZooKeeper's logging
-	python     = "/usr/bin/python3"                    // Debian's python3-kazoo is installed for it
+	curatorJar = peerlib.CuratorJar
+	slf4jNop   = peerlib.Slf4jNop
+	python     = peerlib.Python
 )
 
 // sourceDir is this package's directory, where the peer workers' sources
@@ -36,24 +38,10 @@ func sourceDir() string {
 	return filepath.Dir(self)
 }
 
-// javaTool returns $JAVA_HOME/bin/name or name found on PATH.
-func javaTool(name string) (string, error) {
-	if jh := os.Getenv("JAVA_HOME"); jh != "" {
-		if p := filepath.Join(jh, "bin", name); fileExists(p) {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("no %s in $JAVA_HOME/bin or on PATH", name)
-	}
-	return p, nil
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
+var (
+	javaTool   = peerlib.JavaTool
+	fileExists = peerlib.Exists
+)
 
 // curatorCommand compiles java/CuratorWorker.java into dir and returns the
 // command that runs it.

@@ -107,18 +107,22 @@ func readLines[T any](r io.Reader) ([]T, error) {
 }
 
 // ReadEvents reads a worker log written by Log.
-func ReadEvents(path string) ([]Event, error) {
+func ReadEvents(path string) ([]Event, error) { return readFile[Event](path) }
+
+// readFile reads a JSON-lines file written by Log (see readLines); a file
+// that does not exist (its worker died before writing) reads as empty.
+func readFile[T any](path string) ([]T, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil // the worker died before logging anything
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	evs, err := readLines[Event](f)
+	vs, err := readLines[T](f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return evs, nil
+	return vs, nil
 }

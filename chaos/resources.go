@@ -88,21 +88,7 @@ func sampleServers(ctx context.Context, c *zktest.Cluster) (Sample, error) {
 }
 
 // ReadSamples reads a sample log.
-func ReadSamples(path string) ([]Sample, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	ss, err := readLines[Sample](f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return ss, nil
-}
+func ReadSamples(path string) ([]Sample, error) { return readFile[Sample](path) }
 
 // Usage is one source's resources over its sampled life: the median of the
 // first and of the last tenth of its samples, and the highest reading, by

@@ -11,14 +11,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/peerlib"
 )
 
 // Where Debian's packages put what the drivers need.
 const (
-	jarDir     = "/usr/share/java"
-	curatorJar = jarDir + "/curator-recipes.jar" // its manifest's Class-Path names the rest
-	slf4jNop   = jarDir + "/slf4j-nop.jar"       // silences Curator's and ZooKeeper's logging
-	python     = "/usr/bin/python3"              // Debian's python3-kazoo is installed for it, not for a pyenv python3
+	curatorJar = peerlib.CuratorJar
+	slf4jNop   = peerlib.Slf4jNop
+	python     = peerlib.Python
 )
 
 const installHint = "install them with: sudo scripts/install-deps.sh (or make deps)"
@@ -32,24 +33,10 @@ var compiled struct {
 	err  error
 }
 
-// javaTool returns $JAVA_HOME/bin/name or name found on PATH.
-func javaTool(name string) (string, error) {
-	if jh := os.Getenv("JAVA_HOME"); jh != "" {
-		if p := filepath.Join(jh, "bin", name); fileExists(p) {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("no %s in $JAVA_HOME/bin or on PATH", name)
-	}
-	return p, nil
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
+var (
+	javaTool   = peerlib.JavaTool
+	fileExists = peerlib.Exists
+)
 
 // needCurator fails the test unless a JDK and Curator are installed, and
 // compiles the Java driver on first use.
