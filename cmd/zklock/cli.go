@@ -96,6 +96,27 @@ func (f *connFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 15*time.Second, "give up connecting after this long")
 }
 
+// open is what a command that only talks to the servers starts with: it
+// catches SIGINT and SIGTERM, connects with f, and returns a ctx that ends
+// on a signal, the Session, and done, which closes the Session and stops
+// catching signals. When the connection fails, s is nil, code is the exit
+// code and nothing needs undoing.
+func (c *cli) open(f *connFlags) (ctx context.Context, s *zklock.Session, done func(), code int) {
+	sigs, stop := catchSignals()
+	ctx, unwatch := cancelOnSignal(context.Background(), sigs)
+	s, code = c.connect(ctx, f)
+	if s == nil {
+		unwatch()
+		stop()
+		return nil, nil, nil, code
+	}
+	return ctx, s, func() {
+		s.Close()
+		unwatch()
+		stop()
+	}, exitOK
+}
+
 // connect establishes the session, or fails with a message and an exit
 // code.
 func (c *cli) connect(ctx context.Context, f *connFlags) (*zklock.Session, int) {

@@ -76,15 +76,11 @@ func campaign(ctx context.Context, s *zklock.Session, path string, value []byte)
 
 // observe prints the leader of path and every change until a signal.
 func (c *cli) observe(f *electFlags, path string) int {
-	sigs, stop := catchSignals()
-	defer stop()
-	ctx, unwatch := cancelOnSignal(context.Background(), sigs)
-	defer unwatch()
-	s, code := c.connect(ctx, &f.conn)
+	ctx, s, done, code := c.open(&f.conn)
 	if s == nil {
 		return code
 	}
-	defer s.Close()
+	defer done()
 	e, err := zklock.NewElection(s, path)
 	if err != nil {
 		return c.opFailed(err)

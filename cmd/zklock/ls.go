@@ -47,15 +47,11 @@ func (c *cli) ls(args []string) int {
 	if err := checkPrefix(prefix); err != nil {
 		return c.usagef("PREFIX %v", err)
 	}
-	sigs, stop := catchSignals()
-	defer stop()
-	ctx, unwatch := cancelOnSignal(context.Background(), sigs)
-	defer unwatch()
-	s, code := c.connect(ctx, &f.conn)
+	ctx, s, done, code := c.open(&f.conn)
 	if s == nil {
 		return code
 	}
-	defer s.Close()
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	w := &walk{ctx: ctx, conn: s.Conn(), root: prefix, max: int64(f.maxNodes)}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,15 +21,11 @@ func (c *cli) revoke(args []string) int {
 	if fs.NArg() != 1 {
 		return c.usagef("want exactly one PATH, got %d arguments", fs.NArg())
 	}
-	sigs, stop := catchSignals()
-	defer stop()
-	ctx, unwatch := cancelOnSignal(context.Background(), sigs)
-	defer unwatch()
-	s, code := c.connect(ctx, &f)
+	ctx, s, done, code := c.open(&f)
 	if s == nil {
 		return code
 	}
-	defer s.Close()
+	defer done()
 	nodes, err := zklock.Revoke(ctx, s, fs.Arg(0))
 	switch {
 	case errors.Is(err, zklock.ErrNotRevocable):
@@ -69,15 +64,11 @@ func (c *cli) breakLock(args []string) int {
 	if fs.NArg() != 1 {
 		return c.usagef("want exactly one PATH, got %d arguments", fs.NArg())
 	}
-	sigs, stop := catchSignals()
-	defer stop()
-	ctx, unwatch := cancelOnSignal(context.Background(), sigs)
-	defer unwatch()
-	s, code := c.connect(ctx, &f.conn)
+	ctx, s, done, code := c.open(&f.conn)
 	if s == nil {
 		return code
 	}
-	defer s.Close()
+	defer done()
 	broken, err := zklock.Break(ctx, s, fs.Arg(0), f.force)
 	var alive *zklock.HolderAliveError
 	switch {

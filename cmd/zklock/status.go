@@ -47,15 +47,11 @@ func (c *cli) status(args []string) int {
 	case kind != kindLock && kind != kindRW && kind != kindSemaphore:
 		return c.usagef("--kind %q: want auto, lock, rw or semaphore", kind)
 	}
-	sigs, stop := catchSignals()
-	defer stop()
-	ctx, unwatch := cancelOnSignal(context.Background(), sigs)
-	defer unwatch()
-	s, code := c.connect(ctx, &f.conn)
+	ctx, s, done, code := c.open(&f.conn)
 	if s == nil {
 		return code
 	}
-	defer s.Close()
+	defer done()
 	if f.watch {
 		return c.watchStatus(ctx, s, fs.Arg(0), kind, f.asJSON)
 	}
