@@ -256,24 +256,7 @@ func TestCohortLoss(t *testing.T) {
 
 	rival, err := zklock.NewMutex(newSession(t, c.Servers()), path)
 	require.NoError(t, err)
-	rgot := make(chan time.Time, 1)
-	go func() {
-		if rival.Lock(ctx) == nil {
-			rgot <- time.Now()
-		}
-	}()
-	p.Blackhole()
-	var lostAt time.Time
-	select {
-	case <-lost:
-		lostAt = time.Now()
-	case at := <-rgot:
-		t.Fatalf("rival held at %v before the cohort holder's loss signal", at)
-	case <-ctx.Done():
-		t.Fatal("no loss signal")
-	}
-	rivalAt := <-rgot
-	require.True(t, rivalAt.After(lostAt), "loss signal %v, rival %v", lostAt, rivalAt)
+	lossBeforeRival(ctx, t, lost, rival, p.Blackhole)
 	select {
 	case err := <-bgot:
 		t.Fatalf("the local waiter returned (%v) while the rival holds", err)

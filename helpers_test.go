@@ -77,3 +77,37 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// lossBeforeRival starts rival.Lock, runs cut (if not nil: the fault that
+// ends the holder's ownership) and requires the holder's loss signal, lost,
+// to close before the rival holds, and the rival to hold; it returns when
+// each happened.
+func lossBeforeRival(ctx context.Context, t *testing.T, lost <-chan struct{}, rival *zklock.Mutex, cut func()) (lostAt, rivalAt time.Time) {
+	t.Helper()
+	got := make(chan time.Time, 1)
+	go func() {
+		if rival.Lock(ctx) == nil {
+			got <- time.Now()
+		}
+	}()
+	if cut != nil {
+		cut()
+	}
+	select {
+	case <-lost:
+		lostAt = time.Now()
+	case at := <-got:
+		t.Fatalf("rival held at %v before the holder's loss signal", at)
+	case <-ctx.Done():
+		t.Fatal("no loss signal")
+	}
+	select {
+	case rivalAt = <-got:
+	case <-ctx.Done():
+		t.Fatal("the rival never held")
+	}
+	if !rivalAt.After(lostAt) {
+		t.Fatalf("loss signal at %v, rival held at %v", lostAt, rivalAt)
+	}
+	return lostAt, rivalAt
+}

@@ -23,29 +23,7 @@ func TestMutexHolderCutOffLosesBeforeRival(t *testing.T) {
 
 	rivalS := newSession(t, c.Servers())
 	rival, _ := zklock.NewMutex(rivalS, path)
-	acquired := make(chan time.Time, 1)
-	go func() {
-		if rival.Lock(ctx) == nil {
-			acquired <- time.Now()
-		}
-	}()
-	p.Blackhole()
-	var lostAt time.Time
-	select {
-	case <-lost:
-		lostAt = time.Now()
-	case at := <-acquired:
-		t.Fatalf("rival acquired at %v before the holder's loss signal", at)
-	case <-time.After(20 * time.Second):
-		t.Fatal("no loss signal")
-	}
-	var rivalAt time.Time
-	select {
-	case rivalAt = <-acquired:
-	case <-time.After(20 * time.Second):
-		t.Fatal("rival never acquired")
-	}
-	require.True(t, rivalAt.After(lostAt))
+	lostAt, rivalAt := lossBeforeRival(ctx, t, lost, rival, p.Blackhole)
 	t.Logf("loss signal led the rival's acquisition by %v", rivalAt.Sub(lostAt))
 
 	// A guarded write by the stale holder is rejected.

@@ -182,23 +182,7 @@ func TestMaxHold(t *testing.T) {
 	granted, lost := time.Now(), m.Lost()
 	rival, err := zklock.NewMutex(newSession(t, c.Servers()), path)
 	require.NoError(t, err)
-	rgot := make(chan time.Time, 1)
-	go func() {
-		if rival.Lock(ctx) == nil {
-			rgot <- time.Now()
-		}
-	}()
-	var lostAt time.Time
-	select {
-	case <-lost:
-		lostAt = time.Now()
-	case at := <-rgot:
-		t.Fatalf("rival held at %v before the bounded holder's loss signal", at)
-	case <-ctx.Done():
-		t.Fatal("the bound never passed")
-	}
-	rivalAt := <-rgot
-	require.True(t, rivalAt.After(lostAt))
+	lostAt, rivalAt := lossBeforeRival(ctx, t, lost, rival, nil)
 	require.GreaterOrEqual(t, lostAt.Sub(granted), 300*time.Millisecond)
 	t.Logf("loss %v after the grant, rival %v after the loss", lostAt.Sub(granted), rivalAt.Sub(lostAt))
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
