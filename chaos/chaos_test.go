@@ -86,6 +86,10 @@ func TestChaos(t *testing.T) {
 // fails CI.
 func TestChaosBrokenIsCaught(t *testing.T) {
 	t.Setenv("CHAOS_BROKEN", "noguard,ignorelost")
+	// Only zklock workers: the faults must land on the broken workload, not
+	// on a Curator or Kazoo worker (which the checker excuses).
+	t.Setenv("CHAOS_CURATOR", "0")
+	t.Setenv("CHAOS_KAZOO", "0")
 	t.Setenv("CHAOS_FAULTS", chaos.FaultPause+","+chaos.FaultPartition)
 	t.Setenv("CHAOS_DURATION", env("CHAOS_BROKEN_DURATION", "20s"))
 	cfg := config(t)
