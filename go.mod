@@ -68,3 +68,7 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+// go-zookeeper v1.0.4 with its lastZxid data race fixed (upstream PR #35):
+// see third_party/go-zookeeper-zk/PATCHED.md.
+replace github.com/go-zookeeper/zk => ./third_party/go-zookeeper-zk

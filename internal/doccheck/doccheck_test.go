@@ -133,15 +133,21 @@ func TestSnippetsCompile(t *testing.T) {
 		t.Fatal("no Go snippet found: the extraction is broken")
 	}
 	dir := t.TempDir()
-	goLine := "go 1.24"
+	goLine, replaces := "go 1.24", ""
 	if mod, err := os.ReadFile(filepath.Join(repo, "go.mod")); err == nil {
 		for _, l := range strings.Split(string(mod), "\n") {
-			if strings.HasPrefix(l, "go ") {
+			switch {
+			case strings.HasPrefix(l, "go "):
 				goLine = l // the snippets' module may not ask for an older Go than zklock does
+			case strings.HasPrefix(l, "replace ") && strings.Contains(l, "=> ./"):
+				// zklock's own replacements (its patched go-zookeeper) hold
+				// for the snippets too, with the path made absolute.
+				replaces += strings.Replace(l, "=> ./", "=> "+repo+"/", 1) + "\n"
 			}
 		}
 	}
-	gomod := fmt.Sprintf("module snippets\n\n%s\n\nrequire github.com/zklock/zklock v0.0.0\n\nreplace github.com/zklock/zklock => %s\n", goLine, repo)
+	gomod := fmt.Sprintf("module snippets\n\n%s\n\nrequire github.com/zklock/zklock v0.0.0\n\nreplace github.com/zklock/zklock => %s\n%s",
+		goLine, repo, replaces)
 	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
