@@ -22,6 +22,7 @@ type Cluster struct {
 	external bool
 	source   string    // where the servers come from, for logs
 	tls      *tlsFiles // WithSelfSignedTLS: the servers' TLS material
+	peers    *peerNet  // WithPeerNetwork: proxies between the servers
 
 	mu      sync.Mutex
 	startup time.Duration
@@ -132,6 +133,9 @@ func (c *Cluster) cleanup() {
 		}()
 	}
 	wg.Wait()
+	if c.peers != nil {
+		c.peers.close()
+	}
 	for i, err := range errs {
 		if err != nil {
 			c.t.Errorf("zktest: tear down server %d: %v", i, err)

@@ -80,8 +80,9 @@ func assignPorts(nodes []*node) error {
 }
 
 // writeConfig writes zoo.cfg (and myid for an ensemble) for nodes[i]; tf,
-// when not nil, gives it a TLS client port.
-func writeConfig(o options, tf *tlsFiles, nodes []*node, i int) error {
+// when not nil, gives it a TLS client port; pn, when not nil, routes its
+// connections to the other servers through their proxies.
+func writeConfig(o options, tf *tlsFiles, pn *peerNet, nodes []*node, i int) error {
 	n := nodes[i]
 	if err := os.MkdirAll(n.dataDir(), 0o755); err != nil {
 		return err
@@ -109,7 +110,11 @@ func writeConfig(o options, tf *tlsFiles, nodes []*node, i int) error {
 			"reconfigEnabled=false",
 		)
 		for _, peer := range nodes {
-			lines = append(lines, peer.serverLine())
+			if pn == nil || peer == n {
+				lines = append(lines, peer.serverLine())
+			} else {
+				lines = append(lines, pn.serverLine(i, peer))
+			}
 		}
 		myid := []byte(strconv.Itoa(n.id) + "\n")
 		if err := os.WriteFile(filepath.Join(n.dataDir(), "myid"), myid, 0o644); err != nil {

@@ -19,3 +19,8 @@ var ErrNoSessionDump = errors.New("zktest: the leader's dump does not list sessi
 // ErrNotSupported is returned by the methods a server run by the Docker
 // fallback (zktest/docker) cannot do: Pause and Resume.
 var ErrNotSupported = errors.New("zktest: not supported for this server")
+
+// ErrNoPeerNetwork is returned by Cluster.Partition, Isolate, CutOneWay,
+// SetPeerLatency and HealNetwork for a cluster started without
+// WithPeerNetwork, or a standalone server.
+var ErrNoPeerNetwork = errors.New("zktest: the cluster has no peer network: start an ensemble with WithPeerNetwork")

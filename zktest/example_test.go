@@ -218,3 +218,34 @@ func ExampleExpireSession() {
 	// Output:
 	// session alive: false <nil>
 }
+
+func ExampleWithPeerNetwork() {
+	inTest(func(t testing.TB) {
+		// Quorum and election traffic between the servers goes through
+		// proxies zktest owns, so the test can cut the servers apart.
+		c := zktest.StartEnsemble(t, 3, zktest.WithPeerNetwork())
+		ctx := context.Background()
+		old, err := c.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Isolate(old); err != nil { // the leader hears nobody
+			t.Fatal(err)
+		}
+		if err := c.WaitReady(ctx); err != nil { // a leader on the majority side
+			t.Fatal(err)
+		}
+		leader, err := c.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("new leader on the majority side:", leader != old)
+		if err := c.HealNetwork(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("ready after the heal:", c.WaitReady(ctx) == nil)
+	})
+	// Output:
+	// new leader on the majority side: true
+	// ready after the heal: true
+}

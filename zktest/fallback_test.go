@@ -91,7 +91,7 @@ type localServer struct {
 }
 
 func (s *localServer) Start(context.Context) error {
-	if err := writeConfig(s.opts, nil, []*node{s.n}, 0); err != nil {
+	if err := writeConfig(s.opts, nil, nil, []*node{s.n}, 0); err != nil {
 		return err
 	}
 	return s.p.launch()

@@ -59,8 +59,19 @@ func (c *Cluster) launchAll(nodes []*node) error {
 	if err := assignPorts(nodes); err != nil {
 		return err
 	}
+	if c.peers != nil {
+		c.peers.close()
+		c.peers = nil
+	}
+	if c.opts.peerNet && len(nodes) > 1 {
+		pn, err := newPeerNet(nodes)
+		if err != nil {
+			return err
+		}
+		c.peers = pn
+	}
 	for i, n := range nodes {
-		if err := writeConfig(c.opts, c.tls, nodes, i); err != nil {
+		if err := writeConfig(c.opts, c.tls, c.peers, nodes, i); err != nil {
 			return fmt.Errorf("zktest: write config: %w", err)
 		}
 		c.servers[i].addr = n.addr()

@@ -38,6 +38,7 @@ type options struct {
 	startTimeout      time.Duration
 	jvmFlags          []string
 	tls               bool // WithSelfSignedTLS
+	peerNet           bool // WithPeerNetwork
 }
 
 // WithTickTime sets ZooKeeper's tickTime, the unit of all its timeouts.

@@ -1,6 +1,7 @@
 package zktest
 
 import (
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -21,10 +22,12 @@ type Proxy struct {
 	wg        sync.WaitGroup
 
 	mu      sync.Mutex
-	gate    chan struct{} // closed while forwarding is allowed
+	gates   [2]chan struct{} // up, down: closed while that direction forwards
 	refuse  bool
 	latency time.Duration
 	match   func(opcode int32) bool // armed by ResetAfterRequest
+	raw     bool                    // not client traffic: no request framing
+	hello   map[string]string       // peer network: target -> address to announce
 	links   map[*link]struct{}
 	closed  bool
 
@@ -37,20 +40,29 @@ type Proxy struct {
 // in the same order. It fails the test if it cannot listen.
 func NewProxy(t testing.TB, targets []string) *Proxy {
 	t.Helper()
-	open := make(chan struct{})
-	close(open)
-	p := &Proxy{targets: append([]string(nil), targets...), gate: open, links: map[*link]struct{}{}}
+	p, err := newProxy(targets)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(p.close)
+	return p
+}
+
+// newProxy starts a proxy; the caller closes it.
+func newProxy(targets []string) (*Proxy, error) {
+	p := &Proxy{targets: append([]string(nil), targets...), links: map[*link]struct{}{}}
+	p.hold(false, false)
 	for _, target := range targets {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatalf("zktest: proxy listen: %v", err)
+			p.close()
+			return nil, fmt.Errorf("zktest: proxy listen: %w", err)
 		}
 		p.listeners = append(p.listeners, ln)
 		p.wg.Add(1)
 		go p.accept(ln, target)
 	}
-	return p
+	return p, nil
 }
 
 // Addrs returns the proxy's listen addresses, one per target, in the order
@@ -71,21 +83,34 @@ func (p *Proxy) Addrs() []string {
 // retransmission would deliver them. A chunk already being written when
 // Blackhole is called may still arrive.
 func (p *Proxy) Blackhole() {
+	p.hold(true, true)
+}
+
+// hold stops (true) or lets through (false) the up (client to server) and
+// down directions. A new connection is dialed only while both flow: a
+// handshake cannot complete across a one-way cut either.
+func (p *Proxy) hold(up, down bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if isClosed(p.gate) {
-		p.gate = make(chan struct{})
+	for i, stop := range [2]bool{up, down} {
+		switch {
+		case stop && (p.gates[i] == nil || isClosed(p.gates[i])):
+			p.gates[i] = make(chan struct{})
+		case !stop && (p.gates[i] == nil || !isClosed(p.gates[i])):
+			if p.gates[i] == nil {
+				p.gates[i] = make(chan struct{})
+			}
+			close(p.gates[i])
+		}
 	}
 }
 
 // Heal undoes Blackhole, SetLatency, Refuse and an armed ResetAfterRequest.
 // Connections that survived the fault carry on.
 func (p *Proxy) Heal() {
+	p.hold(false, false)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !isClosed(p.gate) {
-		close(p.gate)
-	}
 	p.refuse, p.latency, p.match = false, 0, nil
 }
 
@@ -149,10 +174,11 @@ func (p *Proxy) takeMatch(opcode int32) bool {
 	return true
 }
 
-func (p *Proxy) currentGate() chan struct{} {
+// currentGate returns the gate of one direction: 0 up, 1 down.
+func (p *Proxy) currentGate(dir int) chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.gate
+	return p.gates[dir]
 }
 
 func (p *Proxy) currentLatency() time.Duration {
@@ -186,6 +212,9 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 			continue
 		}
 		l := newLink(p, conn, target)
+		if addr, ok := p.hello[target]; ok {
+			l.hello = &helloRewriter{addr: addr}
+		}
 		p.links[l] = struct{}{}
 		p.wg.Add(2)
 		p.mu.Unlock()

@@ -14,6 +14,9 @@ const (
 	// server side open for the server to answer, so the request is surely
 	// processed before the server sees the client leave.
 	replyGrace = 2 * time.Second
+	// A peer network link retries a refused dial this often, this many times.
+	peerDialRetry = 50 * time.Millisecond
+	peerDialTries = 40
 )
 
 // chunk is bytes read from one side, stamped for SetLatency; eof marks the
@@ -38,6 +41,7 @@ type link struct {
 	down   chan chunk
 	done   chan struct{}
 	frames upFramer
+	hello  *helloRewriter // peer network election link, until its first message passed
 
 	mu     sync.Mutex
 	server net.Conn // nil until dialed
@@ -104,11 +108,21 @@ func (l *link) writeUp() {
 	go l.readDown(server)
 	go l.writeDown()
 	for {
-		c, ok := l.next(l.up)
+		c, ok := l.next(l.up, 0)
 		if !ok {
 			return
 		}
-		n := l.frames.feed(c.data, l.p.takeMatch)
+		n := -1
+		if !l.p.raw {
+			n = l.frames.feed(c.data, l.p.takeMatch)
+		}
+		if l.hello != nil {
+			var done bool
+			c.data, done = l.hello.feed(c.data)
+			if done {
+				l.hello = nil
+			}
+		}
 		if n >= 0 {
 			// Stop the down direction before the request can reach the server.
 			l.mu.Lock()
@@ -137,7 +151,7 @@ func (l *link) writeUp() {
 func (l *link) writeDown() {
 	defer l.p.wg.Done()
 	for {
-		c, ok := l.next(l.down)
+		c, ok := l.next(l.down, 1)
 		if !ok {
 			return
 		}
@@ -160,11 +174,22 @@ func (l *link) writeDown() {
 
 // dial waits for the gate to open, then connects to the target.
 func (l *link) dial() net.Conn {
-	if !l.waitGate() {
+	if !l.waitGate(0) || !l.waitGate(1) {
 		return nil
 	}
 	d := net.Dialer{Timeout: dialWait}
 	server, err := d.Dial("tcp", l.target)
+	// A peer's port refuses while the server is (re)starting. The peer has
+	// already seen its connection accepted here, so one refusal would look
+	// like a connection that broke; retry as its own connect would.
+	for tries := 0; err != nil && l.p.raw && tries < peerDialTries; tries++ {
+		select {
+		case <-time.After(peerDialRetry):
+		case <-l.done:
+			return nil
+		}
+		server, err = d.Dial("tcp", l.target)
+	}
 	if err != nil {
 		return nil
 	}
@@ -179,8 +204,8 @@ func (l *link) dial() net.Conn {
 }
 
 // next returns the next chunk of q once its latency has passed and the gate
-// is open; false when the link is done.
-func (l *link) next(q chan chunk) (chunk, bool) {
+// of its direction dir is open; false when the link is done.
+func (l *link) next(q chan chunk, dir int) (chunk, bool) {
 	var c chunk
 	select {
 	case c = <-q:
@@ -196,12 +221,12 @@ func (l *link) next(q chan chunk) (chunk, bool) {
 			return c, false
 		}
 	}
-	return c, l.waitGate()
+	return c, l.waitGate(dir)
 }
 
-func (l *link) waitGate() bool {
+func (l *link) waitGate(dir int) bool {
 	select {
-	case <-l.p.currentGate():
+	case <-l.p.currentGate(dir):
 		return true
 	case <-l.done:
 		return false

@@ -66,7 +66,9 @@ func (c *Cluster) Leader(ctx context.Context) (int, error) {
 
 // WaitReady waits until every running, unpaused server serves requests
 // and one of them is leader, polling every 100ms. Stopped and paused servers
-// are not waited for. Without a deadline in ctx it gives up after the start
+// are not waited for, nor, during a Partition, the servers cut off from the
+// majority: then it waits for a leader on the majority side (and never
+// returns nil if no side has a majority). Without a deadline in ctx it gives up after the start
 // timeout (WithStartTimeout).
 func (c *Cluster) WaitReady(ctx context.Context) error {
 	ctx, cancel := boundedCtx(ctx, c.opts.startTimeout)
@@ -83,9 +85,24 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 }
 
 // notReady says why states are not those of a serving cluster, or "".
+// During a partition it is enough that one side that can form a quorum
+// serves with a leader (see quorumSides); the other servers are not
+// waited for.
 func (c *Cluster) notReady(states []serverState) string {
+	why := "no side of the partition has a majority"
+	for _, side := range c.quorumSides() {
+		if why = c.sideNotReady(states, side); why == "" {
+			return ""
+		}
+	}
+	return why
+}
+
+// sideNotReady says why the servers of side are not serving with a leader.
+func (c *Cluster) sideNotReady(states []serverState, side []int) string {
 	leaders := 0
-	for i, st := range states {
+	for _, i := range side {
+		st := states[i]
 		switch {
 		case !c.servers[i].answering():
 			continue
