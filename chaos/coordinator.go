@@ -55,7 +55,7 @@ func Run(t testing.TB, cfg Config) *Report {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+10*time.Minute)
 	defer cancel()
-	c := &coordinator{cfg: cfg, cluster: zktest.StartEnsemble(t, 3)}
+	c := &coordinator{cfg: cfg, cluster: zktest.StartEnsemble(t, 3, zktest.WithPeerNetwork())}
 	if err := c.setup(ctx, t); err != nil {
 		t.Fatal(err)
 	}

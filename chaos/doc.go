@@ -19,8 +19,13 @@
 // and restart, whole-ensemble restart, a client blackholed past its session
 // timeout then healed, a client's connections reset, added latency, a
 // client process frozen with SIGSTOP past its session timeout then resumed,
-// and a client process killed with SIGKILL and started again. Client faults
-// aim, two times in three, at the process holding a lock.
+// a client process killed with SIGKILL and started again, and four faults
+// between the servers, whose quorum and election traffic runs through
+// zktest's peer network: the leader isolated from both followers, a
+// follower isolated (a 1|2 split), one direction between the leader and a
+// follower cut, and latency between the leader and its followers, each for
+// one to six seconds. Client faults aim, two times in three, at the process
+// holding a lock.
 //
 // The writes of the exclusive primitives carry no version check: only the
 // lock protects the read-modify-write, so two holders show up as a value

@@ -21,11 +21,19 @@ const (
 	FaultLatency         = "client-latency"   // delay a client's traffic
 	FaultPause           = "client-pause"     // SIGSTOP a client past its session timeout
 	FaultClientKill      = "client-kill"      // SIGKILL a client, start a new one
+
+	// Faults between the servers (zktest.WithPeerNetwork); clients keep
+	// their connections to every server.
+	FaultLeaderIsolated = "leader-isolated" // the leader cut from both followers
+	FaultPeerSplit      = "peer-split"      // a follower cut from the other two (1|2)
+	FaultPeerOneWay     = "peer-one-way"    // leader to follower or back, one direction cut
+	FaultPeerLatency    = "peer-latency"    // delay between the leader and its followers
 )
 
 // FaultKinds lists every kind the scheduler injects.
 var FaultKinds = []string{FaultLeaderKill, FaultFollowerKill, FaultEnsembleRestart, FaultPartition,
-	FaultReset, FaultLatency, FaultPause, FaultClientKill}
+	FaultReset, FaultLatency, FaultPause, FaultClientKill,
+	FaultLeaderIsolated, FaultPeerSplit, FaultPeerOneWay, FaultPeerLatency}
 
 // Fault is one injected fault: active from Start until End, when it was
 // undone (server serving again, client healed, resumed or restarted).
@@ -67,6 +75,8 @@ func (in *injector) do(ctx context.Context, kind string) Fault {
 	case FaultEnsembleRestart:
 		f.Target, f.Start = "all servers", Now()
 		err = in.ensembleRestart(ctx)
+	case FaultLeaderIsolated, FaultPeerSplit, FaultPeerOneWay, FaultPeerLatency:
+		f.Target, f.Detail, err = in.peer(ctx, kind, &f.Start)
 	default:
 		w := in.victim(ctx)
 		if kind == FaultClientKill && w.lib == "" && w.id <= in.keep {
@@ -121,6 +131,55 @@ func (in *injector) ensembleRestart(ctx context.Context) error {
 		}
 	}
 	return in.cluster.WaitReady(ctx)
+}
+
+// peer cuts the servers apart (or slows them) for one to six seconds, past
+// syncLimit (1.5s) in most draws and past the session timeout in some, then
+// heals and waits for the ensemble to serve.
+func (in *injector) peer(ctx context.Context, kind string, start *int64) (target, detail string, err error) {
+	*start = Now()
+	l, err := in.cluster.Leader(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	n := in.cluster.Len()
+	f := (l + 1 + in.rnd.IntN(n-1)) % n
+	d := in.between(time.Second, 6*time.Second)
+	*start = Now()
+	switch kind {
+	case FaultLeaderIsolated:
+		target = fmt.Sprintf("server %d (leader)", l)
+		err = in.cluster.Isolate(l)
+	case FaultPeerSplit:
+		target = fmt.Sprintf("server %d (follower)", f)
+		err = in.cluster.Isolate(f)
+	case FaultPeerOneWay:
+		from, to := l, f
+		if in.rnd.IntN(2) == 0 {
+			from, to = f, l
+		}
+		target = fmt.Sprintf("server %d -> server %d", from, to)
+		err = in.cluster.CutOneWay(from, to)
+	case FaultPeerLatency:
+		lat := in.between(20*time.Millisecond, 400*time.Millisecond)
+		target, detail = fmt.Sprintf("server %d (leader)", l), fmt.Sprintf("%v each way, ", lat)
+		for i := range n {
+			if i != l && err == nil {
+				err = in.cluster.SetPeerLatency(l, i, lat)
+			}
+		}
+	}
+	detail += "for " + d.String()
+	if err == nil {
+		sleep(ctx, d)
+	}
+	if herr := in.cluster.HealNetwork(); err == nil {
+		err = herr
+	}
+	if err != nil {
+		return target, detail, err
+	}
+	return target, detail, in.cluster.WaitReady(ctx)
 }
 
 // past is longer than the session timeout: the server expires the session.
