@@ -49,11 +49,12 @@ type primitive struct {
 
 // primitives are the rows, by name (also the helper process's argument).
 var primitives = map[string]primitive{
-	"Mutex":          {ours: mutexParty, rival: mutexParty, lostErr: zklock.ErrLockLost},
-	"ReentrantMutex": {ours: reentrantParty, rival: reentrantParty, lostErr: zklock.ErrLockLost},
-	"RWMutex read":   {ours: readParty, rival: writeParty, lostErr: zklock.ErrLockLost, grantsAll: true},
-	"RWMutex write":  {ours: writeParty, rival: writeParty, lostErr: zklock.ErrLockLost},
-	"Semaphore":      {ours: semParty, rival: semParty, lostErr: zklock.ErrLeaseLost},
+	"Mutex":           {ours: mutexParty, rival: mutexParty, lostErr: zklock.ErrLockLost},
+	"ReentrantMutex":  {ours: reentrantParty, rival: reentrantParty, lostErr: zklock.ErrLockLost},
+	"RWMutex read":    {ours: readParty, rival: writeParty, lostErr: zklock.ErrLockLost, grantsAll: true},
+	"RWMutex write":   {ours: writeParty, rival: writeParty, lostErr: zklock.ErrLockLost},
+	"Semaphore":       {ours: semParty, rival: semParty, lostErr: zklock.ErrLeaseLost},
+	"Semaphore queue": {ours: semQueueParty, rival: semQueueParty, lostErr: zklock.ErrLeaseLost},
 	"Election": {ours: electionParty, rival: electionParty, lostErr: zklock.ErrLeadershipLost,
 		holderWatches: 1},
 }
@@ -85,7 +86,11 @@ func writeParty(t *testing.T, s *zklock.Session, path string) *party {
 // semParty takes one lease of a semaphore of one: exclusive, like a
 // lock. Its accessors are called only once acquire has returned.
 func semParty(t *testing.T, s *zklock.Session, path string) *party {
-	sem, err := zklock.NewSemaphore(s, path, 1)
+	return semPartyWith(t, s, path)
+}
+
+func semPartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) *party {
+	sem, err := zklock.NewSemaphore(s, path, 1, opts...)
 	require.NoError(t, err)
 	var l *zklock.Lease
 	return &party{
@@ -95,6 +100,11 @@ func semParty(t *testing.T, s *zklock.Session, path string) *party {
 		token:   func() int64 { return l.Token() },
 		node:    func() string { return l.Node() },
 	}
+}
+
+// semQueueParty is semParty in the one-queue layout (WithQueueLayout).
+func semQueueParty(t *testing.T, s *zklock.Session, path string) *party {
+	return semPartyWith(t, s, path, zklock.WithQueueLayout())
 }
 
 // electionParty campaigns; release resigns. Its accessors are the

@@ -169,8 +169,9 @@ type WrongKindError struct {
 	Node string // the child that belongs to another kind: a node name, "locks" or "leases"
 	// Found is the kind of primitive the child belongs to: KindMutex (also
 	// an Election's or a ReentrantMutex's node, or Curator's or Kazoo's
-	// lock), KindRWMutexRead, KindRWMutexWrite, KindSemaphore,
-	// "curator_leader_latch" or "kazoo_read_lock".
+	// lock), KindRWMutexRead, KindRWMutexWrite, KindSemaphore (Curator's
+	// layout), FoundSemaphoreQueue (WithQueueLayout), "curator_leader_latch"
+	// or "kazoo_read_lock".
 	Found string
 }
 
@@ -186,6 +187,9 @@ func (e *WrongKindError) Unwrap() error { return ErrWrongKind }
 const (
 	foundLeaderLatch   = "curator_leader_latch"
 	foundKazooReadLock = "kazoo_read_lock"
+	// FoundSemaphoreQueue is WrongKindError.Found for a Semaphore in the
+	// one-queue layout (WithQueueLayout).
+	FoundSemaphoreQueue = "semaphore_queue"
 )
 
 // wrongKind describes c, a child of path that belongs to another kind of
@@ -203,6 +207,8 @@ func wrongKind(path string, c queue.Contender) *WrongKindError {
 		found = foundLeaderLatch
 	case queue.KindKazooRLock:
 		found = foundKazooReadLock
+	case queue.KindPermit:
+		found = FoundSemaphoreQueue
 	}
 	return &WrongKindError{Path: path, Node: c.Name, Found: found}
 }

@@ -27,6 +27,9 @@ func newQueue(s *Session, path, kind string, accept []string, opts []Option) (qu
 	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)+len(queue.Announcer)); err != nil {
 		return queue.Queue{}, o, err
 	}
+	if o.queueLayout && kind != queue.KindLease {
+		return queue.Queue{}, o, invalid("WithQueueLayout applies to a Semaphore only")
+	}
 	if o.cohort != nil && (o.revocable || o.maxHold > 0) {
 		return queue.Queue{}, o, invalid("WithCohort cannot be combined with WithRevocable or WithMaxHold")
 	}

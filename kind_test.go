@@ -67,10 +67,22 @@ var kindHolders = []holder{
 		}
 		return l.Release, nil
 	}},
+	{"Semaphore queue", zklock.FoundSemaphoreQueue, func(ctx context.Context, s *zklock.Session, p string) (func(context.Context) error, error) {
+		sem, err := zklock.NewSemaphore(s, p, 2, zklock.WithQueueLayout())
+		if err != nil {
+			return nil, err
+		}
+		l, err := sem.Acquire(ctx, 1)
+		if err != nil {
+			return nil, err
+		}
+		return l.Release, nil
+	}},
 }
 
 var familyOf = map[string]string{
 	zklock.KindMutex: "lock", zklock.KindRWMutexWrite: "rw", zklock.KindRWMutexRead: "rw", zklock.KindSemaphore: "sem",
+	zklock.FoundSemaphoreQueue: "semq",
 }
 
 var kindContenders = []contender{
@@ -125,6 +137,22 @@ var kindContenders = []contender{
 	}},
 	{"Semaphore.TryAcquire", "sem", func(ctx context.Context, s *zklock.Session, p string) error {
 		sem, err := zklock.NewSemaphore(s, p, 2)
+		if err != nil {
+			return err
+		}
+		_, err = sem.TryAcquire(ctx, 1)
+		return err
+	}},
+	{"Semaphore.Acquire (queue layout)", "semq", func(ctx context.Context, s *zklock.Session, p string) error {
+		sem, err := zklock.NewSemaphore(s, p, 2, zklock.WithQueueLayout())
+		if err != nil {
+			return err
+		}
+		_, err = sem.Acquire(ctx, 1)
+		return err
+	}},
+	{"Semaphore.TryAcquire (queue layout)", "semq", func(ctx context.Context, s *zklock.Session, p string) error {
+		sem, err := zklock.NewSemaphore(s, p, 2, zklock.WithQueueLayout())
 		if err != nil {
 			return err
 		}

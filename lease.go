@@ -20,6 +20,7 @@ type Lease struct {
 
 	mu       sync.Mutex
 	held     []*queue.Held // not yet released
+	permit   *queue.Permit // WithQueueLayout: held[0] and its relay watch
 	released bool
 }
 
@@ -36,6 +37,9 @@ func (l *Lease) Release(ctx context.Context) error {
 	defer l.mu.Unlock()
 	if l.released {
 		return ErrLeaseReleased
+	}
+	if l.permit != nil {
+		return l.releasePermit(ctx)
 	}
 	q := l.sem.l.LeaseQueue()
 	last := l.held[len(l.held)-1] // released last: identifies the Lease to Metrics
@@ -112,4 +116,21 @@ func (l *Lease) Nodes() []string {
 		out[i] = h.Path
 	}
 	return out
+}
+
+// releasePermit is Release in the one-queue layout: one node.
+func (l *Lease) releasePermit(ctx context.Context) error {
+	h := l.held[0]
+	err := l.sem.p.Release(ctx, l.permit)
+	switch {
+	case errors.Is(err, queue.ErrLost):
+		l.held, l.released = nil, true
+		l.sem.s.released(h)
+		return ErrLeaseLost
+	case err != nil:
+		return err
+	}
+	l.held, l.released = nil, true
+	l.sem.s.released(h)
+	return nil
 }

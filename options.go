@@ -250,6 +250,7 @@ type primitiveOptions struct {
 	cohort         *cohortBound  // WithCohort; Mutex and ReentrantMutex only
 	revocable      bool          // WithRevocable
 	maxHold        time.Duration // WithMaxHold; 0: unbounded
+	queueLayout    bool          // WithQueueLayout; Semaphore only
 }
 
 func defaultPrimitiveOptions() primitiveOptions {
@@ -305,6 +306,36 @@ func WithData(data []byte) Option {
 func WithListingHandoff() Option {
 	return func(o *primitiveOptions) error {
 		o.listingHandoff = true
+		return nil
+	}
+}
+
+// WithQueueLayout gives a Semaphore zklock's one-queue layout instead of
+// Curator's InterProcessSemaphoreV2 layout, which is the default. Each
+// acquisition of n leases is one ephemeral sequential node directly under
+// the semaphore's path, named "_c_<uuid>-<n>of<limit>permit-<seq>", which
+// holds once the leases of the nodes ahead of it plus its own n are at most
+// the limit. Every waiter watches one node, the nearest ahead; there is no
+// guard mutex and no listing on most wake-ups (see docs/recipes.md for the
+// request counts and what a release costs).
+//
+// Every guarantee of the default layout holds: all-or-nothing Acquire(n),
+// FIFO order, the loss signal before the server can hand a lease on,
+// fencing tokens, cancellation leaving nothing. The limit is carried in
+// every node's name, so each acquisition's first listing checks it against
+// every other client's, at no extra request (ErrLimitMismatch). The two
+// layouts cannot share a path: an acquisition that finds the other
+// layout's nodes fails with a *WrongKindError, in either direction, and so
+// does any other kind of primitive on the path. Curator processes cannot
+// use this layout. A holder with other holders ahead of it keeps a watch,
+// and a goroutine, on the nearest one until those ahead have left, to pass
+// on what it sees to the client behind it.
+//
+// It applies to NewSemaphore only; other constructors refuse it with
+// ErrInvalidOption.
+func WithQueueLayout() Option {
+	return func(o *primitiveOptions) error {
+		o.queueLayout = true
 		return nil
 	}
 }

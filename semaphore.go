@@ -51,6 +51,7 @@ import (
 type Semaphore struct {
 	s     *Session
 	l     queue.Leases
+	p     *queue.Permits // WithQueueLayout; nil for Curator's layout
 	path  string
 	limit int
 	data  []byte
@@ -75,6 +76,13 @@ func NewSemaphore(s *Session, path string, limit int, opts ...Option) (*Semaphor
 	}
 	sem := &Semaphore{s: s, path: path, limit: limit, data: o.data}
 	sem.l = queue.Leases{Conn: q.Conn, Dir: path, Limit: limit}
+	if o.queueLayout {
+		kind := fmt.Sprintf("%dof%d%s", limit, limit, queue.KindPermit)
+		if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)); err != nil {
+			return nil, err
+		}
+		sem.p = &queue.Permits{Conn: q.Conn, Dir: path, Limit: limit}
+	}
 	return sem, nil
 }
 
@@ -108,6 +116,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 	if n < 1 || n > s.limit {
 		return nil, fmt.Errorf("%w: %d leases of a semaphore of %d", ErrInvalidArgument, n, s.limit)
 	}
+	if s.p != nil {
+		return s.acquirePermits(ctx, n, try)
+	}
 	start := s.s.now()
 	g, err := s.l.Acquire(ctx, queue.LeaseRequest{N: n, Data: s.data, Try: try,
 		Check: s.check, Precheck: s.precheck})
@@ -133,13 +144,24 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 // created: the granted leases, and those of the client at the head of the
 // queue while it waits for the count to drop to the limit. Each has Kind
 // "lease-"; children of <path>/leases that are not lease nodes count against
-// the limit but are not listed.
+// the limit but are not listed. With WithQueueLayout it lists the permit
+// nodes (Kind "permit-") whose leases fit within the limit, in queue order:
+// those granted, and any about to be.
 func (s *Semaphore) Holders(ctx context.Context) ([]Contender, error) {
+	if s.p != nil {
+		h, _, err := s.listPermits(ctx)
+		return h, err
+	}
 	return listContenders(ctx, s.l.LeaseQueue())
 }
 
 // Contenders lists the clients queued for leases, in the order they will be
-// served: the first is the one waiting for leases to be released.
+// served: the first is the one waiting for leases to be released. With
+// WithQueueLayout they are the permit nodes behind the holders.
 func (s *Semaphore) Contenders(ctx context.Context) ([]Contender, error) {
+	if s.p != nil {
+		_, w, err := s.listPermits(ctx)
+		return w, err
+	}
 	return listContenders(ctx, s.l.LockQueue())
 }

@@ -9,6 +9,8 @@ import (
 // kind is the primitive the flags ask for.
 func (f *runFlags) kind() string {
 	switch {
+	case f.set["n"] && f.queue:
+		return kindSemQueue
 	case f.set["n"]:
 		return kindSemaphore
 	case f.shared || f.write:
@@ -30,6 +32,8 @@ func (f *runFlags) acquirer(path string) func(context.Context, *zklock.Session) 
 		switch f.kind() {
 		case kindSemaphore:
 			return acquireLease(ctx, s, path, f.n, f.try, opts)
+		case kindSemQueue:
+			return acquireLease(ctx, s, path, f.n, f.try, append(opts, zklock.WithQueueLayout()))
 		case kindRW:
 			return acquireRW(ctx, s, path, f.shared, f.try, opts)
 		}

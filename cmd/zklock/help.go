@@ -50,8 +50,9 @@ var commandHelp = map[string]struct {
 }{
 	"run": {`zklock run [flags] PATH -- CMD [ARGS...]
 
-Acquire PATH (a lock; with -n a semaphore slot; with --shared or --write a
-reader/writer lock), run CMD, release when it exits, and exit with its code.
+Acquire PATH (a lock; with -n a semaphore slot, in zklock's one-queue layout
+with --queue; with --shared or --write a reader/writer lock), run CMD,
+release when it exits, and exit with its code.
 Holders of one PATH must agree on its kind: a plain lock does not exclude
 --shared readers, so zklock refuses a PATH in use by another kind.
 `, &runFlags{}},

@@ -7,15 +7,17 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 // The primitives a path can hold. Their nodes differ, so a Mutex and the
 // write lock of an RWMutex on one path would not exclude each other: run
 // refuses a path that another kind of holder uses.
 const (
-	kindLock      = "lock"      // Mutex (and Election): "lock-" nodes
-	kindRW        = "rw"        // RWMutex: "__READ__" and "__WRIT__" nodes
-	kindSemaphore = "semaphore" // Semaphore: "locks" and "leases" children
+	kindLock      = "lock"            // Mutex (and Election): "lock-" nodes
+	kindRW        = "rw"              // RWMutex: "__READ__" and "__WRIT__" nodes
+	kindSemaphore = "semaphore"       // Semaphore: "locks" and "leases" children
+	kindSemQueue  = "semaphore-queue" // Semaphore WithQueueLayout: "permit-" nodes
 )
 
 // checkPath rejects a path the library would refuse, before anything is
@@ -40,6 +42,8 @@ func detectKind(s *zklock.Session, path string) (string, error) {
 		switch {
 		case n == "locks" || n == "leases":
 			return kindSemaphore, nil
+		case strings.Contains(n, queue.KindPermit):
+			return kindSemQueue, nil
 		case strings.Contains(n, "__READ__") || strings.Contains(n, "__WRIT__"):
 			return kindRW, nil
 		case strings.Contains(n, "lock-") || strings.Contains(n, "__lock__"):
@@ -59,7 +63,9 @@ func (e *layoutError) Error() string {
 func (e *layoutError) hint() string {
 	switch e.found {
 	case kindSemaphore:
-		return "pass -n with its limit"
+		return "pass -n with its limit, without --queue"
+	case kindSemQueue:
+		return "pass -n with its limit and --queue"
 	case kindRW:
 		return "pass --shared or --write"
 	}
@@ -72,6 +78,8 @@ func kindName(kind string) string {
 		return "reader/writer lock"
 	case kindSemaphore:
 		return "semaphore"
+	case kindSemQueue:
+		return "semaphore in the queue layout"
 	}
 	return "lock"
 }

@@ -54,6 +54,8 @@ func list(ctx context.Context, s *zklock.Session, path, kind string) (report, er
 		return r, r.fillRW(ctx, s)
 	case kindSemaphore:
 		return r, r.fillSemaphore(ctx, s)
+	case kindSemQueue:
+		return r, r.fillSemQueue(ctx, s)
 	}
 	return r, nil
 }
@@ -112,6 +114,37 @@ func rwMode(c zklock.Contender) string {
 		return "write"
 	}
 	return "read"
+}
+
+// fillSemQueue: the permit nodes carry the limit; those whose leases fit
+// within it, in queue order, hold.
+func (r *report) fillSemQueue(ctx context.Context, s *zklock.Session) error {
+	names, _, err := s.Conn().Children(r.Path)
+	if err != nil {
+		return err
+	}
+	for _, c := range queue.Sort(names, queue.KindPermit) {
+		if _, limit, ok := queue.PermitWeight(c.Name); ok {
+			r.Limit = limit
+			break
+		}
+	}
+	sem, err := zklock.NewSemaphore(s, r.Path, max(r.Limit, 1), zklock.WithQueueLayout())
+	if err != nil {
+		return err
+	}
+	hs, err := sem.Holders(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range hs {
+		r.add(true, "", c)
+	}
+	ws, err := sem.Contenders(ctx)
+	for _, c := range ws {
+		r.add(false, "", c)
+	}
+	return err
 }
 
 // fillSemaphore: lease nodes beyond the limit belong to the client at the

@@ -15,6 +15,7 @@ type runFlags struct {
 	shared  bool
 	write   bool
 	data    string
+	queue   bool
 	grace   time.Duration
 	set     map[string]bool // flags given on the command line
 }
@@ -23,6 +24,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.conn.register(fs)
 	fs.IntVar(&f.n, "n", 0, "take one slot of a semaphore of limit `K` instead of a lock")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 waits forever")
+	fs.BoolVar(&f.queue, "queue", false, "with -n: the semaphore's one-queue layout (zklock only; Curator cannot share it)")
 	fs.BoolVar(&f.try, "try", false, "do not wait: exit 122 at once if the lock is taken")
 	fs.BoolVar(&f.shared, "shared", false, "take the read lock of a reader/writer lock")
 	fs.BoolVar(&f.write, "write", false, "take the write lock of a reader/writer lock (excludes --shared holders)")
@@ -53,6 +55,8 @@ func (c *cli) checkRunFlags(f *runFlags) (int, bool) {
 	switch {
 	case f.set["n"] && f.n < 1:
 		return c.usagef("-n %d: the limit must be at least 1", f.n), false
+	case f.queue && !f.set["n"]:
+		return c.usagef("--queue is a semaphore's layout: give -n with the limit"), false
 	case f.set["n"] && (f.shared || f.write):
 		return c.usagef("-n cannot be combined with --shared or --write"), false
 	case f.shared && f.write:

@@ -96,3 +96,34 @@ func TestStatusDetectsSemaphoreAndRW(t *testing.T) {
 		p.wait(t, procTimeout)
 	}
 }
+
+// run -n K --queue takes a slot of a semaphore in the one-queue layout;
+// status lists it as such with its limit, and the other layout (and a plain
+// lock) is refused on its path.
+func TestRunSemaphoreQueueLayout(t *testing.T) {
+	c := zktest.Start(t)
+	servers := c.ConnectString()
+	sem := lockPath(t, "semq")
+	a := holdLock(t, servers, sem, "-n", "2", "--queue", "--data", "a")
+	b := holdLock(t, servers, sem, "-n", "2", "--queue", "--data", "b")
+	waiter := start(t, servers, "run", "-n", "2", "--queue", "--data", "c", sem, "--", "true")
+	r := awaitQueue(t, servers, sem, 2, 1)
+	if r.Kind != kindSemQueue || r.Limit != 2 || r.Waiting[0].Data != "c" {
+		t.Errorf("queue-layout semaphore status: %+v", r)
+	}
+	if code, _, errOut := runZklock(t, servers, "run", "-n", "2", "--queue", "--try", sem, "--", "true"); code != exitBusy {
+		t.Errorf("--try on a full semaphore: exit %d, want %d; stderr: %s", code, exitBusy, errOut)
+	}
+	for _, args := range [][]string{{"-n", "2"}, {}} {
+		argv := append(append([]string{"run", "--try"}, args...), sem, "--", "true")
+		if code, _, errOut := runZklock(t, servers, argv...); code != exitError {
+			t.Errorf("%v on a queue-layout semaphore: exit %d, want %d; stderr: %s", args, code, exitError, errOut)
+		}
+	}
+	for _, p := range []*proc{a, b} {
+		p.signal(t, syscall.SIGTERM)
+	}
+	for _, p := range []*proc{a, b, waiter} {
+		p.wait(t, procTimeout)
+	}
+}

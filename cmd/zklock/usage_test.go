@@ -22,6 +22,7 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "/p", "--bogus", "--", "true"},
 		{"run", "-n", "0", "/p", "--", "true"},
 		{"run", "-n", "2", "--shared", "/p", "--", "true"},
+		{"run", "--queue", "/p", "--", "true"},
 		{"run", "--shared", "--write", "/p", "--", "true"},
 		{"run", "--try", "--timeout", "1s", "/p", "--", "true"},
 		{"run", "--timeout", "soon", "/p", "--", "true"},

@@ -30,7 +30,7 @@ const (
 	LeasesChild = "leases"
 )
 
-var kinds = []string{KindRead, KindWrite, KindKazooRLock, KindKazooLock, KindLock, KindLease, KindLatch}
+var kinds = []string{KindRead, KindWrite, KindKazooRLock, KindKazooLock, KindLock, KindLease, KindLatch, KindPermit}
 
 // ProtectedPrefix starts the name of every node created with protection:
 // "_c_" + a version 4 UUID + "-" (Curator's ProtectedUtils layout, 40 bytes).

@@ -1,0 +1,301 @@
+package zklock_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+)
+
+func newQueueSem(t *testing.T, s *zklock.Session, path string, limit int) *zklock.Semaphore {
+	t.Helper()
+	sem, err := zklock.NewSemaphore(s, path, limit, zklock.WithQueueLayout())
+	require.NoError(t, err)
+	return sem
+}
+
+// permitNodes lists path's children that are permit nodes.
+func permitNodes(t *testing.T, s *zklock.Session, path string) []string {
+	t.Helper()
+	var out []string
+	for _, n := range nodeNames(t, s, path) {
+		if strings.Contains(n, "permit-") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func TestSemaphoreQueueBasics(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	ss := manySessions(t, c.Servers(), 2)
+	path := lockPath(t, "semq")
+	a, b := newQueueSem(t, ss[0], path, 2), newQueueSem(t, ss[1], path, 2)
+	l1, err := a.Acquire(ctx, 1)
+	require.NoError(t, err)
+	l2, err := b.TryAcquire(ctx, 1)
+	require.NoError(t, err)
+	require.Greater(t, l2.Token(), l1.Token(), "tokens increase")
+	require.Len(t, l1.Nodes(), 1)
+	require.Contains(t, l1.Node(), path+"/_c_", "one node directly under the path")
+	require.Contains(t, l1.Node(), "-1of2permit-", "the node carries its leases and the limit")
+	require.NotNil(t, l1.Guard())
+	require.Equal(t, []string{}, append([]string{}, filterNot(nodeNames(t, ss[0], path), "permit-")...),
+		"no locks or leases children: not Curator's layout")
+
+	_, err = a.TryAcquire(ctx, 1)
+	require.ErrorIs(t, err, zklock.ErrNotAcquired)
+	hs, err := a.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 2, "a failed TryAcquire leaves nothing")
+	require.Equal(t, "permit-", hs[0].Kind)
+
+	res, _ := acquireAsync(ctx, a, 1)
+	eventually(t, 10*time.Second, "waiter queued", func() bool {
+		cs, err := a.Contenders(ctx)
+		return err == nil && len(cs) == 1
+	})
+	require.NoError(t, l1.Release(ctx))
+	require.ErrorIs(t, l1.Release(ctx), zklock.ErrLeaseReleased)
+	require.Zero(t, l1.Token())
+	require.NoError(t, await(t, res, 10*time.Second, "waiter").err)
+	select {
+	case <-l1.Lost():
+	default:
+		t.Fatal("Lost must be closed once released")
+	}
+	require.NoError(t, l2.Release(ctx))
+}
+
+func filterNot(names []string, sub string) []string {
+	var out []string
+	for _, n := range names {
+		if !strings.Contains(n, sub) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Limit k with 16 sessions x 40 cycles, each taking one or two leases at
+// random: never more than k leases held, and k is reached.
+func TestSemaphoreQueueLimitInvariant(t *testing.T) {
+	const sessions, cycles, k = 16, 40, 3
+	c := standalone(t)
+	ctx, cancel := context.WithTimeout(ctxFor(t), 3*time.Minute)
+	defer cancel()
+	path := lockPath(t, "semq")
+	ss := manySessions(t, c.Servers(), sessions)
+	var chk semChecker
+	err := runAll(ctx, sessions, func(ctx context.Context, i int) error {
+		sem, err := zklock.NewSemaphore(ss[i], path, k, zklock.WithQueueLayout())
+		if err != nil {
+			return err
+		}
+		rnd := rand.New(rand.NewPCG(uint64(i), 7))
+		for range cycles {
+			n := 1 + rnd.IntN(2)
+			l, err := sem.Acquire(ctx, n)
+			if err != nil {
+				return err
+			}
+			chk.enter(n)
+			time.Sleep(time.Duration(rnd.IntN(15)) * time.Millisecond) // holds end out of order
+			chk.leave(n)
+			if err := l.Release(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	t.Logf("%d cycles, at most %d leases together", sessions*cycles, chk.max)
+	require.LessOrEqual(t, chk.max, k)
+	require.Equal(t, k, chk.max, "the limit was never reached")
+	require.Empty(t, permitNodes(t, ss[0], path), "no node left")
+}
+
+// Waiters are served in arrival order, a larger request included: a later
+// small one does not overtake it.
+func TestSemaphoreQueueFIFO(t *testing.T) {
+	const waiters = 5
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "semq")
+	ss := manySessions(t, c.Servers(), waiters+1)
+	holder, err := newQueueSem(t, ss[0], path, 2).Acquire(ctx, 2)
+	require.NoError(t, err)
+	order := make(chan int, waiters)
+	for i := range waiters {
+		sem := newQueueSem(t, ss[i+1], path, 2)
+		n := 1
+		if i == 1 {
+			n = 2
+		}
+		go func() {
+			l, err := sem.Acquire(ctx, n)
+			if err != nil {
+				return
+			}
+			order <- i
+			time.Sleep(20 * time.Millisecond)
+			_ = l.Release(ctx)
+		}()
+		eventually(t, 10*time.Second, "waiter queued", func() bool {
+			cs, err := sem.Contenders(ctx)
+			return err == nil && len(cs) == i+1
+		})
+	}
+	require.NoError(t, holder.Release(ctx))
+	got := make([]int, 0, waiters)
+	for range waiters {
+		got = append(got, receive(t, order, 10*time.Second))
+	}
+	// 0 alone (1 of 2; 1 needs both), then 1, then 2 and 3 together, then 4.
+	require.Equal(t, 0, got[0])
+	require.Equal(t, 1, got[1])
+	require.ElementsMatch(t, []int{2, 3}, got[2:4])
+	require.Equal(t, 4, got[4])
+}
+
+// Holders leave out of queue order, or their sessions end: the waiter that
+// then fits is woken at once, though the node it watches is still there.
+func TestSemaphoreQueueOutOfOrder(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	for _, tc := range []struct {
+		name  string
+		limit int
+		leave int  // which of the limit holders goes first
+		close bool // its session ends instead of a release
+	}{
+		{"limit 2, second releases", 2, 1, false},
+		{"limit 2, second's session ends", 2, 1, true},
+		{"limit 3, first releases", 3, 0, false},
+		{"limit 3, middle releases", 3, 1, false},
+		{"limit 3, first's session ends", 3, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := lockPath(t, "semq")
+			ss := manySessions(t, c.Servers(), tc.limit+1)
+			leases := make([]*zklock.Lease, tc.limit)
+			for i := range leases {
+				l, err := newQueueSem(t, ss[i], path, tc.limit).Acquire(ctx, 1)
+				require.NoError(t, err)
+				leases[i] = l
+			}
+			res, lw := acquireAsync(ctx, newQueueSem(t, ss[tc.limit], path, tc.limit), 1)
+			pending(t, res, 300*time.Millisecond, "a waiter while the leases are taken")
+			if tc.close {
+				ss[tc.leave].Close()
+			} else {
+				require.NoError(t, leases[tc.leave].Release(ctx))
+			}
+			require.NoError(t, await(t, res, 10*time.Second, "the waiter, once a lease is free").err)
+			for i, l := range leases {
+				if i == tc.leave {
+					continue
+				}
+				select {
+				case <-l.Lost():
+					t.Fatalf("holder %d lost its lease", i)
+				default:
+				}
+				require.NoError(t, l.Release(ctx))
+			}
+			require.NoError(t, (*lw).Release(ctx))
+			require.Empty(t, permitNodes(t, ss[tc.limit], path))
+		})
+	}
+}
+
+// Each node watches one node: with a holder ahead of another holder and
+// waiters behind, the server holds one watch per node but the first, and
+// no child watch on the path.
+func TestSemaphoreQueueHerdFree(t *testing.T) {
+	const waiters = 6
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "semq")
+	ss := manySessions(t, c.Servers(), waiters+2)
+	var leases []*zklock.Lease
+	for i := range 2 {
+		l, err := newQueueSem(t, ss[i], path, 2).Acquire(ctx, 1)
+		require.NoError(t, err)
+		leases = append(leases, l)
+	}
+	var results []<-chan result
+	for i := range waiters {
+		sem := newQueueSem(t, ss[i+2], path, 2)
+		res, _ := acquireAsync(ctx, sem, 1)
+		results = append(results, res)
+		eventually(t, 10*time.Second, "waiter queued", func() bool {
+			cs, err := sem.Contenders(ctx)
+			return err == nil && len(cs) == i+1
+		})
+	}
+	// The second holder watches the first; each waiter the node before it.
+	eventually(t, 10*time.Second, "one watch per node but the first", func() bool {
+		n, err := c.WatchCount(ctx)
+		return err == nil && n == int64(1+waiters)
+	})
+	n, err := c.WatchCount(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1+waiters), n)
+	require.NoError(t, leases[0].Release(ctx))
+	require.NoError(t, await(t, results[0], 10*time.Second, "the first waiter").err)
+	for _, r := range results[1:] {
+		pending(t, r, 100*time.Millisecond, "the other waiters")
+	}
+	require.NoError(t, leases[1].Release(ctx))
+}
+
+// A limit that differs from the one the queue's nodes carry is refused at
+// once, smaller or larger, while the leases are taken and clients wait.
+func TestSemaphoreQueueLimitMismatch(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	ss := manySessions(t, c.Servers(), 3)
+	path := lockPath(t, "semq")
+	l, err := newQueueSem(t, ss[0], path, 1).Acquire(ctx, 1)
+	require.NoError(t, err)
+	res, _ := acquireAsync(ctx, newQueueSem(t, ss[1], path, 1), 1)
+	pending(t, res, 200*time.Millisecond, "a waiter")
+	for _, limit := range []int{2, 3} {
+		other := newQueueSem(t, ss[2], path, limit)
+		kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err = other.Acquire(kctx, 1)
+		cancel()
+		require.ErrorIs(t, err, zklock.ErrLimitMismatch, "limit %d", limit)
+		_, err = other.TryAcquire(ctx, 1)
+		require.ErrorIs(t, err, zklock.ErrLimitMismatch)
+	}
+	require.Empty(t, ephemeralsOf(t, ss[0].Conn(), path, ss[2].SessionID()), "a mismatch leaves nothing")
+	require.NoError(t, l.Release(ctx))
+	require.NoError(t, await(t, res, 10*time.Second, "waiter").err)
+}
+
+// WithQueueLayout is a Semaphore's option only.
+func TestQueueLayoutOnlyForSemaphore(t *testing.T) {
+	c := standalone(t)
+	s := newSession(t, c.Servers())
+	path := lockPath(t, "semq")
+	_, err := zklock.NewMutex(s, path, zklock.WithQueueLayout())
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	_, err = zklock.NewRWMutex(s, path, zklock.WithQueueLayout())
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	_, err = zklock.NewElection(s, path, zklock.WithQueueLayout())
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	_, err = zklock.NewReentrantMutex(s, path, zklock.WithQueueLayout())
+	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	_, err = zklock.NewSemaphore(s, path, 0, zklock.WithQueueLayout())
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	sem := newQueueSem(t, s, path, 2)
+	_, err = sem.Acquire(ctxFor(t), 3)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+}
