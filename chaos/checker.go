@@ -214,7 +214,7 @@ func checkWrite(e Event, committed map[writeKey]Receipt, rep *Report) {
 // a smaller token after a larger one is a stale holder's write accepted.
 func checkTokens(r *Outcome, rep *Report) {
 	for prim, rs := range r.Receipts {
-		if prim == "semaphore" {
+		if counting(prim) {
 			continue // concurrent holders by design: see the overlap check
 		}
 		var max Receipt

@@ -17,7 +17,7 @@ import (
 // its start to the next fault's) the signal came.
 func lossLeads(r *Outcome, ivs []Interval, rep *Report) {
 	for i, a := range ivs {
-		if a.Why != WhyLost || a.Prim == "semaphore" || pausedBefore(r, a, a.End) || stalePaused(r, a) {
+		if a.Why != WhyLost || counting(a.Prim) || pausedBefore(r, a, a.End) || stalePaused(r, a) {
 			continue
 		}
 		for _, b := range ivs[i+1:] {

@@ -28,7 +28,7 @@ func checkOverlaps(r *Outcome, ivs []Interval, committed map[writeKey]Receipt, r
 		byPrim[iv.Prim] = append(byPrim[iv.Prim], iv)
 	}
 	for prim, list := range byPrim {
-		if prim == "semaphore" {
+		if counting(prim) {
 			checkCount(r, list, committed, rep)
 			continue
 		}

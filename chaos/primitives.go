@@ -10,10 +10,15 @@ import (
 	"github.com/zklock/zklock"
 )
 
-// Primitives names the workloads, one per zklock primitive, and "cohort":
+// Primitives names the workloads, one per zklock primitive; "semqueue",
+// a Semaphore in the one-queue layout (WithQueueLayout); and "cohort":
 // CohortSize goroutines of each process on one Mutex path, all with
 // WithCohort, so that local handoffs mix with remote ones.
-var Primitives = []string{"mutex", "reentrant", "rwmutex", "semaphore", "election", "cohort"}
+var Primitives = []string{"mutex", "reentrant", "rwmutex", "semaphore", "semqueue", "election", "cohort"}
+
+// counting reports whether prim's holders may overlap up to the limit: a
+// semaphore's, in either layout.
+func counting(prim string) bool { return prim == "semaphore" || prim == "semqueue" }
 
 // CohortSize is how many workloads each process runs on the cohort path.
 const CohortSize = 3
@@ -63,8 +68,12 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 	case "rwmutex":
 		m, err := zklock.NewRWMutex(s, path)
 		return rwAcquirer(m), err
-	case "semaphore":
-		sem, err := zklock.NewSemaphore(s, path, limit)
+	case "semaphore", "semqueue":
+		var opts []zklock.Option
+		if prim == "semqueue" {
+			opts = append(opts, zklock.WithQueueLayout())
+		}
+		sem, err := zklock.NewSemaphore(s, path, limit, opts...)
 		return func(ctx context.Context, _ *rand.Rand) (*hold, error) {
 			l, err := sem.Acquire(ctx, 1)
 			if err != nil {
