@@ -30,6 +30,7 @@ var goDrivers = map[string]goDriver{
 	implWrite:   writeWorkers,
 	implZklock:  zklockWorkers,
 	implCohort:  cohortWorkers,
+	implQueue:   queueWorkers,
 	implGoZK:    gozkWorkers,
 	implEtcd:    etcdWorkers,
 	implRedsync: redsyncWorkers,
@@ -49,6 +50,14 @@ func cohortWorkers(ctx context.Context, e *servers, sc scenario, path string) ([
 		return nil, nil, errors.New("cohorting is a Mutex's")
 	}
 	return zklockWith(ctx, e, sc, path, zklock.WithCohort(0, 0))
+}
+
+// queueWorkers are zklock's semaphore in the one-queue layout.
+func queueWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
+	if sc.Kind != kindSem {
+		return nil, nil, errors.New("the queue layout is a Semaphore's")
+	}
+	return zklockWith(ctx, e, sc, path, zklock.WithQueueLayout())
 }
 
 func zklockWith(ctx context.Context, e *servers, sc scenario, path string, opts ...zklock.Option) ([]worker, func(), error) {
@@ -85,7 +94,7 @@ func zklockWith(ctx context.Context, e *servers, sc scenario, path string, opts 
 			}
 		case sc.Kind == kindSem:
 			var sem *zklock.Semaphore
-			if sem, err = zklock.NewSemaphore(s, path+"/sem", sc.Limit); err == nil {
+			if sem, err = zklock.NewSemaphore(s, path+"/sem", sc.Limit, opts...); err == nil {
 				ws[i].cycle = func(ctx context.Context, enter, exit func()) error {
 					l, err := sem.Acquire(ctx, 1)
 					if err != nil {

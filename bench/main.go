@@ -206,7 +206,7 @@ func (b *bench) closeExt() {
 
 func isZK(impl string) bool {
 	switch impl {
-	case implRaw, implWrite, implZklock, implCohort, implGoZK, implCurator, implKazoo:
+	case implRaw, implWrite, implZklock, implCohort, implQueue, implGoZK, implCurator, implKazoo:
 		return true
 	}
 	return false

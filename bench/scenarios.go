@@ -44,10 +44,11 @@ const (
 	implEtcd    = "etcd"
 	implRedsync = "redsync"
 	implCohort  = "zklock-cohort" // zklock with WithCohort: the goroutines of a session share one node
+	implQueue   = "zklock-queue"  // zklock's Semaphore with WithQueueLayout
 	implWrite   = "one-write"     // one go-zookeeper setData per cycle: the limit of a handoff
 )
 
-var implOrder = []string{implWrite, implRaw, implZklock, implCohort, implGoZK, implCurator, implKazoo, implEtcd, implRedsync}
+var implOrder = []string{implWrite, implRaw, implZklock, implCohort, implQueue, implGoZK, implCurator, implKazoo, implEtcd, implRedsync}
 
 var (
 	allLocks = []string{implZklock, implGoZK, implCurator, implKazoo, implEtcd, implRedsync}
@@ -57,6 +58,8 @@ var (
 	// queue of 1000 after each trial would take longer than the whole run.
 	handoffs1000 = []string{implZklock, implGoZK, implCurator}
 	recipes      = []string{implZklock, implCurator, implKazoo}
+	// semaphores: both of zklock's layouts beside Curator's and Kazoo's.
+	semaphores = []string{implZklock, implQueue, implCurator, implKazoo}
 	// Kazoo 2.8's ReadLock and WriteLock deadlock under this load (every
 	// client times out within seconds of the start): a reader waits on a
 	// higher-sequence writer (kazoo #649, fixed after 2.8).
@@ -83,7 +86,8 @@ func fullConfig() config {
 			{ID: "c64", Title: "64 clients, one lock", Kind: kindMutex, Clients: 64, Impls: allLocks},
 			{ID: "c256", Title: "256 clients, one lock", Kind: kindMutex, Clients: 256, Impls: zkQueues},
 			{ID: "16x16", Title: "16 clients, 16 locks", Kind: kindMutex, Clients: 16, Locks: 16, Impls: allLocks},
-			{ID: "sem", Title: "semaphore, limit 2, 8 clients", Kind: kindSem, Clients: 8, Limit: 2, Impls: recipes},
+			{ID: "sem", Title: "semaphore, limit 2, 8 clients", Kind: kindSem, Clients: 8, Limit: 2, Impls: semaphores},
+			{ID: "sem16", Title: "semaphore, limit 2, 16 clients", Kind: kindSem, Clients: 16, Limit: 2, Impls: semaphores},
 			{ID: "rw", Title: "RW, 16 clients, 90% reads", Kind: kindRW, Clients: 16, ReadPct: 90, Impls: rwLocks},
 			{ID: "handoff-10", Title: "handoff, 10 waiters", Kind: kindMutex, Clients: 11, Handoff: true, Impls: handoffs},
 			{ID: "handoff-100", Title: "handoff, 100 waiters", Kind: kindMutex, Clients: 101, Sessions: 20, Handoff: true, Impls: handoffs},

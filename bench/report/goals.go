@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Goal is one of zklock's published performance goals, checked against a run.
@@ -65,9 +66,38 @@ func Goals(run *Run) []Goal {
 	ratio("cohort: 16 goroutines, one session, vs go-zookeeper", ">= 20x", run.Find("g16", "zklock-cohort"), run.Find("g16", "go-zookeeper"), 20)
 	gs = append(gs, cohortRequestsGoal(run))
 	ratio("cohort: 4 sessions x 16 goroutines, vs zklock without", ">= 5x", run.Find("4x16", "zklock-cohort"), z("4x16"), 5)
-	ratio("semaphore (limit 2) vs Curator", ">= 2.5x", z("sem"), run.Find("sem", "curator"), 2.5)
+	q := func(scen string) *Result { return run.Find(scen, "zklock-queue") }
+	ratio("semaphore, queue layout, limit 2, 8 clients, vs Curator", ">= 2.5x", q("sem"), run.Find("sem", "curator"), 2.5)
+	ratio("semaphore, queue layout, limit 2, 16 clients, vs Curator", ">= 2.5x", q("sem16"), run.Find("sem16", "curator"), 2.5)
+	gs = append(gs, semRequestsGoal(run))
+	ratio("semaphore, Curator's layout, limit 2, 8 clients, vs Curator", ">= 1x (no slower than before)", z("sem"), run.Find("sem", "curator"), 1)
 	ratio("RW 90% reads, 16 clients, vs Curator", ">= 1.8x", z("rw"), run.Find("rw", "curator"), 1.8)
 	return gs
+}
+
+// semRequestsGoal: the queue layout needs at most 5 requests per lease
+// with 8 and 16 clients on a limit of 2 (the worse of the two).
+func semRequestsGoal(run *Run) Goal {
+	g := Goal{Name: "semaphore, queue layout: requests per contended lease", Target: "<= 5"}
+	worst, parts := math.Inf(-1), []string{}
+	for _, id := range []string{"sem", "sem16"} {
+		r := run.Find(id, "zklock-queue")
+		if r == nil || r.ReqPerAcq == nil {
+			continue
+		}
+		worst = math.Max(worst, r.ReqPerAcq.Median)
+		parts = append(parts, fmt.Sprintf("%s %.2f", id, r.ReqPerAcq.Median))
+		if c := run.Find(id, "curator"); c != nil && c.ReqPerAcq != nil {
+			parts[len(parts)-1] += fmt.Sprintf(" (Curator %.2f)", c.ReqPerAcq.Median)
+		}
+	}
+	if len(parts) == 0 {
+		g.Detail = "not measured in this run"
+		return g
+	}
+	g.Measured, g.Value, g.Met = true, worst, worst <= 5
+	g.Detail = strings.Join(parts, ", ")
+	return g
 }
 
 // p99Goal: zklock's p99 acquire latency with 16 clients on one lock is at

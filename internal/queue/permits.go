@@ -33,20 +33,25 @@ const KindPermit = "permit-"
 //
 // Every node watches exactly one node: the nearest one ahead of it. A
 // waiter whose watched node is deleted subtracts its permits and holds if
-// it then fits, or watches the next one ahead, with no listing. Nodes
-// further ahead can leave first (a holder releasing out of order, a session
-// expiring), which no watcher of ours sees: so a holder with nodes ahead of
-// it keeps watching them, and whenever one ahead of it goes (deleted, or
-// its watched node relays) it relays: it sets its own node's data, which
-// wakes the node behind it, which lists the queue again (a relay is not
-// proof, since the deletion behind it may predate that node's listing) and
-// relays in turn if it is a holder. A waiter granted after waiting relays
-// too when permits are left behind it. By induction from the front, a node
-// that fits is woken: whatever it watches either went (it wakes), or is a
-// waiter that fits too (it is woken first and relays on its grant), or is
-// a holder that saw the change ahead of it (and relays). Each deletion or
-// relay wakes one node; a release that follows the queue's order costs one
-// relay per holder still ahead, none at all when it is the first node.
+// it then fits, without a listing; otherwise it lists again (the nodes
+// ahead of the deleted one have usually gone too: looking at them one by
+// one would cost a request each). Nodes further ahead can leave first (a
+// holder releasing out of order, a session expiring), which no watcher of
+// ours sees: so a holder with nodes ahead of it keeps watching them, and
+// whenever one ahead of it goes (deleted, or its watched node relays) it
+// relays: it sets its own node's data, which wakes the node behind it,
+// which lists the queue again (a relay is not proof, since the deletion
+// behind it may predate that node's listing) and relays in turn if it is
+// a holder. A waiter granted after waiting relays too when permits are
+// left behind it. By induction from the front, a node that fits is woken:
+// whatever it watches either went (it wakes), or is a waiter that fits too
+// (it is woken first and relays on its grant, or, granted on an estimate,
+// its holder's watch finds the deletion and relays), or is a holder that
+// saw the change ahead of it (and relays). Each deletion or relay wakes
+// one node. A contended lease costs about six requests: the create and its
+// pipelined listing, the watch, a listing on the wake, a relay by the
+// holder ahead when the first holder leaves first, the holder's own watch
+// when a holder is ahead of it, and the delete.
 type Permits struct {
 	Conn  Conn
 	Dir   string
@@ -190,22 +195,23 @@ func (p *Permits) wait(ctx context.Context, q *Queue, n node, r PermitRequest) (
 		if r.Try {
 			return nil, ErrFull
 		}
-		// Watch the nearest node ahead; each one seen deleted is subtracted
-		// without a listing. Anything else (a relay, a session change) lists.
-		for names = nil; names == nil; {
-			ch, err := q.Conn.WaitChange(ctx, p.Dir+"/"+v.ahead[len(v.ahead)-1].Name)
-			if err != nil {
-				return nil, err
-			}
-			if ch != Deleted {
-				break
-			}
+		// Watch the nearest node ahead. Its deletion is subtracted without
+		// a listing: if that lets us in, we hold. Otherwise the nodes ahead
+		// of it have mostly gone too (a queue empties in order), so a
+		// listing costs less than looking at them one by one. Anything else
+		// (a relay, a session change) lists as well.
+		ch, err := q.Conn.WaitChange(ctx, p.Dir+"/"+v.ahead[len(v.ahead)-1].Name)
+		if err != nil {
+			return nil, err
+		}
+		if ch == Deleted {
 			v.rank -= v.weight[len(v.weight)-1]
 			v.ahead, v.weight = v.ahead[:len(v.ahead)-1], v.weight[:len(v.weight)-1]
 			if v.rank+r.N <= p.Limit {
 				return p.grant(ctx, q, n, v, r, true)
 			}
 		}
+		names = nil
 	}
 }
 
