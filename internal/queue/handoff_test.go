@@ -227,3 +227,23 @@ func TestHandoffQuietNode(t *testing.T) {
 	}
 	holds(t, wc)
 }
+
+// A writer behind a single reader holds at the reader's deletion without a
+// listing: with no writer ahead of it, nothing (no downgrade) can place a
+// node ahead of it, so the set ahead did shrink to nothing.
+func TestHandoffWriterBehindOneReader(t *testing.T) {
+	s, _ := setup(t)
+	r, x := s.Connect(), s.Connect()
+	rq := handoff(rwQ(r, queue.KindRead))
+	hr := acquire(t, rq, queue.Request{Blocks: reader})
+	wx := goAcquire(t, handoff(rwQ(x, queue.KindWrite)), queue.Request{})
+	await(t, s, "x watches the reader", func() bool { return s.Watching(hr.Path) == 1 })
+	before := listings(s)
+	if err := rq.Release(testCtx(t), hr); err != nil {
+		t.Fatal(err)
+	}
+	holds(t, wx)
+	if n := listings(s) - before; n != 0 {
+		t.Fatalf("the writer listed %d times at the reader's release, want none", n)
+	}
+}

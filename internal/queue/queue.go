@@ -278,17 +278,21 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 // listing sc came from, and the set can only shrink: the server numbers a
 // new node above every existing one. (A writer's downgrade is the one
 // exception: its read node takes the writer's number, below a writer
-// queued behind it, so a writer never relies on the set.) And an exclusive
+// queued behind it, so a writer relies on the set only when no writer was
+// ahead of it.) And an exclusive
 // holder (a lock or write node) was granted only with nothing ahead of it.
 //
 //   - Deleted: the only contender ahead of ours that blocked us is gone.
+//     A writer trusts this only when that contender was not a writer: a
+//     read node can appear ahead of us only by a writer's downgrade, at
+//     that writer's number, so with no writer ahead the set did shrink.
 //   - Released: an exclusive holder released, so nothing was ahead of it,
 //     and it was the nearest contender ahead of ours that blocks us, so
 //     nothing between it and us does.
 func (q *Queue) proves(ch Change, sc Scanned) bool {
 	switch ch {
 	case Deleted:
-		return sc.Blockers == 1 && q.Kind != KindWrite
+		return sc.Blockers == 1 && (q.Kind != KindWrite || sc.Blocker.Kind != KindWrite)
 	case Released:
 		return q.Handoff && exclusive(sc.Blocker.Kind)
 	}
