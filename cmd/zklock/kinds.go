@@ -22,6 +22,7 @@ const (
 	lsElection        = "election" // Curator LeaderLatch: "latch-" nodes
 	lsRWMutex         = "rwmutex"  // zklock and Curator; Kazoo's ReadLock/WriteLock too
 	lsSemaphore       = "semaphore"
+	lsSemQueue        = "semaphore-queue"
 )
 
 // tokenShift matches the library's tokens: "the lock node's creation zxid
@@ -98,12 +99,15 @@ func (r *reader) lockQueue(p string, names []string) (found, bool) {
 		cs[i] = zklock.Contender{Path: join(p, q.Name), Kind: q.Kind, Seq: q.Seq}
 	}
 	held := make([]bool, len(cs))
-	if kind == lsRWMutex {
+	f := found{Path: p, Kind: kind, Holders: []entry{}}
+	switch {
+	case kind == lsRWMutex:
 		held = rwHeld(cs)
-	} else if len(cs) > 0 {
+	case kind == lsSemQueue:
+		held, f.Limit = permitsHeld(qs)
+	case len(cs) > 0:
 		held[0] = true
 	}
-	f := found{Path: p, Kind: kind, Holders: []entry{}}
 	if c, ok := queue.Foreign(names, accept); ok {
 		f.Foreign = c.Name
 	}
@@ -128,6 +132,25 @@ func (r *reader) lockQueue(p string, names []string) (found, bool) {
 	return f, true
 }
 
+// permitsHeld tells which nodes of a queue-layout semaphore hold: those
+// whose leases fit within the limit their names carry, in queue order.
+func permitsHeld(qs []queue.Contender) (held []bool, limit int) {
+	held = make([]bool, len(qs))
+	used := 0
+	for i, q := range qs {
+		n, l, ok := queue.PermitWeight(q.Name)
+		if !ok {
+			continue
+		}
+		limit = l
+		if used += n; used > l {
+			break
+		}
+		held[i] = true
+	}
+	return held, limit
+}
+
 // queueKind tells what kind of queue children of these names form, and
 // which node kinds belong to it, in the order detectKind prefers them.
 func queueKind(names []string) (string, []string) {
@@ -146,6 +169,8 @@ func queueKind(names []string) (string, []string) {
 		return lsMutexOrElection, []string{queue.KindLock, queue.KindKazooLock}
 	case seen[queue.KindLatch]:
 		return lsElection, []string{queue.KindLatch}
+	case seen[queue.KindPermit]:
+		return lsSemQueue, []string{queue.KindPermit}
 	}
 	return "", nil
 }

@@ -114,6 +114,9 @@ func TestRunSemaphoreQueueLayout(t *testing.T) {
 	if code, _, errOut := runZklock(t, servers, "run", "-n", "2", "--queue", "--try", sem, "--", "true"); code != exitBusy {
 		t.Errorf("--try on a full semaphore: exit %d, want %d; stderr: %s", code, exitBusy, errOut)
 	}
+	if code, out, errOut := runZklock(t, servers, "ls", sem); code != 0 || !strings.Contains(out, "semaphore-queue") || !strings.Contains(out, "2/2") {
+		t.Errorf("ls: exit %d, output %q, stderr %s; want a semaphore-queue with 2/2 holders", code, out, errOut)
+	}
 	for _, args := range [][]string{{"-n", "2"}, {}} {
 		argv := append(append([]string{"run", "--try"}, args...), sem, "--", "true")
 		if code, _, errOut := runZklock(t, servers, argv...); code != exitError {
