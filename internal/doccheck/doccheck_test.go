@@ -111,7 +111,7 @@ func (sn snippet) program() string {
 
 // TestSnippetsCompile builds every Go snippet of README.md and docs/*.md
 // (see the package doc for fragments) in a module that replaces zklock
-// with this repository, offline.
+// with this repository.
 func TestSnippetsCompile(t *testing.T) {
 	repo, err := filepath.Abs("../..")
 	if err != nil {
