@@ -14,6 +14,12 @@
 // blackhole the network, or to lose the reply to one request; ExpireSession
 // uses it to make the server expire a client's session for real.
 //
+// WithPeerNetwork routes an ensemble's quorum and election traffic through
+// proxies zktest owns, one per ordered pair of servers, so that a test can
+// cut the servers from each other: Cluster.Isolate, Partition, CutOneWay
+// and SetPeerLatency, undone by HealNetwork. WaitReady then waits for the
+// side that can form a quorum.
+//
 // Launch starts servers the same way without a testing.TB, for programs
 // (the zklock dev-server command, benchmarks, examples): the caller stops
 // them with Cluster.Close.
