@@ -56,28 +56,8 @@ var kindHolders = []holder{
 		}
 		return m.RUnlock, m.RLock(ctx)
 	}},
-	{"Semaphore", zklock.KindSemaphore, func(ctx context.Context, s *zklock.Session, p string) (func(context.Context) error, error) {
-		sem, err := zklock.NewSemaphore(s, p, 2)
-		if err != nil {
-			return nil, err
-		}
-		l, err := sem.Acquire(ctx, 1)
-		if err != nil {
-			return nil, err
-		}
-		return l.Release, nil
-	}},
-	{"Semaphore queue", zklock.FoundSemaphoreQueue, func(ctx context.Context, s *zklock.Session, p string) (func(context.Context) error, error) {
-		sem, err := zklock.NewSemaphore(s, p, 2, zklock.WithQueueLayout())
-		if err != nil {
-			return nil, err
-		}
-		l, err := sem.Acquire(ctx, 1)
-		if err != nil {
-			return nil, err
-		}
-		return l.Release, nil
-	}},
+	{"Semaphore", zklock.KindSemaphore, semTake()},
+	{"Semaphore queue", zklock.FoundSemaphoreQueue, semTake(zklock.WithQueueLayout())},
 }
 
 var familyOf = map[string]string{
@@ -127,38 +107,41 @@ var kindContenders = []contender{
 	{"RWMutex.TryRLock", "rw", func(ctx context.Context, s *zklock.Session, p string) error {
 		return newRWFor(s, p, func(m *zklock.RWMutex) error { return m.TryRLock(ctx) })
 	}},
-	{"Semaphore.Acquire", "sem", func(ctx context.Context, s *zklock.Session, p string) error {
-		sem, err := zklock.NewSemaphore(s, p, 2)
+	{"Semaphore.Acquire", "sem", semCall(false)},
+	{"Semaphore.TryAcquire", "sem", semCall(true)},
+	{"Semaphore.Acquire (queue layout)", "semq", semCall(false, zklock.WithQueueLayout())},
+	{"Semaphore.TryAcquire (queue layout)", "semq", semCall(true, zklock.WithQueueLayout())},
+}
+
+// semTake holds one lease of a semaphore of two on the path.
+func semTake(opts ...zklock.Option) func(ctx context.Context, s *zklock.Session, p string) (func(context.Context) error, error) {
+	return func(ctx context.Context, s *zklock.Session, p string) (func(context.Context) error, error) {
+		sem, err := zklock.NewSemaphore(s, p, 2, opts...)
+		if err != nil {
+			return nil, err
+		}
+		l, err := sem.Acquire(ctx, 1)
+		if err != nil {
+			return nil, err
+		}
+		return l.Release, nil
+	}
+}
+
+// semCall takes one lease of a semaphore of two on the path.
+func semCall(try bool, opts ...zklock.Option) func(ctx context.Context, s *zklock.Session, p string) error {
+	return func(ctx context.Context, s *zklock.Session, p string) error {
+		sem, err := zklock.NewSemaphore(s, p, 2, opts...)
 		if err != nil {
 			return err
 		}
-		_, err = sem.Acquire(ctx, 1)
-		return err
-	}},
-	{"Semaphore.TryAcquire", "sem", func(ctx context.Context, s *zklock.Session, p string) error {
-		sem, err := zklock.NewSemaphore(s, p, 2)
-		if err != nil {
-			return err
+		if try {
+			_, err = sem.TryAcquire(ctx, 1)
+		} else {
+			_, err = sem.Acquire(ctx, 1)
 		}
-		_, err = sem.TryAcquire(ctx, 1)
 		return err
-	}},
-	{"Semaphore.Acquire (queue layout)", "semq", func(ctx context.Context, s *zklock.Session, p string) error {
-		sem, err := zklock.NewSemaphore(s, p, 2, zklock.WithQueueLayout())
-		if err != nil {
-			return err
-		}
-		_, err = sem.Acquire(ctx, 1)
-		return err
-	}},
-	{"Semaphore.TryAcquire (queue layout)", "semq", func(ctx context.Context, s *zklock.Session, p string) error {
-		sem, err := zklock.NewSemaphore(s, p, 2, zklock.WithQueueLayout())
-		if err != nil {
-			return err
-		}
-		_, err = sem.TryAcquire(ctx, 1)
-		return err
-	}},
+	}
 }
 
 func newRWFor(s *zklock.Session, p string, f func(*zklock.RWMutex) error) error {

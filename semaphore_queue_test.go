@@ -2,7 +2,6 @@ package zklock_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -80,87 +79,6 @@ func filterNot(names []string, sub string) []string {
 		}
 	}
 	return out
-}
-
-// Limit k with 16 sessions x 40 cycles, each taking one or two leases at
-// random: never more than k leases held, and k is reached.
-func TestSemaphoreQueueLimitInvariant(t *testing.T) {
-	const sessions, cycles, k = 16, 40, 3
-	c := standalone(t)
-	ctx, cancel := context.WithTimeout(ctxFor(t), 3*time.Minute)
-	defer cancel()
-	path := lockPath(t, "semq")
-	ss := manySessions(t, c.Servers(), sessions)
-	var chk semChecker
-	err := runAll(ctx, sessions, func(ctx context.Context, i int) error {
-		sem, err := zklock.NewSemaphore(ss[i], path, k, zklock.WithQueueLayout())
-		if err != nil {
-			return err
-		}
-		rnd := rand.New(rand.NewPCG(uint64(i), 7))
-		for range cycles {
-			n := 1 + rnd.IntN(2)
-			l, err := sem.Acquire(ctx, n)
-			if err != nil {
-				return err
-			}
-			chk.enter(n)
-			time.Sleep(time.Duration(rnd.IntN(15)) * time.Millisecond) // holds end out of order
-			chk.leave(n)
-			if err := l.Release(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	require.NoError(t, err)
-	t.Logf("%d cycles, at most %d leases together", sessions*cycles, chk.max)
-	require.LessOrEqual(t, chk.max, k)
-	require.Equal(t, k, chk.max, "the limit was never reached")
-	require.Empty(t, permitNodes(t, ss[0], path), "no node left")
-}
-
-// Waiters are served in arrival order, a larger request included: a later
-// small one does not overtake it.
-func TestSemaphoreQueueFIFO(t *testing.T) {
-	const waiters = 5
-	c := standalone(t)
-	ctx := ctxFor(t)
-	path := lockPath(t, "semq")
-	ss := manySessions(t, c.Servers(), waiters+1)
-	holder, err := newQueueSem(t, ss[0], path, 2).Acquire(ctx, 2)
-	require.NoError(t, err)
-	order := make(chan int, waiters)
-	for i := range waiters {
-		sem := newQueueSem(t, ss[i+1], path, 2)
-		n := 1
-		if i == 1 {
-			n = 2
-		}
-		go func() {
-			l, err := sem.Acquire(ctx, n)
-			if err != nil {
-				return
-			}
-			order <- i
-			time.Sleep(20 * time.Millisecond)
-			_ = l.Release(ctx)
-		}()
-		eventually(t, 10*time.Second, "waiter queued", func() bool {
-			cs, err := sem.Contenders(ctx)
-			return err == nil && len(cs) == i+1
-		})
-	}
-	require.NoError(t, holder.Release(ctx))
-	got := make([]int, 0, waiters)
-	for range waiters {
-		got = append(got, receive(t, order, 10*time.Second))
-	}
-	// 0 alone (1 of 2; 1 needs both), then 1, then 2 and 3 together, then 4.
-	require.Equal(t, 0, got[0])
-	require.Equal(t, 1, got[1])
-	require.ElementsMatch(t, []int{2, 3}, got[2:4])
-	require.Equal(t, 4, got[4])
 }
 
 // Holders leave out of queue order, or their sessions end: the waiter that

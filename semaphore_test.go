@@ -2,6 +2,7 @@ package zklock_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -83,73 +84,122 @@ func TestSemaphoreBasics(t *testing.T) {
 	require.Empty(t, nodeNames(t, ss[0], path+"/leases"))
 }
 
-// Limit k with 16 sessions x 50 cycles: never more than k holders, and k is
-// reached.
-func TestSemaphoreLimitInvariant(t *testing.T) {
-	const sessions, cycles, k = 16, 50, 3
-	c := standalone(t)
-	ctx, cancel := context.WithTimeout(ctxFor(t), 3*time.Minute)
-	defer cancel()
-	path := lockPath(t, "sem")
-	ss := manySessions(t, c.Servers(), sessions)
-	var chk semChecker
-	err := runAll(ctx, sessions, func(ctx context.Context, i int) error {
-		sem, err := zklock.NewSemaphore(ss[i], path, k)
-		if err != nil {
-			return err
-		}
-		for range cycles {
-			l, err := sem.Acquire(ctx, 1)
-			if err != nil {
-				return err
-			}
-			chk.enter(1)
-			time.Sleep(10 * time.Millisecond) // long enough for holders to overlap
-			chk.leave(1)
-			if err := l.Release(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	require.NoError(t, err)
-	t.Logf("%d cycles, at most %d holders together", sessions*cycles, chk.max)
-	require.LessOrEqual(t, chk.max, k)
-	require.Equal(t, k, chk.max, "the limit was never reached")
-	eventually(t, 10*time.Second, "no node left", func() bool {
-		return len(nodeNames(t, ss[0], path+"/leases"))+len(nodeNames(t, ss[0], path+"/locks")) == 0
-	})
+// semLayouts are the Semaphore's two layouts, for the tests that hold
+// for both.
+var semLayouts = []struct {
+	name string
+	opts []zklock.Option
+}{
+	{"curator layout", nil},
+	{"queue layout", []zklock.Option{zklock.WithQueueLayout()}},
 }
 
-// Waiters are served in arrival order.
+// semNodes lists every node a Semaphore of either layout keeps under path:
+// its permit nodes, or the children of its locks and leases nodes.
+func semNodes(t *testing.T, s *zklock.Session, path string) []string {
+	t.Helper()
+	out := permitNodes(t, s, path)
+	for _, dir := range []string{path + "/leases", path + "/locks"} {
+		out = append(out, nodeNames(t, s, dir)...)
+	}
+	return out
+}
+
+// Limit k with 16 sessions x 40 cycles, each taking one or two leases at
+// random and holding for a random while (so that holds end out of queue
+// order): never more than k leases held, and k is reached.
+func TestSemaphoreLimitInvariant(t *testing.T) {
+	const sessions, cycles, k = 16, 40, 3
+	c := standalone(t)
+	for _, layout := range semLayouts {
+		t.Run(layout.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(ctxFor(t), 3*time.Minute)
+			defer cancel()
+			path := lockPath(t, "sem")
+			ss := manySessions(t, c.Servers(), sessions)
+			var chk semChecker
+			err := runAll(ctx, sessions, func(ctx context.Context, i int) error {
+				sem, err := zklock.NewSemaphore(ss[i], path, k, layout.opts...)
+				if err != nil {
+					return err
+				}
+				rnd := rand.New(rand.NewPCG(uint64(i), 7))
+				for range cycles {
+					n := 1 + rnd.IntN(2)
+					l, err := sem.Acquire(ctx, n)
+					if err != nil {
+						return err
+					}
+					chk.enter(n)
+					time.Sleep(time.Duration(rnd.IntN(15)) * time.Millisecond)
+					chk.leave(n)
+					if err := l.Release(ctx); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			require.NoError(t, err)
+			t.Logf("%d cycles, at most %d leases together", sessions*cycles, chk.max)
+			require.LessOrEqual(t, chk.max, k)
+			require.Equal(t, k, chk.max, "the limit was never reached")
+			eventually(t, 10*time.Second, "no node left", func() bool {
+				return len(semNodes(t, ss[0], path)) == 0
+			})
+		})
+	}
+}
+
+// Waiters are served in arrival order, a larger request included: a later
+// small one does not overtake it.
 func TestSemaphoreFIFO(t *testing.T) {
 	const waiters = 5
 	c := standalone(t)
-	ctx := ctxFor(t)
-	path := lockPath(t, "sem")
-	ss := manySessions(t, c.Servers(), waiters+1)
-	holder, err := newSem(t, ss[0], path, 1).Acquire(ctx, 1)
-	require.NoError(t, err)
-	order := make(chan int, waiters)
-	for i := range waiters {
-		sem := newSem(t, ss[i+1], path, 1)
-		go func() {
-			l, err := sem.Acquire(ctx, 1)
-			if err != nil {
-				return
+	for _, layout := range semLayouts {
+		t.Run(layout.name, func(t *testing.T) {
+			ctx := ctxFor(t)
+			path := lockPath(t, "sem")
+			ss := manySessions(t, c.Servers(), waiters+1)
+			newS := func(s *zklock.Session) *zklock.Semaphore {
+				sem, err := zklock.NewSemaphore(s, path, 2, layout.opts...)
+				require.NoError(t, err)
+				return sem
 			}
-			order <- i
-			time.Sleep(20 * time.Millisecond)
-			_ = l.Release(ctx)
-		}()
-		eventually(t, 10*time.Second, "waiter queued", func() bool {
-			cs, err := sem.Contenders(ctx)
-			return err == nil && len(cs) == i+1
+			holder, err := newS(ss[0]).Acquire(ctx, 2)
+			require.NoError(t, err)
+			order := make(chan int, waiters)
+			for i := range waiters {
+				sem := newS(ss[i+1])
+				n := 1
+				if i == 1 {
+					n = 2
+				}
+				go func() {
+					l, err := sem.Acquire(ctx, n)
+					if err != nil {
+						return
+					}
+					order <- i
+					time.Sleep(20 * time.Millisecond)
+					_ = l.Release(ctx)
+				}()
+				eventually(t, 10*time.Second, "waiter queued", func() bool {
+					cs, err := sem.Contenders(ctx)
+					return err == nil && len(cs) == i+1
+				})
+			}
+			require.NoError(t, holder.Release(ctx))
+			got := make([]int, 0, waiters)
+			for range waiters {
+				got = append(got, receive(t, order, 10*time.Second))
+			}
+			// 0 alone (1 of 2; 1 needs both), then 1, then 2 and 3
+			// together, then 4.
+			require.Equal(t, 0, got[0])
+			require.Equal(t, 1, got[1])
+			require.ElementsMatch(t, []int{2, 3}, got[2:4])
+			require.Equal(t, 4, got[4])
 		})
-	}
-	require.NoError(t, holder.Release(ctx))
-	for want := range waiters {
-		require.Equal(t, want, receive(t, order, 10*time.Second))
 	}
 }
 
