@@ -43,15 +43,21 @@ const KindPermit = "permit-"
 // which lists the queue again (a relay is not proof, since the deletion
 // behind it may predate that node's listing) and relays in turn if it is
 // a holder. A waiter granted after waiting relays too when permits are
-// left behind it. By induction from the front, a node that fits is woken:
+// left behind it. Watches are set on a data version (Conn.WaitData): the
+// version read before the last listing, or 0, the one a node is created
+// with, so a relay made between a listing (or a grant) and the watch set
+// after it returns the watch at once instead of being missed; an old relay
+// costs a listing for nothing. By induction from the front, a node that
+// fits is woken:
 // whatever it watches either went (it wakes), or is a waiter that fits too
 // (it is woken first and relays on its grant, or, granted on an estimate,
 // its holder's watch finds the deletion and relays), or is a holder that
 // saw the change ahead of it (and relays). Each deletion or relay wakes
-// one node. A contended lease costs about six requests: the create and its
-// pipelined listing, the watch, a listing on the wake, a relay by the
+// one node. A contended lease costs about seven requests: the create and
+// its pipelined listing, the watch, a listing on the wake, a relay by the
 // holder ahead when the first holder leaves first, the holder's own watch
-// when a holder is ahead of it, and the delete.
+// when a holder is ahead of it, the delete, and now and then a version read
+// and a listing when the node ahead relayed before our watch was set.
 type Permits struct {
 	Conn  Conn
 	Dir   string
@@ -171,6 +177,12 @@ func (p *Permits) look(names []string, name string) (view, error) {
 // wait waits until our node's permits fit.
 func (p *Permits) wait(ctx context.Context, q *Queue, n node, r PermitRequest) (*Permit, error) {
 	names := n.listing // taken with the create, when it was
+	// versions are the data versions of nodes ahead, as read before the
+	// listing that followed; a node not in it is taken at its creation's
+	// version, 0. A relay (a write to a node's data) after that read makes
+	// the watch on it return at once, so none is missed between a listing
+	// and the watch set after it.
+	versions := map[string]int32{}
 	for first, waited := true, false; ; first, waited = false, true {
 		if names == nil {
 			var err error
@@ -197,10 +209,12 @@ func (p *Permits) wait(ctx context.Context, q *Queue, n node, r PermitRequest) (
 		}
 		// Watch the nearest node ahead. Its deletion is subtracted without
 		// a listing: if that lets us in, we hold. Otherwise the nodes ahead
-		// of it have mostly gone too (a queue empties in order), so a
-		// listing costs less than looking at them one by one. Anything else
-		// (a relay, a session change) lists as well.
-		ch, err := q.Conn.WaitChange(ctx, p.Dir+"/"+v.ahead[len(v.ahead)-1].Name)
+		// of it have usually gone too (a queue empties in order), so a
+		// listing costs less than looking at them one by one. A relay (its
+		// data changed since the version we know) or a session change lists
+		// as well.
+		pred := v.ahead[len(v.ahead)-1]
+		ch, err := q.Conn.WaitData(ctx, p.Dir+"/"+pred.Name, versions[pred.Name])
 		if err != nil {
 			return nil, err
 		}
@@ -210,9 +224,25 @@ func (p *Permits) wait(ctx context.Context, q *Queue, n node, r PermitRequest) (
 			if v.rank+r.N <= p.Limit {
 				return p.grant(ctx, q, n, v, r, true)
 			}
+		} else if err := p.learnVersion(ctx, versions, pred.Name); err != nil {
+			return nil, err
 		}
 		names = nil
 	}
+}
+
+// learnVersion reads the current data version of the node ahead after a
+// relay or a session change, before the listing that follows, so that the
+// next watch on it misses no later relay.
+func (p *Permits) learnVersion(ctx context.Context, versions map[string]int32, name string) error {
+	st, err := p.Conn.Stat(ctx, p.Dir+"/"+name)
+	switch {
+	case err != nil:
+		return err
+	case st != nil:
+		versions[name] = st.Version
+	}
+	return nil
 }
 
 // grant claims our node and starts its relay watch. v.rank may overstate
@@ -245,21 +275,39 @@ func (p *Permits) grant(ctx context.Context, q *Queue, n node, v view, r PermitR
 // nearest first, and relays every change among them to the node behind
 // ours, until none is left ahead, ctx ends or the epoch does.
 func (p *Permits) watch(ctx context.Context, h *Held, ahead []Contender, data []byte) {
+	// The version of the watched node's data we know: 0 at first (a node is
+	// created at 0), so that a relay it made before this watch was set,
+	// perhaps for a deletion the node behind us has not seen, wakes us at
+	// once; such an old relay makes us relay once for nothing, which costs
+	// the node behind us a listing.
+	var ver int32
 	for len(ahead) > 0 {
 		select {
 		case <-h.Epoch.Done:
 			return
 		default:
 		}
-		ch, err := p.Conn.WaitChange(ctx, p.Dir+"/"+ahead[len(ahead)-1].Name)
+		path := p.Dir + "/" + ahead[len(ahead)-1].Name
+		ch, err := p.Conn.WaitData(ctx, path, ver)
 		if err != nil {
 			return // ctx ended: released, or the session is closing
 		}
 		if ch == Deleted {
-			ahead = ahead[:len(ahead)-1]
+			ahead, ver = ahead[:len(ahead)-1], 0
+		} else {
+			// The node ahead relayed, or the session changed: read its
+			// version before relaying, so that a relay it makes after
+			// ours wakes us again.
+			st, err := p.Conn.Stat(ctx, path)
+			if err != nil {
+				return
+			}
+			if st == nil {
+				ahead, ver = ahead[:len(ahead)-1], 0
+			} else {
+				ver = st.Version
+			}
 		}
-		// A deletion ahead of us, the node ahead relaying one, or a session
-		// change after which a watch may have failed (harmless to relay).
 		p.relay(ctx, h.Path, data)
 	}
 }
