@@ -220,11 +220,24 @@ func TestElectionRunRequeues(t *testing.T) {
 	}
 	leads := make(chan lead, 64)
 	errs := make(chan error, 2)
+	watcher := newSession(t, c.Servers())
+	// bothQueued waits until both candidates have a node: alternation
+	// holds only once the second has queued (on a loaded machine its
+	// session can take longer than the first term).
+	bothQueued := func(lctx context.Context) {
+		for i := 0; i < 500 && lctx.Err() == nil; i++ {
+			if names, _, err := watcher.Conn().Children(path); err == nil && len(names) >= 2 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	for _, who := range []string{"a", "b"} {
 		e := newElection(t, newSession(t, c.Servers()), path)
 		go func() {
 			errs <- e.Run(runCtx, []byte(who), func(lctx context.Context, term *zklock.Term) error {
 				leads <- lead{who, term.Token()}
+				bothQueued(lctx)
 				select { // lead briefly, then hand over
 				case <-time.After(50 * time.Millisecond):
 				case <-lctx.Done():
