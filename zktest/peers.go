@@ -51,7 +51,7 @@ func newPeerNet(nodes []*node) (*peerNet, error) {
 			if i == j {
 				continue
 			}
-			p, err := newProxy([]string{
+			p, err := listenProxy([]string{
 				net.JoinHostPort("127.0.0.1", strconv.Itoa(peer.quorumPort)),
 				net.JoinHostPort("127.0.0.1", strconv.Itoa(peer.electionPort)),
 			})
@@ -64,11 +64,19 @@ func newPeerNet(nodes []*node) (*peerNet, error) {
 		}
 	}
 	// A connection on i's route to j announces the election address of
-	// j's route to i, the way back (see helloRewriter).
+	// j's route to i, the way back (see helloRewriter). Set before any
+	// proxy accepts, which is what serve starts.
 	for i, row := range pn.routes {
 		for j, p := range row {
 			if p != nil {
 				p.hello = map[string]string{p.targets[1]: pn.routes[j][i].Addrs()[1]}
+			}
+		}
+	}
+	for _, row := range pn.routes {
+		for _, p := range row {
+			if p != nil {
+				p.serve()
 			}
 		}
 	}

@@ -50,19 +50,36 @@ func NewProxy(t testing.TB, targets []string) *Proxy {
 
 // newProxy starts a proxy; the caller closes it.
 func newProxy(targets []string) (*Proxy, error) {
+	p, err := listenProxy(targets)
+	if err != nil {
+		return nil, err
+	}
+	p.serve()
+	return p, nil
+}
+
+// listenProxy makes a proxy that listens but accepts nothing until serve,
+// so that its settings (raw, hello) can be set first without a race.
+func listenProxy(targets []string) (*Proxy, error) {
 	p := &Proxy{targets: append([]string(nil), targets...), links: map[*link]struct{}{}}
 	p.hold(false, false)
-	for _, target := range targets {
+	for range targets {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			p.close()
 			return nil, fmt.Errorf("zktest: proxy listen: %w", err)
 		}
 		p.listeners = append(p.listeners, ln)
-		p.wg.Add(1)
-		go p.accept(ln, target)
 	}
 	return p, nil
+}
+
+// serve starts accepting connections on every listener.
+func (p *Proxy) serve() {
+	for i, ln := range p.listeners {
+		p.wg.Add(1)
+		go p.accept(ln, p.targets[i])
+	}
 }
 
 // Addrs returns the proxy's listen addresses, one per target, in the order
