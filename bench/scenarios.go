@@ -57,7 +57,6 @@ var (
 	// etcd hands its lock over at tens per second here, so draining a
 	// queue of 1000 after each trial would take longer than the whole run.
 	handoffs1000 = []string{implZklock, implGoZK, implCurator}
-	recipes      = []string{implZklock, implCurator, implKazoo}
 	// semaphores: both of zklock's layouts beside Curator's and Kazoo's.
 	semaphores = []string{implZklock, implQueue, implCurator, implKazoo}
 	// Kazoo 2.8's ReadLock and WriteLock deadlock under this load (every
