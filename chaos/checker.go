@@ -137,12 +137,10 @@ func checkWrites(r *Outcome, rep *Report) map[writeKey]Receipt {
 	for prim, rs := range r.Receipts {
 		// Sorted in commit order, which checkTokens relies on too.
 		slices.SortFunc(rs, func(a, b Receipt) int { return cmp.Compare(a.Seq, b.Seq) })
-		byValue := map[int64][]Receipt{}
 		for _, rc := range rs {
 			committed[writeKey{rc.Proc, rc.W}] = rc
-			byValue[rc.V] = append(byValue[rc.V], rc)
 		}
-		checkValues(prim, rs, byValue, peers, rep)
+		checkValues(prim, rs, peers, rep)
 	}
 	for _, prim := range Primitives {
 		if n := int64(len(r.Receipts[prim]) - rep.PeerLost[prim]); r.Counters[prim] != n {
@@ -169,28 +167,40 @@ func checkWrites(r *Outcome, rep *Report) map[writeKey]Receipt {
 	return committed
 }
 
-// checkValues reports counter values written more than once: two holders
-// read the same value, so one increment was lost. When a Curator or Kazoo
-// worker wrote one of them, the loss is that library's (its writes carry no
-// token: see PeerOverlap), counted in rep.PeerLost, not a violation.
-func checkValues(prim string, rs []Receipt, byValue map[int64][]Receipt, peers map[string]bool, rep *Report) {
-	dups := 0
-	for _, rc := range rs {
-		same := byValue[rc.V]
-		if len(same) < 2 || same[0] != rc {
+// checkValues walks prim's committed increments in commit order: each
+// writes the value before it plus one. One that writes less read the counter
+// before another holder's write committed, so increments were lost (two
+// holders at once). When the write is a Curator or Kazoo worker's, or lands
+// right after one (an unguarded write inside a zklock hold, between its read
+// and its write), the loss is that library's (its writes carry no token: see
+// PeerOverlap), counted in rep.PeerLost, not a violation. Walking rather
+// than looking for values written twice attributes a peer's stale write that
+// sets the counter back by several increments to the peer alone, not to the
+// zklock holders that count again over the values it undid.
+func checkValues(prim string, rs []Receipt, peers map[string]bool, rep *Report) {
+	dups, cur := 0, int64(0) // the counter is created as 0
+	for i, rc := range rs {
+		lost := cur + 1 - rc.V
+		prev := cur
+		cur = rc.V
+		switch {
+		case lost == 0:
+			continue
+		case lost < 0:
+			rep.violate("%s: value %d written by %s after the counter reached %d: a committed write without a receipt", prim, rc.V, rc.Proc, prev)
 			continue
 		}
-		if slices.ContainsFunc(same, func(x Receipt) bool { return peers[x.Proc] }) {
-			rep.PeerLost[prim] += len(same) - 1
+		if peers[rc.Proc] || (i > 0 && peers[rs[i-1].Proc]) {
+			rep.PeerLost[prim] += int(lost)
 			continue
 		}
 		if dups++; dups <= 5 {
-			rep.violate("%s: value %d written by %d committed increments (%s token %d, then %s token %d): an increment was lost",
-				prim, rc.V, len(same), same[0].Proc, same[0].Tok, same[1].Proc, same[1].Tok)
+			rep.violate("%s: value %d written by %s token %d after the counter reached %d (by %s token %d): %d increment(s) lost",
+				prim, rc.V, rc.Proc, rc.Tok, prev, rs[i-1].Proc, rs[i-1].Tok, lost)
 		}
 	}
 	if dups > 5 {
-		rep.violate("%s: %d more values written more than once", prim, dups-5)
+		rep.violate("%s: %d more increments that overwrote others", prim, dups-5)
 	}
 }
 

@@ -85,7 +85,7 @@ func TestCheckerLostIncrement(t *testing.T) {
 	evs, rs, counters := twoHolders(150, chaos.ResOK)
 	rs["mutex"][1].V = 1 // B read the counter before A's write: both wrote 1
 	counters["mutex"] = 1
-	mustFind(t, outcome(evs, rs, counters), "value 1 written by 2 committed increments")
+	mustFind(t, outcome(evs, rs, counters), "value 1 written by B token 20 after the counter reached 1 (by A token 10): 1 increment(s) lost")
 	evs, rs, counters = twoHolders(150, chaos.ResOK)
 	counters["mutex"] = 3
 	mustFind(t, outcome(evs, rs, counters), "final counter 3 but 2 increments committed")

@@ -28,12 +28,13 @@
 // holding a lock.
 //
 // The writes of the exclusive primitives carry no version check: only the
-// lock protects the read-modify-write, so two holders show up as a value
-// written twice. Receipts, committed in the same multi as the counter,
+// lock protects the read-modify-write, so two holders show up as a write
+// that sets the counter back. Receipts, committed in the same multi as the counter,
 // settle writes whose reply was lost and give the commit order. Check then
 // fails the run on:
 //
-//   - a lost or duplicated increment: a value written twice, a final counter
+//   - a lost or duplicated increment: a committed increment that does not
+//     write the value before it (in commit order) plus one, a final counter
 //     that differs from the number of receipts, an acknowledged write without
 //     a receipt, a refused write with one;
 //   - a stale write accepted: an exclusive primitive's receipts out of token

@@ -52,3 +52,35 @@ func TestCheckerPeerNoExcuse(t *testing.T) {
 	mustFind(t, curatorHolds(100, "SUSPENDED", 120, "RECONNECTED"), "believed they held together")
 	mustFind(t, curatorHolds(), "believed they held together")
 }
+
+// A Curator holder that lost its session writes a value it read long ago:
+// the counter goes back three increments, and the zklock holders after it
+// count again over 2 and 3. Those values are written twice, but the three
+// lost increments are Curator's, not a violation; a zklock write that
+// overwrites another's with no peer write before it still is one.
+func TestCheckerPeerStaleWriteSetsCounterBack(t *testing.T) {
+	evs := cat(hold("C", "mutex", "w", 0, 10, 400), hold("B", "mutex", "w", 20, 150, 280), hold("D", "mutex", "w", 30, 300, 390),
+		[]chaos.Event{write("C", "mutex", 0, 1, 1, 50, chaos.ResOK),
+			write("B", "mutex", 20, 1, 2, 200, chaos.ResOK), write("B", "mutex", 20, 2, 3, 210, chaos.ResOK), write("B", "mutex", 20, 3, 4, 220, chaos.ResOK),
+			write("C", "mutex", 0, 2, 2, 250, chaos.ResOK),
+			write("D", "mutex", 30, 1, 3, 310, chaos.ResOK), write("D", "mutex", 30, 2, 4, 320, chaos.ResOK)})
+	for i := range evs {
+		if evs[i].Proc == "C" {
+			evs[i].Lib = chaos.LibCurator
+		}
+	}
+	evs = append(evs, chaos.Event{Ev: chaos.EvConn, Proc: "C", Lib: chaos.LibCurator, T: 100 * ms, Res: "SUSPENDED"},
+		chaos.Event{Ev: chaos.EvConn, Proc: "C", Lib: chaos.LibCurator, T: 140 * ms, Res: "LOST"})
+	rs := map[string][]chaos.Receipt{"mutex": {{Proc: "C", W: 1, V: 1},
+		{Proc: "B", W: 1, Tok: 20, V: 2}, {Proc: "B", W: 2, Tok: 20, V: 3}, {Proc: "B", W: 3, Tok: 20, V: 4},
+		{Proc: "C", W: 2, V: 2}, {Proc: "D", W: 1, Tok: 30, V: 3}, {Proc: "D", W: 2, Tok: 30, V: 4}}}
+	rep := chaos.Check(outcome(evs, rs, map[string]int64{"mutex": 4}))
+	if !rep.OK() {
+		t.Fatalf("violations:\n%s", rep)
+	}
+	if rep.PeerLost["mutex"] != 3 {
+		t.Fatalf("increments lost to Curator %v, want 3", rep.PeerLost)
+	}
+	rs["mutex"][6].V = 3 // D's second write overwrote its first: no peer write between
+	mustFind(t, outcome(evs, rs, map[string]int64{"mutex": 3}), "value 3 written by D token 30 after the counter reached 3 (by D token 30)")
+}
