@@ -105,6 +105,21 @@ func (a *admin) harvest(ctx context.Context) error {
 	return nil
 }
 
+// pending returns how many receipts await harvest.
+func (a *admin) pending() (int64, error) {
+	var n int64
+	for _, prim := range Primitives {
+		ok, st, err := a.s.Conn().Exists(a.paths.Receipts(prim))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			n += int64(st.NumChildren)
+		}
+	}
+	return n, nil
+}
+
 func (a *admin) keep(prim string, r Receipt) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

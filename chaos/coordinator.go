@@ -194,7 +194,16 @@ func (c *coordinator) harvestLoop(ctx context.Context) {
 // round in which a server does not answer (a fault) is skipped.
 func (c *coordinator) sampleLoop(ctx context.Context) {
 	for i := 0; i < 1_000_000 && ctx.Err() == nil; i++ {
-		if s, err := sampleServers(ctx, c.cluster); err == nil {
+		s, err := sampleServers(ctx, c.cluster)
+		var pending int64
+		if err == nil {
+			pending, err = c.admin.pending()
+		}
+		if err == nil {
+			// Receipts come and go with the harvest rounds (a few hundred
+			// between two rounds, more while a fault stops them), which
+			// would hide or fake a growth of the nodes the run keeps.
+			s.Nodes -= pending
 			c.mu.Lock()
 			c.samples = append(c.samples, s)
 			c.mu.Unlock()

@@ -20,7 +20,7 @@ type Sample struct {
 	T       int64  `json:"t"`
 	Heap    int64  `json:"heap,omitempty"`    // worker: live heap after the last GC, bytes
 	Gor     int64  `json:"gor,omitempty"`     // worker: goroutines
-	Nodes   int64  `json:"nodes,omitempty"`   // servers: znodes (the leader's count)
+	Nodes   int64  `json:"nodes,omitempty"`   // servers: znodes (the leader's count), less the receipts awaiting harvest
 	Watches int64  `json:"watches,omitempty"` // servers: watches, summed over the servers
 }
 
