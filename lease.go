@@ -20,7 +20,7 @@ type Lease struct {
 
 	mu       sync.Mutex
 	held     []*queue.Held // not yet released
-	permit   *queue.Permit // WithQueueLayout: held[0] and its relay watch
+	permit   *queue.Permit // WithQueueLayout: held[0] and its holder's watch
 	released bool
 }
 

@@ -316,8 +316,10 @@ func WithListingHandoff() Option {
 // the semaphore's path, named "_c_<uuid>-<n>of<limit>permit-<seq>", which
 // holds once the leases of the nodes ahead of it plus its own n are at most
 // the limit. Every waiter watches one node, the nearest ahead; there is no
-// guard mutex and no listing on most wake-ups (see docs/recipes.md for the
-// request counts and what a release costs).
+// guard mutex, and a lease is handed on without a listing: a holder writes
+// its rank (the leases at and ahead of it) into its node's data when it
+// drops below the limit, which lets in the client behind it (see
+// docs/recipes.md for the request counts).
 //
 // Every guarantee of the default layout holds: all-or-nothing Acquire(n),
 // FIFO order, the loss signal before the server can hand a lease on,
@@ -327,9 +329,10 @@ func WithListingHandoff() Option {
 // layouts cannot share a path: an acquisition that finds the other
 // layout's nodes fails with a *WrongKindError, in either direction, and so
 // does any other kind of primitive on the path. Curator processes cannot
-// use this layout. A holder with other holders ahead of it keeps a watch,
-// and a goroutine, on the nearest one until those ahead have left, to pass
-// on what it sees to the client behind it.
+// use this layout. A holder with nodes ahead of it keeps a watch, and a
+// goroutine, on the nearest one until those ahead have left, to pass on
+// what it sees to the client behind it. The data a lease was acquired with
+// is followed by that rank on the server (Contenders strips it).
 //
 // It applies to NewSemaphore only; other constructors refuse it with
 // ErrInvalidOption.

@@ -103,18 +103,26 @@ func goroutinesCreated() uint64 {
 }
 
 // BenchmarkSemaphore: one client alone (the fast path), and 16 clients
-// competing for 4 leases or for 1.
+// competing for 4 leases or for 1, and 8 for 2 (make bench's row), in both
+// layouts.
 func BenchmarkSemaphore(b *testing.B) {
 	c := benchServer(b)
 	for _, bc := range []struct {
 		name           string
 		clients, limit int
-	}{{"uncontended", 1, 1}, {"clients=16/limit=4", 16, 4}, {"clients=16/limit=1", 16, 1}} {
+		opts           []zklock.Option
+	}{
+		{"uncontended", 1, 1, nil}, {"clients=16/limit=4", 16, 4, nil}, {"clients=16/limit=1", 16, 1, nil},
+		{"clients=8/limit=2", 8, 2, nil},
+		{"queue/uncontended", 1, 1, []zklock.Option{zklock.WithQueueLayout()}},
+		{"queue/clients=16/limit=4", 16, 4, []zklock.Option{zklock.WithQueueLayout()}},
+		{"queue/clients=8/limit=2", 8, 2, []zklock.Option{zklock.WithQueueLayout()}},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
 			path := "/bench/" + b.Name()
 			var sems []*zklock.Semaphore
 			for _, s := range benchSessions(b, c, bc.clients) {
-				sem, err := zklock.NewSemaphore(s, path, bc.limit)
+				sem, err := zklock.NewSemaphore(s, path, bc.limit, bc.opts...)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -78,7 +78,8 @@ func NewSemaphore(s *Session, path string, limit int, opts ...Option) (*Semaphor
 	sem.l = queue.Leases{Conn: q.Conn, Dir: path, Limit: limit}
 	if o.queueLayout {
 		kind := fmt.Sprintf("%dof%d%s", limit, limit, queue.KindPermit)
-		if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)); err != nil {
+		// A holder writes its rank after the data (queue.PermitTag).
+		if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)+queue.LongestTag); err != nil {
 			return nil, err
 		}
 		sem.p = &queue.Permits{Conn: q.Conn, Dir: path, Limit: limit}

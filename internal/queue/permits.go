@@ -19,45 +19,49 @@ const KindPermit = "permit-"
 // the nodes ahead of it plus its own n are at most Limit. Every node carries
 // the limit in its name, so each listing checks it for free.
 //
+// # Ranks
+//
+// A node's rank is the most permits the live nodes at and ahead of it can
+// hold. Every node watches exactly one node, its predecessor (the nearest
+// node ahead that it has not seen go), and knows an upper bound on the
+// permits ahead of it (chain): its listing's sum, less what it saw go, or
+// the rank its predecessor published, whichever is lower. A holder whose
+// rank drops below Limit (it saw its predecessor go, or read a lower rank
+// there) publishes it: one write of its own node's data, which ends with
+// PermitTag and the rank. Nothing else writes a permit node's data.
+//
 // # Safety
 //
-// A node is granted only on a count that can only overstate the permits
-// ahead of it: an exact listing, or a listing less the permits of nodes it
-// has since seen deleted (nodes ahead of ours were all in our first
-// listing, and none can be added ahead of ours, as the server numbers new
-// nodes above all others). Take the holders at one instant and h* the last
-// in queue order: every other holder is ahead of h*, so its count included
-// them, and it was granted only if they and its own fitted in Limit.
+// A node is granted only on a bound: every figure overstates, since the
+// nodes ahead of ours can only go (the server numbers new nodes above all
+// others) and a published rank overstates from the moment it is written.
+// Take the holders at one instant and h* the last in queue order: every
+// other holder is ahead of h*, so h*'s bound counted them, and h* was
+// granted only if they and its own n fitted in Limit.
 //
-// # Liveness without a herd
+// # Handoff without a listing
 //
-// Every node watches exactly one node: the nearest one ahead of it. A
-// waiter whose watched node is deleted subtracts its permits and holds if
-// it then fits, without a listing; otherwise it lists again (the nodes
-// ahead of the deleted one have usually gone too: looking at them one by
-// one would cost a request each). Nodes further ahead can leave first (a
-// holder releasing out of order, a session expiring), which no watcher of
-// ours sees: so a holder with nodes ahead of it keeps watching them, and
-// whenever one ahead of it goes (deleted, or its watched node relays) it
-// relays: it sets its own node's data, which wakes the node behind it,
-// which lists the queue again (a relay is not proof, since the deletion
-// behind it may predate that node's listing) and relays in turn if it is
-// a holder. A waiter granted after waiting relays too when permits are
-// left behind it. Watches are set on a data version (Conn.WaitData): the
-// version read before the last listing, or 0, the one a node is created
-// with, so a relay made between a listing (or a grant) and the watch set
-// after it returns the watch at once instead of being missed; an old relay
-// costs a listing for nothing. By induction from the front, a node that
-// fits is woken:
-// whatever it watches either went (it wakes), or is a waiter that fits too
-// (it is woken first and relays on its grant, or, granted on an estimate,
-// its holder's watch finds the deletion and relays), or is a holder that
-// saw the change ahead of it (and relays). Each deletion or relay wakes
-// one node. A contended lease costs about seven requests: the create and
-// its pipelined listing, the watch, a listing on the wake, a relay by the
-// holder ahead when the first holder leaves first, the holder's own watch
-// when a holder is ahead of it, the delete, and now and then a version read
-// and a listing when the node ahead relayed before our watch was set.
+// A published rank is below Limit, so a write to its predecessor's data
+// proves to a waiter of one permit that it fits: it holds at the event,
+// without reading anything. A waiter of more reads the rank (the read sets
+// its watch again). A holder keeps watching its predecessor and publishes
+// again whenever its rank drops, so a change anywhere ahead travels down
+// the holders, one write a hop, to the first node that may fit; a deletion
+// wakes only the deleted node's successor. In a long queue a contended
+// lease costs six requests: the create and its pipelined listing, the read
+// that sets the watch, the holder's read of its predecessor after its grant
+// (the event consumed the watch, and a holder must see its predecessor go:
+// it may crash, and the node behind waits for our rank), the rank it
+// publishes when it becomes first, and the delete.
+//
+// # Liveness
+//
+// By induction from the head: a node whose predecessor went learns it (its
+// watch), and every holder whose rank drops below Limit publishes it, so
+// the first node that fits is told. A session change, or a write to the
+// predecessor's data by anything but its holder, which a watcher cannot
+// tell from a rank, is looked at again: a listing. Only zklock writes a
+// permit node's data; another client that does voids the handoff's proof.
 type Permits struct {
 	Conn  Conn
 	Dir   string
@@ -71,8 +75,8 @@ type PermitRequest struct {
 	Try  bool // do not wait: fail with ErrFull when the permits are not free now
 }
 
-// Permit is a granted place in a Permits queue and its holder's relay
-// watch, which Release stops.
+// Permit is a granted place in a Permits queue and its holder's watch on
+// the nodes ahead, which Release stops.
 type Permit struct {
 	Held *Held
 	stop context.CancelFunc
@@ -124,7 +128,7 @@ func PermitWeight(name string) (n, limit int, ok bool) {
 func (p *Permits) Acquire(ctx context.Context, r PermitRequest) (*Permit, error) {
 	q := p.queue(r.N)
 	for {
-		n, err := q.create(ctx, r.Data, true)
+		n, err := q.create(ctx, permitData(r.Data, -1), true)
 		if err != nil {
 			return nil, err
 		}
@@ -139,50 +143,31 @@ func (p *Permits) Acquire(ctx context.Context, r PermitRequest) (*Permit, error)
 	}
 }
 
-// view is what a listing says about our node: the permit nodes ahead of
-// ours in queue order (nearest last), with the permits they hold.
-type view struct {
-	ours   Contender
-	ahead  []Contender
-	weight []int
-	rank   int // permits ahead of ours
-}
-
-// look reads a listing. A permit node of another limit is refused.
-func (p *Permits) look(names []string, name string) (view, error) {
-	var v view
-	cs := Sort(names, KindPermit)
-	found := false
-	for _, c := range cs {
+// look reads a listing: our node and the chain ahead of it. A permit node
+// of another limit is refused.
+func (p *Permits) look(names []string, name string) (Contender, chain, error) {
+	var ch chain
+	for _, c := range Sort(names, KindPermit) {
 		n, limit, ok := PermitWeight(c.Name)
 		if !ok {
 			continue // not a zklock permit: ignored, like any stranger
 		}
 		if limit != p.Limit {
-			return v, &LimitError{Dir: p.Dir, Found: limit}
+			return Contender{}, ch, &LimitError{Dir: p.Dir, Found: limit}
 		}
 		if c.Name == name {
-			v.ours, found = c, true
-			break
+			return c, ch, nil
 		}
-		v.ahead, v.weight = append(v.ahead, c), append(v.weight, n)
-		v.rank += n
+		ch.ahead, ch.weight = append(ch.ahead, c), append(ch.weight, n)
+		ch.bound += n
 	}
-	if !found {
-		return v, errGone
-	}
-	return v, nil
+	return Contender{}, ch, errGone
 }
 
-// wait waits until our node's permits fit.
+// wait waits until our node's permits fit, listing the queue at first and
+// whenever what it watches gives no answer (see Permits).
 func (p *Permits) wait(ctx context.Context, q *Queue, n node, r PermitRequest) (*Permit, error) {
 	names := n.listing // taken with the create, when it was
-	// versions are the data versions of nodes ahead, as read before the
-	// listing that followed; a node not in it is taken at its creation's
-	// version, 0. A relay (a write to a node's data) after that read makes
-	// the watch on it return at once, so none is missed between a listing
-	// and the watch set after it.
-	versions := map[string]int32{}
 	for first, waited := true, false; ; first, waited = false, true {
 		if names == nil {
 			var err error
@@ -197,127 +182,152 @@ func (p *Permits) wait(ctx context.Context, q *Queue, n node, r PermitRequest) (
 				return nil, err
 			}
 		}
-		v, err := p.look(names, n.name)
+		ours, ch, err := p.look(names, n.name)
 		if err != nil {
 			return nil, err
 		}
-		if v.rank+r.N <= p.Limit {
-			return p.grant(ctx, q, n, v, r, waited)
-		}
-		if r.Try {
-			return nil, ErrFull
-		}
-		// Watch the nearest node ahead. Its deletion is subtracted without
-		// a listing: if that lets us in, we hold. Otherwise the nodes ahead
-		// of it have usually gone too (a queue empties in order), so a
-		// listing costs less than looking at them one by one. A relay (its
-		// data changed since the version we know) or a session change lists
-		// as well.
-		pred := v.ahead[len(v.ahead)-1]
-		ch, err := q.Conn.WaitData(ctx, p.Dir+"/"+pred.Name, versions[pred.Name])
-		if err != nil {
-			return nil, err
-		}
-		if ch == Deleted {
-			v.rank -= v.weight[len(v.weight)-1]
-			v.ahead, v.weight = v.ahead[:len(v.ahead)-1], v.weight[:len(v.weight)-1]
-			if v.rank+r.N <= p.Limit {
-				return p.grant(ctx, q, n, v, r, true)
-			}
-		} else if err := p.learnVersion(ctx, versions, pred.Name); err != nil {
-			return nil, err
+		pm, err := p.follow(ctx, q, n, ours, ch, r, waited)
+		if pm != nil || err != nil {
+			return pm, err
 		}
 		names = nil
 	}
 }
 
-// learnVersion reads the current data version of the node ahead after a
-// relay or a session change, before the listing that follows, so that the
-// next watch on it misses no later relay.
-func (p *Permits) learnVersion(ctx context.Context, versions map[string]int32, name string) error {
-	st, err := p.Conn.Stat(ctx, p.Dir+"/"+name)
-	switch {
-	case err != nil:
-		return err
-	case st != nil:
-		versions[name] = st.Version
+// follow waits on our predecessor until our permits fit; nil, nil when it
+// must list again.
+func (p *Permits) follow(ctx context.Context, q *Queue, n node, ours Contender, ch chain, r PermitRequest, waited bool) (*Permit, error) {
+	var pending func(context.Context) (Change, error) // a watch set on the predecessor
+	for {
+		if ch.bound+r.N <= p.Limit {
+			return p.grant(ctx, q, n, ours, ch, r, waited, pending)
+		}
+		if r.Try {
+			return nil, ErrFull
+		}
+		waited = true
+		if pending == nil {
+			data, ok, wait, err := q.Conn.ReadWatch(ctx, p.Dir+"/"+ch.pred().Name)
+			switch {
+			case err != nil:
+				return nil, err
+			case !ok:
+				ch.drop()
+				continue
+			}
+			if rank, ok := PermitRank(data); ok {
+				ch.learn(rank)
+			}
+			pending = wait
+			continue
+		}
+		change, err := pending(ctx)
+		pending = nil
+		switch {
+		case err != nil:
+			return nil, err
+		case change == Deleted:
+			ch.drop()
+		case change == Released && r.N == 1:
+			ch.learn(p.Limit - 1) // the predecessor published a rank below the limit
+		case change == LookAgain:
+			return nil, nil
+		}
+		// Released for more than one permit: read the rank (pending is nil).
 	}
-	return nil
 }
 
-// grant claims our node and starts its relay watch. v.rank may overstate
-// the permits ahead (see Permits): it is exact or an upper bound.
-func (p *Permits) grant(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool) (*Permit, error) {
-	h, err := q.grant(ctx, n, v.ours)
+// grant claims our node and, while nodes may be ahead of it, starts its
+// holder's watch on them (continuing pending, a watch already set on the
+// predecessor). A node that waited publishes its rank at once if it is
+// below the limit: the node behind ours may have listed before what let us
+// in, and cannot see it.
+func (p *Permits) grant(ctx context.Context, q *Queue, n node, ours Contender, ch chain, r PermitRequest, waited bool, pending func(context.Context) (Change, error)) (*Permit, error) {
+	h, err := q.grant(ctx, n, ours)
 	if err != nil {
 		return nil, err
 	}
 	h.Waited = waited
-	data := q.nodeData(r.Data)
-	if waited && v.rank+r.N < p.Limit {
-		// What let us in may let in the node behind us, which cannot
-		// have seen it (see Permits).
-		p.relay(ctx, h.Path, data)
+	rk := &ranker{p: p, h: h, n: r.N, data: r.Data, published: ch.bound + r.N}
+	if waited {
+		rk.published = p.Limit
+		rk.publish(ctx, ch.bound)
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	pm := &Permit{Held: h, stop: cancel, done: make(chan struct{})}
-	if len(v.ahead) == 0 || !q.Conn.Go(func(bg context.Context) {
+	if ch.bound == 0 || !q.Conn.Go(func(bg context.Context) {
 		defer close(pm.done)
 		defer context.AfterFunc(bg, cancel)()
-		p.watch(wctx, h, v.ahead, data)
+		rk.follow(wctx, ch, pending)
 	}) {
 		close(pm.done) // nothing ahead to watch, or the session is closing
 	}
 	return pm, nil
 }
 
-// watch is a holder's relay watch: it follows the nodes ahead of ours,
-// nearest first, and relays every change among them to the node behind
-// ours, until none is left ahead, ctx ends or the epoch does.
-func (p *Permits) watch(ctx context.Context, h *Held, ahead []Contender, data []byte) {
-	// The version of the watched node's data we know: 0 at first (a node is
-	// created at 0), so that a relay it made before this watch was set,
-	// perhaps for a deletion the node behind us has not seen, wakes us at
-	// once; such an old relay makes us relay once for nothing, which costs
-	// the node behind us a listing.
-	var ver int32
-	for len(ahead) > 0 {
+// ranker publishes a holder's rank.
+type ranker struct {
+	p         *Permits
+	h         *Held
+	n         int
+	data      []byte
+	published int // the lowest rank the node behind ours can know of
+}
+
+// publish writes our rank, bound plus our permits, if it is below the
+// limit and below what the node behind can know already.
+func (rk *ranker) publish(ctx context.Context, bound int) {
+	rank := bound + rk.n
+	if rank >= rk.p.Limit || rank >= rk.published {
+		return
+	}
+	rk.published = rank
+	// An error leaves nothing to undo: the node went (released, or with
+	// its session), or the session is closing.
+	_ = rk.p.Conn.SetData(ctx, rk.h.Path, permitData(rk.data, rank), -1)
+}
+
+// follow is a holder's watch on the nodes ahead of it: it follows them,
+// nearest first, and publishes our rank whenever it drops, until none is
+// left ahead, ctx ends or the epoch does.
+func (rk *ranker) follow(ctx context.Context, ch chain, pending func(context.Context) (Change, error)) {
+	for ch.bound > 0 {
 		select {
-		case <-h.Epoch.Done:
+		case <-rk.h.Epoch.Done:
 			return
 		default:
 		}
-		path := p.Dir + "/" + ahead[len(ahead)-1].Name
-		ch, err := p.Conn.WaitData(ctx, path, ver)
-		if err != nil {
-			return // ctx ended: released, or the session is closing
-		}
-		if ch == Deleted {
-			ahead, ver = ahead[:len(ahead)-1], 0
-		} else {
-			// The node ahead relayed, or the session changed: read its
-			// version before relaying, so that a relay it makes after
-			// ours wakes us again.
-			st, err := p.Conn.Stat(ctx, path)
+		if pending == nil {
+			data, ok, wait, err := rk.p.Conn.ReadWatch(ctx, rk.p.Dir+"/"+ch.pred().Name)
 			if err != nil {
-				return
+				return // ctx ended: released, or the session is closing
 			}
-			if st == nil {
-				ahead, ver = ahead[:len(ahead)-1], 0
-			} else {
-				ver = st.Version
+			if !ok {
+				ch.drop()
+				rk.publish(ctx, ch.bound)
+				continue
 			}
+			if rank, ok := PermitRank(data); ok {
+				ch.learn(rank)
+				rk.publish(ctx, ch.bound)
+			}
+			pending = wait
+			continue
 		}
-		p.relay(ctx, h.Path, data)
+		change, err := pending(ctx)
+		pending = nil
+		if err != nil {
+			return
+		}
+		if change == Deleted {
+			ch.drop()
+			rk.publish(ctx, ch.bound)
+		}
+		// Released or LookAgain: read the predecessor again.
 	}
 }
 
-// relay wakes the node behind ours by setting our node's data, unchanged.
-func (p *Permits) relay(ctx context.Context, path string, data []byte) {
-	_ = p.Conn.SetData(ctx, path, data, -1)
-}
-
-// Release deletes our node (see Queue.Release), then stops the relay
+// Release deletes our node (see Queue.Release), then stops the holder's
 // watch; when the delete fails for want of time the node is still held and
 // the watch goes on.
 func (p *Permits) Release(ctx context.Context, pm *Permit) error {
@@ -328,7 +338,7 @@ func (p *Permits) Release(ctx context.Context, pm *Permit) error {
 	return err
 }
 
-// Stop ends the relay watch of a permit whose ownership ended.
+// Stop ends the holder's watch of a permit whose ownership ended.
 func (pm *Permit) Stop() {
 	pm.stop()
 	<-pm.done

@@ -60,8 +60,8 @@ func version(s *queuetest.Server, p string) int32 {
 }
 
 // The first holder leaves first: the holder behind it, which watches it,
-// relays (one write to its own node), and the waiter behind that one lists
-// once and holds.
+// publishes its rank (one write to its own node), and the waiter of one
+// permit behind that one holds at the write, without a listing.
 func TestPermitsInOrderRelay(t *testing.T) {
 	s, _ := setup(t)
 	a, b, c := s.Connect(), s.Connect(), s.Connect()
@@ -75,17 +75,77 @@ func TestPermitsInOrderRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	pc := gotPermits(t, wc)
-	if v := version(s, pb.Held.Path); v != 1 {
-		t.Fatalf("b's node is at version %d, want 1 (one relay)", v)
+	data, _, _ := s.Node(pb.Held.Path)
+	if rank, ok := queue.PermitRank(data); version(s, pb.Held.Path) != 1 || !ok || rank != 1 {
+		t.Fatalf("b's node at version %d publishes rank %d (%v), want one write of rank 1", version(s, pb.Held.Path), rank, ok)
 	}
-	if n := listings(s) - before; n != 1 {
-		t.Fatalf("%d listings, want 1 (c's, after the relay)", n)
+	if n := listings(s) - before; n != 0 {
+		t.Fatalf("%d listings, want none", n)
 	}
 	for _, p := range []struct {
 		c  queue.Conn
 		pm *queue.Permit
 	}{{b, pb}, {c, pc}} {
 		if err := permitsQ(p.c, 2).Release(testCtx(t), p.pm); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Limit 3: the second of three holders leaves first. Its successor (a
+// holder) sees it go and publishes its lower rank, which lets in the waiter
+// behind it, which watches only that successor: nobody lists.
+func TestPermitsRankPassesAGap(t *testing.T) {
+	s, _ := setup(t)
+	a, b, c, d := s.Connect(), s.Connect(), s.Connect(), s.Connect()
+	pa := takePermits(t, a, 3, 1)
+	pb := takePermits(t, b, 3, 1)
+	pc := takePermits(t, c, 3, 1)
+	wd := goPermits(t, d, 3, 1)
+	await(t, s, "d watches c", func() bool { return s.Watching(pc.Held.Path) == 1 })
+	before := listings(s)
+	if err := permitsQ(b, 3).Release(testCtx(t), pb); err != nil {
+		t.Fatal(err)
+	}
+	pd := gotPermits(t, wd)
+	if n := listings(s) - before; n != 0 {
+		t.Fatalf("%d listings, want none", n)
+	}
+	if data, _, _ := s.Node(pc.Held.Path); string(data) != "\x00zklock:k2" {
+		t.Fatalf("c's node holds %q, want its rank 2", data)
+	}
+	for _, p := range []struct {
+		c  queue.Conn
+		pm *queue.Permit
+	}{{a, pa}, {c, pc}, {d, pd}} {
+		if err := permitsQ(p.c, 3).Release(testCtx(t), p.pm); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A waiter of two permits cannot take a published rank on trust (it proves
+// room for one): it reads the rank, which sets its watch again, and holds
+// only when the rank leaves room for two.
+func TestPermitsTwoReadTheRank(t *testing.T) {
+	s, _ := setup(t)
+	a, b, c := s.Connect(), s.Connect(), s.Connect()
+	pa := takePermits(t, a, 3, 1)
+	pb := takePermits(t, b, 3, 1)
+	wc := goPermits(t, c, 3, 2)
+	await(t, s, "c watches b", func() bool { return s.Watching(pb.Held.Path) == 1 })
+	if err := permitsQ(a, 3).Release(testCtx(t), pa); err != nil {
+		t.Fatal(err)
+	}
+	pc := gotPermits(t, wc) // b publishes 1: room for two
+	if n := s.Calls(queuetest.OpGet) + s.Calls(queuetest.OpStat); n != 0 {
+		t.Fatalf("%d plain reads, want none (the rank comes with the watch)", n)
+	}
+	for _, p := range []struct {
+		c  queue.Conn
+		pm *queue.Permit
+	}{{b, pb}, {c, pc}} {
+		if err := permitsQ(p.c, 3).Release(testCtx(t), p.pm); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -193,10 +253,10 @@ func TestPermitsLimitMismatch(t *testing.T) {
 	}
 }
 
-// A relay made before a holder's watch is set is not missed: c holds, and
-// before its watch on b is set, a's session expires, b relays, and d (which
-// listed a) waits behind c. c's watch starts from version 0, sees b's
-// relay at once and passes it on, and d holds.
+// A rank published before a holder's watch is set is not missed: c holds,
+// and before its watch on b is set, a's session expires, b publishes 1, and
+// d (which listed a) waits behind c. c reads b's rank with its watch, in
+// one request, publishes its own, and d holds.
 func TestPermitsRelayBeforeTheWatchIsSet(t *testing.T) {
 	s, _ := setup(t)
 	a, b, c, d := s.Connect(), s.Connect(), s.Connect(), s.Connect()
@@ -221,10 +281,10 @@ func TestPermitsRelayBeforeTheWatchIsSet(t *testing.T) {
 	}
 }
 
-// A relay made between a waiter's listing and its watch is not missed: d
-// listed a, b and c ahead; before its watch on c is set, a's session
-// expires and the relay comes down b and c. d's watch starts from version
-// 0, returns at once, and d lists and holds.
+// A rank published between a waiter's listing and its watch is not missed:
+// d listed a, b and c ahead; before its watch on c is set, a's session
+// expires and the ranks come down b and c. d reads c's rank with its watch
+// and holds, without a listing.
 func TestPermitsRelayBeforeTheWaitersWatch(t *testing.T) {
 	s, _ := setup(t)
 	a, b, c, d := s.Connect(), s.Connect(), s.Connect(), s.Connect()
@@ -238,12 +298,91 @@ func TestPermitsRelayBeforeTheWaitersWatch(t *testing.T) {
 		s.ExpireSession(a.SessionID())
 		await(t, s, "the relay reaches c", func() bool { return version(s, pc.Held.Path) == 1 })
 	}})
+	before := listings(s)
 	pd := gotPermits(t, goPermits(t, d, 3, 1))
+	if n := listings(s) - before; n != 0 {
+		t.Fatalf("%d listings besides the create's, want none", n)
+	}
 	for _, p := range []struct {
 		c  queue.Conn
 		pm *queue.Permit
 	}{{b, pb}, {c, pc}, {d, pd}} {
 		if err := permitsQ(p.c, 3).Release(testCtx(t), p.pm); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// What a contended lease costs: 8 clients keep a queue of 2 holders and 6
+// waiters on a limit of 2; at each step the oldest holder releases and
+// queues again, and the first waiter holds. Every request is counted (a
+// create with its pipelined listing is two): six a lease, the create and
+// listing, the waiter's watch, the holder's read of its predecessor after
+// its grant, the rank it publishes when it becomes first, and the delete.
+func TestPermitsRequestsPerLease(t *testing.T) {
+	s, _ := setup(t)
+	type holder struct {
+		c  *queuetest.Conn
+		pm *queue.Permit
+	}
+	type waiter struct {
+		c  *queuetest.Conn
+		ch <-chan permitResult
+	}
+	var holders []holder
+	var waiters []waiter
+	for range 2 {
+		c := s.Connect()
+		holders = append(holders, holder{c, takePermits(t, c, 2, 1)})
+	}
+	enqueue := func(c *queuetest.Conn) {
+		waiters = append(waiters, waiter{c, goPermits(t, c, 2, 1)})
+		await(t, s, "the new waiter watches", func() bool { return c.Blocked(queuetest.OpWatch) == 1 })
+	}
+	for range 6 {
+		enqueue(s.Connect())
+	}
+	ops := []queuetest.Op{queuetest.OpCreate, queuetest.OpChildren, queuetest.OpWatch, queuetest.OpSet,
+		queuetest.OpDelete, queuetest.OpGet, queuetest.OpStat}
+	requests := func() int {
+		n := s.Calls(queuetest.OpCreate) // each create came with a listing
+		for _, op := range ops {
+			n += s.Calls(op)
+		}
+		return n
+	}
+	const warm, steps = 8, 40
+	var start int
+	for i := range steps {
+		if i == warm {
+			start = requests()
+		}
+		h := holders[0]
+		holders = holders[1:]
+		if err := permitsQ(h.c, 2).Release(testCtx(t), h.pm); err != nil {
+			t.Fatal(err)
+		}
+		enqueue(h.c)
+		w := waiters[0]
+		waiters = waiters[1:]
+		holders = append(holders, holder{w.c, gotPermits(t, w.ch)})
+		await(t, s, "the new holder watches the one ahead", func() bool { return w.c.Blocked(queuetest.OpWatch) == 1 })
+	}
+	per := float64(requests()-start) / (steps - warm)
+	t.Logf("%.2f requests a lease", per)
+	if per > 6 {
+		t.Fatalf("%.2f requests a lease, want 6", per)
+	}
+	for _, w := range waiters { // drain: every release lets the next in
+		h := holders[0]
+		holders = holders[1:]
+		if err := permitsQ(h.c, 2).Release(testCtx(t), h.pm); err != nil {
+			t.Fatal(err)
+		}
+		holders = append(holders, holder{w.c, gotPermits(t, w.ch)})
+	}
+	for _, h := range holders {
+		if err := permitsQ(h.c, 2).Release(testCtx(t), h.pm); err != nil {
 			t.Fatal(err)
 		}
 	}

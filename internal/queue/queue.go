@@ -72,6 +72,14 @@ type Conn interface {
 	// read and before the watch was set returns LookAgain at once, where
 	// WaitChange would wait for the next one. Deleted if the node is gone.
 	WaitData(ctx context.Context, path string, version int32) (Change, error)
+	// ReadWatch reads path's data and sets a data watch on it with one
+	// request, so that no write after the read is missed; ok is false,
+	// with no watch, if the node does not exist. wait blocks until the
+	// watch fires, as WaitChange does: Deleted, Released (the data changed
+	// and the data read marks the node's writes as proofs: Announces), or
+	// LookAgain (another change, a session state change, the epoch's
+	// end), or until ctx ends. wait is called at most once.
+	ReadWatch(ctx context.Context, path string) (data []byte, ok bool, wait func(context.Context) (Change, error), err error)
 	// Track arranges for path to be deleted when ep ends; false if ep has
 	// already ended. Untrack undoes it.
 	Track(ep Epoch, path string) bool
@@ -139,8 +147,13 @@ const Announcer = "\x00zklock:a"
 // announces reports whether node data marks an announcing node.
 func announces(data []byte) bool { return bytes.HasSuffix(data, []byte(Announcer)) }
 
-// Announces reports whether node data marks an announcing node.
-func Announces(data []byte) bool { return announces(data) }
+// Announces reports whether node data marks a node whose data changes are
+// proofs a watcher may act on without looking: an announcing node's (its
+// release) or a permit node's (a rank it publishes: see Permits).
+func Announces(data []byte) bool {
+	_, permit := permitTag(data)
+	return announces(data) || permit
+}
 
 // UserData returns node data without the tag zklock added to it.
 func UserData(data []byte) []byte {
@@ -148,6 +161,9 @@ func UserData(data []byte) []byte {
 		if bytes.HasSuffix(data, []byte(tag)) {
 			return data[:len(data)-len(tag)]
 		}
+	}
+	if i, ok := permitTag(data); ok {
+		return data[:i]
 	}
 	return data
 }

@@ -93,6 +93,28 @@ func (c *Conn) WaitData(ctx context.Context, path string, version int32) (queue.
 	return ch, err
 }
 
+func (c *Conn) ReadWatch(ctx context.Context, path string) ([]byte, bool, func(context.Context) (queue.Change, error), error) {
+	ep, err := c.awaitEpoch(ctx)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	data, ok, wait, err := c.readWatch(ctx, path, ep.done)
+	if errors.Is(err, errStopped) {
+		// The epoch ended: nothing read counts; the wait says look again.
+		return nil, true, func(context.Context) (queue.Change, error) { return queue.LookAgain, nil }, nil
+	}
+	if err != nil || !ok {
+		return nil, ok, nil, err
+	}
+	return data, true, func(ctx context.Context) (queue.Change, error) {
+		ch, err := wait(ctx)
+		if errors.Is(err, errStopped) {
+			return queue.LookAgain, nil
+		}
+		return ch, err
+	}, nil
+}
+
 func (c *Conn) Track(ep queue.Epoch, path string) bool {
 	return c.track(ep.Key.(*epoch), path)
 }

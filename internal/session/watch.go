@@ -141,17 +141,35 @@ func (c *Conn) await(ctx context.Context, w *watch, changed, stop <-chan struct{
 	}
 }
 
+// readWatch reads path's data and sets a data watch for a caller of its
+// own (as waitData does), returning the data and the wait on that watch;
+// ok is false if the node does not exist.
+func (c *Conn) readWatch(ctx context.Context, path string, stop <-chan struct{}) ([]byte, bool, func(context.Context) (queue.Change, error), error) {
+	w, _, changed := c.watchFor(path)
+	data, st, err := c.armRead(ctx, path, stop, w)
+	if err != nil || st == nil {
+		return nil, false, nil, err
+	}
+	return data, true, func(ctx context.Context) (queue.Change, error) { return c.await(ctx, w, changed, stop) }, nil
+}
+
 // arm sets the server's data watch for w. On failure w is fired, so that
 // waiters who share it look again; a node that does not exist fires it
 // with Deleted.
 func (c *Conn) arm(ctx context.Context, path string, stop <-chan struct{}, w *watch) error {
-	_, err := c.armStat(ctx, path, stop, w)
+	_, _, err := c.armRead(ctx, path, stop, w)
 	return err
 }
 
 // armStat is arm that also returns the node's stat when the watch was set,
 // or nil, with no error, when the node does not exist.
 func (c *Conn) armStat(ctx context.Context, path string, stop <-chan struct{}, w *watch) (*zk.Stat, error) {
+	_, st, err := c.armRead(ctx, path, stop, w)
+	return st, err
+}
+
+// armRead is armStat that also returns the node's data.
+func (c *Conn) armRead(ctx context.Context, path string, stop <-chan struct{}, w *watch) ([]byte, *zk.Stat, error) {
 	type read struct {
 		data []byte
 		st   *zk.Stat
@@ -166,7 +184,7 @@ func (c *Conn) armStat(ctx context.Context, path string, stop <-chan struct{}, w
 		c.mu.Lock()
 		w.announces = queue.Announces(r.data)
 		c.mu.Unlock()
-		return r.st, nil
+		return r.data, r.st, nil
 	}
 	ch := queue.LookAgain
 	if errors.Is(err, zk.ErrNoNode) {
@@ -176,7 +194,7 @@ func (c *Conn) armStat(ctx context.Context, path string, stop <-chan struct{}, w
 	c.fireLocked(path, w, ch)
 	c.mu.Unlock()
 	if err != nil {
-		return nil, wrapOp("watch", path, err)
+		return nil, nil, wrapOp("watch", path, err)
 	}
-	return nil, nil
+	return nil, nil, nil
 }

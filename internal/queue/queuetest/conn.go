@@ -255,6 +255,41 @@ func (c *Conn) waitChange(ctx context.Context, p string, version *int32) (queue.
 		s.mu.Unlock()
 		return queue.LookAgain, nil
 	}
+	wait := c.watchLocked(p, f, ep)
+	s.mu.Unlock()
+	return wait(ctx)
+}
+
+// ReadWatch reads p's data and sets a data watch on it in one step (ok is
+// false, with no watch, if p does not exist); wait is WaitChange's wait on
+// that watch. It takes the faults of OpWatch.
+func (c *Conn) ReadWatch(ctx context.Context, p string) ([]byte, bool, func(context.Context) (queue.Change, error), error) {
+	f, err := c.begin(ctx, OpWatch, p)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if f.Err != nil {
+		return nil, false, nil, f.Err
+	}
+	ep, err := c.awaitEpoch(ctx)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.nodes[p]
+	if n == nil {
+		return nil, false, nil, nil
+	}
+	return slices.Clone(n.data), true, c.watchLocked(p, f, ep), nil
+}
+
+// watchLocked sets a data watch on p (none if f loses the request) and
+// returns the wait on it; s.mu must be held. The wait counts as blocked
+// on OpWatch from now until it returns.
+func (c *Conn) watchLocked(p string, f Fault, ep *epoch) func(context.Context) (queue.Change, error) {
+	s := c.s
 	ch := make(chan queue.Change, 1)
 	if !f.Lost {
 		s.dataW[p] = append(s.dataW[p], dataWatch{ch, queue.Announces(s.nodes[p].data)})
@@ -262,27 +297,28 @@ func (c *Conn) waitChange(ctx context.Context, p string, version *int32) (queue.
 	}
 	s.blocked[blocker{c, OpWatch}]++
 	s.changedLocked()
-	s.mu.Unlock()
-	if f.After != nil {
-		f.After()
-	}
-	defer func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.dataW[p] = slices.DeleteFunc(s.dataW[p], func(x dataWatch) bool { return x.ch == ch })
-		if len(s.dataW[p]) == 0 {
-			delete(s.dataW, p)
+	return func(ctx context.Context) (queue.Change, error) {
+		if f.After != nil {
+			f.After()
 		}
-		s.blocked[blocker{c, OpWatch}]--
-		s.changedLocked()
-	}()
-	select {
-	case what := <-ch:
-		return what, nil
-	case <-ep.done:
-		return queue.LookAgain, nil
-	case <-ctx.Done():
-		return queue.LookAgain, ctx.Err()
+		defer func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.dataW[p] = slices.DeleteFunc(s.dataW[p], func(x dataWatch) bool { return x.ch == ch })
+			if len(s.dataW[p]) == 0 {
+				delete(s.dataW, p)
+			}
+			s.blocked[blocker{c, OpWatch}]--
+			s.changedLocked()
+		}()
+		select {
+		case what := <-ch:
+			return what, nil
+		case <-ep.done:
+			return queue.LookAgain, nil
+		case <-ctx.Done():
+			return queue.LookAgain, ctx.Err()
+		}
 	}
 }
 
@@ -343,6 +379,7 @@ func (c *Conn) SetData(ctx context.Context, p string, data []byte, version int32
 		return err
 	}
 	c.s.mu.Lock()
+	c.s.calls[OpSet]++
 	n := c.s.nodes[p]
 	bad := n != nil && version != -1 && n.stat.Version != version
 	c.s.mu.Unlock()

@@ -20,8 +20,9 @@ const (
 	OpGet       Op = "get"       // Get
 	OpDelete    Op = "delete"    // Delete, DeleteUntil, ReleaseUntil
 	OpRelease   Op = "release"   // ReleaseUntil (counted only: it takes OpDelete's faults)
-	OpWatch     Op = "watch"     // WaitChange
+	OpWatch     Op = "watch"     // WaitChange, WaitData, ReadWatch
 	OpDiscard   Op = "discard"   // Discard (counted only: it takes no fault)
+	OpSet       Op = "set"       // SetData (counted only: it takes no fault)
 )
 
 // Fault changes what happens to one request. The zero Fault changes
