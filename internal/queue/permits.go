@@ -208,10 +208,18 @@ func (p *Permits) follow(ctx context.Context, q *Queue, n node, ours Contender, 
 		waited = true
 		if pending == nil {
 			data, ok, wait, err := q.Conn.ReadWatch(ctx, p.Dir+"/"+ch.pred().Name)
-			switch {
-			case err != nil:
+			if err != nil {
 				return nil, err
-			case !ok:
+			}
+			// A watch set under a later session than our node's would
+			// sleep through our node's end: look at the epoch once the
+			// watch is set (if it ends after, the wait says LookAgain).
+			if ep, err := q.Conn.Epoch(ctx); err != nil {
+				return nil, err
+			} else if ep.SessionID != n.owner {
+				return nil, errGone
+			}
+			if !ok {
 				ch.drop()
 				continue
 			}
@@ -301,6 +309,11 @@ func (rk *ranker) follow(ctx context.Context, ch chain, pending func(context.Con
 			data, ok, wait, err := rk.p.Conn.ReadWatch(ctx, rk.p.Dir+"/"+ch.pred().Name)
 			if err != nil {
 				return // ctx ended: released, or the session is closing
+			}
+			select {
+			case <-rk.h.Epoch.Done:
+				return // the watch may be the next session's
+			default:
 			}
 			if !ok {
 				ch.drop()

@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -385,5 +386,41 @@ func TestPermitsRequestsPerLease(t *testing.T) {
 		if err := permitsQ(h.c, 2).Release(testCtx(t), h.pm); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A waiter's session ends between two watches: it watched b, b left, and
+// before its watch on a (still ahead, still holding) is set, its session
+// expires. The watch it sets belongs to the new session, which its node
+// does not: it must find out then, not when a next changes, and queue again
+// under the new session.
+func TestPermitsSessionEndsBetweenWatches(t *testing.T) {
+	s, _ := setup(t)
+	a, b, c := s.Connect(), s.Connect(), s.Connect()
+	pa := takePermits(t, a, 1, 1)
+	bctx, cancelB := context.WithCancel(testCtx(t))
+	wb := make(chan error, 1)
+	go func() {
+		_, err := permitsQ(b, 1).Acquire(bctx, queue.PermitRequest{N: 1})
+		wb <- err
+	}()
+	await(t, s, "b waits on a", func() bool { return b.Blocked(queuetest.OpWatch) == 1 })
+	wc := goPermits(t, c, 1, 1)
+	await(t, s, "c waits on b", func() bool { return c.Blocked(queuetest.OpWatch) == 1 })
+	old := c.SessionID()
+	c.Inject(queuetest.OpWatch, queuetest.Fault{Before: func() { c.Expire() }})
+	cancelB() // b leaves the queue; c moves on to a and its session ends
+	if err := <-wb; !errors.Is(err, context.Canceled) {
+		t.Fatalf("b: %v, want context.Canceled", err)
+	}
+	await(t, s, "c queued again under its new session", func() bool {
+		return c.SessionID() != old && len(s.Ephemerals(c.SessionID())) == 1
+	})
+	if err := permitsQ(a, 1).Release(testCtx(t), pa); err != nil {
+		t.Fatal(err)
+	}
+	pc := gotPermits(t, wc)
+	if err := permitsQ(c, 1).Release(testCtx(t), pc); err != nil {
+		t.Fatal(err)
 	}
 }
