@@ -70,7 +70,9 @@ func Goals(run *Run) []Goal {
 	ratio("semaphore, queue layout, limit 2, 8 clients, vs Curator", ">= 2.5x", q("sem"), run.Find("sem", "curator"), 2.5)
 	ratio("semaphore, queue layout, limit 2, 16 clients, vs Curator", ">= 2.5x", q("sem16"), run.Find("sem16", "curator"), 2.5)
 	gs = append(gs, semRequestsGoal(run))
-	ratio("semaphore, Curator's layout, limit 2, 8 clients, vs Curator", ">= 1x (no slower than before)", z("sem"), run.Find("sem", "curator"), 1)
+	// "No slower than today": its ratio in the full run of 2026-11-24,
+	// before the queue layout (docs/benchmarks.md's history).
+	ratio("semaphore, Curator's layout, limit 2, 8 clients, vs Curator", ">= 1.14x (as on 2026-11-24)", z("sem"), run.Find("sem", "curator"), 1.14)
 	ratio("RW 90% reads, 16 clients, vs Curator", ">= 1.8x", z("rw"), run.Find("rw", "curator"), 1.8)
 	return gs
 }
