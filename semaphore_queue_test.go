@@ -134,7 +134,8 @@ func TestSemaphoreQueueOutOfOrder(t *testing.T) {
 
 // Each node watches one node: with a holder ahead of another holder and
 // waiters behind, the server holds one watch per node but the first, and
-// no child watch on the path.
+// no child watch on the path; a release wakes one client, whatever the
+// queue behind it.
 func TestSemaphoreQueueHerdFree(t *testing.T) {
 	const waiters = 6
 	c := standalone(t)
@@ -165,8 +166,18 @@ func TestSemaphoreQueueHerdFree(t *testing.T) {
 	n, err := c.WatchCount(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(1+waiters), n)
+	// The handoff, counted by the server: the release, the second holder's
+	// rank, the first waiter's read of it once it holds, and the counting
+	// mntr itself, 4, and the sessions' pings while the machine is busy; a
+	// herd would add a request per waiter.
+	before := packets(t, c)
 	require.NoError(t, leases[0].Release(ctx))
 	require.NoError(t, await(t, results[0], 10*time.Second, "the first waiter").err)
+	got := packets(t, c) - before
+	t.Logf("%d requests from the release to the first waiter's grant", got)
+	if got >= 4+waiters {
+		t.Fatalf("%d requests from the release to the first waiter's grant: a herd (%d waiters)", got, waiters)
+	}
 	for _, r := range results[1:] {
 		pending(t, r, 100*time.Millisecond, "the other waiters")
 	}
