@@ -26,6 +26,22 @@ func takePermits(t *testing.T, c queue.Conn, limit, n int) *queue.Permit {
 	return pm
 }
 
+// heldPermit is a permit and the Conn of its session.
+type heldPermit struct {
+	c  queue.Conn
+	pm *queue.Permit
+}
+
+// releasePermits releases each permit through its own session, in order.
+func releasePermits(t *testing.T, limit int, hs ...heldPermit) {
+	t.Helper()
+	for _, h := range hs {
+		if err := permitsQ(h.c, limit).Release(testCtx(t), h.pm); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 type permitResult struct {
 	pm  *queue.Permit
 	err error
@@ -83,14 +99,7 @@ func TestPermitsInOrderRelay(t *testing.T) {
 	if n := listings(s) - before; n != 0 {
 		t.Fatalf("%d listings, want none", n)
 	}
-	for _, p := range []struct {
-		c  queue.Conn
-		pm *queue.Permit
-	}{{b, pb}, {c, pc}} {
-		if err := permitsQ(p.c, 2).Release(testCtx(t), p.pm); err != nil {
-			t.Fatal(err)
-		}
-	}
+	releasePermits(t, 2, heldPermit{b, pb}, heldPermit{c, pc})
 }
 
 // Limit 3: the second of three holders leaves first. Its successor (a
@@ -115,14 +124,7 @@ func TestPermitsRankPassesAGap(t *testing.T) {
 	if data, _, _ := s.Node(pc.Held.Path); string(data) != "\x00zklock:k2" {
 		t.Fatalf("c's node holds %q, want its rank 2", data)
 	}
-	for _, p := range []struct {
-		c  queue.Conn
-		pm *queue.Permit
-	}{{a, pa}, {c, pc}, {d, pd}} {
-		if err := permitsQ(p.c, 3).Release(testCtx(t), p.pm); err != nil {
-			t.Fatal(err)
-		}
-	}
+	releasePermits(t, 3, heldPermit{a, pa}, heldPermit{c, pc}, heldPermit{d, pd})
 }
 
 // A waiter of two permits cannot take a published rank on trust (it proves
@@ -142,14 +144,7 @@ func TestPermitsTwoReadTheRank(t *testing.T) {
 	if n := s.Calls(queuetest.OpGet) + s.Calls(queuetest.OpStat); n != 0 {
 		t.Fatalf("%d plain reads, want none (the rank comes with the watch)", n)
 	}
-	for _, p := range []struct {
-		c  queue.Conn
-		pm *queue.Permit
-	}{{b, pb}, {c, pc}} {
-		if err := permitsQ(p.c, 3).Release(testCtx(t), p.pm); err != nil {
-			t.Fatal(err)
-		}
-	}
+	releasePermits(t, 3, heldPermit{b, pb}, heldPermit{c, pc})
 }
 
 // The second holder leaves first: the waiter behind it holds on the
@@ -170,14 +165,7 @@ func TestPermitsOutOfOrderWithoutListing(t *testing.T) {
 		t.Fatalf("%d listings, want none", n)
 	}
 	await(t, s, "c, now a holder behind a, watches a", func() bool { return c.Blocked(queuetest.OpWatch) == 1 })
-	for _, p := range []struct {
-		c  queue.Conn
-		pm *queue.Permit
-	}{{a, pa}, {c, pc}} {
-		if err := permitsQ(p.c, 2).Release(testCtx(t), p.pm); err != nil {
-			t.Fatal(err)
-		}
-	}
+	releasePermits(t, 2, heldPermit{a, pa}, heldPermit{c, pc})
 }
 
 // Limit 3: the first holder's session expires. Nobody watching it is the
@@ -198,14 +186,7 @@ func TestPermitsExpiryRelayedDownTheHolders(t *testing.T) {
 		t.Fatalf("relays: b %d, c %d; want one each", vb, vc)
 	}
 	_ = pa
-	for _, p := range []struct {
-		c  queue.Conn
-		pm *queue.Permit
-	}{{b, pb}, {c, pc}, {d, pd}} {
-		if err := permitsQ(p.c, 3).Release(testCtx(t), p.pm); err != nil {
-			t.Fatal(err)
-		}
-	}
+	releasePermits(t, 3, heldPermit{b, pb}, heldPermit{c, pc}, heldPermit{d, pd})
 }
 
 // A request for two waits behind one holder of a limit of two, and a later
@@ -272,14 +253,7 @@ func TestPermitsRelayBeforeTheWatchIsSet(t *testing.T) {
 	pc := takePermits(t, c, 3, 1) // its watch waits in Before until d waits
 	wd := goPermits(t, d, 3, 1)
 	pd := gotPermits(t, wd)
-	for _, p := range []struct {
-		c  queue.Conn
-		pm *queue.Permit
-	}{{b, pb}, {c, pc}, {d, pd}} {
-		if err := permitsQ(p.c, 3).Release(testCtx(t), p.pm); err != nil {
-			t.Fatal(err)
-		}
-	}
+	releasePermits(t, 3, heldPermit{b, pb}, heldPermit{c, pc}, heldPermit{d, pd})
 }
 
 // A rank published between a waiter's listing and its watch is not missed:
@@ -304,14 +278,7 @@ func TestPermitsRelayBeforeTheWaitersWatch(t *testing.T) {
 	if n := listings(s) - before; n != 0 {
 		t.Fatalf("%d listings besides the create's, want none", n)
 	}
-	for _, p := range []struct {
-		c  queue.Conn
-		pm *queue.Permit
-	}{{b, pb}, {c, pc}, {d, pd}} {
-		if err := permitsQ(p.c, 3).Release(testCtx(t), p.pm); err != nil {
-			t.Fatal(err)
-		}
-	}
+	releasePermits(t, 3, heldPermit{b, pb}, heldPermit{c, pc}, heldPermit{d, pd})
 }
 
 // What a contended lease costs: 8 clients keep a queue of 2 holders and 6
