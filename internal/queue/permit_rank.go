@@ -66,15 +66,24 @@ type chain struct {
 func (c *chain) pred() Contender { return c.ahead[len(c.ahead)-1] }
 
 // learn takes in a rank the predecessor published: it counts the
-// predecessor and everything ahead of it, which is everything live ahead
-// of ours.
+// predecessor and every node live ahead of it when it was written, which
+// is every node live ahead of ours now.
 func (c *chain) learn(rank int) { c.bound = min(c.bound, rank) }
 
-// drop forgets the predecessor, which is gone. With nothing left to hold
-// permits, the nodes still listed have gone too.
+// drop forgets the predecessor, seen alive since bound was last lowered
+// and deleted since: bound counted it, so its permits come off.
 func (c *chain) drop() {
+	c.bound = max(0, c.bound-c.weight[len(c.weight)-1])
+	c.forget()
+}
+
+// vanished forgets the predecessor, found gone when we came to watch it:
+// it may have gone before a rank bound came from was written, which then
+// did not count it, so only the listed nodes left cap bound.
+func (c *chain) vanished() { c.forget() }
+
+func (c *chain) forget() {
 	last := len(c.ahead) - 1
-	c.bound = max(0, c.bound-c.weight[last])
 	c.ahead, c.weight = c.ahead[:last], c.weight[:last]
 	sum := 0
 	for _, w := range c.weight {

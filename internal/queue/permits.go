@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -126,6 +127,9 @@ func PermitWeight(name string) (n, limit int, ok bool) {
 // be reached, in the background). If the session expires while it waits,
 // it starts over under the new session until ctx ends.
 func (p *Permits) Acquire(ctx context.Context, r PermitRequest) (*Permit, error) {
+	if r.N < 1 || r.N > p.Limit {
+		return nil, fmt.Errorf("queue: %d permits of a limit of %d", r.N, p.Limit)
+	}
 	q := p.queue(r.N)
 	for {
 		n, err := q.create(ctx, permitData(r.Data, -1), true)
@@ -143,25 +147,39 @@ func (p *Permits) Acquire(ctx context.Context, r PermitRequest) (*Permit, error)
 	}
 }
 
-// look reads a listing: our node and the chain ahead of it. A permit node
-// of another limit is refused.
-func (p *Permits) look(names []string, name string) (Contender, chain, error) {
-	var ch chain
+// view is what a listing says about our node.
+type view struct {
+	ours   Contender
+	ch     chain
+	behind bool // a permit node follows ours
+}
+
+// look reads a listing. A permit node of another limit ahead of ours is
+// refused.
+func (p *Permits) look(names []string, name string) (view, error) {
+	var v view
+	found := false
 	for _, c := range Sort(names, KindPermit) {
 		n, limit, ok := PermitWeight(c.Name)
-		if !ok {
+		switch {
+		case !ok:
 			continue // not a zklock permit: ignored, like any stranger
+		case found:
+			v.behind = true
+			return v, nil
+		case limit != p.Limit:
+			return v, &LimitError{Dir: p.Dir, Found: limit}
+		case c.Name == name:
+			v.ours, found = c, true
+			continue
 		}
-		if limit != p.Limit {
-			return Contender{}, ch, &LimitError{Dir: p.Dir, Found: limit}
-		}
-		if c.Name == name {
-			return c, ch, nil
-		}
-		ch.ahead, ch.weight = append(ch.ahead, c), append(ch.weight, n)
-		ch.bound += n
+		v.ch.ahead, v.ch.weight = append(v.ch.ahead, c), append(v.ch.weight, n)
+		v.ch.bound += n
 	}
-	return Contender{}, ch, errGone
+	if !found {
+		return v, errGone
+	}
+	return v, nil
 }
 
 // wait waits until our node's permits fit, listing the queue at first and
@@ -182,11 +200,11 @@ func (p *Permits) wait(ctx context.Context, q *Queue, n node, r PermitRequest) (
 				return nil, err
 			}
 		}
-		ours, ch, err := p.look(names, n.name)
+		v, err := p.look(names, n.name)
 		if err != nil {
 			return nil, err
 		}
-		pm, err := p.follow(ctx, q, n, ours, ch, r, waited)
+		pm, err := p.follow(ctx, q, n, v, r, waited)
 		if pm != nil || err != nil {
 			return pm, err
 		}
@@ -194,20 +212,23 @@ func (p *Permits) wait(ctx context.Context, q *Queue, n node, r PermitRequest) (
 	}
 }
 
+// wait is a watch's wait (Conn.ReadWatch).
+type wait = func(context.Context) (Change, error)
+
 // follow waits on our predecessor until our permits fit; nil, nil when it
 // must list again.
-func (p *Permits) follow(ctx context.Context, q *Queue, n node, ours Contender, ch chain, r PermitRequest, waited bool) (*Permit, error) {
-	var pending func(context.Context) (Change, error) // a watch set on the predecessor
+func (p *Permits) follow(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool) (*Permit, error) {
+	var pending wait // a watch set on the predecessor
 	for {
-		if ch.bound+r.N <= p.Limit {
-			return p.grant(ctx, q, n, ours, ch, r, waited, pending)
+		if v.ch.bound+r.N <= p.Limit {
+			return p.grant(ctx, q, n, v, r, waited, pending)
 		}
 		if r.Try {
 			return nil, ErrFull
 		}
 		waited = true
 		if pending == nil {
-			data, ok, wait, err := q.Conn.ReadWatch(ctx, p.Dir+"/"+ch.pred().Name)
+			data, ok, w, err := q.Conn.ReadWatch(ctx, p.Dir+"/"+v.ch.pred().Name)
 			if err != nil {
 				return nil, err
 			}
@@ -220,13 +241,13 @@ func (p *Permits) follow(ctx context.Context, q *Queue, n node, ours Contender, 
 				return nil, errGone
 			}
 			if !ok {
-				ch.drop()
+				v.ch.vanished()
 				continue
 			}
 			if rank, ok := PermitRank(data); ok {
-				ch.learn(rank)
+				v.ch.learn(rank)
 			}
-			pending = wait
+			pending = w
 			continue
 		}
 		change, err := pending(ctx)
@@ -235,9 +256,9 @@ func (p *Permits) follow(ctx context.Context, q *Queue, n node, ours Contender, 
 		case err != nil:
 			return nil, err
 		case change == Deleted:
-			ch.drop()
+			v.ch.drop()
 		case change == Released && r.N == 1:
-			ch.learn(p.Limit - 1) // the predecessor published a rank below the limit
+			v.ch.learn(p.Limit - 1) // the predecessor published a rank below the limit
 		case change == LookAgain:
 			return nil, nil
 		}
@@ -245,35 +266,38 @@ func (p *Permits) follow(ctx context.Context, q *Queue, n node, ours Contender, 
 	}
 }
 
-// grant claims our node and, while nodes may be ahead of it, starts its
-// holder's watch on them (continuing pending, a watch already set on the
-// predecessor). A node that waited publishes its rank at once if it is
-// below the limit: the node behind ours may have listed before what let us
-// in, and cannot see it.
-func (p *Permits) grant(ctx context.Context, q *Queue, n node, ours Contender, ch chain, r PermitRequest, waited bool, pending func(context.Context) (Change, error)) (*Permit, error) {
-	h, err := q.grant(ctx, n, ours)
+// grant claims our node and starts its holder's goroutine (see ranker)
+// while nodes may be ahead of it or it owes the node behind its rank:
+// after a wait, or at once with nodes behind it in the listing, the node
+// behind may have listed before what lets us in, and cannot see it. pending
+// is a watch already set on the predecessor.
+func (p *Permits) grant(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool, pending wait) (*Permit, error) {
+	h, err := q.grant(ctx, n, v.ours)
 	if err != nil {
 		return nil, err
 	}
 	h.Waited = waited
-	rk := &ranker{p: p, h: h, n: r.N, data: r.Data, published: ch.bound + r.N}
-	if waited {
+	rk := &ranker{p: p, h: h, n: r.N, data: r.Data, published: v.ch.bound + r.N}
+	if waited || v.behind {
 		rk.published = p.Limit
-		rk.publish(ctx, ch.bound)
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	pm := &Permit{Held: h, stop: cancel, done: make(chan struct{})}
-	if ch.bound == 0 || !q.Conn.Go(func(bg context.Context) {
+	if (v.ch.bound == 0 && !rk.owes(0)) || !q.Conn.Go(func(bg context.Context) {
 		defer close(pm.done)
 		defer context.AfterFunc(bg, cancel)()
-		rk.follow(wctx, ch, pending)
+		rk.run(wctx, v.ch, pending)
 	}) {
-		close(pm.done) // nothing ahead to watch, or the session is closing
+		close(pm.done) // nothing to watch or write, or the session is closing
 	}
 	return pm, nil
 }
 
-// ranker publishes a holder's rank.
+// ranker is a holder's goroutine: it publishes our rank, and follows the
+// nodes ahead of ours, nearest first, until none is left ahead, ctx ends
+// (Release, Stop, Close) or the epoch does. Failed requests are tried
+// again, after a pause, for as long as we hold: a waiter that fits may be
+// waiting for our rank.
 type ranker struct {
 	p         *Permits
 	h         *Held
@@ -282,67 +306,86 @@ type ranker struct {
 	published int // the lowest rank the node behind ours can know of
 }
 
-// publish writes our rank, bound plus our permits, if it is below the
-// limit and below what the node behind can know already.
-func (rk *ranker) publish(ctx context.Context, bound int) {
+// owes reports whether the node behind ours must be told of our rank,
+// bound plus our permits: it is below the limit and below what that node
+// can know.
+func (rk *ranker) owes(bound int) bool {
 	rank := bound + rk.n
-	if rank >= rk.p.Limit || rank >= rk.published {
-		return
-	}
-	rk.published = rank
-	// An error leaves nothing to undo: the node went (released, or with
-	// its session), or the session is closing.
-	_ = rk.p.Conn.SetData(ctx, rk.h.Path, permitData(rk.data, rank), -1)
+	return rank < rk.p.Limit && rank < rk.published
 }
 
-// follow is a holder's watch on the nodes ahead of it: it follows them,
-// nearest first, and publishes our rank whenever it drops, until none is
-// left ahead, ctx ends or the epoch does.
-func (rk *ranker) follow(ctx context.Context, ch chain, pending func(context.Context) (Change, error)) {
-	for ch.bound > 0 {
-		select {
-		case <-rk.h.Epoch.Done:
-			return
-		default:
+// publish writes our rank if we owe it; false once we no longer hold.
+func (rk *ranker) publish(ctx context.Context, bound int) bool {
+	for try := 0; rk.owes(bound); try++ {
+		err := rk.p.Conn.SetData(ctx, rk.h.Path, permitData(rk.data, bound+rk.n), -1)
+		switch {
+		case err == nil:
+			rk.published = bound + rk.n
+		case errors.Is(err, zk.ErrNoNode):
+			return false // released, or gone with the session
+		case !rk.pause(ctx, try):
+			return false
 		}
+	}
+	return true
+}
+
+// pause waits before a request is tried again (10ms, doubling to a
+// second); false if ctx or the epoch ends first.
+func (rk *ranker) pause(ctx context.Context, try int) bool {
+	t := time.NewTimer(min(10*time.Millisecond<<min(try, 7), time.Second))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-rk.h.Epoch.Done:
+	}
+	return false
+}
+
+func (rk *ranker) run(ctx context.Context, ch chain, pending wait) {
+	for try := 0; rk.publish(ctx, ch.bound) && ch.bound > 0; {
 		if pending == nil {
-			data, ok, wait, err := rk.p.Conn.ReadWatch(ctx, rk.p.Dir+"/"+ch.pred().Name)
+			data, ok, w, err := rk.p.Conn.ReadWatch(ctx, rk.p.Dir+"/"+ch.pred().Name)
 			if err != nil {
-				return // ctx ended: released, or the session is closing
+				if !rk.pause(ctx, try) {
+					return
+				}
+				try++
+				continue
 			}
+			try = 0
 			select {
 			case <-rk.h.Epoch.Done:
 				return // the watch may be the next session's
 			default:
 			}
 			if !ok {
-				ch.drop()
-				rk.publish(ctx, ch.bound)
+				ch.vanished()
 				continue
 			}
 			if rank, ok := PermitRank(data); ok {
 				ch.learn(rank)
-				rk.publish(ctx, ch.bound)
 			}
-			pending = wait
+			pending = w
 			continue
 		}
 		change, err := pending(ctx)
 		pending = nil
 		if err != nil {
-			return
+			return // ctx ended: released, or the session is closing
 		}
 		if change == Deleted {
 			ch.drop()
-			rk.publish(ctx, ch.bound)
 		}
 		// Released or LookAgain: read the predecessor again.
 	}
 }
 
 // Release deletes our node (see Queue.Release), then stops the holder's
-// watch; when the delete fails for want of time the node is still held and
-// the watch goes on.
+// goroutine; when the delete fails for want of time the node is still held
+// and the goroutine goes on.
 func (p *Permits) Release(ctx context.Context, pm *Permit) error {
 	err := p.queue(1).release(ctx, pm.Held, false)
 	if err == nil || errors.Is(err, ErrLost) {
@@ -351,7 +394,7 @@ func (p *Permits) Release(ctx context.Context, pm *Permit) error {
 	return err
 }
 
-// Stop ends the holder's watch of a permit whose ownership ended.
+// Stop ends the holder's goroutine of a permit whose ownership ended.
 func (pm *Permit) Stop() {
 	pm.stop()
 	<-pm.done

@@ -3,6 +3,8 @@ package queue_test
 import (
 	"context"
 	"errors"
+
+	"github.com/go-zookeeper/zk"
 	"testing"
 
 	"github.com/zklock/zklock/internal/queue"
@@ -389,5 +391,160 @@ func TestPermitsSessionEndsBetweenWatches(t *testing.T) {
 	pc := gotPermits(t, wc)
 	if err := permitsQ(c, 1).Release(testCtx(t), pc); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// heldPermits sums the permits of the granted nodes still on the server.
+func heldPermits(s *queuetest.Server, pms ...*queue.Permit) int {
+	sum := 0
+	for _, pm := range pms {
+		if pm != nil && s.Exists(pm.Held.Path) {
+			n, _, _ := queue.PermitWeight(pm.Held.Node.Name)
+			sum += n
+		}
+	}
+	return sum
+}
+
+// Limit 3: a, p, x hold one each; s waits on x. p leaves: x publishes 2
+// and s holds (a, x, s). x leaves: s publishes 2 (a, s). s then comes to
+// watch p, which went before x's rank was written: that rank did not count
+// it, so s must not take it off again (it would publish 1, t would read it
+// and publish 2, and u would hold beside a, s and t). t, then u, queue:
+// u holds only once a has left.
+func TestPermitsNodeGoneBeforeARankCountsOnce(t *testing.T) {
+	s, _ := setup(t)
+	a, p, x, sc, tc, uc := s.Connect(), s.Connect(), s.Connect(), s.Connect(), s.Connect(), s.Connect()
+	pa := takePermits(t, a, 3, 1)
+	pp := takePermits(t, p, 3, 1)
+	px := takePermits(t, x, 3, 1)
+	await(t, s, "x watches p", func() bool { return s.Watching(pp.Held.Path) == 1 })
+	ws := goPermits(t, sc, 3, 1)
+	await(t, s, "s watches x", func() bool { return s.Watching(px.Held.Path) == 1 })
+	releasePermits(t, 3, heldPermit{p, pp})
+	ps := gotPermits(t, ws)
+	await(t, s, "s's holder watches x", func() bool { return s.Watching(px.Held.Path) == 1 })
+	releasePermits(t, 3, heldPermit{x, px})
+	await(t, s, "s watches a", func() bool { return s.Watching(pa.Held.Path) == 1 })
+	if data, _, _ := s.Node(ps.Held.Path); string(data) != "\x00zklock:k2" {
+		t.Fatalf("s publishes %q, want rank 2 (a and s hold)", data)
+	}
+	pt := takePermits(t, tc, 3, 1) // a, s, t: 3
+	await(t, s, "t watches s", func() bool { return s.Watching(ps.Held.Path) == 1 && tc.Blocked(queuetest.OpWatch) == 1 })
+	wu := goPermits(t, uc, 3, 1)
+	await(t, s, "u watches t", func() bool { return uc.Blocked(queuetest.OpWatch) == 1 })
+	select {
+	case r := <-wu:
+		t.Fatalf("u holds beside a, s and t (err %v): %d permits of 3", r.err, heldPermits(s, pa, ps, pt, r.pm))
+	default:
+	}
+	releasePermits(t, 3, heldPermit{a, pa})
+	pu := gotPermits(t, wu)
+	if n := heldPermits(s, pa, ps, pt, pu); n > 3 {
+		t.Fatalf("%d permits held of 3", n)
+	}
+	releasePermits(t, 3, heldPermit{sc, ps}, heldPermit{tc, pt}, heldPermit{uc, pu})
+}
+
+// The same for a waiter of three: s waits on x; p leaves, x publishes 2;
+// x leaves, s's bound is a's 1; s then finds p gone, which the rank did
+// not count: s must not hold its three until a leaves.
+func TestPermitsNodeGoneBeforeARankGrantsNothing(t *testing.T) {
+	s, _ := setup(t)
+	a, p, x, sc := s.Connect(), s.Connect(), s.Connect(), s.Connect()
+	pa := takePermits(t, a, 3, 1)
+	pp := takePermits(t, p, 3, 1)
+	px := takePermits(t, x, 3, 1)
+	await(t, s, "x watches p", func() bool { return s.Watching(pp.Held.Path) == 1 })
+	ws := goPermits(t, sc, 3, 3)
+	await(t, s, "s watches x", func() bool { return s.Watching(px.Held.Path) == 1 })
+	releasePermits(t, 3, heldPermit{p, pp})
+	await(t, s, "s read x's rank and watches x again", func() bool {
+		return version(s, px.Held.Path) == 1 && s.Watching(px.Held.Path) == 1 && sc.Blocked(queuetest.OpWatch) == 1
+	})
+	releasePermits(t, 3, heldPermit{x, px})
+	await(t, s, "s watches a", func() bool { return s.Watching(pa.Held.Path) == 1 })
+	select {
+	case r := <-ws:
+		t.Fatalf("s holds three beside a's one (err %v)", r.err)
+	default:
+	}
+	releasePermits(t, 3, heldPermit{a, pa})
+	ps := gotPermits(t, ws)
+	releasePermits(t, 3, heldPermit{sc, ps})
+}
+
+// A node granted at once on a listing of its own, taken after its create
+// (the pipelined one was lost), may have been listed by the node behind it
+// before nodes ahead of both went: it owes that node its rank. Limit 2: a
+// holds; b's create comes without a listing; before b lists, c queues
+// behind b (counting a) and a leaves. b holds at once (rank 1) and must
+// publish it, or c, which fits, waits until b leaves.
+func TestPermitsLateListingPublishes(t *testing.T) {
+	s, _ := setup(t)
+	a, b, c := s.Connect(), s.Connect(), s.Connect()
+	pa := takePermits(t, a, 2, 1)
+	var wc <-chan permitResult
+	b.Inject(queuetest.OpCreate, queuetest.Fault{Unlisted: true})
+	b.Inject(queuetest.OpChildren, queuetest.Fault{Before: func() {
+		wc = goPermits(t, c, 2, 1)
+		await(t, s, "c waits on b", func() bool { return c.Blocked(queuetest.OpWatch) == 1 })
+		releasePermits(t, 2, heldPermit{a, pa})
+	}})
+	pb := takePermits(t, b, 2, 1)
+	pc := gotPermits(t, wc)
+	releasePermits(t, 2, heldPermit{b, pb}, heldPermit{c, pc})
+}
+
+// The rank a node owes at its grant is written by its holder's goroutine,
+// not with the caller's ctx, which may end as Acquire returns. Limit 2: a
+// holds two; b and c wait for one each. b's ctx ends during its grant; b
+// holds (rank 1) and c must hold too.
+func TestPermitsRankOwedAtGrantOutlivesCtx(t *testing.T) {
+	s, _ := setup(t)
+	a, b, c := s.Connect(), s.Connect(), s.Connect()
+	pa := takePermits(t, a, 2, 2)
+	bctx, cancelB := context.WithCancel(testCtx(t))
+	b.Inject(queuetest.OpEpoch, queuetest.Fault{})                            // the waiter's check after its watch
+	b.Inject(queuetest.OpEpoch, queuetest.Fault{After: func() { cancelB() }}) // the grant's
+	wb := make(chan permitResult, 1)
+	go func() {
+		pm, err := permitsQ(b, 2).Acquire(bctx, queue.PermitRequest{N: 1})
+		wb <- permitResult{pm, err}
+	}()
+	await(t, s, "b waits on a", func() bool { return b.Blocked(queuetest.OpWatch) == 1 })
+	wc := goPermits(t, c, 2, 1)
+	await(t, s, "c waits on b", func() bool { return c.Blocked(queuetest.OpWatch) == 1 })
+	releasePermits(t, 2, heldPermit{a, pa})
+	pb := gotPermits(t, wb)
+	pc := gotPermits(t, wc)
+	releasePermits(t, 2, heldPermit{b, pb}, heldPermit{c, pc})
+}
+
+// A holder's goroutine tries a failed read again for as long as it holds
+// (a connection loss its session's retry policy gave up on). Limit 2: a
+// and b hold, b's first watch on a fails; c queues behind b; a leaves: b
+// must see it and publish, and c hold.
+func TestPermitsHolderRetriesAFailedWatch(t *testing.T) {
+	s, _ := setup(t)
+	a, b, c := s.Connect(), s.Connect(), s.Connect()
+	pa := takePermits(t, a, 2, 1)
+	b.Inject(queuetest.OpWatch, queuetest.Fault{Err: zk.ErrConnectionClosed})
+	pb := takePermits(t, b, 2, 1)
+	await(t, s, "b watches a after the failure", func() bool { return b.Pending() == 0 && s.Watching(pa.Held.Path) == 1 })
+	wc := goPermits(t, c, 2, 1)
+	await(t, s, "c waits on b", func() bool { return s.Watching(pb.Held.Path) == 1 })
+	releasePermits(t, 2, heldPermit{a, pa})
+	pc := gotPermits(t, wc)
+	releasePermits(t, 2, heldPermit{b, pb}, heldPermit{c, pc})
+}
+
+// Permits outside 1..Limit are refused, not tried for ever.
+func TestPermitsBadCount(t *testing.T) {
+	_, c := setup(t)
+	for _, n := range []int{0, -1, 3} {
+		if _, err := permitsQ(c, 2).Acquire(testCtx(t), queue.PermitRequest{N: n}); err == nil {
+			t.Fatalf("Acquire(%d of 2) succeeded", n)
+		}
 	}
 }
