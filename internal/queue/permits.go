@@ -25,11 +25,13 @@ const KindPermit = "permit-"
 // A node's rank is the most permits the live nodes at and ahead of it can
 // hold. Every node watches exactly one node, its predecessor (the nearest
 // node ahead that it has not seen go), and knows an upper bound on the
-// permits ahead of it (chain): its listing's sum, less what it saw go, or
-// the rank its predecessor published, whichever is lower. A holder whose
-// rank drops below Limit (it saw its predecessor go, or read a lower rank
-// there) publishes it: one write of its own node's data, which ends with
-// PermitTag and the rank. Nothing else writes a permit node's data.
+// permits ahead of it (chain): its listing's sum, or the rank its
+// predecessor published, whichever is lower, less the permits of each node
+// it saw alive and then deleted (a node it finds already gone may have gone
+// before that rank was written, which then did not count it). A holder
+// whose rank drops below Limit (it saw its predecessor go, or read a lower
+// rank there) publishes it: one write of its own node's data, which ends
+// with PermitTag and the rank. Nothing else writes a permit node's data.
 //
 // # Safety
 //
@@ -58,11 +60,14 @@ const KindPermit = "permit-"
 // # Liveness
 //
 // By induction from the head: a node whose predecessor went learns it (its
-// watch), and every holder whose rank drops below Limit publishes it, so
-// the first node that fits is told. A session change, or a write to the
-// predecessor's data by anything but its holder, which a watcher cannot
-// tell from a rank, is looked at again: a listing. Only zklock writes a
-// permit node's data; another client that does voids the handoff's proof.
+// watch), and every holder whose rank drops below what the node behind it
+// can know publishes it, so the first node that fits is told. What the node
+// behind can know is our listing's figure only if that listing showed
+// nobody behind us (a later node lists later); after a wait, or with nodes
+// behind, a rank below Limit is owed at once. A holder's goroutine tries
+// failed reads and writes again for as long as it holds. A waiter lists
+// again after a session change. Only zklock writes a permit node's data: a
+// write by another client would be taken for a rank, and void the proof.
 type Permits struct {
 	Conn  Conn
 	Dir   string
