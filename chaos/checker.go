@@ -40,6 +40,7 @@ type Interval struct {
 	Proc, Prim, Mode string
 	Lib              string // LibCurator or LibKazoo for a peer worker's hold; empty for zklock's
 	G                int    // the workload within Proc (see Event.G)
+	N                int    // the leases of a semaphore hold (at least one)
 	Tok              int64
 	Wait             int64 // when the acquisition began
 	Start, End       int64
@@ -104,7 +105,7 @@ func intervals(r *Outcome) []Interval {
 		case EvWait:
 			waited[k] = e.T
 		case EvAcquire:
-			open[k] = &Interval{Proc: e.Proc, Prim: e.Prim, Lib: e.Lib, G: e.G, Mode: e.Mode, Tok: e.Tok, Wait: waited[k], Start: e.T}
+			open[k] = &Interval{Proc: e.Proc, Prim: e.Prim, Lib: e.Lib, G: e.G, N: max(e.N, 1), Mode: e.Mode, Tok: e.Tok, Wait: waited[k], Start: e.T}
 		case EvRelease:
 			if iv := open[k]; iv != nil {
 				iv.End, iv.Why = e.T, e.Res

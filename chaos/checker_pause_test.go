@@ -50,7 +50,26 @@ func TestCheckerSemaphoreLimit(t *testing.T) {
 		t.Fatalf("two leases under a limit of 2:\n%s", rep)
 	}
 	evs = append(evs, hold("C", "semaphore", "l", 3, 30, 100)...)
-	mustFind(t, outcome(evs, nil, nil), "3 holders believed they held at once (limit 2)")
+	mustFind(t, outcome(evs, nil, nil), "3 leases believed held at once by 3 holders (limit 2)")
+}
+
+// The queue layout's workload runs at one more than the semaphore's limit
+// and counts leases, not holders: two holds of two leases exceed its 3.
+func TestCheckerSemaphoreQueueLeases(t *testing.T) {
+	leases := func(evs []chaos.Event, n int) []chaos.Event {
+		for i := range evs {
+			if evs[i].Ev == chaos.EvAcquire {
+				evs[i].N = n
+			}
+		}
+		return evs
+	}
+	evs := cat(leases(hold("A", "semqueue", "l", 1, 10, 100), 2), hold("B", "semqueue", "l", 2, 20, 100))
+	if rep := chaos.Check(outcome(evs, nil, nil)); !rep.OK() {
+		t.Fatalf("three leases under a limit of 3:\n%s", rep)
+	}
+	evs = cat(leases(hold("A", "semqueue", "l", 1, 10, 100), 2), leases(hold("B", "semqueue", "l", 2, 20, 100), 2))
+	mustFind(t, outcome(evs, nil, nil), "semqueue: 4 leases believed held at once by 2 holders (limit 3)")
 }
 
 func TestCheckerReaderBesideWriter(t *testing.T) {
@@ -165,8 +184,8 @@ func TestCheckerSemaphoreStaleOnArrival(t *testing.T) {
 		t.Fatalf("want A's stale lease overlapped by B and D, got %+v", po)
 	}
 	mustFind(t, staleLeaseRun(10, chaos.ResOK, true), "fencing failed")
-	mustFind(t, staleLeaseRun(30, chaos.ResRejected, true), "3 holders believed they held at once (limit 2)")
-	mustFind(t, staleLeaseRun(10, chaos.ResRejected, false), "3 holders believed they held at once (limit 2)")
+	mustFind(t, staleLeaseRun(30, chaos.ResRejected, true), "3 leases believed held at once by 3 holders (limit 2)")
+	mustFind(t, staleLeaseRun(10, chaos.ResRejected, false), "3 leases believed held at once by 3 holders (limit 2)")
 }
 
 // A cut-off holder A sees its loss at 300ms; B acquires at 450ms: a lead

@@ -6,7 +6,9 @@
 // worker processes: the test binary re-executed with EnvProc set, which its
 // TestMain hands to MainWorker. Each worker has one Session, through its own
 // zktest.Proxy, and runs a workload per primitive (Mutex, ReentrantMutex,
-// RWMutex, Semaphore with a limit, Election): acquire, then one to three
+// RWMutex, Semaphore with a limit in Curator's layout and one more in the
+// queue layout, whose holds take one or two leases, Election, a cohort of
+// Mutexes): acquire, then one to three
 // read-modify-write increments of a counter node, each a Session.Multi with
 // the hold's Guard, the counter write and a sequential receipt node, then
 // release. Every event goes to the worker's JSON-lines log stamped with
@@ -41,7 +43,7 @@
 //     order, or a write committed after its holder saw the loss signal;
 //   - two believed holds overlapping where the primitive forbids it (any two
 //     for a mutex, reentrant mutex or election, a writer beside anyone for
-//     the RWMutex, more than the limit for the semaphore), unless the earlier
+//     the RWMutex, more leases than the limit for a semaphore), unless the earlier
 //     holder was frozen during its hold before the rival acquired. Those are
 //     reported apart (PausedOverlap): a frozen process cannot see its loss
 //     signal, so fencing must refuse every write it sends after the rival

@@ -114,15 +114,17 @@ func fenced(r *Outcome, paused, rival Interval, committed map[writeKey]Receipt, 
 	rep.PausedOverlaps = append(rep.PausedOverlaps, po)
 }
 
-// checkCount checks that at most r.Limit semaphore holders believed they
-// held at once: when a holder acquires, those still believing exceed the
-// limit only if the excess was frozen while it held, or is a lease that
-// went stale while its process was frozen acquiring it (see
-// staleOnArrival). Either kind is recorded as a paused overlap, checked for
-// fencing, and not counted against later holders.
+// checkCount checks that the semaphore holders who believed they held at
+// once held at most the primitive's limit of leases (limitOf): when a
+// holder acquires, those still believing exceed the limit only if the
+// excess was frozen while it held, or is a lease that went stale while its
+// process was frozen acquiring it (see staleOnArrival). Either kind is
+// recorded as a paused overlap, checked for fencing, and not counted
+// against later holders.
 func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep *Report) {
 	stale := make([]bool, len(list))
 	for i, b := range list {
+		limit := limitOf(b.Prim, r.Limit)
 		var active, paused, lost []Interval
 		for j, a := range list[:i] {
 			if a.End > b.Start {
@@ -135,16 +137,16 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 				}
 			}
 		}
-		if len(active)+1 > r.Limit {
+		if n := leases(active) + b.N; n > limit {
 			if rival, ok := staleAmong(r, b, active); ok {
 				stale[i] = true
 				fenced(r, b, rival, committed, rep)
 				continue
 			}
-			rep.violate("semaphore: %d holders believed they held at once (limit %d) when %s acquired",
-				len(active)+1, r.Limit, describe(b))
+			rep.violate("%s: %d leases believed held at once by %d holders (limit %d) when %s acquired",
+				b.Prim, n, len(active)+1, limit, describe(b))
 		}
-		if len(active)+len(paused)+len(lost)+1 > r.Limit {
+		if leases(active)+leases(paused)+leases(lost)+b.N > limit {
 			for _, a := range paused {
 				fenced(r, a, b, committed, rep)
 			}
@@ -153,6 +155,15 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 			}
 		}
 	}
+}
+
+// leases sums the leases of semaphore holds.
+func leases(ivs []Interval) int {
+	n := 0
+	for _, iv := range ivs {
+		n += max(iv.N, 1)
+	}
+	return n
 }
 
 // staleAmong returns the first of active against which b is a stale grant.

@@ -20,6 +20,17 @@ var Primitives = []string{"mutex", "reentrant", "rwmutex", "semaphore", "semqueu
 // semaphore's, in either layout.
 func counting(prim string) bool { return prim == "semaphore" || prim == "semqueue" }
 
+// limitOf is a counting primitive's limit in a run whose semaphore limit
+// is limit: the queue layout's is one more, and its holds take one or two
+// leases, so that it runs with three holders and out-of-order releases
+// among them, and with requests of several leases.
+func limitOf(prim string, limit int) int {
+	if prim == "semqueue" {
+		return limit + 1
+	}
+	return limit
+}
+
 // CohortSize is how many workloads each process runs on the cohort path.
 const CohortSize = 3
 
@@ -33,6 +44,7 @@ const (
 // hold is one acquisition, whatever the primitive.
 type hold struct {
 	mode    string
+	n       int // leases of a semaphore hold
 	token   int64
 	guard   *zk.CheckVersionRequest
 	lost    <-chan struct{}
@@ -52,7 +64,7 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 			if err := m.Lock(ctx); err != nil {
 				return nil, err
 			}
-			return &hold{ModeExclusive, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
+			return &hold{ModeExclusive, 0, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
 		}, err
 	case "cohort":
 		m, err := zklock.NewMutex(s, path, zklock.WithCohort(4, 50*time.Millisecond))
@@ -60,7 +72,7 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 			if err := m.Lock(ctx); err != nil {
 				return nil, err
 			}
-			return &hold{ModeExclusive, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
+			return &hold{ModeExclusive, 0, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
 		}, err
 	case "reentrant":
 		r, err := zklock.NewReentrantMutex(s, path)
@@ -73,13 +85,17 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 		if prim == "semqueue" {
 			opts = append(opts, zklock.WithQueueLayout())
 		}
-		sem, err := zklock.NewSemaphore(s, path, limit, opts...)
-		return func(ctx context.Context, _ *rand.Rand) (*hold, error) {
-			l, err := sem.Acquire(ctx, 1)
+		sem, err := zklock.NewSemaphore(s, path, limitOf(prim, limit), opts...)
+		return func(ctx context.Context, rnd *rand.Rand) (*hold, error) {
+			n := 1
+			if prim == "semqueue" {
+				n += rnd.IntN(2)
+			}
+			l, err := sem.Acquire(ctx, n)
 			if err != nil {
 				return nil, err
 			}
-			return &hold{ModeLease, l.Token(), l.Guard(), l.Lost(), l.Release}, nil
+			return &hold{ModeLease, n, l.Token(), l.Guard(), l.Lost(), l.Release}, nil
 		}, err
 	case "election":
 		e, err := zklock.NewElection(s, path)
@@ -88,7 +104,7 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 			if err != nil {
 				return nil, err
 			}
-			return &hold{ModeExclusive, t.Token(), t.Guard(), t.Lost(), e.Resign}, nil
+			return &hold{ModeExclusive, 0, t.Token(), t.Guard(), t.Lost(), e.Resign}, nil
 		}, err
 	}
 	return nil, fmt.Errorf("chaos: unknown primitive %q", prim)
@@ -112,7 +128,7 @@ func reentrantAcquirer(r *zklock.ReentrantMutex) acquirer {
 			}
 			return err
 		}
-		return &hold{ModeExclusive, r.Token(), r.Guard(), r.Lost(), release}, nil
+		return &hold{ModeExclusive, 0, r.Token(), r.Guard(), r.Lost(), release}, nil
 	}
 }
 
@@ -123,11 +139,11 @@ func rwAcquirer(m *zklock.RWMutex) acquirer {
 			if err := m.Lock(ctx); err != nil {
 				return nil, err
 			}
-			return &hold{ModeExclusive, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
+			return &hold{ModeExclusive, 0, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
 		}
 		if err := m.RLock(ctx); err != nil {
 			return nil, err
 		}
-		return &hold{ModeRead, m.Token(), m.Guard(), m.Lost(), m.RUnlock}, nil
+		return &hold{ModeRead, 0, m.Token(), m.Guard(), m.Lost(), m.RUnlock}, nil
 	}
 }

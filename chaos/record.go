@@ -51,6 +51,7 @@ type Event struct {
 	Lost bool   `json:"lost,omitempty"` // write sent after the loss signal was seen
 	Err  string `json:"err,omitempty"`
 	Lib  string `json:"lib,omitempty"` // LibCurator for a Curator worker's events; empty for zklock's
+	N    int    `json:"n,omitempty"`   // acquire: the leases a semaphore hold takes (0: one)
 }
 
 // Log appends events to a file, one JSON object per line, each with one

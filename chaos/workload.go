@@ -67,7 +67,7 @@ func (w *workload) round(ctx context.Context) {
 		sleep(ctx, 100*time.Millisecond)
 		return
 	}
-	w.add(Event{Ev: EvAcquire, T: Now(), Mode: h.mode, Tok: h.token})
+	w.add(Event{Ev: EvAcquire, T: Now(), Mode: h.mode, Tok: h.token, N: h.n})
 	seen := watchLoss(h.lost)
 	w.work(ctx, h, seen.at)
 	end, why := Now(), WhyReleased
