@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -217,13 +216,13 @@ func (p *Permits) wait(ctx context.Context, q *Queue, n node, r PermitRequest) (
 	}
 }
 
-// wait is a watch's wait (Conn.ReadWatch).
-type wait = func(context.Context) (Change, error)
+// waitFn is a watch's wait (Conn.ReadWatch).
+type waitFn = func(context.Context) (Change, error)
 
 // follow waits on our predecessor until our permits fit; nil, nil when it
 // must list again.
 func (p *Permits) follow(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool) (*Permit, error) {
-	var pending wait // a watch set on the predecessor
+	var pending waitFn // a watch set on the predecessor
 	for {
 		if v.ch.bound+r.N <= p.Limit {
 			return p.grant(ctx, q, n, v, r, waited, pending)
@@ -269,138 +268,4 @@ func (p *Permits) follow(ctx context.Context, q *Queue, n node, v view, r Permit
 		}
 		// Released for more than one permit: read the rank (pending is nil).
 	}
-}
-
-// grant claims our node and starts its holder's goroutine (see ranker)
-// while nodes may be ahead of it or it owes the node behind its rank:
-// after a wait, or at once with nodes behind it in the listing, the node
-// behind may have listed before what lets us in, and cannot see it. pending
-// is a watch already set on the predecessor.
-func (p *Permits) grant(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool, pending wait) (*Permit, error) {
-	h, err := q.grant(ctx, n, v.ours)
-	if err != nil {
-		return nil, err
-	}
-	h.Waited = waited
-	rk := &ranker{p: p, h: h, n: r.N, data: r.Data, published: v.ch.bound + r.N}
-	if waited || v.behind {
-		rk.published = p.Limit
-	}
-	wctx, cancel := context.WithCancel(context.Background())
-	pm := &Permit{Held: h, stop: cancel, done: make(chan struct{})}
-	if (v.ch.bound == 0 && !rk.owes(0)) || !q.Conn.Go(func(bg context.Context) {
-		defer close(pm.done)
-		defer context.AfterFunc(bg, cancel)()
-		rk.run(wctx, v.ch, pending)
-	}) {
-		close(pm.done) // nothing to watch or write, or the session is closing
-	}
-	return pm, nil
-}
-
-// ranker is a holder's goroutine: it publishes our rank, and follows the
-// nodes ahead of ours, nearest first, until none is left ahead, ctx ends
-// (Release, Stop, Close) or the epoch does. Failed requests are tried
-// again, after a pause, for as long as we hold: a waiter that fits may be
-// waiting for our rank.
-type ranker struct {
-	p         *Permits
-	h         *Held
-	n         int
-	data      []byte
-	published int // the lowest rank the node behind ours can know of
-}
-
-// owes reports whether the node behind ours must be told of our rank,
-// bound plus our permits: it is below the limit and below what that node
-// can know.
-func (rk *ranker) owes(bound int) bool {
-	rank := bound + rk.n
-	return rank < rk.p.Limit && rank < rk.published
-}
-
-// publish writes our rank if we owe it; false once we no longer hold.
-func (rk *ranker) publish(ctx context.Context, bound int) bool {
-	for try := 0; rk.owes(bound); try++ {
-		err := rk.p.Conn.SetData(ctx, rk.h.Path, permitData(rk.data, bound+rk.n), -1)
-		switch {
-		case err == nil:
-			rk.published = bound + rk.n
-		case errors.Is(err, zk.ErrNoNode):
-			return false // released, or gone with the session
-		case !rk.pause(ctx, try):
-			return false
-		}
-	}
-	return true
-}
-
-// pause waits before a request is tried again (10ms, doubling to a
-// second); false if ctx or the epoch ends first.
-func (rk *ranker) pause(ctx context.Context, try int) bool {
-	t := time.NewTimer(min(10*time.Millisecond<<min(try, 7), time.Second))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-	case <-rk.h.Epoch.Done:
-	}
-	return false
-}
-
-func (rk *ranker) run(ctx context.Context, ch chain, pending wait) {
-	for try := 0; rk.publish(ctx, ch.bound) && ch.bound > 0; {
-		if pending == nil {
-			data, ok, w, err := rk.p.Conn.ReadWatch(ctx, rk.p.Dir+"/"+ch.pred().Name)
-			if err != nil {
-				if !rk.pause(ctx, try) {
-					return
-				}
-				try++
-				continue
-			}
-			try = 0
-			select {
-			case <-rk.h.Epoch.Done:
-				return // the watch may be the next session's
-			default:
-			}
-			if !ok {
-				ch.vanished()
-				continue
-			}
-			if rank, ok := PermitRank(data); ok {
-				ch.learn(rank)
-			}
-			pending = w
-			continue
-		}
-		change, err := pending(ctx)
-		pending = nil
-		if err != nil {
-			return // ctx ended: released, or the session is closing
-		}
-		if change == Deleted {
-			ch.drop()
-		}
-		// Released or LookAgain: read the predecessor again.
-	}
-}
-
-// Release deletes our node (see Queue.Release), then stops the holder's
-// goroutine; when the delete fails for want of time the node is still held
-// and the goroutine goes on.
-func (p *Permits) Release(ctx context.Context, pm *Permit) error {
-	err := p.queue(1).release(ctx, pm.Held, false)
-	if err == nil || errors.Is(err, ErrLost) {
-		pm.Stop()
-	}
-	return err
-}
-
-// Stop ends the holder's goroutine of a permit whose ownership ended.
-func (pm *Permit) Stop() {
-	pm.stop()
-	<-pm.done
 }
