@@ -40,24 +40,33 @@ func list(ctx context.Context, s *zklock.Session, path, kind string) (report, er
 	if err := checkPath(s, path); err != nil {
 		return report{}, err
 	}
-	if kind == "" {
+	detect := kind == ""
+	if detect {
 		var err error
 		if kind, err = detectKind(s, path); err != nil {
 			return report{}, err
 		}
 	}
 	r := report{Path: path, Kind: kind, Holders: []entry{}, Waiting: []entry{}}
+	var err error
 	switch kind {
 	case kindLock:
-		return r, r.fillLock(ctx, s)
+		err = r.fillLock(ctx, s)
 	case kindRW:
-		return r, r.fillRW(ctx, s)
+		err = r.fillRW(ctx, s)
 	case kindSemaphore:
-		return r, r.fillSemaphore(ctx, s)
+		err = r.fillSemaphore(ctx, s)
 	case kindSemQueue:
-		return r, r.fillSemQueue(ctx, s)
+		err = r.fillSemQueue(ctx, s)
 	}
-	return r, nil
+	// A kind told only by its contenders' nodes, all gone between the
+	// detection's listing and the report's: the path is as free as one with
+	// nothing there, and says so the same way (status --watch would
+	// otherwise print the same free state twice).
+	if detect && kind != kindSemaphore && len(r.Holders)+len(r.Waiting) == 0 {
+		r.Kind = ""
+	}
+	return r, err
 }
 
 // fillLock: the first node of a Mutex's queue holds it (or is about to

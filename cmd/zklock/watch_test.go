@@ -22,9 +22,17 @@ func TestStatusWatchPrintsEachChange(t *testing.T) {
 	jsonl := start(t, servers, "status", "--watch", "--json", path)
 	seen := func(n int) {
 		t.Helper()
-		eventually(t, 30*time.Second, "state "+strings.Repeat("I", n)+" in both outputs", func() bool {
+		ok := func() bool {
 			return strings.Count(text.out.String(), "\n\n") == n-1 && strings.Count(jsonl.out.String(), "\n") == n
-		})
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for !ok() && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !ok() {
+			t.Fatalf("not within 30s: state %d in both outputs; text:\n%s\njson:\n%s\nstderr: %q %q",
+				n, text.out.String(), jsonl.out.String(), text.errOut.String(), jsonl.errOut.String())
+		}
 	}
 	seen(1) // free
 	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
