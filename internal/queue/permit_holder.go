@@ -87,41 +87,79 @@ func (rk *ranker) pause(ctx context.Context, try int) bool {
 }
 
 func (rk *ranker) run(ctx context.Context, ch chain, pending waitFn) {
-	for try := 0; rk.publish(ctx, ch.bound) && ch.bound > 0; {
+	for rk.publish(ctx, ch.bound) && ch.bound > 0 {
+		var ok bool
 		if pending == nil {
-			data, ok, w, err := rk.p.Conn.ReadWatch(ctx, rk.p.Dir+"/"+ch.pred().Name)
-			if err != nil {
-				if !rk.pause(ctx, try) {
+			if pending, ok = rk.watch(ctx, &ch); !ok {
+				return
+			}
+			if pending == nil { // the predecessor had gone: list, as a waiter does
+				if ch, ok = rk.relist(ctx); !ok {
 					return
 				}
-				try++
-				continue
 			}
-			try = 0
-			select {
-			case <-rk.h.Epoch.Done:
-				return // the watch may be the next session's
-			default:
-			}
-			if !ok {
-				ch.vanished()
-				continue
-			}
-			if rank, ok := PermitRank(data); ok {
-				ch.learn(rank)
-			}
-			pending = w
-			continue
+			continue // a rank read may be owed to the node behind
 		}
 		change, err := pending(ctx)
 		pending = nil
 		if err != nil {
 			return // ctx ended: released, or the session is closing
 		}
-		if change == Deleted {
-			ch.drop()
+		if change != Deleted {
+			continue // Released or LookAgain: read the predecessor again
 		}
-		// Released or LookAgain: read the predecessor again.
+		if ch.drop(); ch.bound > 0 {
+			if ch, ok = rk.relist(ctx); !ok {
+				return
+			}
+		}
+	}
+}
+
+// watch reads the predecessor's rank and sets a watch on it, trying a
+// failed read again; a nil wait if the predecessor is gone, false once we
+// no longer hold.
+func (rk *ranker) watch(ctx context.Context, ch *chain) (waitFn, bool) {
+	for try := 0; ; try++ {
+		data, ok, w, err := rk.p.Conn.ReadWatch(ctx, rk.p.Dir+"/"+ch.pred().Name)
+		switch {
+		case err == nil && !rk.holds():
+			return nil, false // the watch may be the next session's
+		case err == nil && !ok:
+			return nil, true
+		case err == nil:
+			if rank, ok := PermitRank(data); ok {
+				ch.learn(rank)
+			}
+			return w, true
+		case !rk.pause(ctx, try):
+			return nil, false
+		}
+	}
+}
+
+// holds reports whether our epoch lives.
+func (rk *ranker) holds() bool {
+	select {
+	case <-rk.h.Epoch.Done:
+		return false
+	default:
+		return true
+	}
+}
+
+// relist lists the queue and returns the chain ahead of our node; false
+// once our node is gone, or ctx or the epoch ends.
+func (rk *ranker) relist(ctx context.Context) (chain, bool) {
+	for try := 0; ; try++ {
+		names, err := rk.p.Conn.Children(ctx, rk.p.Dir)
+		if err == nil {
+			v, err := rk.p.look(names, rk.h.Node.Name)
+			return v.ch, err == nil
+		}
+		if errors.Is(err, zk.ErrNoNode) || !rk.pause(ctx, try) {
+			return chain{}, false
+		}
 	}
 }
 

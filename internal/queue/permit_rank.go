@@ -71,19 +71,13 @@ func (c *chain) pred() Contender { return c.ahead[len(c.ahead)-1] }
 func (c *chain) learn(rank int) { c.bound = min(c.bound, rank) }
 
 // drop forgets the predecessor, seen alive since bound was last lowered
-// and deleted since: bound counted it, so its permits come off.
+// and deleted since: bound counted it, so its permits come off. (A node
+// found already gone when we came to watch it may have gone before the
+// rank bound came from was written, which then did not count it: the
+// caller lists the queue again instead.)
 func (c *chain) drop() {
-	c.bound = max(0, c.bound-c.weight[len(c.weight)-1])
-	c.forget()
-}
-
-// vanished forgets the predecessor, found gone when we came to watch it:
-// it may have gone before a rank bound came from was written, which then
-// did not count it, so only the listed nodes left cap bound.
-func (c *chain) vanished() { c.forget() }
-
-func (c *chain) forget() {
 	last := len(c.ahead) - 1
+	c.bound = max(0, c.bound-c.weight[last])
 	c.ahead, c.weight = c.ahead[:last], c.weight[:last]
 	sum := 0
 	for _, w := range c.weight {

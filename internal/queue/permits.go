@@ -26,8 +26,11 @@ const KindPermit = "permit-"
 // node ahead that it has not seen go), and knows an upper bound on the
 // permits ahead of it (chain): its listing's sum, or the rank its
 // predecessor published, whichever is lower, less the permits of each node
-// it saw alive and then deleted (a node it finds already gone may have gone
-// before that rank was written, which then did not count it). A holder
+// it saw alive and then deleted. A node it finds already gone may have gone
+// before that rank was written, which then did not count it, so it lists
+// the queue again; so does a waiter whose bound, after a deletion, still
+// leaves no room (the nodes ahead have most likely gone too, and one
+// listing costs less than a read for each). A holder
 // whose rank drops below Limit (it saw its predecessor go, or read a lower
 // rank there) publishes it: one write of its own node's data, which ends
 // with PermitTag and the rank. Nothing else writes a permit node's data.
@@ -245,8 +248,10 @@ func (p *Permits) follow(ctx context.Context, q *Queue, n node, v view, r Permit
 				return nil, errGone
 			}
 			if !ok {
-				v.ch.vanished()
-				continue
+				// Gone before we came to watch it: the nodes ahead of it
+				// have most likely gone too, and one listing costs less than
+				// a read for each (nor could a rank count them).
+				return nil, nil
 			}
 			if rank, ok := PermitRank(data); ok {
 				v.ch.learn(rank)
@@ -260,7 +265,9 @@ func (p *Permits) follow(ctx context.Context, q *Queue, n node, v view, r Permit
 		case err != nil:
 			return nil, err
 		case change == Deleted:
-			v.ch.drop()
+			if v.ch.drop(); v.ch.bound+r.N > p.Limit {
+				return nil, nil // list: see above
+			}
 		case change == Released && r.N == 1:
 			v.ch.learn(p.Limit - 1) // the predecessor published a rank below the limit
 		case change == LookAgain:
