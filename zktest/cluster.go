@@ -141,6 +141,14 @@ func (c *Cluster) cleanup() {
 			c.t.Errorf("zktest: tear down server %d: %v", i, err)
 		}
 	}
+	if c.t.Failed() && c.opts.keepDir != "" {
+		for i, s := range c.servers {
+			if err := s.ctl.keep(c.opts.keepDir); err != nil {
+				c.t.Errorf("zktest: keep server %d: %v", i, err)
+			}
+		}
+		c.t.Logf("zktest: the servers' directories are kept in %s", c.opts.keepDir)
+	}
 	if c.t.Failed() && !c.external {
 		for i, s := range c.servers {
 			c.t.Logf("zktest: last %d lines of the log of server %d (%s, from %s):\n%s",

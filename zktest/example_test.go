@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -248,4 +250,27 @@ func ExampleWithPeerNetwork() {
 	// Output:
 	// new leader on the majority side: true
 	// ready after the heal: true
+}
+
+func ExampleWithKeepOnFailure() {
+	dir, err := os.MkdirTemp("", "zktest-kept")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	inTest(func(t testing.TB) {
+		// A test that fails leaves its servers' logs and data in dir.
+		t.(*testing.B).Run("fails", func(b *testing.B) {
+			zktest.StartEnsemble(b, 3, zktest.WithKeepOnFailure(dir))
+			b.Fail()
+		})
+	})
+	for _, name := range []string{"server1/server.log", "server1/data/myid", "server3/zoo.cfg"} {
+		_, err := os.Stat(filepath.Join(dir, name))
+		fmt.Println(name, "kept:", err == nil)
+	}
+	// Output:
+	// server1/server.log kept: true
+	// server1/data/myid kept: true
+	// server3/zoo.cfg kept: true
 }

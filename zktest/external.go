@@ -90,6 +90,8 @@ func (external) pause() error           { return ErrUnmanaged }
 func (external) resume() error          { return ErrUnmanaged }
 func (external) running() bool          { return true }
 func (external) exited() (bool, string) { return false, "" }
+func (external) keep(string) error      { return nil }
+
 func (external) logTail(lines int) string {
 	return "(external server: its log is not available to zktest)"
 }

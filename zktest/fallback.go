@@ -92,6 +92,8 @@ func (f *fallbackServer) running() bool            { return f.s.Running() }
 func (f *fallbackServer) exited() (bool, string)   { return f.s.Exited() }
 func (f *fallbackServer) logTail(lines int) string { return f.s.LogTail(lines) }
 
+func (f *fallbackServer) keep(string) error { return nil }
+
 func (f *fallbackServer) pause() error {
 	return fmt.Errorf("%w: Pause with %s", ErrNotSupported, f.name)
 }

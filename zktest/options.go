@@ -37,8 +37,9 @@ type options struct {
 	containerInterval time.Duration
 	startTimeout      time.Duration
 	jvmFlags          []string
-	tls               bool // WithSelfSignedTLS
-	peerNet           bool // WithPeerNetwork
+	tls               bool   // WithSelfSignedTLS
+	peerNet           bool   // WithPeerNetwork
+	keepDir           string // WithKeepOnFailure
 }
 
 // WithTickTime sets ZooKeeper's tickTime, the unit of all its timeouts.
@@ -106,4 +107,15 @@ func buildOptions(opts []Option) (options, error) {
 		return o, errors.New("zktest: start timeout must be positive")
 	}
 	return o, nil
+}
+
+// WithKeepOnFailure copies each server's directory (its zoo.cfg, its log,
+// and its data: snapshots and transaction logs) into dir/server<N> when the
+// test has failed, before the directories are removed, so that what the
+// servers wrote down can be inspected after the run. dir is created if
+// needed; a directory already there for a server is an error reported on
+// the test. The default is to keep nothing. It applies to local
+// installations only (not ZK_SERVERS or Docker).
+func WithKeepOnFailure(dir string) Option {
+	return func(o *options) { o.keepDir = dir }
 }

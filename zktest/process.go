@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -29,6 +30,8 @@ type control interface {
 	// exited reports whether a launched server has died by itself, and why.
 	exited() (bool, string)
 	logTail(lines int) string
+	// keep copies what the server wrote to disk into dir, if it has any.
+	keep(dir string) error
 }
 
 // process runs a server as a local JVM whose output goes to node.logPath.
@@ -174,6 +177,10 @@ func (p *process) exited() (bool, string) {
 }
 
 func (p *process) logTail(lines int) string { return tailFile(p.n.logPath(), lines) }
+
+func (p *process) keep(dir string) error {
+	return os.CopyFS(filepath.Join(dir, filepath.Base(p.n.dir)), os.DirFS(p.n.dir))
+}
 
 func isClosed(ch chan struct{}) bool {
 	select {
