@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ type admin struct {
 	paths Paths
 	mu    sync.Mutex
 	seen  map[string]map[int64]Receipt // by primitive, by receipt sequence
+	reuse []Reuse                      // sequence numbers harvested twice with different receipts
 }
 
 // again runs f until it succeeds or fails otherwise than by connection loss,
@@ -92,7 +94,7 @@ func (a *admin) harvest(ctx context.Context) error {
 			if err := json.Unmarshal(data, &r); err != nil {
 				return err
 			}
-			r.Seq, err = strconv.ParseInt(strings.TrimPrefix(n, "w-"), 10, 64)
+			r.Seq, err = receiptSeq(n)
 			if err != nil {
 				return err
 			}
@@ -126,7 +128,18 @@ func (a *admin) keep(prim string, r Receipt) {
 	if a.seen[prim] == nil {
 		a.seen[prim] = map[int64]Receipt{}
 	}
+	if old, ok := a.seen[prim][r.Seq]; ok && (old.Proc != r.Proc || old.W != r.W) {
+		a.reuse = append(a.reuse, Reuse{Prim: prim, Seq: r.Seq, First: writeName(old.Proc, old.W),
+			Second: writeName(r.Proc, r.W), At: Now()})
+	}
 	a.seen[prim][r.Seq] = r
+}
+
+// reused returns the sequence numbers harvested twice.
+func (a *admin) reused() []Reuse {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.reuse)
 }
 
 // receipts returns every receipt harvested, by primitive.

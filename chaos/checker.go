@@ -21,6 +21,7 @@ type Outcome struct {
 	Limit          int                  // the semaphore's
 	SessionTimeout time.Duration        // negotiated
 	Samples        []Sample             // workers' and servers' resources over time
+	Reused         []Reuse              // receipt sequence numbers the harvest found twice
 
 	Conns map[string][]Event `json:"-"` // peer workers' connection events by process, in log order
 }
@@ -56,6 +57,7 @@ func Check(r *Outcome) *Report {
 		rep.Acquisitions[iv.Prim]++
 	}
 	committed := checkWrites(r, rep)
+	checkHistory(r, committed, rep)
 	checkTokens(r, rep)
 	checkOverlaps(r, ivs, committed, rep)
 	checkLiveness(r, ivs, rep)

@@ -130,3 +130,30 @@ func TestOutcomeRoundTrip(t *testing.T) {
 		t.Fatal("a directory read as an outcome")
 	}
 }
+
+// A write acknowledged with receipt number 0 whose receipt never came, while
+// another write's receipt carries number 0, is the servers' history going
+// back: reported as ServerLost with both writes named, and the lost write is
+// still a violation (the checker hides nothing).
+func TestCheckerReceiptNumberGivenTwice(t *testing.T) {
+	evs, rs, counters := twoHolders(150, chaos.ResOK)
+	lost := write("A", "mutex", 10, 2, 2, 60, chaos.ResOK)
+	lost.Seq = 1 // B's receipt got number 1 as well (outcome numbers receipts 0, 1)
+	evs = append(evs, lost)
+	o := outcome(evs, rs, counters)
+	o.Reused = []chaos.Reuse{{Prim: "rwmutex", Seq: 7, First: "w1.1 write 3", Second: "w2.1 write 9", At: 500 * ms}}
+	rep := chaos.Check(o)
+	want := []chaos.Reuse{o.Reused[0], {Prim: "mutex", Seq: 1, First: "A write 2", Second: "B write 1", At: 61 * ms}}
+	if !reflect.DeepEqual(rep.ServerLost, want) {
+		t.Fatalf("ServerLost %+v, want %+v", rep.ServerLost, want)
+	}
+	if rep.OK() || !strings.Contains(rep.String(), "receipt 1 given to A write 2 and to B write 1") {
+		t.Fatalf("want the lost write as a violation and the evidence in the report:\n%s", rep)
+	}
+	// A write whose receipt came is not evidence, whatever its number.
+	evs2, rs2, counters2 := twoHolders(150, chaos.ResOK)
+	evs2[len(evs2)-1].Seq = 1
+	if rep := chaos.Check(outcome(evs2, rs2, counters2)); len(rep.ServerLost) != 0 || !rep.OK() {
+		t.Fatalf("a committed write's number reported as given twice:\n%s", rep)
+	}
+}

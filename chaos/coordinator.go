@@ -55,7 +55,13 @@ func Run(t testing.TB, cfg Config) *Report {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+10*time.Minute)
 	defer cancel()
-	c := &coordinator{cfg: cfg, cluster: zktest.StartEnsemble(t, 3, zktest.WithPeerNetwork())}
+	opts := []zktest.Option{zktest.WithPeerNetwork()}
+	if cfg.Dir != "" {
+		// A failed run leaves the servers' logs and transaction logs by
+		// the workers' (a temporary Dir goes with the test).
+		opts = append(opts, zktest.WithKeepOnFailure(filepath.Join(cfg.Dir, "servers")))
+	}
+	c := &coordinator{cfg: cfg, cluster: zktest.StartEnsemble(t, 3, opts...)}
 	if err := c.setup(ctx, t); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +224,7 @@ func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome,
 	if err := again(ctx, time.Minute, func() error { return c.admin.harvest(ctx) }); err != nil {
 		return nil, fmt.Errorf("final harvest: %w", err)
 	}
-	run.Receipts = c.admin.receipts()
+	run.Receipts, run.Reused = c.admin.receipts(), c.admin.reused()
 	err := again(ctx, time.Minute, func() (err error) { run.Counters, err = c.admin.counters(); return err })
 	if err != nil {
 		return nil, fmt.Errorf("counters: %w", err)

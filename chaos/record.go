@@ -52,6 +52,7 @@ type Event struct {
 	Err  string `json:"err,omitempty"`
 	Lib  string `json:"lib,omitempty"` // LibCurator for a Curator worker's events; empty for zklock's
 	N    int    `json:"n,omitempty"`   // acquire: the leases a semaphore hold takes (0: one)
+	Seq  int64  `json:"seq,omitempty"` // write acknowledged: the sequence number the server gave its receipt
 }
 
 // Log appends events to a file, one JSON object per line, each with one

@@ -25,7 +25,10 @@ type Report struct {
 	LeadsByKind    map[string][]time.Duration // LossLeads by the fault in whose window the signal came
 	UpstreamRaces  []string                   // data races the race detector found inside go-zookeeper
 	Usage          []Usage                    // resources by worker incarnation and of the servers
+	ServerLost     []Reuse                    // proof that the servers lost committed transactions
 	Violations     []string
+
+	start int64 // the run's Start, for times in the text
 }
 
 func newReport(r *Outcome) *Report {
@@ -33,7 +36,7 @@ func newReport(r *Outcome) *Report {
 		Duration: dur(r.Stop - r.Start), Faults: map[string]int{}, Recovery: map[string][]time.Duration{},
 		Interrupted: map[string]int{}, Acquisitions: map[string]int{}, Counters: r.Counters,
 		Writes: map[string]int{}, Idle: map[string]time.Duration{}, PeerLost: map[string]int{},
-		LeadsByKind: map[string][]time.Duration{},
+		LeadsByKind: map[string][]time.Duration{}, start: r.Start,
 	}
 }
 
@@ -120,6 +123,18 @@ func (r *Report) String() string {
 	}
 	if len(r.Usage) > 0 {
 		fmt.Fprintf(&b, "resources (median of the first tenth of the samples -> of the last tenth):\n%s", usageString(r.Usage))
+	}
+	if len(r.ServerLost) > 0 {
+		fmt.Fprintf(&b, "THE SERVERS LOST COMMITTED TRANSACTIONS (ZooKeeper's, not zklock's; violations near these times are their consequences): "+
+			"%d receipt sequence numbers given to two writes\n", len(r.ServerLost))
+		for i, u := range r.ServerLost {
+			if i == 10 {
+				fmt.Fprintf(&b, "  ... and %d more\n", len(r.ServerLost)-i)
+				break
+			}
+			fmt.Fprintf(&b, "  %s: receipt %d given to %s and to %s (seen at %.3fs)\n", u.Prim, u.Seq, u.First, u.Second,
+				float64(u.At-r.start)/1e9)
+		}
 	}
 	fmt.Fprintf(&b, "violations: %d\n", len(r.Violations))
 	for i, v := range r.Violations {

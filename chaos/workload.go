@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -142,14 +143,22 @@ func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) 
 		&zk.CreateRequest{Path: w.paths.Receipts(w.prim) + "/w-", Data: rc, Flags: zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)})
 	cctx, cancel := context.WithTimeout(ctx, opLimit)
 	t0 := Now()
-	_, err = w.s.Multi(cctx, ops...)
+	resps, err := w.s.Multi(cctx, ops...)
 	t1 := Now()
 	cancel()
 	e := Event{Ev: EvWrite, T: t0, T1: t1, Tok: h.token, W: id, V: v, Res: outcome(err), Lost: lost}
 	if err != nil {
 		e.Err = err.Error()
+	} else if len(resps) > 0 {
+		e.Seq, _ = receiptSeq(resps[len(resps)-1].String)
 	}
 	w.add(e)
+}
+
+// receiptSeq returns the sequence number of the receipt node at path
+// (".../w-0000000042": 42).
+func receiptSeq(path string) (int64, error) {
+	return strconv.ParseInt(path[strings.LastIndex(path, "w-")+2:], 10, 64)
 }
 
 // outcome classifies a multi's error: a refusal by the server means nothing
