@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
 )
 
 func newQueueSem(t *testing.T, s *zklock.Session, path string, limit int) *zklock.Semaphore {
@@ -138,10 +139,13 @@ func TestSemaphoreQueueOutOfOrder(t *testing.T) {
 // queue behind it.
 func TestSemaphoreQueueHerdFree(t *testing.T) {
 	const waiters = 6
-	c := standalone(t)
+	// Sessions of a minute ping every 20 s, so that a session's pings
+	// (every 667 ms at the usual 2 s) do not pass for a herd when a busy
+	// machine stretches the window the server's counters are read over.
+	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, time.Minute))
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
-	ss := manySessions(t, c.Servers(), waiters+2)
+	ss := manySessions(t, c.Servers(), waiters+2, zklock.WithSessionTimeout(time.Minute))
 	var leases []*zklock.Lease
 	for i := range 2 {
 		l, err := newQueueSem(t, ss[i], path, 2).Acquire(ctx, 1)
@@ -168,8 +172,7 @@ func TestSemaphoreQueueHerdFree(t *testing.T) {
 	require.Equal(t, int64(1+waiters), n)
 	// The handoff, counted by the server: the release, the second holder's
 	// rank, the first waiter's read of it once it holds, and the counting
-	// mntr itself, 4, and the sessions' pings while the machine is busy; a
-	// herd would add a request per waiter.
+	// mntr itself, 4; a herd would add a request per waiter.
 	before := packets(t, c)
 	require.NoError(t, leases[0].Release(ctx))
 	require.NoError(t, await(t, results[0], 10*time.Second, "the first waiter").err)
