@@ -186,9 +186,12 @@ func TestCohortGuard(t *testing.T) {
 	path := lockPath(t, "cohort")
 	s := newSession(t, c.Servers())
 	ctx := ctxFor(t)
-	a, err := zklock.NewMutex(s, path, zklock.WithCohort(0, 0))
+	// A bound of an hour: with the default 100ms, a busy machine can stretch
+	// a's hold past the bound, and the cohort then rightly releases the
+	// node instead of handing it on.
+	a, err := zklock.NewMutex(s, path, zklock.WithCohort(0, time.Hour))
 	require.NoError(t, err)
-	b, err := zklock.NewMutex(s, path, zklock.WithCohort(0, 0))
+	b, err := zklock.NewMutex(s, path, zklock.WithCohort(0, time.Hour))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
 	ga := a.Guard()
