@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,19 +21,16 @@ func TestStatusWatchPrintsEachChange(t *testing.T) {
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	text := start(t, servers, "status", "--watch", path)
 	jsonl := start(t, servers, "status", "--watch", "--json", path)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("text:\n%s\njson:\n%s\nstderr: %q %q", text.out.String(), jsonl.out.String(), text.errOut.String(), jsonl.errOut.String())
+		}
+	})
 	seen := func(n int) {
 		t.Helper()
-		ok := func() bool {
+		eventually(t, 30*time.Second, fmt.Sprintf("state %d in both outputs", n), func() bool {
 			return strings.Count(text.out.String(), "\n\n") == n-1 && strings.Count(jsonl.out.String(), "\n") == n
-		}
-		deadline := time.Now().Add(30 * time.Second)
-		for !ok() && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if !ok() {
-			t.Fatalf("not within 30s: state %d in both outputs; text:\n%s\njson:\n%s\nstderr: %q %q",
-				n, text.out.String(), jsonl.out.String(), text.errOut.String(), jsonl.errOut.String())
-		}
+		})
 	}
 	seen(1) // free
 	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
