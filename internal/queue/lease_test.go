@@ -169,6 +169,37 @@ func TestLeaseSlowPath(t *testing.T) {
 	}
 }
 
+// The mutex's release after a grant is a round trip: a process frozen in
+// it may run again past its ownership deadline, its leases handed on. The
+// grant is then given up, not returned: its lease goes with the epoch, and
+// Acquire starts over in the next one (seed 20261125: a lease returned 3.6s
+// after its grant, lost 1.7ms later).
+func TestLeaseSlowGrantOutlivedByItsEpoch(t *testing.T) {
+	s := queuetest.NewServer()
+	rival, c := s.Connect(), s.Connect()
+	rg := lease(t, rival, 1, queue.LeaseRequest{N: 1})
+	ch, _ := goLeases(t, leases(c, 1), queue.LeaseRequest{N: 1})
+	await(t, s, "the waiter watches the leases", func() bool { return s.ChildWatching(semLeases) == 1 })
+	c.Inject(queuetest.OpDiscard, queuetest.Fault{Before: func() { c.EndEpoch(); c.NewEpoch() }})
+	releaseLeases(t, rival, rg)
+	g := granted(t, ch)
+	consumed(t, c)
+	// made: the fast path's lease (over the limit, discarded), the lease
+	// granted in the ended epoch, and the one granted in the next.
+	made := created(s, c.SessionID(), semLeases)
+	if len(made) != 3 || s.Exists(made[0]) || s.Exists(made[1]) {
+		t.Fatalf("leases made %v; want 3, only the last left", made)
+	}
+	if len(g.Held) != 1 || g.Held[0].Path != made[2] || !s.Exists(made[2]) {
+		t.Fatalf("granted %+v, want %s", g.Held[0], made[2])
+	}
+	select {
+	case <-g.Held[0].Epoch.Done:
+		t.Fatal("the grant's epoch has ended")
+	default:
+	}
+}
+
 // childWatchers returns the sessions that watched the lease set, in the
 // order of their first watch.
 func childWatchers(s *queuetest.Server) []int64 {

@@ -209,11 +209,11 @@ func (c *Conn) Delete(ctx context.Context, p string) error {
 
 // Discard deletes p, at once, if session sid owns it. The real Conn
 // retries in the background until the node or the session is gone; the
-// end state is the same.
+// end state is the same. Of a fault it honours Before only.
 func (c *Conn) Discard(p string, sid int64) {
+	_, _ = c.begin(context.Background(), OpDiscard, p) // counts it; runs a fault's Before
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	c.s.calls[OpDiscard]++
 	c.discards = append(c.discards, Watch{sid, p})
 	c.s.deleteOwnedLocked(p, sid)
 	c.s.changedLocked()

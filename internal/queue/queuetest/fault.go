@@ -21,13 +21,13 @@ const (
 	OpDelete    Op = "delete"    // Delete, DeleteUntil, ReleaseUntil
 	OpRelease   Op = "release"   // ReleaseUntil (counted only: it takes OpDelete's faults)
 	OpWatch     Op = "watch"     // WaitChange, WaitData, ReadWatch
-	OpDiscard   Op = "discard"   // Discard (counted only: it takes no fault)
+	OpDiscard   Op = "discard"   // Discard (it takes a fault's Before only)
 	OpSet       Op = "set"       // SetData (counted only: it takes no fault)
 )
 
 // Fault changes what happens to one request. The zero Fault changes
 // nothing. Epoch honours Before, Err and After; WaitChange also Lost;
-// the other requests every field.
+// Discard Before only; the other requests every field.
 type Fault struct {
 	// Path, if set, limits the fault to the next request on Path (for a
 	// sequential create: the request path, without the sequence number).
