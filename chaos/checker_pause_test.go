@@ -188,6 +188,39 @@ func TestCheckerSemaphoreStaleOnArrival(t *testing.T) {
 	mustFind(t, staleLeaseRun(10, chaos.ResRejected, false), "3 leases believed held at once by 3 holders (limit 2)")
 }
 
+// The stale lease of seed 20261125: when A's lease comes back after the
+// freeze, only B (granted during it) holds, so A is within the limit; D's
+// acquisition a moment later finds three believers. A is the paused one,
+// not D, and only if A's grant is provably older than the freeze: frozen
+// while acquiring, older than a lease granted since it began to wait, and
+// ended by its loss signal.
+func staleLaterRun(aTok int64, aWhy string, frozen bool) *chaos.Outcome {
+	evs := cat(hold("B", "semaphore", "l", 20, 250, 400), hold("D", "semaphore", "l", 22, 300, 400),
+		[]chaos.Event{{Ev: chaos.EvWait, Proc: "A", Prim: "semaphore", T: 5 * ms},
+			{Ev: chaos.EvAcquire, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 299 * ms},
+			write("A", "semaphore", aTok, 1, 1, 302, chaos.ResRejected),
+			{Ev: chaos.EvRelease, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 306 * ms, Res: aWhy}})
+	o := outcome(evs, map[string][]chaos.Receipt{"semaphore": nil}, map[string]int64{"semaphore": 0})
+	if frozen {
+		o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 298 * ms}}
+	}
+	return o
+}
+
+func TestCheckerSemaphoreStaleSeenLater(t *testing.T) {
+	rep := chaos.Check(staleLaterRun(10, chaos.WhyLost, true))
+	if n, fenced := rep.Fenced(); !rep.OK() || n != 1 || fenced != 1 || rep.PausedOverlaps[0].Writes != 1 {
+		t.Fatalf("a stale lease seen by a later holder is a paused overlap with 1 refused write:\n%s", rep)
+	}
+	if po := rep.PausedOverlaps[0]; po.Paused.Proc != "A" || po.Rival.Proc != "D" {
+		t.Fatalf("want A's stale lease overlapped by D, got %+v", po)
+	}
+	const three = "3 leases believed held at once by 3 holders (limit 2) when D"
+	mustFind(t, staleLaterRun(30, chaos.WhyLost, true), three)     // newer than B's: not stale
+	mustFind(t, staleLaterRun(10, chaos.WhyReleased, true), three) // never lost: its session held
+	mustFind(t, staleLaterRun(10, chaos.WhyLost, false), three)    // not frozen
+}
+
 // A cut-off holder A sees its loss at 300ms; B acquires at 450ms: a lead
 // of 150ms. A frozen holder's late loss is not a lead.
 func TestCheckerLossLead(t *testing.T) {

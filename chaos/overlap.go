@@ -145,6 +145,8 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 			}
 			rep.violate("%s: %d leases believed held at once by %d holders (limit %d) when %s acquired",
 				b.Prim, n, len(active)+1, limit, describe(b))
+		} else if staleLease(r, b, list[:i]) {
+			stale[i] = true // counted against whoever acquires while it still believes
 		}
 		if leases(active)+leases(paused)+leases(lost)+b.N > limit {
 			for _, a := range paused {
@@ -155,6 +157,27 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 			}
 		}
 	}
+}
+
+// staleLease reports whether b is a lease handed back just after its
+// process was resumed from a freeze that began while it acquired
+// (stalePaused), ending in a loss, and older than a lease granted since it
+// began to wait: its grant was decided before the freeze (seed 20261125:
+// w3.4, frozen for 3.6s while it released the semaphore's mutex after its
+// grant, returned a lease its session had lost; the loss fired 1.7ms later).
+// It did not exceed the limit when it returned, as staleAmong's leases do,
+// because the holders granted during the freeze had left; those who acquire
+// while it still believes find it among the paused.
+func staleLease(r *Outcome, b Interval, earlier []Interval) bool {
+	if b.Why != WhyLost || !stalePaused(r, b) {
+		return false
+	}
+	for _, c := range earlier {
+		if c.Tok > b.Tok && c.Start > b.Wait {
+			return true
+		}
+	}
+	return false
 }
 
 // leases sums the leases of semaphore holds.
