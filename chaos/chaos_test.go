@@ -36,7 +36,8 @@ func env(name, def string) string {
 // keeps 1 so that its growth over the whole run is judged), CHAOS_CURATOR
 // and CHAOS_KAZOO (Curator and Kazoo worker processes joining the zklock
 // workers, default 1 each, so that the README's test command runs mixed
-// clients too). make chaos and make soak set them.
+// clients too), CHAOS_FSYNC (1: servers fsync before acknowledging; make
+// soak sets it). make chaos and make soak set them.
 func config(t *testing.T) chaos.Config {
 	d, err := time.ParseDuration(env("CHAOS_DURATION", "45s"))
 	if err != nil {
@@ -59,7 +60,7 @@ func config(t *testing.T) chaos.Config {
 			workers, limit, keep)
 	}
 	cfg := chaos.Config{Duration: d, Seed: seed, Workers: workers, Limit: limit, Keep: keep, Curator: curator, Kazoo: kazoo,
-		Broken: os.Getenv("CHAOS_BROKEN"), Dir: os.Getenv("CHAOS_DIR")}
+		Broken: os.Getenv("CHAOS_BROKEN"), Dir: os.Getenv("CHAOS_DIR"), Fsync: os.Getenv("CHAOS_FSYNC") == "1"}
 	if k := os.Getenv("CHAOS_FAULTS"); k != "" {
 		cfg.Kinds = strings.Split(k, ",")
 	}

@@ -29,6 +29,7 @@ type Config struct {
 	Keep     int           // workers 1..Keep are never killed, so that their growth is judged (a soak)
 	Curator  int           // Curator worker processes (java/CuratorWorker.java) joining the zklock workers
 	Kazoo    int           // Kazoo worker processes (python/kazoo_worker.py) joining them on the mutex
+	Fsync    bool          // servers fsync before they acknowledge (zktest.WithFsync; make soak)
 }
 
 // coordinator runs the cluster, the workers and the fault schedule.
@@ -56,6 +57,9 @@ func Run(t testing.TB, cfg Config) *Report {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+10*time.Minute)
 	defer cancel()
 	opts := []zktest.Option{zktest.WithPeerNetwork()}
+	if cfg.Fsync {
+		opts = append(opts, zktest.WithFsync())
+	}
 	if cfg.Dir != "" {
 		// A failed run leaves the servers' logs and transaction logs by
 		// the workers' (a temporary Dir goes with the test).

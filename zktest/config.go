@@ -98,7 +98,7 @@ func writeConfig(o options, tf *tlsFiles, pn *peerNet, nodes []*node, i int) err
 		"maxClientCnxns=0",
 		"4lw.commands.whitelist=*",
 		"admin.enableServer=false",
-		"forceSync=no",
+		"forceSync=" + forceSync(o),
 	}
 	if tf != nil {
 		lines = append(lines, tlsConfigLines(tf, n.securePort)...)
@@ -124,13 +124,21 @@ func writeConfig(o options, tf *tlsFiles, pn *peerNet, nodes []*node, i int) err
 	return os.WriteFile(n.cfgPath(), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
+// forceSync is zookeeper.forceSync's value: see WithFsync.
+func forceSync(o options) string {
+	if o.fsync {
+		return "yes"
+	}
+	return "no"
+}
+
 // javaArgs is the command line after the java binary for one server.
 func javaArgs(in *install, o options, n *node, ensemble bool) []string {
 	args := append([]string(nil), baseJVMFlags...)
 	args = append(args,
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dzookeeper.4lw.commands.whitelist=*",
-		"-Dzookeeper.forceSync=no",
+		"-Dzookeeper.forceSync="+forceSync(o),
 		"-Dzookeeper.jmx.log4j.disable=true",
 		// Election connections to a peer that is paused would otherwise wait 5s.
 		"-Dzookeeper.cnxTimeout=1000",

@@ -109,3 +109,21 @@ func TestJavaArgs(t *testing.T) {
 	assert.Contains(t, args, "-Xmx64m")
 	assert.True(t, strings.HasSuffix(args, "-cp a.jar:b.jar "+quorumMain+" /x/zoo.cfg"), args)
 }
+
+// Servers do not fsync unless WithFsync says so; the setting is in zoo.cfg
+// and on the JVM's command line alike (zoo.cfg's would override the flag).
+func TestForceSync(t *testing.T) {
+	for _, tc := range []struct {
+		opts []Option
+		want string
+	}{{nil, "no"}, {[]Option{WithFsync()}, "yes"}} {
+		o, err := buildOptions(tc.opts)
+		require.NoError(t, err)
+		n := &node{id: 1, dir: t.TempDir()}
+		require.NoError(t, writeConfig(o, nil, nil, []*node{n}, 0))
+		cfg, err := os.ReadFile(n.cfgPath())
+		require.NoError(t, err)
+		assert.Contains(t, strings.Split(string(cfg), "\n"), "forceSync="+tc.want)
+		assert.Contains(t, javaArgs(&install{}, o, n, false), "-Dzookeeper.forceSync="+tc.want)
+	}
+}
