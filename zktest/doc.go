@@ -68,8 +68,9 @@
 // reaped every second (WithContainerCheckInterval). Ensembles use
 // initLimit=50 and syncLimit=15 ticks. Writes are not fsynced
 // (zookeeper.forceSync=no) unless WithFsync says so: the data survives a
-// server restart but not a machine crash, which tests do not need. On an idle two-core machine a
-// standalone server serves about half a second after its JVM is launched and
+// server restart but not a machine crash, which tests do not need. On an
+// idle two-core machine a standalone server serves about half a second
+// after its JVM is launched and
 // a three-server ensemble has a leader after about a second and a half; a
 // busy machine can double or triple that (Cluster.StartupTime tells).
 //
