@@ -32,32 +32,42 @@ func peerProcs(r *Outcome) map[string]bool {
 }
 
 // peerLost returns why iv, a peer library's hold, had lost its session by
-// t (see PeerOverlap), or false; always false for a zklock hold.
-func peerLost(r *Outcome, iv Interval, t int64) (string, bool) {
+// t (see PeerOverlap), or false; always false for a zklock hold. Only what
+// happened once its acquisition began counts: a session lost and replaced
+// before it began to wait is not the session its hold rests on. at names t
+// in the evidence ("the rival acquired").
+func peerLost(r *Outcome, iv Interval, t int64, at string) (string, bool) {
 	if iv.Lib == "" {
 		return "", false
 	}
+	from := iv.Wait
+	if from == 0 {
+		from = iv.Start
+	}
 	for _, f := range r.Faults {
 		if f.Target == iv.Proc && (f.Kind == FaultPause || f.Kind == FaultPartition) && f.Start <= t && f.End >= iv.Start {
-			return fmt.Sprintf("%s for %v, from %v before the rival acquired", f.Kind, dur(f.End-f.Start).Round(time.Millisecond),
-				dur(t-f.Start).Round(time.Millisecond)), true
+			return fmt.Sprintf("%s for %v, from %v before %s", f.Kind, dur(f.End-f.Start).Round(time.Millisecond),
+				dur(t-f.Start).Round(time.Millisecond), at), true
 		}
 	}
 	var suspended int64
 	for _, e := range r.Conns[iv.Proc] {
+		if e.T < from {
+			continue
+		}
 		switch {
 		case e.T <= t && (e.Res == "SUSPENDED" || e.Res == "LOST"):
 			if suspended == 0 {
 				suspended = e.T
 			}
 			if e.Res == "LOST" {
-				return fmt.Sprintf("%s reported LOST %v before the rival acquired", iv.Lib, dur(t-e.T).Round(time.Millisecond)), true
+				return fmt.Sprintf("%s reported LOST %v before %s", iv.Lib, dur(t-e.T).Round(time.Millisecond), at), true
 			}
 		case e.T <= t:
 			suspended = 0 // reconnected with its session
 		case suspended != 0 && e.Res == "LOST":
-			return fmt.Sprintf("%s reported SUSPENDED %v before the rival acquired and LOST %v after it", iv.Lib,
-				dur(t-suspended).Round(time.Millisecond), dur(e.T-t).Round(time.Millisecond)), true
+			return fmt.Sprintf("%s reported SUSPENDED %v before %s and LOST %v after it", iv.Lib,
+				dur(t-suspended).Round(time.Millisecond), at, dur(e.T-t).Round(time.Millisecond)), true
 		case suspended != 0:
 			return "", false // reconnected with its session after t
 		}
@@ -69,7 +79,13 @@ func peerLost(r *Outcome, iv Interval, t int64) (string, bool) {
 // hold whose session was lost before rival acquired, and reports whether it
 // did.
 func peerOverlap(r *Outcome, a, rival Interval, committed map[writeKey]Receipt, rep *Report) bool {
-	why, ok := peerLost(r, a, rival.Start)
+	return peerOverlapAt(r, a, rival, rival.Start, "the rival acquired", committed, rep)
+}
+
+// peerOverlapAt is peerOverlap with a's session judged at t, named by at:
+// rival.Start, or a's own acquisition when a is the later of the two.
+func peerOverlapAt(r *Outcome, a, rival Interval, t int64, at string, committed map[writeKey]Receipt, rep *Report) bool {
+	why, ok := peerLost(r, a, t, at)
 	if !ok {
 		return false
 	}

@@ -84,3 +84,48 @@ func TestCheckerPeerStaleWriteSetsCounterBack(t *testing.T) {
 	rs["mutex"][6].V = 3 // D's second write overwrote its first: no peer write between
 	mustFind(t, outcome(evs, rs, map[string]int64{"mutex": 3}), "value 3 written by D token 30 after the counter reached 3 (by D token 30)")
 }
+
+// A session Curator lost and replaced before C began to wait is not the
+// session C's hold rests on: the overlap is a violation, not Curator's.
+func TestCheckerPeerLostBeforeItsWait(t *testing.T) {
+	mustFind(t, curatorHolds(2, "SUSPENDED", 5, "LOST", 6, "RECONNECTED"), "believed they held together")
+}
+
+// curatorStaleLease: zklock's A and B hold the semaphore (limit 2) over
+// [20,250] and [22,300]; Curator's C began to wait at 4ms and returned a
+// lease at 200. conns are C's connection events as (ms, state) pairs.
+func curatorStaleLease(conns ...any) *chaos.Outcome {
+	evs := cat(hold("A", "semaphore", "l", 20, 20, 250), hold("B", "semaphore", "l", 22, 22, 300),
+		hold("C", "semaphore", "l", 0, 5, 260), // its wait at 4ms
+		[]chaos.Event{write("C", "semaphore", 0, 1, 1, 210, chaos.ResRejected)})
+	for i := range evs {
+		if evs[i].Proc == "C" {
+			evs[i].Lib = chaos.LibCurator
+			if evs[i].Ev == chaos.EvAcquire {
+				evs[i].T = 200 * ms
+			}
+		}
+	}
+	for i := 0; i+1 < len(conns); i += 2 {
+		evs = append(evs, chaos.Event{Ev: chaos.EvConn, Proc: "C", Lib: chaos.LibCurator, T: int64(conns[i].(int)) * ms, Res: conns[i+1].(string)})
+	}
+	return outcome(evs, map[string][]chaos.Receipt{"semaphore": nil}, map[string]int64{"semaphore": 0})
+}
+
+// Curator's semaphore returned a lease 208ms after Curator reported the
+// session it was waiting in LOST (soak at ea469e0, c1.20: its lease node
+// had gone with that session, and it made none in the new one): the third
+// lease is Curator's, reported apart. Without the LOST during its wait, or
+// with the LOST before the wait, it is a violation.
+func TestCheckerPeerLeaseReturnedAfterLost(t *testing.T) {
+	rep := chaos.Check(curatorStaleLease(100, "SUSPENDED", 150, "LOST", 160, "RECONNECTED"))
+	if !rep.OK() || len(rep.PeerOverlaps) != 1 || rep.PeerOverlaps[0].Peer.Proc != "C" || rep.PeerOverlaps[0].Writes != 1 {
+		t.Fatalf("want C's lease reported apart as Curator's, with its 1 write:\n%s", rep)
+	}
+	if ev := rep.PeerOverlaps[0].Evidence; !strings.Contains(ev, "LOST 50ms before its lease was returned") {
+		t.Fatalf("evidence %q", ev)
+	}
+	const three = "3 leases believed held at once by 3 holders (limit 2) when C"
+	mustFind(t, curatorStaleLease(100, "SUSPENDED", 150, "RECONNECTED"), three)
+	mustFind(t, curatorStaleLease(1, "SUSPENDED", 2, "LOST", 3, "RECONNECTED"), three)
+}
