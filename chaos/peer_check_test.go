@@ -15,14 +15,7 @@ func curatorHolds(conns ...any) *chaos.Outcome {
 	evs := cat(hold("C", "mutex", "w", 0, 10, 300), hold("B", "mutex", "w", 20, 150, 280),
 		[]chaos.Event{write("C", "mutex", 0, 1, 1, 50, chaos.ResOK), write("B", "mutex", 20, 1, 2, 200, chaos.ResOK),
 			write("C", "mutex", 0, 2, 2, 250, chaos.ResOK)})
-	for i := range evs {
-		if evs[i].Proc == "C" {
-			evs[i].Lib = chaos.LibCurator
-		}
-	}
-	for i := 0; i+1 < len(conns); i += 2 {
-		evs = append(evs, chaos.Event{Ev: chaos.EvConn, Proc: "C", Lib: chaos.LibCurator, T: int64(conns[i].(int)) * ms, Res: conns[i+1].(string)})
-	}
+	evs = curatorC(evs, conns...)
 	rs := map[string][]chaos.Receipt{"mutex": {{Proc: "C", W: 1, V: 1}, {Proc: "B", W: 1, Tok: 20, V: 2}, {Proc: "C", W: 2, V: 2}}}
 	return outcome(evs, rs, map[string]int64{"mutex": 2})
 }
@@ -64,13 +57,7 @@ func TestCheckerPeerStaleWriteSetsCounterBack(t *testing.T) {
 			write("B", "mutex", 20, 1, 2, 200, chaos.ResOK), write("B", "mutex", 20, 2, 3, 210, chaos.ResOK), write("B", "mutex", 20, 3, 4, 220, chaos.ResOK),
 			write("C", "mutex", 0, 2, 2, 250, chaos.ResOK),
 			write("D", "mutex", 30, 1, 3, 310, chaos.ResOK), write("D", "mutex", 30, 2, 4, 320, chaos.ResOK)})
-	for i := range evs {
-		if evs[i].Proc == "C" {
-			evs[i].Lib = chaos.LibCurator
-		}
-	}
-	evs = append(evs, chaos.Event{Ev: chaos.EvConn, Proc: "C", Lib: chaos.LibCurator, T: 100 * ms, Res: "SUSPENDED"},
-		chaos.Event{Ev: chaos.EvConn, Proc: "C", Lib: chaos.LibCurator, T: 140 * ms, Res: "LOST"})
+	evs = curatorC(evs, 100, "SUSPENDED", 140, "LOST")
 	rs := map[string][]chaos.Receipt{"mutex": {{Proc: "C", W: 1, V: 1},
 		{Proc: "B", W: 1, Tok: 20, V: 2}, {Proc: "B", W: 2, Tok: 20, V: 3}, {Proc: "B", W: 3, Tok: 20, V: 4},
 		{Proc: "C", W: 2, V: 2}, {Proc: "D", W: 1, Tok: 30, V: 3}, {Proc: "D", W: 2, Tok: 30, V: 4}}}
@@ -99,17 +86,25 @@ func curatorStaleLease(conns ...any) *chaos.Outcome {
 		hold("C", "semaphore", "l", 0, 5, 260), // its wait at 4ms
 		[]chaos.Event{write("C", "semaphore", 0, 1, 1, 210, chaos.ResRejected)})
 	for i := range evs {
+		if evs[i].Proc == "C" && evs[i].Ev == chaos.EvAcquire {
+			evs[i].T = 200 * ms
+		}
+	}
+	return outcome(curatorC(evs, conns...), map[string][]chaos.Receipt{"semaphore": nil}, map[string]int64{"semaphore": 0})
+}
+
+// curatorC marks C's events as a Curator worker's and adds its connection
+// events, given as (ms, state) pairs.
+func curatorC(evs []chaos.Event, conns ...any) []chaos.Event {
+	for i := range evs {
 		if evs[i].Proc == "C" {
 			evs[i].Lib = chaos.LibCurator
-			if evs[i].Ev == chaos.EvAcquire {
-				evs[i].T = 200 * ms
-			}
 		}
 	}
 	for i := 0; i+1 < len(conns); i += 2 {
 		evs = append(evs, chaos.Event{Ev: chaos.EvConn, Proc: "C", Lib: chaos.LibCurator, T: int64(conns[i].(int)) * ms, Res: conns[i+1].(string)})
 	}
-	return outcome(evs, map[string][]chaos.Receipt{"semaphore": nil}, map[string]int64{"semaphore": 0})
+	return evs
 }
 
 // Curator's semaphore returned a lease 208ms after Curator reported the
