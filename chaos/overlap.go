@@ -134,7 +134,7 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 		var active, paused, lost []Interval
 		for j, a := range list[:i] {
 			if a.End > b.Start {
-				if _, ok := peerLost(r, a, b.Start, "the rival acquired"); ok {
+				if _, ok := peerLost(r, a, b.Start); ok {
 					lost = append(lost, a)
 				} else if stale[j] || pausedBefore(r, a, b.Start) {
 					paused = append(paused, a)
@@ -149,11 +149,9 @@ func checkCount(r *Outcome, list []Interval, committed map[writeKey]Receipt, rep
 				fenced(r, b, rival, committed, rep)
 				continue
 			}
-			if len(active) > 0 && peerOverlapAt(r, b, active[len(active)-1], b.Start, "its lease was returned", committed, rep) {
-				// A peer's lease returned after its library reported the
-				// session it was asked for in LOST (Curator's semaphore
-				// hands back a lease whose node died with that session):
-				// the peer's, not zklock's; later holders count it as lost.
+			if why, ok := peerLeaseAfterLost(r, b); ok && len(active) > 0 {
+				// The peer's, not zklock's; later holders count it as lost.
+				recordPeerOverlap(r, b, active[len(active)-1], why, committed, rep)
 				continue
 			}
 			rep.violate("%s: %d leases believed held at once by %d holders (limit %d) when %s acquired at %v, beside %s",

@@ -32,22 +32,19 @@ func peerProcs(r *Outcome) map[string]bool {
 }
 
 // peerLost returns why iv, a peer library's hold, had lost its session by
-// t (see PeerOverlap), or false; always false for a zklock hold. Only what
-// happened once its acquisition began counts: a session lost and replaced
-// before it began to wait is not the session its hold rests on. at names t
-// in the evidence ("the rival acquired").
-func peerLost(r *Outcome, iv Interval, t int64, at string) (string, bool) {
+// t, when the rival acquired (see PeerOverlap), or false; always false for
+// a zklock hold. Only what happened once its acquisition began counts: a
+// session lost and replaced before it began to wait is not the session its
+// hold rests on.
+func peerLost(r *Outcome, iv Interval, t int64) (string, bool) {
 	if iv.Lib == "" {
 		return "", false
 	}
-	from := iv.Wait
-	if from == 0 {
-		from = iv.Start
-	}
+	from := waitBegan(iv)
 	for _, f := range r.Faults {
 		if f.Target == iv.Proc && (f.Kind == FaultPause || f.Kind == FaultPartition) && f.Start <= t && f.End >= iv.Start {
-			return fmt.Sprintf("%s for %v, from %v before %s", f.Kind, dur(f.End-f.Start).Round(time.Millisecond),
-				dur(t-f.Start).Round(time.Millisecond), at), true
+			return fmt.Sprintf("%s for %v, from %v before the rival acquired", f.Kind, dur(f.End-f.Start).Round(time.Millisecond),
+				dur(t-f.Start).Round(time.Millisecond)), true
 		}
 	}
 	var suspended int64
@@ -61,15 +58,43 @@ func peerLost(r *Outcome, iv Interval, t int64, at string) (string, bool) {
 				suspended = e.T
 			}
 			if e.Res == "LOST" {
-				return fmt.Sprintf("%s reported LOST %v before %s", iv.Lib, dur(t-e.T).Round(time.Millisecond), at), true
+				return fmt.Sprintf("%s reported LOST %v before the rival acquired", iv.Lib, dur(t-e.T).Round(time.Millisecond)), true
 			}
 		case e.T <= t:
 			suspended = 0 // reconnected with its session
 		case suspended != 0 && e.Res == "LOST":
-			return fmt.Sprintf("%s reported SUSPENDED %v before %s and LOST %v after it", iv.Lib,
-				dur(t-suspended).Round(time.Millisecond), at, dur(e.T-t).Round(time.Millisecond)), true
+			return fmt.Sprintf("%s reported SUSPENDED %v before the rival acquired and LOST %v after it", iv.Lib,
+				dur(t-suspended).Round(time.Millisecond), dur(e.T-t).Round(time.Millisecond)), true
 		case suspended != 0:
 			return "", false // reconnected with its session after t
+		}
+	}
+	return "", false
+}
+
+// waitBegan is when iv's acquisition began: its wait, or its start when it
+// did not wait.
+func waitBegan(iv Interval) int64 {
+	if iv.Wait == 0 {
+		return iv.Start
+	}
+	return iv.Wait
+}
+
+// peerLeaseAfterLost returns why iv, a peer library's semaphore lease, was
+// returned with no session behind it: the library reported LOST after iv's
+// wait began and before the lease was returned (Curator's semaphore hands
+// back a lease whose node died with the session it was asked for in). Only
+// that LOST counts: a lease returned while partitioned, or while SUSPENDED
+// with the LOST after it, may rest on a live node, and then the excess lease
+// is a rival's.
+func peerLeaseAfterLost(r *Outcome, iv Interval) (string, bool) {
+	if iv.Lib == "" {
+		return "", false
+	}
+	for _, e := range r.Conns[iv.Proc] {
+		if e.Res == "LOST" && e.T >= waitBegan(iv) && e.T <= iv.Start {
+			return fmt.Sprintf("%s reported LOST %v before its lease was returned", iv.Lib, dur(iv.Start-e.T).Round(time.Millisecond)), true
 		}
 	}
 	return "", false
@@ -79,19 +104,19 @@ func peerLost(r *Outcome, iv Interval, t int64, at string) (string, bool) {
 // hold whose session was lost before rival acquired, and reports whether it
 // did.
 func peerOverlap(r *Outcome, a, rival Interval, committed map[writeKey]Receipt, rep *Report) bool {
-	return peerOverlapAt(r, a, rival, rival.Start, "the rival acquired", committed, rep)
+	why, ok := peerLost(r, a, rival.Start)
+	if ok {
+		recordPeerOverlap(r, a, rival, why, committed, rep)
+	}
+	return ok
 }
 
-// peerOverlapAt is peerOverlap with a's session judged at t, named by at:
-// rival.Start, or a's own acquisition when a is the later of the two.
-func peerOverlapAt(r *Outcome, a, rival Interval, t int64, at string, committed map[writeKey]Receipt, rep *Report) bool {
-	why, ok := peerLost(r, a, t, at)
-	if !ok {
-		return false
-	}
+// recordPeerOverlap adds a, a peer's hold, beside rival to the peer
+// library's overlaps (once per hold), with its writes after rival acquired.
+func recordPeerOverlap(r *Outcome, a, rival Interval, why string, committed map[writeKey]Receipt, rep *Report) {
 	for i := range rep.PeerOverlaps {
 		if rep.PeerOverlaps[i].Peer == a {
-			return true
+			return
 		}
 	}
 	po := PeerOverlap{Prim: a.Prim, Peer: a, Rival: rival, Evidence: why}
@@ -104,7 +129,6 @@ func peerOverlapAt(r *Outcome, a, rival Interval, t int64, at string, committed 
 		}
 	}
 	rep.PeerOverlaps = append(rep.PeerOverlaps, po)
-	return true
 }
 
 // indexConns sorts the peer workers' connection events by process.

@@ -111,7 +111,9 @@ func curatorC(evs []chaos.Event, conns ...any) []chaos.Event {
 // session it was waiting in LOST (soak at ea469e0, c1.20: its lease node
 // had gone with that session, and it made none in the new one): the third
 // lease is Curator's, reported apart. Without the LOST during its wait, or
-// with the LOST before the wait, it is a violation.
+// with the LOST before the wait, or with only a partition or a SUSPENDED
+// (its node may have been live, and then a rival's lease is the excess), it
+// is a violation.
 func TestCheckerPeerLeaseReturnedAfterLost(t *testing.T) {
 	rep := chaos.Check(curatorStaleLease(100, "SUSPENDED", 150, "LOST", 160, "RECONNECTED"))
 	if !rep.OK() || len(rep.PeerOverlaps) != 1 || rep.PeerOverlaps[0].Peer.Proc != "C" || rep.PeerOverlaps[0].Writes != 1 {
@@ -123,4 +125,8 @@ func TestCheckerPeerLeaseReturnedAfterLost(t *testing.T) {
 	const three = "3 leases believed held at once by 3 holders (limit 2) when C"
 	mustFind(t, curatorStaleLease(100, "SUSPENDED", 150, "RECONNECTED"), three)
 	mustFind(t, curatorStaleLease(1, "SUSPENDED", 2, "LOST", 3, "RECONNECTED"), three)
+	mustFind(t, curatorStaleLease(150, "SUSPENDED", 230, "LOST"), three)
+	partitioned := curatorStaleLease()
+	partitioned.Faults = []chaos.Fault{{Kind: chaos.FaultPartition, Target: "C", Start: 190 * ms, End: 400 * ms}}
+	mustFind(t, partitioned, three)
 }
