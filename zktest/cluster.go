@@ -51,7 +51,7 @@ func StartEnsemble(t testing.TB, n int, opts ...Option) *Cluster {
 
 func start(t testing.TB, n int, opts []Option) *Cluster {
 	t.Helper()
-	o, err := buildOptions(opts)
+	o, err := buildOptionsFor(n, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +96,9 @@ func (c *Cluster) TickTime() time.Duration { return c.opts.tickTime }
 
 // MinSessionTimeout returns the shortest session timeout the servers grant.
 func (c *Cluster) MinSessionTimeout() time.Duration { return c.opts.minSession }
+
+// SyncLimit returns the ensemble's syncLimit in ticks (see WithSyncLimit).
+func (c *Cluster) SyncLimit() int { return c.opts.syncLimit }
 
 // MaxSessionTimeout returns the longest session timeout the servers grant; a
 // client asking for more gets this.

@@ -106,7 +106,7 @@ func writeConfig(o options, tf *tlsFiles, pn *peerNet, nodes []*node, i int) err
 	if len(nodes) > 1 {
 		lines = append(lines,
 			"initLimit="+strconv.Itoa(initLimitTicks),
-			"syncLimit="+strconv.Itoa(syncLimitTicks),
+			"syncLimit="+strconv.Itoa(o.syncLimit),
 			"reconfigEnabled=false",
 		)
 		for _, peer := range nodes {

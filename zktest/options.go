@@ -20,11 +20,13 @@ const (
 
 // Ensemble timing in ticks. A follower that hears nothing from its leader for
 // syncLimit ticks drops out and starts an election, so a paused leader is
-// replaced after about syncLimitTicks*tickTime. Both are generous enough for a
+// replaced after about syncLimit*tickTime. Both are generous enough for a
 // loaded two-core machine, where a JVM can stall for a few hundred ms.
 const (
 	initLimitTicks = 50
-	syncLimitTicks = 15
+	// DefaultSyncLimit is ZooKeeper's syncLimit, in ticks, unless
+	// WithSyncLimit says otherwise.
+	DefaultSyncLimit = 15
 )
 
 // Option configures a Cluster started by Start or StartEnsemble.
@@ -41,6 +43,7 @@ type options struct {
 	peerNet           bool   // WithPeerNetwork
 	keepDir           string // WithKeepOnFailure
 	fsync             bool   // WithFsync
+	syncLimit         int    // in ticks
 }
 
 // WithTickTime sets ZooKeeper's tickTime, the unit of all its timeouts.
@@ -49,10 +52,23 @@ func WithTickTime(d time.Duration) Option {
 	return func(o *options) { o.tickTime = d }
 }
 
+// WithSyncLimit sets an ensemble's syncLimit, in ticks: how long a
+// follower goes on serving its clients after it last heard from its leader,
+// and how long a leader waits for a follower's acknowledgements. Clients on
+// a follower cut off from its leader are answered for up to
+// syncLimit*tickTime, which zklock's ownership deadline must allow for
+// (see zklock.WithEnsembleTiming). The default is DefaultSyncLimit (15).
+// It must be at least 1; a standalone server ignores it.
+func WithSyncLimit(ticks int) Option {
+	return func(o *options) { o.syncLimit = ticks }
+}
+
 // WithSessionTimeouts sets the server's minSessionTimeout and
 // maxSessionTimeout: a client's requested session timeout is clamped into
-// [min, max]. The default is ZooKeeper's own: 2 and 20 ticks, which is
-// 200ms and 2s with the default tick. min must be at least two ticks
+// [min, max]. The default is ZooKeeper's own, 2 and 20 ticks (200ms and 2s
+// with the default tick), except that an ensemble's maximum is at least
+// 4 syncLimits (6s with the defaults): a zklock session on a follower must
+// be longer than syncLimit*tickTime plus a tick and a half and its margin. min must be at least two ticks
 // (ZooKeeper enforces this) and max must not be smaller than min.
 func WithSessionTimeouts(min, max time.Duration) Option {
 	return func(o *options) { o.minSession, o.maxSession = min, max }
@@ -83,19 +99,33 @@ func WithStartTimeout(d time.Duration) Option {
 
 // buildOptions applies opts over the defaults and rejects bad values.
 func buildOptions(opts []Option) (options, error) {
+	return buildOptionsFor(1, opts)
+}
+
+// buildOptionsFor is buildOptions for a cluster of n servers.
+func buildOptionsFor(n int, opts []Option) (options, error) {
 	o := options{
 		tickTime:          DefaultTickTime,
 		containerInterval: DefaultContainerCheckInterval,
 		startTimeout:      DefaultStartTimeout,
+		syncLimit:         DefaultSyncLimit,
 	}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.syncLimit < 1 {
+		return o, fmt.Errorf("zktest: sync limit %d is below one tick", o.syncLimit)
 	}
 	if o.tickTime < 10*time.Millisecond {
 		return o, fmt.Errorf("zktest: tick time %v is below 10ms", o.tickTime)
 	}
 	if o.minSession == 0 && o.maxSession == 0 {
 		o.minSession, o.maxSession = 2*o.tickTime, 20*o.tickTime
+		if n > 1 {
+			// A client on a follower needs a session longer than
+			// syncLimit ticks and more (see WithSyncLimit).
+			o.maxSession = max(o.maxSession, time.Duration(4*o.syncLimit)*o.tickTime)
+		}
 	}
 	if o.minSession < 2*o.tickTime || o.maxSession < o.minSession {
 		return o, fmt.Errorf("zktest: session timeouts [%v, %v] invalid: need 2 ticks (%v) <= min <= max",
