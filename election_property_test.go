@@ -21,7 +21,7 @@ import (
 const (
 	propCandidates      = 5
 	propDefaultDuration = 60 * time.Second
-	propSessionTimeout  = 2 * time.Second
+	propSessionTimeout  = 3 * time.Second
 	// propRecoveryBound is the slack, beyond the session timeout, within
 	// which a leader must exist again after a fault heals. It covers a new
 	// ZooKeeper leader election, reconnecting, a few round trips and a loaded
@@ -182,7 +182,7 @@ func TestElectionPropertyNoDoubleLeaderUnderFaults(t *testing.T) {
 			candidate(runCtx, e, i, rng.Int63(), rec)
 		}()
 	}
-	observed := observeTokens(t, runCtx, newSession(t, c.Servers()), path)
+	observed := observeTokens(t, runCtx, newSession(t, c.Servers(), zklock.WithSessionTimeout(propSessionTimeout)), path)
 
 	faults := w.inject(t, ctx, rng, rec, duration)
 	stop()

@@ -58,7 +58,7 @@ func (a acquisition) lost() <-chan struct{} {
 	case a.w != nil && a.w.lost != nil:
 		return a.w.lost
 	}
-	return a.h.Epoch.Done
+	return a.h.Epoch.Lost()
 }
 
 // revoked is the hold's revocation signal, nil when none can come.

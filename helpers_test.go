@@ -97,7 +97,12 @@ func lossBeforeRival(ctx context.Context, t *testing.T, lost <-chan struct{}, ri
 	case <-lost:
 		lostAt = time.Now()
 	case at := <-got:
-		t.Fatalf("rival held at %v before the holder's loss signal", at)
+		select { // how long the two believed they held together
+		case <-lost:
+			t.Fatalf("rival held at %v, %v before the holder's loss signal", at, time.Since(at))
+		case <-ctx.Done():
+			t.Fatalf("rival held at %v, and the holder had no loss signal", at)
+		}
 	case <-ctx.Done():
 		t.Fatal("no loss signal")
 	}

@@ -70,7 +70,7 @@ func (l *Lease) Lost() <-chan struct{} {
 	if len(l.held) == 0 {
 		return closedCh
 	}
-	return l.held[0].Epoch.Done // all nodes share the epoch they were granted in
+	return l.held[0].Epoch.Lost() // all nodes share the epoch they were granted in
 }
 
 // Token returns the lease's fencing token, made from the creation zxid of

@@ -20,24 +20,27 @@ import (
 type SessionOption func(*sessionOptions) error
 
 type sessionOptions struct {
-	servers []string
-	timeout time.Duration
-	margin  time.Duration // 0: derived from the negotiated timeout
-	logger  *slog.Logger
-	acl     []zk.ACL
-	aclSet  bool // WithACL was given: WithDigestAuth keeps its ACL
-	creds   []session.Credential
-	dialer  zk.Dialer
-	tls     *tls.Config // nil: plain connections
-	metrics Metrics     // nil: none
-	backoff func() backoff.BackOff
-	maxReq  int // largest request body the server accepts (jute.maxbuffer)
+	servers   []string
+	timeout   time.Duration
+	margin    time.Duration // 0: derived from the negotiated timeout
+	logger    *slog.Logger
+	acl       []zk.ACL
+	aclSet    bool // WithACL was given: WithDigestAuth keeps its ACL
+	creds     []session.Credential
+	dialer    zk.Dialer
+	tls       *tls.Config // nil: plain connections
+	metrics   Metrics     // nil: none
+	backoff   func() backoff.BackOff
+	maxReq    int // largest request body the server accepts (jute.maxbuffer)
+	timing    session.Timing
+	timingSet bool // WithEnsembleTiming was given
 }
 
 func defaultSessionOptions() sessionOptions {
 	return sessionOptions{
 		servers: []string{"127.0.0.1:2181"},
-		timeout: 10 * time.Second,
+		timeout: DefaultSessionTimeout,
+		timing:  session.Timing{Tick: 2 * time.Second, SyncLimit: 5},
 		logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		acl:     zk.WorldACL(zk.PermAll),
 		dialer:  net.DialTimeout,
@@ -82,10 +85,21 @@ func WithServers(addrs ...string) SessionOption {
 	}
 }
 
+// DefaultSessionTimeout is the session timeout zklock asks for unless
+// WithSessionTimeout says otherwise. It is long enough to hold a lock
+// through a follower of an ensemble configured as ZooKeeper's sample
+// (tickTime 2s, syncLimit 5 or 10; see WithEnsembleTiming): a shorter one
+// is refused there by NewSession.
+const DefaultSessionTimeout = 30 * time.Second
+
 // WithSessionTimeout sets the session timeout requested from the server; the
 // server clamps it to its [minSessionTimeout, maxSessionTimeout] (by default
-// 2 and 20 ticks), and the negotiated value is the one zklock uses. The
-// default is 10s.
+// 2 and 20 ticks), and zklock uses the lowest timeout any server granted the
+// session, or would grant it as far as their 'conf' tells. Through a
+// follower of an ensemble, the timeout must exceed the servers'
+// syncLimit*tickTime plus a tick and a half, plus the safety margin
+// (Session.OwnershipDeadline says why): NewSession refuses a shorter one
+// with the numbers. The default is DefaultSessionTimeout (30s).
 func WithSessionTimeout(d time.Duration) SessionOption {
 	return func(o *sessionOptions) error {
 		if d < time.Millisecond {
@@ -107,6 +121,26 @@ func WithSafetyMargin(d time.Duration) SessionOption {
 			return invalid("safety margin %v must be positive", d)
 		}
 		o.margin = d
+		return nil
+	}
+}
+
+// WithEnsembleTiming tells zklock the servers' tickTime and syncLimit (in
+// ticks): a follower cut off from its leader goes on answering its clients
+// for up to syncLimit*tickTime, so the ownership deadline behind a
+// follower's replies must trail them by that much and a tick more. zklock
+// reads both from each server's 'conf' four-letter word where the servers
+// allow it (4lw.commands.whitelist), and uses these values for servers
+// that do not tell; given explicitly, they are also a floor under what the
+// servers tell. The default is ZooKeeper's sample configuration, tickTime
+// 2s and syncLimit 5. A standalone server (its 'srvr' says so) is not
+// affected.
+func WithEnsembleTiming(tick time.Duration, syncLimit int) SessionOption {
+	return func(o *sessionOptions) error {
+		if tick < time.Millisecond || syncLimit < 1 {
+			return invalid("ensemble timing: tick %v must be at least 1ms and syncLimit %d at least 1", tick, syncLimit)
+		}
+		o.timing, o.timingSet = session.Timing{Tick: tick, SyncLimit: syncLimit}, true
 		return nil
 	}
 }

@@ -69,6 +69,8 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 		Dialer:     o.dialer,
 		TLS:        o.tls,
 		Backoff:    o.backoff,
+		Timing:     o.timing,
+		TimingSet:  o.timingSet,
 		OnState:    s.onState,
 		OnEpochEnd: s.metrics.epochEnded,
 	})
@@ -123,7 +125,9 @@ func (s *Session) SessionID() int64 { return s.c.SessionID() }
 // State returns the current session state.
 func (s *Session) State() State { return State(s.c.State()) }
 
-// Timeout returns the session timeout negotiated with the server.
+// Timeout returns the session timeout the ownership deadline uses: the
+// lowest any server granted the session, or would grant it as far as the
+// servers' conf tells.
 func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
 
 // Conn returns the underlying go-zookeeper connection, for reads and writes
@@ -133,16 +137,30 @@ func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
 func (s *Session) Conn() *zk.Conn { return s.c.ZK() }
 
 // OwnershipDeadline returns the instant after which the server may have
-// expired the session: the send time of the request behind the latest reply,
-// plus the negotiated session timeout, minus the safety margin. Any reply
-// moves it forward; pings keep it moving while the connection is healthy.
+// expired the session: the anchor, plus the session timeout, minus the
+// safety margin.
 //
-// The anchor is the request's send time rather than the reply's arrival
-// because the server restarts its expiry clock when it receives a packet,
-// which happens after we send it: the server cannot expire the session
-// before anchor+timeout. The margin (by default a fifth of the timeout; see
-// WithSafetyMargin) leaves the holder time to stop work after the signal and
-// absorbs timer lateness on a loaded machine.
+// Only the leader of an ensemble expires sessions, so the anchor is the
+// latest time at which the leader is proven to have restarted the
+// session's clock: the send time of a request answered by the leader or a
+// standalone server, or of a (re)connect, which the leader validates. A
+// follower only passes its clients' requests on to the leader with its
+// answer to the leader's next ping, and one cut off from its leader goes on
+// answering for up to syncLimit*tickTime; so on a follower's connection the
+// anchor is the send time of a request answered at least that plus a tick
+// before a later one was sent (docs/ownership.md has the argument, and the
+// condition: WithEnsembleTiming). The timeout is the lowest any server
+// granted the session. The server expires a session only a full timeout
+// after its clock restarted, so it cannot do so before anchor+timeout. The
+// margin (by default a fifth of the timeout; see WithSafetyMargin) leaves
+// the holder time to stop work after the signal and absorbs timer
+// lateness on a loaded machine.
+//
+// The deadline is measured on Go's monotonic clock. On Linux a resume from
+// suspend (which that clock does not count) ends the ownership epoch at
+// once; elsewhere it is not detected. A process frozen past the deadline
+// (SIGSTOP, a VM paused) may act before its loss signal fires: only
+// fencing (Guard, Token) covers that.
 func (s *Session) OwnershipDeadline() time.Time { return s.c.OwnershipDeadline() }
 
 // Ownership returns a channel that is closed when the current ownership

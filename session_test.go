@@ -236,3 +236,44 @@ func TestNewSessionHonoursCtx(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Nil(t, s)
 }
+
+// blockingHandler is a slog handler whose Warn records block until release
+// closes, as a logger writing to a full pipe does.
+type blockingHandler struct {
+	slog.Handler
+	release <-chan struct{}
+}
+
+func (h blockingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h blockingHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		<-h.release
+	}
+	return nil
+}
+
+// A logger that blocks must not hold back the loss signal: the signal
+// comes first, the log line after, off the session's lock.
+func TestLossSignalNotHeldByBlockingLogger(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	p := zktest.NewProxy(t, c.Servers())
+	release := make(chan struct{})
+	logger := slog.New(blockingHandler{Handler: slog.DiscardHandler, release: release})
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second), zklock.WithLogger(logger))
+	t.Cleanup(func() { close(release) }) // before the session's own cleanup closes it
+	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctx))
+	p.Blackhole()
+	deadline := s.OwnershipDeadline()
+	select {
+	case <-m.Lost():
+		late := time.Since(deadline)
+		t.Logf("loss signal %v after the deadline", late)
+		require.Less(t, late, time.Second, "the loss signal waited for the logger")
+	case <-time.After(time.Until(deadline) + 5*time.Second):
+		t.Fatal("no loss signal while the logger blocks")
+	}
+}

@@ -29,8 +29,10 @@ const (
 )
 
 // SessionTimeout is what workers ask for; the servers grant at most their
-// maxSessionTimeout (2s for zktest's defaults).
-const SessionTimeout = 2 * time.Second
+// maxSessionTimeout (6s for a zktest ensemble's defaults). Through a
+// follower a session must outlast syncLimit*tickTime (1.5s here) plus a
+// tick and a half and the margin, more than 2s: zklock refuses 2s.
+const SessionTimeout = 3 * time.Second
 
 // Broken selects deliberate bugs in the workload, to show the checker
 // catches them: "noguard" writes without the hold's guard, "ignorelost"

@@ -19,6 +19,18 @@ type Epoch struct {
 	SessionID int64
 	Done      <-chan struct{}
 	Key       any // identifies the epoch to Conn.Track
+	// Check, if set, ends the epoch at once should its deadline have
+	// passed: called before Done is handed to a caller who will rely on it.
+	Check func()
+}
+
+// Lost returns Done after Check: a process that was frozen past the
+// epoch's deadline finds Done closed, not still open until a timer runs.
+func (e Epoch) Lost() <-chan struct{} {
+	if e.Check != nil {
+		e.Check()
+	}
+	return e.Done
 }
 
 // Conn is what the queue needs from a session. Reads and deletes retry

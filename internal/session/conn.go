@@ -61,6 +61,11 @@ type Config struct {
 	Dialer  zk.Dialer
 	TLS     *tls.Config
 	Backoff func() backoff.BackOff // retry policy for transient errors
+	// Timing is the servers' tickTime and syncLimit, for servers whose
+	// 'conf' does not tell; TimingSet says the caller chose it, and then it
+	// is a floor under what the servers tell.
+	Timing    Timing
+	TimingSet bool
 
 	// OnState is called on every transition, with the session it is about
 	// (the new one for StateConnected, the lost one for StateExpired) and
@@ -80,17 +85,25 @@ type Conn struct {
 	zk   *zk.Conn
 	base time.Time // monotonic origin for the atomics below
 
-	anchor  atomic.Int64             // send time of the request behind the last reply (ns since base)
-	timeout atomic.Int64             // negotiated session timeout (ns)
+	anchor  atomic.Int64             // the leader restarted the session's clock after this (ns since base; evidence.go)
+	floor   atomic.Int64             // replies to requests sent before this prove nothing (ns since base)
+	timeout atomic.Int64             // the lowest timeout granted, or grantable, to the session (ns)
 	wireSID atomic.Int64             // session id of the latest connect response
 	netConn atomic.Pointer[net.Conn] // the latest connection, closed by Close
+	cur     atomic.Pointer[link]     // the latest established connection
 
-	mu      sync.Mutex
-	state   State
-	sid     int64         // current (or last) session id
-	ep      *epoch        // current ownership epoch; nil when none
-	changed chan struct{} // closed and replaced on every transition
-	watches map[string]*watch
+	sv       atomic.Pointer[survey] // what the servers said of themselves (timing.go)
+	surveyed chan struct{}          // closed when the servers have answered
+	logs     logq
+
+	mu         sync.Mutex
+	timeoutSID int64 // the session c.timeout is about
+	suspended  int64 // suspendedTotal at the last look
+	state      State
+	sid        int64         // current (or last) session id
+	ep         *epoch        // current ownership epoch; nil when none
+	changed    chan struct{} // closed and replaced on every transition
+	watches    map[string]*watch
 	// childWaiters are the callers of ChildrenW waiting, by path.
 	childWaiters map[string][]chan zk.Event
 	creates      map[string]*createRec    // creates awaiting their reply, by request path
@@ -104,6 +117,7 @@ type Conn struct {
 	bgClosed bool
 	done     chan struct{}
 	zkDone   chan struct{} // closed when go-zookeeper's goroutines have ended
+	zkSet    chan struct{} // closed once zk is set (connections begin before)
 }
 
 // Dial connects and waits until a session is established and authenticated,
@@ -115,12 +129,20 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		base:    time.Now(),
 		changed: make(chan struct{}),
 		watches: make(map[string]*watch), childWaiters: make(map[string][]chan zk.Event),
-		creates: make(map[string]*createRec),
-		sending: make(map[string]chan struct{}),
-		done:    make(chan struct{}),
-		zkDone:  make(chan struct{}),
+		creates:  make(map[string]*createRec),
+		sending:  make(map[string]chan struct{}),
+		done:     make(chan struct{}),
+		zkDone:   make(chan struct{}),
+		surveyed: make(chan struct{}),
+		zkSet:    make(chan struct{}),
 	}
+	// Until the servers have answered, every server may be a follower
+	// with the configured timing.
+	c.sv.Store(&survey{timing: cfg.Timing, followers: true, told: "the configured timing"})
+	c.suspended = suspendedClock()
+	c.logs.init()
 	c.bg, c.stopBg = context.WithCancel(context.Background())
+	c.spawn(func() { c.logs.run(c.log, c.bg.Done()) })
 	if err := c.connect(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -129,6 +151,14 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 }
 
 func (c *Conn) connect(ctx context.Context) error {
+	c.spawn(func() {
+		sv := c.surveyServers(c.bg)
+		c.sv.Store(&sv)
+		if sv.floor > 0 {
+			c.negotiated(c.wireSID.Load(), sv.floor)
+		}
+		close(c.surveyed)
+	})
 	conn, events, err := zk.Connect(c.cfg.Servers, c.cfg.Timeout,
 		zk.WithDialer(c.dial),
 		zk.WithHostProvider(&hostProvider{stop: c.bg.Done(), delay: reconnectMin}),
@@ -140,12 +170,14 @@ func (c *Conn) connect(ctx context.Context) error {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	c.zk = conn
+	close(c.zkSet)
 	go func() {
 		for range events { // closed when go-zookeeper's loop has ended
 		}
 		close(c.zkDone)
 	}()
 	c.spawn(c.watchdog)
+	c.spawn(c.heartbeat)
 	if err := c.awaitEstablished(ctx); err != nil {
 		return err
 	}
@@ -180,6 +212,14 @@ func (c *Conn) awaitEstablished(ctx context.Context) error {
 			"(requested %v); the margin can only be checked once the server has answered",
 			ErrInvalid, c.cfg.Margin, t, c.cfg.Timeout)
 	}
+	select {
+	case <-c.surveyed:
+	case <-ctx.Done():
+		return fmt.Errorf("zklock: connect to %v: %w", c.cfg.Servers, ctx.Err())
+	}
+	if err := c.checkTiming(); err != nil {
+		return err
+	}
 	if _, err := c.awaitEpoch(ctx); err != nil {
 		return fmt.Errorf("zklock: connect to %v: %w", c.cfg.Servers, err)
 	}
@@ -206,7 +246,7 @@ func (c *Conn) dial(network, addr string, timeout time.Duration) (net.Conn, erro
 			return nil, err
 		}
 	}
-	w := wire.Wrap(nc, (*observer)(c), handshake)
+	w := wire.Wrap(nc, c.newLink(addr), handshake)
 	c.netConn.Store(&w)
 	return w, nil
 }

@@ -21,16 +21,20 @@ type epoch struct {
 }
 
 // OwnershipDeadline returns the instant after which the server may have
-// expired the session: the send time of the request behind the latest reply,
-// plus the negotiated session timeout, minus the safety margin. Any reply
-// moves it forward; pings keep it moving while the connection is healthy.
-//
-// The anchor is the request's send time rather than the reply's arrival
-// because the server restarts its expiry clock when it receives a packet,
-// which happens after we send it: the server cannot expire the session
-// before anchor+timeout. The margin (by default a fifth of the timeout; see
-// WithSafetyMargin) leaves the holder time to stop work after the signal and
-// absorbs timer lateness on a loaded machine.
+// expired the session: the anchor, plus the session timeout, minus the
+// safety margin. The anchor is the latest time at which the leader, the
+// only server that expires sessions, is proven to have restarted the
+// session's clock (evidence.go): the send time of a request answered by
+// the leader or a standalone server, or of a (re)connect; on a follower's
+// connection, the send time of a request the follower answered at least
+// its lag (syncLimit*tickTime plus a tick) before it answered a later one.
+// The timeout is the lowest any server granted, or a known server would
+// grant, the session. The server's clock restarts when a request arrives,
+// after it was sent, and it expires sessions only after the timeout (it
+// rounds up to a tick), so the leader cannot expire the session before
+// anchor+timeout. The margin (by default a fifth of the timeout; see
+// WithSafetyMargin) leaves the holder time to stop work after the signal
+// and absorbs timer lateness on a loaded machine.
 func (c *Conn) OwnershipDeadline() time.Time {
 	t := time.Duration(c.timeout.Load())
 	return c.base.Add(time.Duration(c.anchor.Load()) + t - c.margin(t))
@@ -79,26 +83,68 @@ func (c *Conn) awaitEpoch(ctx context.Context) (*epoch, error) {
 	}
 }
 
-// loseIfDueLocked ends the live epoch if its deadline has passed. The
-// watchdog does this on its timer; awaitEpoch does it too, because a process
-// frozen (SIGSTOP, a long GC pause) past the deadline runs again before the
+// loseIfDueLocked ends the live epoch if its deadline has passed, or if
+// the machine was suspended since the last look (suspended time passes
+// for the server but not on Go's monotonic clock). The watchdog does this
+// on its timer; awaitEpoch and track do it too, because a process frozen
+// (SIGSTOP, a long GC pause) past the deadline runs again before the
 // watchdog's timer goroutine does, and must not be handed a grant on an
 // epoch that is already over.
 func (c *Conn) loseIfDueLocked() bool {
-	if c.ep == nil || time.Until(c.OwnershipDeadline()) > 0 {
+	resumed := c.resumedLocked()
+	if c.ep == nil || (!resumed && time.Until(c.OwnershipDeadline()) > 0) {
 		return false
 	}
-	c.log.Warn("zklock: ownership deadline passed; locks held through the session are lost",
-		"session", fmt.Sprintf("0x%x", c.sid))
+	sid := c.sid
 	c.endEpochLocked(false)
-	c.publishLocked(StateLost, c.sid)
+	c.publishLocked(StateLost, sid)
+	if resumed {
+		c.logs.add(slog.LevelWarn, "zklock: the machine was suspended; locks held through the session are lost",
+			"session", fmt.Sprintf("0x%x", sid))
+	} else {
+		c.logs.add(slog.LevelWarn, "zklock: ownership deadline passed; locks held through the session are lost",
+			"session", fmt.Sprintf("0x%x", sid))
+	}
 	return true
 }
+
+// CheckDeadline ends the live epoch at once if its deadline has passed,
+// rather than when the watchdog next looks: a caller about to rely on a
+// hold (its loss signal read) after a freeze learns of the loss now.
+func (c *Conn) CheckDeadline() {
+	c.mu.Lock()
+	c.loseIfDueLocked()
+	c.mu.Unlock()
+}
+
+// resumedLocked reports whether the machine was suspended since it last
+// looked. Every reply to a request sent before then stops counting as
+// evidence, and the anchor is set back so that the deadline is past until
+// a reply to a later request proves the session again.
+func (c *Conn) resumedLocked() bool {
+	total := suspendedClock()
+	if total-c.suspended <= resumeSlack {
+		return false
+	}
+	c.suspended = total
+	now := c.since(time.Now())
+	c.floor.Store(now)
+	c.anchor.Store(now - c.timeout.Load())
+	return true
+}
+
+// suspendedClock is suspendedTotal; tests replace it.
+var suspendedClock = suspendedTotal
+
+// resumeSlack absorbs the time between reading the two clocks that
+// suspendedTotal compares.
+const resumeSlack = int64(10 * time.Millisecond)
 
 // endEpochLocked fires the current epoch's loss signal and schedules the
 // deletion of the nodes registered with it: if the session survives, they
 // would otherwise block other clients although their holders gave up.
 // closing says Close ended the epoch: what was held is released, not lost.
+// The signal comes first; what is logged is logged later, off the lock.
 func (c *Conn) endEpochLocked(closing bool) {
 	ep := c.ep
 	if ep == nil {
@@ -111,8 +157,7 @@ func (c *Conn) endEpochLocked(closing bool) {
 		level, msg = slog.LevelInfo, "zklock: lock released by Close"
 	}
 	for node := range ep.nodes {
-		c.log.Log(context.Background(), level, msg,
-			"path", primitivePath(node), "node", node, "session", fmt.Sprintf("0x%x", ep.sid))
+		c.logs.add(level, msg, "path", primitivePath(node), "node", node, "session", fmt.Sprintf("0x%x", ep.sid))
 		c.goDelete(node, ep.sid)
 	}
 	if c.cfg.OnEpochEnd != nil {
@@ -157,19 +202,23 @@ func (c *Conn) watchdog() {
 	defer timer.Stop()
 	for {
 		c.mu.Lock()
+		if c.loseIfDueLocked() {
+			c.mu.Unlock()
+			continue
+		}
 		c.resumeLocked()
 		live, changed := c.ep != nil, c.changed
+		t := time.Duration(c.timeout.Load())
 		wait := time.Hour
 		if !live && c.zk.State() == zk.StateHasSession {
-			wait = max(time.Duration(c.timeout.Load())/10, 10*time.Millisecond) // poll for replies to resume
+			wait = max(t/10, 10*time.Millisecond) // poll for replies to resume
 		}
 		if live {
 			wait = time.Until(c.OwnershipDeadline())
-			if c.loseIfDueLocked() {
-				c.mu.Unlock()
-				continue
-			}
 		}
+		// Timers run on the monotonic clock, which stands still while the
+		// machine is suspended: look for a resume at least this often.
+		wait = min(wait, max(min(time.Second, t/4), 10*time.Millisecond))
 		c.mu.Unlock()
 		timer.Reset(wait)
 		select {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -35,7 +36,7 @@ func (s State) String() string {
 // c.mu must be held.
 func (c *Conn) publishLocked(st State, sid int64) {
 	c.state = st
-	c.log.Info("zklock: session "+st.String(), "session", fmt.Sprintf("0x%x", sid))
+	c.logs.add(slog.LevelInfo, "zklock: session "+st.String(), "session", fmt.Sprintf("0x%x", sid))
 	if c.cfg.OnState != nil {
 		c.cfg.OnState(st, sid, time.Now())
 	}
@@ -70,7 +71,7 @@ func (c *Conn) onEvent(ev zk.Event) {
 		c.endEpochLocked(false)
 		c.publishLocked(StateExpired, c.sid)
 	case zk.StateAuthFailed:
-		c.log.Error("zklock: authentication failed", "session", c.sid)
+		c.logs.add(slog.LevelError, "zklock: authentication failed", "session", fmt.Sprintf("0x%x", c.sid))
 	}
 }
 

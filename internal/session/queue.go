@@ -18,7 +18,7 @@ func (c *Conn) Epoch(ctx context.Context) (queue.Epoch, error) {
 	if err != nil {
 		return queue.Epoch{}, err
 	}
-	return queue.Epoch{SessionID: ep.sid, Done: ep.done, Key: ep}, nil
+	return queue.Epoch{SessionID: ep.sid, Done: ep.done, Key: ep, Check: c.CheckDeadline}, nil
 }
 
 func (c *Conn) Children(ctx context.Context, path string) ([]string, error) {

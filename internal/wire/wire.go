@@ -41,8 +41,8 @@ type Handler interface {
 	// server refused to resume an expired session), the negotiated timeout,
 	// and when the connect request was sent.
 	Connected(sessionID int64, timeout time.Duration, sent time.Time)
-	// Replied reports a reply to a request sent at sent.
-	Replied(sent time.Time)
+	// Replied reports a reply, read at at, to a request sent at sent.
+	Replied(sent, at time.Time)
 	// Created reports that the create request for path (the path as sent,
 	// before the server appends a sequence number) succeeded in session at
 	// zxid, the node's czxid. A create whose request path is longer than
@@ -69,6 +69,7 @@ type conn struct {
 	mu      sync.Mutex
 	queue   []pending // requests awaiting a reply, oldest first
 	session int64
+	readAt  time.Time // when the bytes being parsed were read
 	in, out framer
 }
 
@@ -105,6 +106,7 @@ func (c *conn) Write(p []byte) (int, error) {
 func (c *conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.mu.Lock()
+	c.readAt = time.Now()
 	c.in.feed(p[:n], c.reply)
 	c.mu.Unlock()
 	return n, err
@@ -145,7 +147,7 @@ func (c *conn) reply(body []byte, first bool) {
 	if !ok {
 		return
 	}
-	c.h.Replied(p.sent)
+	c.h.Replied(p.sent, c.readAt)
 	if p.path != "" && binary.BigEndian.Uint32(body[12:16]) == 0 {
 		c.h.Created(p.path, int64(binary.BigEndian.Uint64(body[4:12])), c.session)
 	}

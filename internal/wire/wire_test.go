@@ -29,7 +29,7 @@ func (r *recorder) Connected(sid int64, timeout time.Duration, sent time.Time) {
 	r.sid, r.timeout, r.connected = sid, timeout, sent
 }
 
-func (r *recorder) Replied(sent time.Time) {
+func (r *recorder) Replied(sent, _ time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.replies = append(r.replies, sent)

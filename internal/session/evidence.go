@@ -1,0 +1,178 @@
+package session
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// The ownership deadline rests on the anchor: a time at or before which the
+// leader, the only server that expires sessions, is proven to have
+// restarted the session's clock. The leader cannot expire the session
+// before anchor + timeout. This file turns what each connection sees into
+// that proof (the model is in timing.go and docs/ownership.md):
+//
+//   - a connect response: the session was created or revalidated by the
+//     leader after the connect request was sent, whichever server answered;
+//   - a reply from the leader or a standalone server: its clock restarted
+//     when the request arrived, after it was sent;
+//   - a reply from a follower to a request sent at s proves the follower
+//     still served then, so the requests it answered at or before
+//     s - lag had reached the leader: their send times count.
+//
+// A connection's server is a leader or standalone only if its 'srvr' says
+// so and the connection then carries a reply to a request sent after that
+// answer: a server changes role only through an election, which closes
+// every client connection it has, so the answer then holds for the
+// connection's whole life. Until then the connection counts as a
+// follower's.
+
+// sample is a reply on a follower's connection: when its request was sent
+// and when the reply arrived, in nanoseconds since Conn.base.
+type sample struct{ sent, answered int64 }
+
+// link is one connection's observer (wire.Handler) and its evidence.
+type link struct {
+	c    *Conn
+	addr string
+
+	mu        sync.Mutex
+	direct    bool  // replies prove the leader's clock at their send time
+	confirmAt int64 // a 'srvr' said leader or standalone at this time; 0 if not
+	samples   []sample
+	head      int // samples[:head] are used up
+}
+
+func (c *Conn) newLink(addr string) *link { return &link{c: c, addr: addr} }
+
+// Connected reports the connect response: the leader created or
+// revalidated the session after sent.
+func (l *link) Connected(sid int64, timeout time.Duration, sent time.Time) {
+	c := l.c
+	c.wireSID.Store(sid)
+	if sid == 0 {
+		return
+	}
+	c.negotiated(sid, timeout)
+	c.raiseAnchor(c.since(sent))
+	c.cur.Store(l)
+	c.spawn(l.learnRole)
+}
+
+// Replied reports a reply, which arrived at at, to a request sent at sent.
+func (l *link) Replied(sent, at time.Time) {
+	c := l.c
+	s := c.since(sent)
+	if s < c.floor.Load() {
+		return // sent before the process was suspended: proves nothing now
+	}
+	l.mu.Lock()
+	if !l.direct && l.confirmAt != 0 && s >= l.confirmAt {
+		l.direct, l.samples, l.head = true, nil, 0
+	}
+	if l.direct {
+		l.mu.Unlock()
+		c.raiseAnchor(s)
+		return
+	}
+	proven := l.prove(s, c.since(at), int64(c.sv.Load().timing.lag()))
+	l.mu.Unlock()
+	if proven >= 0 {
+		c.raiseAnchor(proven)
+	}
+}
+
+// prove records a follower's reply (sent s, answered a) and returns the
+// latest send time it proves reached the leader, or -1. Samples are kept
+// no closer than a 64th of lag to each other: dropping one can only make
+// the anchor earlier, never later.
+func (l *link) prove(s, a, lag int64) int64 {
+	proven := int64(-1)
+	for l.head < len(l.samples) && l.samples[l.head].answered <= s-lag {
+		proven = l.samples[l.head].sent
+		l.head++
+	}
+	if n := len(l.samples); n == l.head || l.samples[n-1].answered <= a-lag/64 {
+		l.samples = append(l.samples, sample{s, a})
+	}
+	if l.head > 32 && l.head*2 > len(l.samples) {
+		l.samples = append(l.samples[:0], l.samples[l.head:]...)
+		l.head = 0
+	}
+	return proven
+}
+
+// learnRole asks the connection's server for its mode. A leader or a
+// standalone server is confirmed by the next reply to a request sent after
+// the answer; one such request is sent here, so that confirmation does not
+// wait for the client's next ping.
+func (l *link) learnRole() {
+	c := l.c
+	c.learnConf(l.addr)
+	out, err := c.fourLetter(c.bg, l.addr, "srvr")
+	mode := parseMode(out)
+	confirm := err == nil && (mode == "leader" || mode == "standalone")
+	if !confirm {
+		return // a follower's, or unknown: its replies keep trailing
+	}
+	l.mu.Lock()
+	l.confirmAt = c.since(time.Now())
+	l.mu.Unlock()
+	if c.cur.Load() == l {
+		ctx, cancel := context.WithTimeout(c.bg, time.Duration(c.timeout.Load()))
+		defer cancel()
+		c.touch(ctx)
+	}
+}
+
+// lagging reports whether the connection's replies trail the leader's
+// clock, so that the session must keep them frequent.
+func (l *link) lagging() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.direct
+}
+
+// Created and Sending report creates to the Conn (create.go).
+func (l *link) Created(path string, zxid, sid int64) { (*observer)(l.c).Created(path, zxid, sid) }
+func (l *link) Sending(path string)                  { (*observer)(l.c).Sending(path) }
+
+// since converts t to nanoseconds since c.base.
+func (c *Conn) since(t time.Time) int64 { return int64(t.Sub(c.base)) }
+
+// raiseAnchor moves the anchor forward to t, never back.
+func (c *Conn) raiseAnchor(t int64) {
+	for {
+		old := c.anchor.Load()
+		if t <= old || t < c.floor.Load() {
+			return
+		}
+		if c.anchor.CompareAndSwap(old, t) {
+			// A resume from suspend may have set the floor (and the anchor
+			// back) since it was read: evidence from before it must not stand.
+			if f := c.floor.Load(); t < f {
+				c.anchor.CompareAndSwap(t, f-c.timeout.Load())
+			}
+			return
+		}
+	}
+}
+
+// negotiated records the timeout a server granted the session. The leader
+// may restart the session's clock with any timeout the session was ever
+// granted (a new leader uses the one it was created with; a revalidation
+// the granting server's), and with the lowest a known server would grant
+// after a connect whose response was lost: the deadline uses the lowest.
+func (c *Conn) negotiated(sid int64, timeout time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := timeout
+	if sid == c.timeoutSID {
+		t = min(t, time.Duration(c.timeout.Load()))
+	}
+	if f := c.sv.Load().floor; f > 0 {
+		t = min(t, f)
+	}
+	c.timeoutSID = sid
+	c.timeout.Store(int64(t))
+}

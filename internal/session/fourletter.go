@@ -1,0 +1,99 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// fourLetter sends a four-letter word (ZooKeeper's admin commands on the
+// client port) to addr through the session's dialer, over TLS when the
+// session uses it, and returns the answer. It takes at most the handshake
+// timeout.
+func (c *Conn) fourLetter(ctx context.Context, addr, cmd string) (string, error) {
+	d := HandshakeTimeout(c.cfg.Timeout, len(c.cfg.Servers))
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	nc, err := c.cfg.Dialer("tcp", addr, d)
+	if err != nil {
+		return "", err
+	}
+	if c.cfg.TLS != nil {
+		if nc, err = c.handshakeTLS(nc, addr, d); err != nil {
+			return "", err
+		}
+	}
+	defer nc.Close()
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
+	if _, err := io.WriteString(nc, cmd); err != nil {
+		return "", err
+	}
+	out, err := io.ReadAll(io.LimitReader(nc, 1<<16))
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("zklock: %s to %s: %w", cmd, addr, ctx.Err())
+	}
+	return string(out), err
+}
+
+// notAllowed reports an answer saying the command is not in the server's
+// 4lw.commands.whitelist, or that the server does not serve yet.
+func notAllowed(out string) bool {
+	return strings.Contains(out, "not in the whitelist") || strings.Contains(out, "not currently serving")
+}
+
+// serverConf is what a server's 'conf' says about where session expiry
+// lives. quorum is false for a standalone server (its conf has no
+// syncLimit).
+type serverConf struct {
+	tick             time.Duration
+	syncLimit        int
+	minSess, maxSess time.Duration
+	quorum           bool
+}
+
+// parseConf reads the lines of a 'conf' answer; ok is false when it is not
+// one (refused, not serving, cut short).
+func parseConf(out string) (sc serverConf, ok bool) {
+	kv := make(map[string]string)
+	sc2 := bufio.NewScanner(strings.NewReader(out))
+	for sc2.Scan() {
+		if k, v, found := strings.Cut(sc2.Text(), "="); found {
+			kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	ms := func(k string) (time.Duration, bool) {
+		n, err := strconv.Atoi(kv[k])
+		return time.Duration(n) * time.Millisecond, err == nil && n > 0
+	}
+	var ok1, ok2, ok3 bool
+	sc.tick, ok1 = ms("tickTime")
+	sc.minSess, ok2 = ms("minSessionTimeout")
+	sc.maxSess, ok3 = ms("maxSessionTimeout")
+	if !ok1 || !ok2 || !ok3 {
+		return serverConf{}, false
+	}
+	if v, found := kv["syncLimit"]; found {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return serverConf{}, false
+		}
+		sc.syncLimit, sc.quorum = n, true
+	}
+	return sc, true
+}
+
+// parseMode returns the "Mode:" of a 'srvr' answer (leader, follower,
+// observer, standalone, read-only), or "" when there is none.
+func parseMode(out string) string {
+	for line := range strings.Lines(out) {
+		if v, ok := strings.CutPrefix(line, "Mode:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
