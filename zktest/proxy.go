@@ -24,6 +24,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	gates   [2]chan struct{} // up, down: closed while that direction forwards
 	refuse  bool
+	only    string // Only's target; "" reaches every target
 	latency time.Duration
 	match   func(opcode int32) bool // armed by ResetAfterRequest
 	raw     bool                    // not client traffic: no request framing
@@ -122,13 +123,28 @@ func (p *Proxy) hold(up, down bool) {
 	}
 }
 
-// Heal undoes Blackhole, SetLatency, Refuse and an armed ResetAfterRequest.
-// Connections that survived the fault carry on.
+// Heal undoes Blackhole, SetLatency, Refuse, Only and an armed
+// ResetAfterRequest. Connections that survived the fault carry on.
 func (p *Proxy) Heal() {
 	p.hold(false, false)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.refuse, p.latency, p.match = false, 0, nil
+	p.refuse, p.only, p.latency, p.match = false, "", 0, nil
+}
+
+// Only lets the client reach the i-th target alone, as when the client's
+// network reaches only one server: connections to the others are closed
+// with a TCP reset and new ones refused, until Heal. A client then
+// reconnects to that server if it can. i must index the proxy's targets.
+func (p *Proxy) Only(i int) {
+	p.mu.Lock()
+	p.only = p.targets[i]
+	p.mu.Unlock()
+	for _, l := range p.snapshot() {
+		if l.target != p.targets[i] {
+			l.reset()
+		}
+	}
 }
 
 // Reset closes every current connection with a TCP reset, so the client
@@ -223,7 +239,7 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 		}
 		p.conns.Add(1)
 		p.mu.Lock()
-		if p.closed || p.refuse {
+		if p.closed || p.refuse || (p.only != "" && p.only != target) {
 			p.mu.Unlock()
 			resetConn(conn)
 			continue

@@ -1,7 +1,10 @@
 package zktest_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,4 +132,37 @@ func TestProxyResetAfterRequest(t *testing.T) {
 	// One-shot: the next create goes through.
 	_, err = conn.Create("/second", nil, 0, openACL)
 	require.NoError(t, err)
+}
+
+func TestProxyOnly(t *testing.T) {
+	c := zktest.StartEnsemble(t, 3)
+	p := zktest.NewProxy(t, c.Servers())
+	conn, rec := connect(t, p.Addrs(), 5*time.Second)
+	ctx := context.Background()
+	for _, i := range []int{2, 0} { // each time the client must end up on server i
+		p.Only(i)
+		eventually(t, "the session on the only reachable server", func() error {
+			cons, err := c.FourLetter(ctx, i, "cons")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(cons, fmt.Sprintf("sid=0x%x", conn.SessionID())) {
+				return fmt.Errorf("server %d has no connection of session 0x%x", i, conn.SessionID())
+			}
+			return nil
+		})
+		_, _, err := conn.Exists("/")
+		require.NoError(t, err)
+		for j := range 3 {
+			if j == i {
+				continue
+			}
+			cons, err := c.FourLetter(ctx, j, "cons")
+			require.NoError(t, err)
+			require.NotContains(t, cons, fmt.Sprintf("sid=0x%x", conn.SessionID()), "server %d still serves the client", j)
+		}
+		p.Heal()
+	}
+	n, _ := rec.count(zk.StateExpired)
+	require.Zero(t, n, "moving between servers kept the session")
 }
