@@ -159,6 +159,17 @@ func TestSnippetsCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The adapters are modules of their own (so that the root's importers
+	// do not get their dependencies): snippets use them from the checkout
+	// too, with the sums of their dependencies.
+	for _, sub := range []string{"metrics/prometheus", "metrics/otel", "zktest/docker"} {
+		gomod += fmt.Sprintf("require github.com/zklock/zklock/%s v0.0.0\nreplace github.com/zklock/zklock/%s => %s/%s\n", sub, sub, repo, sub)
+		subSum, err := os.ReadFile(filepath.Join(repo, sub, "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum = append(sum, subSum...)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
 		t.Fatal(err)
 	}

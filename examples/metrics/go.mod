@@ -1,0 +1,31 @@
+module github.com/zklock/zklock/examples/metrics
+
+go 1.26.8
+
+require (
+	github.com/prometheus/client_golang v1.25.0
+	github.com/stretchr/testify v1.12.1
+	github.com/zklock/zklock v0.1.0
+	github.com/zklock/zklock/metrics/prometheus v0.1.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-zookeeper/zk v1.0.4 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+// Builds in this repository use the root module beside it; importers get
+// the released version required above (a replace applies only here).
+replace github.com/zklock/zklock => ../..
+
+replace github.com/zklock/zklock/metrics/prometheus => ../../metrics/prometheus
