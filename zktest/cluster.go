@@ -39,7 +39,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 // StartEnsemble starts an ensemble of n servers on 127.0.0.1, in parallel,
 // and waits until every one serves and one is leader. n is usually 3 or 5;
 // n == 1 is the same as Start. Ensembles need a local installation (or
-// ZK_SERVERS listing exactly n servers): the Docker fallback
+// ZKTEST_SERVERS listing exactly n servers): the Docker fallback
 // (zktest/docker) runs only standalone servers.
 func StartEnsemble(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
@@ -104,7 +104,7 @@ func (c *Cluster) SyncLimit() int { return c.opts.syncLimit }
 // client asking for more gets this.
 func (c *Cluster) MaxSessionTimeout() time.Duration { return c.opts.maxSession }
 
-// External reports whether the servers come from ZK_SERVERS. Their
+// External reports whether the servers come from ZKTEST_SERVERS. Their
 // fault-injection methods (Stop, Kill, Pause...) then return ErrUnmanaged.
 func (c *Cluster) External() bool { return c.external }
 

@@ -32,7 +32,7 @@
 //
 // Start and StartEnsemble look, in this order, for:
 //
-//  1. ZK_SERVERS, a comma-separated list of host:port of running servers.
+//  1. ZKTEST_SERVERS, a comma-separated list of host:port of running servers.
 //     The Cluster is then External: zktest does not manage those servers,
 //     so their fault methods return ErrUnmanaged, and its timing (tickTime,
 //     session timeouts) is read from the server with 'conf'.

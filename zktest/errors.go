@@ -3,9 +3,9 @@ package zktest
 import "errors"
 
 // ErrUnmanaged is returned by the fault-injection methods of a Server that
-// zktest does not run itself (from ZK_SERVERS): stopping, killing or pausing
+// zktest does not run itself (from ZKTEST_SERVERS): stopping, killing or pausing
 // it needs a managed server.
-var ErrUnmanaged = errors.New("zktest: server is not managed by zktest (ZK_SERVERS): fault injection needs a local ZooKeeper installation or Docker")
+var ErrUnmanaged = errors.New("zktest: server is not managed by zktest (ZKTEST_SERVERS): fault injection needs a local ZooKeeper installation or Docker")
 
 // ErrNoLeader is returned by Cluster.Leader when no running server reports
 // itself as leader or standalone.

@@ -12,7 +12,9 @@ import (
 
 // EnvServers names the environment variable that points zktest at running
 // servers instead of starting its own: a comma-separated list of host:port.
-const EnvServers = "ZK_SERVERS"
+// It is zktest's own, not an application's ZK_SERVERS, so that a program's
+// tests never run against the servers the program itself is pointed at.
+const EnvServers = "ZKTEST_SERVERS"
 
 // externalReadyTimeout bounds the first check that external servers serve.
 const externalReadyTimeout = 30 * time.Second

@@ -18,7 +18,7 @@ const debianJars = "/usr/share/java"
 const installHelp = `zktest needs a ZooKeeper server. Either:
   - install one: sudo scripts/install-deps.sh   (or: sudo apt-get install zookeeper default-jre-headless)
   - or set ZOOKEEPER_HOME to an Apache ZooKeeper 3.8 binary distribution (with lib/*.jar) and have java on PATH
-  - or set ZK_SERVERS=127.0.0.1:2181[,...] to use running servers (fault injection is then unavailable)
+  - or set ZKTEST_SERVERS=127.0.0.1:2181[,...] to use running servers (fault injection is then unavailable)
   - or run a Docker engine and add zktest's Docker fallback (standalone servers only) to a test file of the package:
       ` + dockerImport
 

@@ -18,14 +18,14 @@ import (
 // the servers to the test.
 //
 // ZooKeeper is found exactly as Start finds it (see the package
-// documentation): ZK_SERVERS, then a local installation, then Docker if the
+// documentation): ZKTEST_SERVERS, then a local installation, then Docker if the
 // program imports zktest/docker. When there is none, the error says how to
 // install one (scripts/install-deps.sh).
 // Every option of Start applies.
 //
 // The caller must call Close, which stops the servers and removes their
 // files; until then the Cluster is used as one from Start. A Cluster from
-// ZK_SERVERS is External and its Close does nothing. On Linux the servers
+// ZKTEST_SERVERS is External and its Close does nothing. On Linux the servers
 // are also killed if the program dies without calling Close.
 //
 // Launch returns once every server serves, or with an error when the start

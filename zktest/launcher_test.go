@@ -43,7 +43,7 @@ func TestLaunch(t *testing.T) {
 		assert.DirExists(t, d)
 	}
 
-	// With ZK_SERVERS pointing at it, a second Launch reuses it and its
+	// With ZKTEST_SERVERS pointing at it, a second Launch reuses it and its
 	// Close leaves it running.
 	t.Setenv(EnvServers, c.ConnectString())
 	ext, err := Launch(ctx, 1)
@@ -52,7 +52,7 @@ func TestLaunch(t *testing.T) {
 	assert.Equal(t, c.Servers(), ext.Servers())
 	assert.NoError(t, ext.Close())
 	_, err = c.Leader(ctx)
-	assert.NoError(t, err, "the server behind ZK_SERVERS still serves after the external Close")
+	assert.NoError(t, err, "the server behind ZKTEST_SERVERS still serves after the external Close")
 
 	closed = true
 	require.NoError(t, c.Close())
@@ -116,7 +116,7 @@ func TestLaunchErrors(t *testing.T) {
 		_, err := Launch(ctx, 1)
 		assert.ErrorIs(t, err, context.Canceled)
 	})
-	t.Run("bad ZK_SERVERS", func(t *testing.T) {
+	t.Run("bad ZKTEST_SERVERS", func(t *testing.T) {
 		t.Setenv(EnvServers, "no-port")
 		_, err := Launch(context.Background(), 1)
 		assert.ErrorContains(t, err, "is not host:port")

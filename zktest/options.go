@@ -148,7 +148,7 @@ func buildOptionsFor(n int, opts []Option) (options, error) {
 // from it (ZOOKEEPER-4685, 4712, 4643); without fsync the race that starts
 // it is much more likely, so long fault runs that judge a client library
 // rather than the servers use WithFsync (docs/chaos.md). It applies to
-// local installations only (not ZK_SERVERS or Docker).
+// local installations only (not ZKTEST_SERVERS or Docker).
 func WithFsync() Option {
 	return func(o *options) { o.fsync = true }
 }
@@ -159,7 +159,7 @@ func WithFsync() Option {
 // servers wrote down can be inspected after the run. dir is created if
 // needed; a directory already there for a server is an error reported on
 // the test. The default is to keep nothing. It applies to local
-// installations only (not ZK_SERVERS or Docker).
+// installations only (not ZKTEST_SERVERS or Docker).
 func WithKeepOnFailure(dir string) Option {
 	return func(o *options) { o.keepDir = dir }
 }

@@ -20,7 +20,7 @@ import (
 // server's address is the proxy of that pair; its own address is real.
 // The proxies run in the test process, so they cost it some CPU. The default
 // is off. It has no effect on a standalone server, and needs a local
-// installation (not ZK_SERVERS or Docker).
+// installation (not ZKTEST_SERVERS or Docker).
 func WithPeerNetwork() Option {
 	return func(o *options) { o.peerNet = true }
 }

@@ -11,7 +11,7 @@ const logLines = 200
 // Server is one server of a Cluster, with the faults that can be done to it.
 // Its identity (address, ports, data directory) survives Stop and Start, so a
 // restarted server comes back with its data and rejoins its ensemble. Its
-// methods are safe for concurrent use. For a cluster from ZK_SERVERS every
+// methods are safe for concurrent use. For a cluster from ZKTEST_SERVERS every
 // fault method returns ErrUnmanaged.
 type Server struct {
 	c     *Cluster

@@ -30,7 +30,7 @@ import (
 // client configuration that trusts the authority and presents the client
 // certificate. Servers stays the plain addresses, which zktest itself uses
 // to check the servers. The default is no TLS port. TLS needs a local
-// installation: with ZK_SERVERS or Docker, Start fails the test.
+// installation: with ZKTEST_SERVERS or Docker, Start fails the test.
 func WithSelfSignedTLS() Option {
 	return func(o *options) { o.tls = true }
 }

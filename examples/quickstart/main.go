@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -64,14 +65,16 @@ func run(ctx context.Context, out io.Writer, cfg config) (err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, runLimit)
 	defer cancel()
-	cluster, err := zktest.Launch(ctx, 1)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, cluster.Close()) }()
-	if cluster.External() {
-		fmt.Fprintf(out, "ZooKeeper: %s (from %s)\n", cluster.ConnectString(), zktest.EnvServers)
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	if servers[0] != "" {
+		fmt.Fprintf(out, "ZooKeeper: %s (from ZK_SERVERS)\n", strings.Join(servers, ","))
 	} else {
+		cluster, err := zktest.Launch(ctx, 1)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, cluster.Close()) }()
+		servers = cluster.Servers()
 		fmt.Fprintf(out, "ZooKeeper: throwaway server at %s, started in %v\n",
 			cluster.ConnectString(), cluster.StartupTime().Round(time.Millisecond))
 	}
@@ -81,7 +84,7 @@ func run(ctx context.Context, out io.Writer, cfg config) (err error) {
 	fmt.Fprintf(out, "%d workers x %d rounds, one session each, contend for one zklock.Mutex at %s\n",
 		cfg.workers, cfg.rounds, path)
 	var t tally
-	if err := t.contend(ctx, cluster.Servers(), path, cfg); err != nil {
+	if err := t.contend(ctx, servers, path, cfg); err != nil {
 		return err
 	}
 	for i, a := range t.order {

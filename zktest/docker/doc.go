@@ -1,5 +1,5 @@
 // Package docker adds a Docker fallback to package zktest: when a test finds
-// neither ZK_SERVERS nor a local ZooKeeper installation, zktest.Start (and
+// neither ZKTEST_SERVERS nor a local ZooKeeper installation, zktest.Start (and
 // zktest.Launch) run the official image zookeeper:3.8 through
 // testcontainers-go, with its client port published on 127.0.0.1 only.
 //

@@ -1,5 +1,5 @@
 // Package fallback is the hook through which zktest runs ZooKeeper when it
-// finds neither ZK_SERVERS nor a local installation.
+// finds neither ZKTEST_SERVERS nor a local installation.
 //
 // A backend that needs heavy dependencies (zktest/docker links Docker's
 // client through testcontainers-go) lives in a package of its own, which
