@@ -1,0 +1,108 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
+)
+
+// BenchmarkRoundTrip measures this client and go-zookeeper (the version
+// the module requires) side by side in one run, on the same local
+// standalone server, the same requests in the same loop: one goroutine
+// (round-trip latency) and 64 goroutines sharing the session (pipelined).
+// Allocations are the client's own per request (the server's are in
+// another process).
+func BenchmarkRoundTrip(b *testing.B) {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, client.Config{Servers: shared.Servers(), Timeout: testTimeout})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	z, events, err := zk.Connect(shared.Servers(), testTimeout, zk.WithLogger(log.New(io.Discard, "", 0)), zk.WithLogInfo(false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer z.Close()
+	for ev := range events {
+		if ev.State == zk.StateHasSession {
+			break
+		}
+	}
+	go func() {
+		for range events {
+		}
+	}()
+	dir := fmt.Sprintf("/bench-%d", time.Now().UnixNano())
+	if _, _, err := c.Create(ctx, dir, nil, client.ModePersistent, open); err != nil {
+		b.Fatal(err)
+	}
+	node := dir + "/n"
+	if _, _, err := c.Create(ctx, node, []byte("0123456789abcdef"), client.ModePersistent, open); err != nil {
+		b.Fatal(err)
+	}
+	type loop struct {
+		name   string
+		client func() error
+		gozk   func() error
+	}
+	loops := []loop{
+		{"get",
+			func() error { _, _, err := c.Get(ctx, node); return err },
+			func() error { _, _, err := z.Get(node); return err }},
+		{"exists",
+			func() error { _, _, err := c.Exists(ctx, node); return err },
+			func() error { _, _, err := z.Exists(node); return err }},
+		{"set",
+			func() error { _, err := c.Set(ctx, node, []byte("x"), -1); return err },
+			func() error { _, err := z.Set(node, []byte("x"), -1); return err }},
+		{"create-delete",
+			func() error {
+				name, _, err := c.Create(ctx, dir+"/e-", nil, client.ModeEphemeralSequential, open)
+				if err == nil {
+					err = c.Delete(ctx, name, -1)
+				}
+				return err
+			},
+			func() error {
+				name, err := z.Create(dir+"/e-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+				if err == nil {
+					err = z.Delete(name, -1)
+				}
+				return err
+			}},
+	}
+	for _, l := range loops {
+		for _, lib := range []struct {
+			name string
+			do   func() error
+		}{{"client", l.client}, {"go-zookeeper", l.gozk}} {
+			b.Run(l.name+"/serial/"+lib.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := lib.do(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(l.name+"/64-goroutines/"+lib.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetParallelism(32) // 64 goroutines on two cores
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := lib.do(); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/zktest"
+)
+
+// TestCancelBlackholed: a request to a server that does not answer (a
+// blackhole: the connection stays up, silent) returns its ctx's error when
+// ctx ends, long before the client gives up on the connection; its reply,
+// when it comes after Heal, is dropped, and the client carries on with
+// the same session.
+func TestCancelBlackholed(t *testing.T) {
+	p := zktest.NewProxy(t, shared.Servers())
+	st := newStates()
+	c := dial(t, p.Addrs(), client.Config{OnState: st.on})
+	ctx := bounded(t)
+	dir := root(t, c)
+	sid := c.SessionID()
+
+	p.Blackhole()
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, _, err := c.Create(short, dir+"/x", nil, client.ModePersistent, open)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("create to a blackhole: %v, want context.DeadlineExceeded", err)
+	}
+	// The read timeout is 2/3 of 10s: the request returned for its ctx,
+	// not for the connection.
+	if took := time.Since(began); took > 6*time.Second {
+		t.Fatalf("the cancelled request returned after %v", took)
+	}
+	p.Heal()
+	if _, _, err := c.Get(ctx, dir); err != nil {
+		t.Fatalf("get after heal: %v", err)
+	}
+	if n, _ := st.count(client.StateDisconnected); n != 0 || c.SessionID() != sid {
+		t.Fatalf("the connection was lost (%d) or the session changed", n)
+	}
+	// The cancelled create reached the server (its bytes were held, not
+	// dropped): its outcome was unknown to the caller, not undone.
+	if _, ok, err := c.Exists(ctx, dir+"/x"); err != nil || !ok {
+		t.Fatalf("the create the caller gave up on: exists %v %v", ok, err)
+	}
+}
+
+// TestCancelSlow: with 300ms each way on the wire, a request whose ctx
+// ends after 50ms returns then, and requests behind it on the connection
+// are answered in order.
+func TestCancelSlow(t *testing.T) {
+	p := zktest.NewProxy(t, shared.Servers())
+	c := dial(t, p.Addrs(), client.Config{})
+	ctx := bounded(t)
+	dir := root(t, c)
+	p.SetLatency(300 * time.Millisecond)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, _, err := c.Get(short, dir); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("slow get: %v", err)
+	}
+	if _, _, err := c.Create(ctx, dir+"/after", nil, client.ModePersistent, open); err != nil {
+		t.Fatalf("create after the cancelled get: %v", err)
+	}
+}
+
+// TestRequestsWaitWhileDisconnected: requests made while no server can be
+// reached wait for a connection (they do not fail at once), a request
+// whose ctx ends while it waits returns ctx's error and is never sent,
+// and the others complete once a server is reachable again.
+func TestRequestsWaitWhileDisconnected(t *testing.T) {
+	p := zktest.NewProxy(t, shared.Servers())
+	st := newStates()
+	c := dial(t, p.Addrs(), client.Config{OnState: st.on})
+	ctx := bounded(t)
+	dir := root(t, c)
+
+	p.Refuse(true)
+	p.Reset()
+	st.wait(t, client.StateDisconnected, 3) // the loss and two failed attempts
+	created := make(chan error, 1)
+	go func() {
+		_, _, err := c.Create(ctx, dir+"/queued", nil, client.ModePersistent, open)
+		created <- err
+	}()
+	gaveUp := make(chan error, 1)
+	short, cancel := context.WithCancel(ctx)
+	go func() {
+		_, _, err := c.Create(short, dir+"/abandoned", nil, client.ModePersistent, open)
+		gaveUp <- err
+	}()
+	waitQueued(t, c, 2)
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("abandoned request: %v", err)
+	}
+	n, _ := st.count(client.StateDisconnected)
+	st.wait(t, client.StateDisconnected, n+2) // two more attempts fail: still waiting
+	select {
+	case err := <-created:
+		t.Fatalf("a request failed while disconnected: %v", err)
+	default:
+	}
+	p.Refuse(false)
+	if err := <-created; err != nil {
+		t.Fatalf("queued request after reconnect: %v", err)
+	}
+	if _, ok, err := c.Exists(ctx, dir+"/abandoned"); err != nil || ok {
+		t.Fatalf("the abandoned request was sent: %v %v", ok, err)
+	}
+}
+
+// waitQueued waits until n requests wait for the writer.
+func waitQueued(t testing.TB, c *client.Client, n int) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for client.QueueLen(c) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests queued after %v, want %d", client.QueueLen(c), waitLimit, n)
+		}
+		time.Sleep(time.Millisecond) // polls a condition no event signals
+	}
+}
+
+// TestInFlightLoss: a request in flight when its connection is lost
+// fails with ErrConnectionLoss; here the server did perform it, which is
+// why the outcome is reported unknown rather than failed.
+func TestInFlightLoss(t *testing.T) {
+	p := zktest.NewProxy(t, shared.Servers())
+	c := dial(t, p.Addrs(), client.Config{})
+	ctx := bounded(t)
+	dir := root(t, c)
+	p.ResetAfterRequest(func(op int32) bool { return op == 15 }) // create2
+	_, _, err := c.Create(ctx, dir+"/lost", nil, client.ModePersistent, open)
+	var ze *client.Error
+	if !errors.Is(err, client.ErrConnectionLoss) || !errors.As(err, &ze) || ze.Path != dir+"/lost" {
+		t.Fatalf("create whose reply was lost: %v", err)
+	}
+	if _, ok, err := c.Exists(ctx, dir+"/lost"); err != nil || !ok {
+		t.Fatalf("the server performed the lost create: exists %v %v", ok, err)
+	}
+}
+
+// TestReadTimeout: a connection on which the server falls silent (a
+// blackhole) is given up after two thirds of the session timeout, with a
+// deadline error, while the session can still be resumed: after Heal the
+// client is back on the same session.
+func TestReadTimeout(t *testing.T) {
+	p := zktest.NewProxy(t, shared.Servers())
+	st := newStates()
+	c := dial(t, p.Addrs(), client.Config{Timeout: 3 * time.Second, OnState: st.on})
+	sid := c.SessionID()
+	p.Blackhole()
+	st.wait(t, client.StateDisconnected, 1)
+	info, _ := st.last(client.StateDisconnected)
+	if !errors.Is(info.Err, os.ErrDeadlineExceeded) {
+		t.Fatalf("silent connection given up with %v, want a read deadline", info.Err)
+	}
+	p.Heal()
+	st.wait(t, client.StateConnected, 2)
+	if c.SessionID() != sid {
+		t.Fatalf("session 0x%x after the silence, want 0x%x", c.SessionID(), sid)
+	}
+	if n, _ := st.count(client.StateExpired); n != 0 {
+		t.Fatal("the session expired")
+	}
+}

@@ -1,0 +1,130 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// codeError is a ZooKeeper error code (KeeperException.Code), or a
+// condition of this client. The sentinels below are the only values with a
+// known code; use errors.Is to test for them.
+type codeError struct {
+	code int32
+	msg  string
+}
+
+func (e *codeError) Error() string { return "zklock: zk: " + e.msg }
+
+func codeErr(code int32, msg string) *codeError { return &codeError{code: code, msg: msg} }
+
+// Errors the server returns, by ZooKeeper's error code. A request fails with
+// an *Error wrapping one of them (errors.Is finds it).
+var (
+	ErrSystemError                  error = codeErr(-1, "system error")
+	ErrRuntimeInconsistency         error = codeErr(-2, "runtime inconsistency")
+	ErrDataInconsistency            error = codeErr(-3, "data inconsistency")
+	ErrMarshallingError             error = codeErr(-5, "marshalling error")
+	ErrUnimplemented                error = codeErr(-6, "unimplemented: the server does not support the request")
+	ErrOperationTimeout             error = codeErr(-7, "operation timeout")
+	ErrBadArguments                 error = codeErr(-8, "bad arguments")
+	ErrUnknownSession               error = codeErr(-12, "unknown session")
+	ErrNewConfigNoQuorum            error = codeErr(-13, "no quorum of the new configuration")
+	ErrReconfigInProgress           error = codeErr(-14, "reconfiguration in progress")
+	ErrAPIError                     error = codeErr(-100, "api error")
+	ErrNoNode                       error = codeErr(-101, "node does not exist")
+	ErrNoAuth                       error = codeErr(-102, "not authorized")
+	ErrBadVersion                   error = codeErr(-103, "version conflict")
+	ErrNoChildrenForEphemerals      error = codeErr(-108, "ephemeral nodes may not have children")
+	ErrNodeExists                   error = codeErr(-110, "node already exists")
+	ErrNotEmpty                     error = codeErr(-111, "node has children")
+	ErrSessionExpired               error = codeErr(-112, "session expired")
+	ErrInvalidCallback              error = codeErr(-113, "invalid callback")
+	ErrInvalidACL                   error = codeErr(-114, "invalid ACL")
+	ErrAuthFailed                   error = codeErr(-115, "authentication failed")
+	ErrSessionMoved                 error = codeErr(-118, "session moved to another server")
+	ErrNotReadOnly                  error = codeErr(-119, "not a read-only call")
+	ErrEphemeralOnLocalSession      error = codeErr(-120, "ephemeral node on a local session")
+	ErrNoWatcher                    error = codeErr(-121, "no such watch")
+	ErrRequestTimeout               error = codeErr(-122, "request timeout")
+	ErrReconfigDisabled             error = codeErr(-123, "reconfiguration disabled")
+	ErrSessionClosedRequireSASLAuth error = codeErr(-124, "session closed: the server requires SASL authentication")
+	ErrQuotaExceeded                error = codeErr(-125, "quota exceeded")
+	ErrThrottledOp                  error = codeErr(-127, "operation throttled by the server")
+)
+
+// ErrConnectionLoss (ZooKeeper's code -4) fails a request that was sent,
+// or may have been, when its connection was lost: whether the server
+// performed it is unknown. A request that was not yet sent is not failed:
+// it waits for the next connection.
+var ErrConnectionLoss error = codeErr(-4, "connection loss: the outcome of the request is unknown")
+
+// Errors of the client itself.
+var (
+	// ErrClosed fails every request made after Close began, and those
+	// waiting for a connection then; a request in flight when the
+	// connection is closed fails with it too (its outcome is unknown).
+	ErrClosed error = codeErr(0, "client closed")
+	// ErrRolledBack is the error of each op of a failed Multi that did not
+	// fail itself: the transaction was not applied.
+	ErrRolledBack error = codeErr(0, "rolled back: another operation of the multi failed")
+	// ErrWatchRemoved ends a watch removed by Watch.Remove, or by a
+	// RemoveWatches request on its path and kind.
+	ErrWatchRemoved error = codeErr(0, "watch removed")
+	// ErrWatchEnded is returned by Watch.Next once the watch's final event
+	// has been returned.
+	ErrWatchEnded error = codeErr(0, "watch ended")
+	// ErrInvalidConfig is wrapped by Dial's error when Config is invalid.
+	ErrInvalidConfig = errors.New("zklock: zk: invalid client configuration")
+)
+
+// byCode is every server error code this client knows.
+var byCode = func() map[int32]error {
+	m := make(map[int32]error)
+	for _, err := range []error{
+		ErrSystemError, ErrRuntimeInconsistency, ErrDataInconsistency, ErrConnectionLoss,
+		ErrMarshallingError, ErrUnimplemented, ErrOperationTimeout, ErrBadArguments,
+		ErrUnknownSession, ErrNewConfigNoQuorum, ErrReconfigInProgress, ErrAPIError,
+		ErrNoNode, ErrNoAuth, ErrBadVersion, ErrNoChildrenForEphemerals, ErrNodeExists,
+		ErrNotEmpty, ErrSessionExpired, ErrInvalidCallback, ErrInvalidACL, ErrAuthFailed,
+		ErrSessionMoved, ErrNotReadOnly, ErrEphemeralOnLocalSession, ErrNoWatcher,
+		ErrRequestTimeout, ErrReconfigDisabled, ErrSessionClosedRequireSASLAuth,
+		ErrQuotaExceeded, ErrThrottledOp,
+	} {
+		m[err.(*codeError).code] = err
+	}
+	return m
+}()
+
+// fromCode returns the error for a server error code: nil for 0, the
+// sentinel for a known code, and a new error (matching no sentinel) for an
+// unknown one.
+func fromCode(code int32) error {
+	if code == 0 {
+		return nil
+	}
+	if err, ok := byCode[code]; ok {
+		return err
+	}
+	return codeErr(code, fmt.Sprintf("unknown error code %d", code))
+}
+
+// Error is the failure of one request: what it was, the node it was about
+// ("" for requests about no node), and the cause, a sentinel of this
+// package (or, for a ctx that ended, never: those return ctx.Err()).
+type Error struct {
+	Op   string // "create", "get", "multi", ...
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimPrefix(e.Err.Error(), "zklock: zk: ")
+	if e.Path == "" {
+		return "zklock: zk: " + e.Op + ": " + msg
+	}
+	return "zklock: zk: " + e.Op + " " + e.Path + ": " + msg
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }

@@ -1,0 +1,98 @@
+package client
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Every packet in either direction is a 4-byte big-endian length and that
+// many bytes of body.
+
+// beginFrame appends a placeholder for a frame's length; endFrame fills it
+// in once the body has been appended after it.
+func beginFrame(b []byte) ([]byte, int) { return append(b, 0, 0, 0, 0), len(b) }
+
+func endFrame(b []byte, at int) []byte {
+	binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+	return b
+}
+
+// frameReader splits the byte stream from the server into frame bodies,
+// reading through a buffer it reuses, so that a burst of small replies
+// costs one read and no allocation. It notes when each read returned: a
+// frame's readAt is when the read that completed it returned, the moment
+// the reply is known to have arrived.
+type frameReader struct {
+	r      io.Reader
+	buf    []byte
+	start  int // the unread bytes are buf[start:end]
+	end    int
+	readAt time.Time
+	// before is called before each read of r (to set a read deadline);
+	// nil for none.
+	before func()
+}
+
+const frameBuf = 64 << 10
+
+func newFrameReader(r io.Reader, before func()) *frameReader {
+	return &frameReader{r: r, buf: make([]byte, frameBuf), before: before}
+}
+
+// next returns the next frame's body. The body is valid until the next
+// call; its decoders copy what they keep. A length that is negative or
+// above maxFrame is an error: the stream cannot be trusted after it.
+func (f *frameReader) next() ([]byte, error) {
+	if err := f.fill(4); err != nil {
+		return nil, err
+	}
+	n := int(int32(binary.BigEndian.Uint32(f.buf[f.start:])))
+	if n < 0 || n > maxFrame {
+		return nil, fmt.Errorf("%w: frame length %d", errShort, n)
+	}
+	if err := f.fill(4 + n); err != nil {
+		return nil, err
+	}
+	body := f.buf[f.start+4 : f.start+4+n : f.start+4+n]
+	f.start += 4 + n
+	return body, nil
+}
+
+// fill reads until n unread bytes are buffered, moving the unread bytes to
+// the front, or into a larger buffer, when they would not fit.
+func (f *frameReader) fill(n int) error {
+	for f.end-f.start < n {
+		if f.start+n > len(f.buf) {
+			f.compact(n)
+		}
+		if f.before != nil {
+			f.before()
+		}
+		m, err := f.r.Read(f.buf[f.end:])
+		if m > 0 {
+			f.end += m
+			f.readAt = time.Now()
+		}
+		if err != nil && f.end-f.start < n {
+			if err == io.EOF && f.end > f.start {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// compact makes room for n bytes from f.start. A buffer grown for a large
+// frame is given back once the frames in it have been read.
+func (f *frameReader) compact(n int) {
+	buf := f.buf
+	if n > len(buf) || (len(buf) > frameBuf && n <= frameBuf) {
+		buf = make([]byte, max(n, frameBuf))
+	}
+	f.end = copy(buf, f.buf[f.start:f.end])
+	f.start = 0
+	f.buf = buf
+}

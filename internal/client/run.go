@@ -1,0 +1,198 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// run is the connection goroutine: it connects, serves each connection
+// until it is lost, and reconnects, until Close or an authentication
+// failure; then it shuts the client down.
+func (c *Client) run() {
+	defer close(c.done)
+	var sid int64 // the session to resume; 0 for a new one
+	for c.ctx.Err() == nil && !c.closing() {
+		addr, wait := c.hosts.pick()
+		if wait > 0 && !c.sleep(wait) {
+			break
+		}
+		cn, err := c.connect(addr, sid)
+		if err != nil {
+			c.attemptFailed(addr, sid, err)
+			continue
+		}
+		if cn.expired && sid == 0 {
+			cn.nc.Close()
+			c.attemptFailed(addr, sid, fmt.Errorf("zklock: zk: %s refused a new session", addr))
+			continue
+		}
+		c.hosts.connected()
+		if cn.expired {
+			cn.nc.Close()
+			c.expire(addr, sid)
+			sid = 0
+			continue
+		}
+		sid = cn.sessionID
+		err = c.serve(cn)
+		if errors.Is(err, errAuthFailedConn) {
+			c.authFailed(cn.addr)
+			break
+		}
+		if c.closing() || c.ctx.Err() != nil {
+			break
+		}
+		c.log.Info("zklock: zk: connection lost", "server", addr, "session", fmt.Sprintf("0x%x", sid), "err", err)
+		c.state(StateDisconnected, StateInfo{Server: addr, SessionID: sid, Err: err})
+	}
+	c.shutdown()
+}
+
+func (c *Client) closing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeErr != nil
+}
+
+// sleep waits d, or until Close; it reports whether d passed.
+func (c *Client) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+func (c *Client) state(s State, info StateInfo) {
+	if c.cfg.OnState != nil {
+		c.cfg.OnState(s, info)
+	}
+}
+
+func (c *Client) attemptFailed(addr string, sid int64, err error) {
+	if c.ctx.Err() != nil {
+		return
+	}
+	c.mu.Lock()
+	c.lastErr = err
+	c.mu.Unlock()
+	c.log.Debug("zklock: zk: connection attempt failed", "server", addr, "err", err)
+	c.state(StateDisconnected, StateInfo{Server: addr, SessionID: sid, Err: err})
+}
+
+// expire handles the server's refusal of session sid: requests still
+// queued for it fail, every watch ends, and the next connection begins a
+// new session. A request queued from now on runs in the new session.
+func (c *Client) expire(addr string, sid int64) {
+	c.log.Info("zklock: zk: session expired", "server", addr, "session", fmt.Sprintf("0x%x", sid))
+	c.password = nil
+	c.mu.Lock()
+	queued := c.takeQueueLocked()
+	c.mu.Unlock()
+	for _, r := range queued {
+		c.fail(r, ErrSessionExpired)
+	}
+	c.deliver(c.reg.endAll(nil, ErrSessionExpired))
+	c.state(StateExpired, StateInfo{Server: addr, SessionID: sid})
+}
+
+// authFailed makes an authentication failure final, as in ZooKeeper's
+// Java client: the credential would be refused again on every connection.
+func (c *Client) authFailed(addr string) {
+	c.mu.Lock()
+	if c.closeErr == nil {
+		c.closeErr = ErrAuthFailed
+	}
+	c.mu.Unlock()
+	c.log.Warn("zklock: zk: the server rejected a credential: the client closes", "server", addr)
+	c.markReady(ErrAuthFailed)
+	c.state(StateAuthFailed, StateInfo{Server: addr, SessionID: c.sessionID.Load(), Err: ErrAuthFailed})
+}
+
+// shutdown fails what is left, ends every watch, and reports StateClosed.
+func (c *Client) shutdown() {
+	c.mu.Lock()
+	if c.closeErr == nil {
+		c.closeErr = ErrClosed
+	}
+	err := c.closeErr
+	queued := c.takeQueueLocked()
+	c.mu.Unlock()
+	for _, r := range queued {
+		c.fail(r, err)
+	}
+	c.deliver(c.reg.endAll(nil, err))
+	c.markReady(err)
+	c.state(StateClosed, StateInfo{SessionID: c.sessionID.Load()})
+}
+
+// serve runs an established connection until it is lost or the client
+// closes: it reports StateConnected, starts the reader, then writes, first
+// the credentials and the watches to restore, then every queued request.
+// When it returns, the connection is closed, the reader has ended and
+// every request in flight has failed with ErrConnectionLoss.
+func (c *Client) serve(cn *conn) error {
+	c.sessionID.Store(cn.sessionID)
+	c.timeout.Store(int64(cn.timeout))
+	c.password = cn.password
+	c.log.Info("zklock: zk: connected", "server", cn.addr, "session", fmt.Sprintf("0x%x", cn.sessionID), "timeout", cn.timeout)
+	c.state(StateConnected, StateInfo{Server: cn.addr, SessionID: cn.sessionID, Timeout: cn.timeout, Sent: cn.sent})
+	prime, auths := c.priming()
+	if auths == 0 {
+		c.markReady(nil)
+	}
+	c.connected.Store(true)
+	// Close must not wait for a write or read blocked on a dead peer.
+	stop := context.AfterFunc(c.ctx, func() { cn.nc.Close() })
+	defer stop()
+	rd := &reader{c: c, cn: cn, authsLeft: auths, done: make(chan struct{})}
+	go rd.run()
+	err := c.writeLoop(cn, prime, rd.done)
+	c.connected.Store(false)
+	select {
+	case <-rd.done:
+		err = rd.err // the reader ended first: it saw the cause
+	default:
+	}
+	cn.nc.Close()
+	<-rd.done
+	c.in.drain(func(r *request) { c.fail(r, ErrConnectionLoss) })
+	return err
+}
+
+// priming returns the requests a new connection sends first: an auth
+// packet per credential, then setWatches requests for every watch the
+// session holds, with the last zxid read (so the server fires those whose
+// node changed since). auths is how many auth packets there are.
+func (c *Client) priming() (rs []*request, auths int) {
+	c.mu.Lock()
+	creds := c.creds
+	c.mu.Unlock()
+	for _, cr := range creds {
+		r := newRequest(opAuth, "")
+		r.xid, r.scheme, r.data, r.internal = xidAuth, cr.Scheme, cr.Auth, true
+		rs = append(rs, r)
+	}
+	for _, rest := range c.reg.restores(c.lastZxid.Load()) {
+		r := newRequest(rest.opcode(), "")
+		r.xid, r.restore, r.internal = xidSetWatches, rest, true
+		rs = append(rs, r)
+	}
+	return rs, len(creds)
+}
+
+// deliver queues each delivery's event on its watch and tells OnWatch.
+func (c *Client) deliver(ds []delivery) {
+	for i := range ds {
+		d := &ds[i]
+		if d.w.push(d.ev, d.final) && c.cfg.OnWatch != nil {
+			c.cfg.OnWatch(d.ev)
+		}
+		*d = delivery{}
+	}
+}
