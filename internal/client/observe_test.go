@@ -173,3 +173,46 @@ func TestFailover(t *testing.T) {
 	}
 	expect(t, next(t, w), client.EventNodeDataChanged, "/f", client.WatchData)
 }
+
+// TestPrimingOrder: on a new connection of the same session the client
+// sends its credentials, then the watches to restore, then the requests
+// that waited: their replies come back in that order.
+func TestPrimingOrder(t *testing.T) {
+	p := zktest.NewProxy(t, shared.Servers())
+	st := newStates()
+	rs := newReplies()
+	c := dial(t, p.Addrs(), client.Config{OnState: st.on, OnReply: rs.on,
+		Credentials: []client.Credential{{Scheme: "digest", Auth: []byte("u:p")}}})
+	ctx := bounded(t)
+	dir := root(t, c)
+	if _, _, _, err := c.GetW(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	p.Refuse(true)
+	p.Reset()
+	st.wait(t, client.StateDisconnected, 1)
+	got := make(chan error, 1)
+	go func() {
+		_, _, err := c.Children(ctx, dir)
+		got <- err
+	}()
+	waitQueued(t, c, 1)
+	rs.mu.Lock()
+	before := len(rs.all)
+	rs.mu.Unlock()
+	p.Refuse(false)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var ops []int32
+	for _, r := range rs.all[before:] {
+		if r.op != 11 { // a ping may come anywhere
+			ops = append(ops, r.op)
+		}
+	}
+	if !slices.Equal(ops, []int32{100, 101, 12}) {
+		t.Fatalf("replies on the new connection: %v, want auth (100), setWatches (101), then the waiting request (12)", ops)
+	}
+}

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -104,15 +103,19 @@ func (c *Client) exists(ctx context.Context, path string, watch bool) (Stat, boo
 	if err := c.call(ctx, r); err != nil {
 		return Stat{}, false, nil, err
 	}
-	st, w, err := r.stat, r.watch, r.failure()
+	st, w, missing := r.stat, r.watch, r.err == ErrNoNode
 	if !r.watchSet {
 		w = nil
 	}
-	release(r)
-	if errors.Is(err, ErrNoNode) {
-		return Stat{}, false, w, nil
+	var err error
+	if !missing {
+		err = r.failure()
 	}
-	if err != nil {
+	release(r)
+	switch {
+	case missing:
+		return Stat{}, false, w, nil
+	case err != nil:
 		return Stat{}, false, nil, err
 	}
 	return st, true, w, nil
