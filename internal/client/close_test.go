@@ -147,13 +147,7 @@ func TestNoGoroutinePerRequest(t *testing.T) {
 			errs <- err
 		}()
 	}
-	deadline := time.Now().Add(waitLimit)
-	for client.InFlight(c) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d requests in flight after %v, want %d", client.InFlight(c), waitLimit, n)
-		}
-		time.Sleep(time.Millisecond) // polls a condition no event signals
-	}
+	waitInFlight(t, c, n)
 	loops, readers := clientGoroutines()
 	if loops != 1 || readers != 1 {
 		t.Fatalf("%d connection loops and %d readers with %d requests in flight", loops, readers, n)
@@ -187,4 +181,29 @@ func clientGoroutines() (loops, readers int) {
 		}
 	}
 	return loops, readers
+}
+
+// TestCloseInFlight: Close of a client whose server has fallen silent
+// waits at most about a second for closeSession, then fails the request
+// in flight with ErrClosed (its outcome unknown).
+func TestCloseInFlight(t *testing.T) {
+	p := zktest.NewProxy(t, shared.Servers())
+	ctx := bounded(t)
+	c, err := client.Dial(ctx, client.Config{Servers: p.Addrs(), Timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Blackhole()
+	got := make(chan error, 1)
+	go func() {
+		_, _, err := c.Get(ctx, "/")
+		got <- err
+	}()
+	waitInFlight(t, c, 1)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; !errors.Is(err, client.ErrClosed) {
+		t.Fatalf("request in flight at Close: %v", err)
+	}
 }

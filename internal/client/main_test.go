@@ -203,3 +203,28 @@ func shortCtx(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// poll waits until cond holds, checking every millisecond: for conditions
+// of the client that no event signals (how many requests it holds).
+func poll(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v", what, waitLimit)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitQueued waits until n requests wait for the writer.
+func waitQueued(t testing.TB, c *client.Client, n int) {
+	t.Helper()
+	poll(t, fmt.Sprintf("%d requests queued", n), func() bool { return client.QueueLen(c) >= n })
+}
+
+// waitInFlight waits until n requests are in flight.
+func waitInFlight(t testing.TB, c *client.Client, n int) {
+	t.Helper()
+	poll(t, fmt.Sprintf("%d requests in flight", n), func() bool { return client.InFlight(c) >= n })
+}

@@ -135,7 +135,8 @@ func (c *Client) shutdown() {
 // closes: it reports StateConnected, starts the reader, then writes, first
 // the credentials and the watches to restore, then every queued request.
 // When it returns, the connection is closed, the reader has ended and
-// every request in flight has failed with ErrConnectionLoss.
+// every request in flight has failed with ErrConnectionLoss (ErrClosed if
+// the client is closing).
 func (c *Client) serve(cn *conn) error {
 	c.sessionID.Store(cn.sessionID)
 	c.timeout.Store(int64(cn.timeout))
@@ -161,7 +162,11 @@ func (c *Client) serve(cn *conn) error {
 	}
 	cn.nc.Close()
 	<-rd.done
-	c.in.drain(func(r *request) { c.fail(r, ErrConnectionLoss) })
+	lost := ErrConnectionLoss
+	if c.closing() {
+		lost = ErrClosed
+	}
+	c.in.drain(func(r *request) { c.fail(r, lost) })
 	return err
 }
 
