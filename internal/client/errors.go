@@ -18,39 +18,99 @@ func (e *codeError) Error() string { return "zklock: zk: " + e.msg }
 
 func codeErr(code int32, msg string) *codeError { return &codeError{code: code, msg: msg} }
 
-// Errors the server returns, by ZooKeeper's error code. A request fails with
-// an *Error wrapping one of them (errors.Is finds it).
+// Errors the server returns, one per ZooKeeper error code
+// (KeeperException.Code). A request fails with an *Error wrapping one of
+// them (errors.Is finds it).
 var (
-	ErrSystemError                  error = codeErr(-1, "system error")
-	ErrRuntimeInconsistency         error = codeErr(-2, "runtime inconsistency")
-	ErrDataInconsistency            error = codeErr(-3, "data inconsistency")
-	ErrMarshallingError             error = codeErr(-5, "marshalling error")
-	ErrUnimplemented                error = codeErr(-6, "unimplemented: the server does not support the request")
-	ErrOperationTimeout             error = codeErr(-7, "operation timeout")
-	ErrBadArguments                 error = codeErr(-8, "bad arguments")
-	ErrUnknownSession               error = codeErr(-12, "unknown session")
-	ErrNewConfigNoQuorum            error = codeErr(-13, "no quorum of the new configuration")
-	ErrReconfigInProgress           error = codeErr(-14, "reconfiguration in progress")
-	ErrAPIError                     error = codeErr(-100, "api error")
-	ErrNoNode                       error = codeErr(-101, "node does not exist")
-	ErrNoAuth                       error = codeErr(-102, "not authorized")
-	ErrBadVersion                   error = codeErr(-103, "version conflict")
-	ErrNoChildrenForEphemerals      error = codeErr(-108, "ephemeral nodes may not have children")
-	ErrNodeExists                   error = codeErr(-110, "node already exists")
-	ErrNotEmpty                     error = codeErr(-111, "node has children")
-	ErrSessionExpired               error = codeErr(-112, "session expired")
-	ErrInvalidCallback              error = codeErr(-113, "invalid callback")
-	ErrInvalidACL                   error = codeErr(-114, "invalid ACL")
-	ErrAuthFailed                   error = codeErr(-115, "authentication failed")
-	ErrSessionMoved                 error = codeErr(-118, "session moved to another server")
-	ErrNotReadOnly                  error = codeErr(-119, "not a read-only call")
-	ErrEphemeralOnLocalSession      error = codeErr(-120, "ephemeral node on a local session")
-	ErrNoWatcher                    error = codeErr(-121, "no such watch")
-	ErrRequestTimeout               error = codeErr(-122, "request timeout")
-	ErrReconfigDisabled             error = codeErr(-123, "reconfiguration disabled")
+	// ErrSystemError (-1): a server-side failure with no code of its own.
+	ErrSystemError error = codeErr(-1, "system error")
+
+	// ErrRuntimeInconsistency (-2): the server found its state inconsistent.
+	ErrRuntimeInconsistency error = codeErr(-2, "runtime inconsistency")
+
+	// ErrDataInconsistency (-3): the server found its data inconsistent.
+	ErrDataInconsistency error = codeErr(-3, "data inconsistency")
+
+	// ErrMarshallingError (-5): the server could not decode the request.
+	ErrMarshallingError error = codeErr(-5, "marshalling error")
+
+	// ErrUnimplemented (-6): a request the server does not support: a TTL node without zookeeper.extendedTypesEnabled, addWatch before 3.6.
+	ErrUnimplemented error = codeErr(-6, "unimplemented: the server does not support the request")
+
+	// ErrOperationTimeout (-7): the server gave up on the request.
+	ErrOperationTimeout error = codeErr(-7, "operation timeout")
+
+	// ErrBadArguments (-8): an invalid path, create mode or TTL; also returned by the client before sending what cannot be valid.
+	ErrBadArguments error = codeErr(-8, "bad arguments")
+
+	// ErrUnknownSession (-12): the server does not know the session (internal to the servers).
+	ErrUnknownSession error = codeErr(-12, "unknown session")
+
+	// ErrNewConfigNoQuorum (-13): reconfig: the new configuration has no quorum.
+	ErrNewConfigNoQuorum error = codeErr(-13, "no quorum of the new configuration")
+
+	// ErrReconfigInProgress (-14): reconfig: another is in progress.
+	ErrReconfigInProgress error = codeErr(-14, "reconfiguration in progress")
+
+	// ErrAPIError (-100): the base of the API error codes; not sent by servers.
+	ErrAPIError error = codeErr(-100, "api error")
+
+	// ErrNoNode (-101): the node (or, for a create, its parent) does not exist.
+	ErrNoNode error = codeErr(-101, "node does not exist")
+
+	// ErrNoAuth (-102): the node's ACL does not grant the session the permission.
+	ErrNoAuth error = codeErr(-102, "not authorized")
+
+	// ErrBadVersion (-103): the node's version is not the one given.
+	ErrBadVersion error = codeErr(-103, "version conflict")
+
+	// ErrNoChildrenForEphemerals (-108): a create under an ephemeral node.
+	ErrNoChildrenForEphemerals error = codeErr(-108, "ephemeral nodes may not have children")
+
+	// ErrNodeExists (-110): a create of a node that exists.
+	ErrNodeExists error = codeErr(-110, "node already exists")
+
+	// ErrNotEmpty (-111): a delete of a node that has children.
+	ErrNotEmpty error = codeErr(-111, "node has children")
+
+	// ErrSessionExpired (-112): the session expired: requests queued for it fail with it (see StateExpired).
+	ErrSessionExpired error = codeErr(-112, "session expired")
+
+	// ErrInvalidCallback (-113): not sent to this client.
+	ErrInvalidCallback error = codeErr(-113, "invalid callback")
+
+	// ErrInvalidACL (-114): an empty ACL, an unknown scheme, or the auth scheme without an authenticated identity.
+	ErrInvalidACL error = codeErr(-114, "invalid ACL")
+
+	// ErrAuthFailed (-115): the server rejected a credential; final (see StateAuthFailed).
+	ErrAuthFailed error = codeErr(-115, "authentication failed")
+
+	// ErrSessionMoved (-118): the session is now served through another connection.
+	ErrSessionMoved error = codeErr(-118, "session moved to another server")
+
+	// ErrNotReadOnly (-119): a write to a read-only server.
+	ErrNotReadOnly error = codeErr(-119, "not a read-only call")
+
+	// ErrEphemeralOnLocalSession (-120): an ephemeral create in a local session.
+	ErrEphemeralOnLocalSession error = codeErr(-120, "ephemeral node on a local session")
+
+	// ErrNoWatcher (-121): removeWatches of a watch the server does not hold (Watch.Remove treats it as done).
+	ErrNoWatcher error = codeErr(-121, "no such watch")
+
+	// ErrRequestTimeout (-122): the server timed the request out.
+	ErrRequestTimeout error = codeErr(-122, "request timeout")
+
+	// ErrReconfigDisabled (-123): reconfig is disabled on the server.
+	ErrReconfigDisabled error = codeErr(-123, "reconfiguration disabled")
+
+	// ErrSessionClosedRequireSASLAuth (-124): the server requires SASL, which this client does not speak.
 	ErrSessionClosedRequireSASLAuth error = codeErr(-124, "session closed: the server requires SASL authentication")
-	ErrQuotaExceeded                error = codeErr(-125, "quota exceeded")
-	ErrThrottledOp                  error = codeErr(-127, "operation throttled by the server")
+
+	// ErrQuotaExceeded (-125): a write beyond the path's hard quota.
+	ErrQuotaExceeded error = codeErr(-125, "quota exceeded")
+
+	// ErrThrottledOp (-127): the server shed the request under load, unperformed: retry after a pause.
+	ErrThrottledOp error = codeErr(-127, "operation throttled by the server")
 )
 
 // ErrConnectionLoss (ZooKeeper's code -4) fails a request that was sent,
