@@ -16,7 +16,8 @@ func (c *Client) AddAuth(ctx context.Context, scheme string, auth []byte) error 
 		return &Error{Op: "auth", Err: ErrBadArguments}
 	}
 	r := newRequest(opAuth, "")
-	r.xid, r.scheme, r.data = xidAuth, scheme, auth
+	// A copy: the credential is kept, and sent again on every connection.
+	r.xid, r.scheme, r.data = xidAuth, scheme, bytes.Clone(auth)
 	if err := c.do(ctx, r); err != nil {
 		return err
 	}

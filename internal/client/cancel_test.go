@@ -161,3 +161,33 @@ func TestReadTimeout(t *testing.T) {
 		t.Fatal("the session expired")
 	}
 }
+
+// TestCancelledArgumentsMayBeReused: a caller whose call returned for its
+// ctx may overwrite the data it passed at once, though the request is
+// still on its way: what reaches the server is what was passed. (A request
+// is encoded before its call waits; this run does not force the writer to
+// take the request after the call returned, which the old design, encoding
+// in the writer, would have raced on.)
+func TestCancelledArgumentsMayBeReused(t *testing.T) {
+	p := zktest.NewProxy(t, shared.Servers())
+	st := newStates()
+	c := dial(t, p.Addrs(), client.Config{OnState: st.on})
+	ctx := bounded(t)
+	dir := root(t, c)
+	if _, _, err := c.Create(ctx, dir+"/n", nil, client.ModePersistent, open); err != nil {
+		t.Fatal(err)
+	}
+	p.Blackhole()
+	buf := []byte("original")
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Set(short, dir+"/n", buf, -1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("set to a blackhole: %v", err)
+	}
+	copy(buf, "REUSED!!")
+	p.Heal()
+	data, _, err := c.Get(ctx, dir+"/n")
+	if err != nil || string(data) != "original" {
+		t.Fatalf("the abandoned set wrote %q (%v), want the bytes passed", data, err)
+	}
+}

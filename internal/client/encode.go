@@ -28,6 +28,7 @@ func appendBody(b []byte, r *request) []byte {
 	case opSetACL:
 		return appendInt32(appendACL(appendString(b, r.path), r.acl), r.version)
 	case opMulti:
+		r.nops = len(r.ops)
 		return appendMulti(b, r.ops)
 	case opAuth: // AuthPacket: type (always 0), scheme, auth
 		return appendBuffer(appendString(appendInt32(b, 0), r.scheme), r.data)

@@ -67,7 +67,7 @@ func decodeAll(body []byte) {
 	decodeEvent(&ev)
 	for _, op := range []int32{opCreate2, opCreateContainer, opCreateTTL, opExists, opGetData, opSetData,
 		opGetChildren2, opGetACL, opSetACL, opSync, opMulti, opDelete, opAddWatch} {
-		r := &request{op: op, ops: make([]Op, 3), watch: &Watch{}}
+		r := &request{op: op, nops: 3, failedOp: -1, watch: &Watch{}}
 		d := decoder{b: rest}
 		decodeReply(&d, r)
 	}

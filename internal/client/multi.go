@@ -66,13 +66,20 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 		}
 	}
 	r := newRequest(opMulti, "")
-	r.ops = ops
+	r.ops, r.failedOp = ops, -1 // none, unless an op's result says so
 	if err := c.do(ctx, r); err != nil {
 		return nil, err
 	}
-	res, err := r.results, r.failure()
+	res, cause, failed := r.results, r.err, r.failedOp
 	release(r)
-	return res, err
+	if cause == nil {
+		return res, nil
+	}
+	path := ""
+	if failed >= 0 && failed < len(ops) {
+		path = ops[failed].path
+	}
+	return res, &Error{Op: "multi", Path: path, Err: cause}
 }
 
 func checkOp(o Op) error {
@@ -115,13 +122,13 @@ func appendMulti(b []byte, ops []Op) []byte {
 // result is an error result: 0 for ops before the failure, the failure's
 // code, and RuntimeInconsistency (-2) for ops after it.
 func decodeMulti(d *decoder, r *request) {
-	res := make([]OpResult, 0, len(r.ops))
+	res := make([]OpResult, 0, r.nops)
 	for {
 		typ, done, code := d.int32(), d.bool(), d.int32()
 		if done || d.err != nil {
 			break
 		}
-		if len(res) == len(r.ops) {
+		if len(res) == r.nops {
 			d.err = errShort
 			break
 		}
@@ -140,7 +147,7 @@ func decodeMulti(d *decoder, r *request) {
 			if code != 0 && code != -2 {
 				o.Err = fromCode(code)
 				if r.err == nil {
-					r.err, r.path = o.Err, r.ops[len(res)].path
+					r.err, r.failedOp = o.Err, len(res)
 				}
 			}
 		}

@@ -15,6 +15,12 @@ import (
 // ownership passes through the queue's and the in-flight lists' mutexes,
 // and back to the caller through done.
 //
+// A request is encoded by its caller, into a buffer that stays with the
+// pooled request, before it is queued: the writer only stamps the xid and
+// copies the bytes, and nothing reads the caller's arguments (data, ACL,
+// ops) after the call returns, even a call abandoned while its request
+// waits to be sent.
+//
 // A caller whose ctx ends abandons the request (state pending→abandoned)
 // and returns at once; whoever holds the request next sees that and
 // releases it instead of completing it: the writer drops it unsent, the
@@ -30,7 +36,8 @@ type request struct {
 	ttl     int64
 	acl     []ACL
 	ops     []Op     // multi
-	scheme  string   // auth
+	nops    int      // multi: how many ops were sent
+	scheme  string   // auth; data is then the client's own copy
 	restore *restore // setWatches: the watches it restores
 	watch   *Watch   // the watch the request sets, linked on success
 
@@ -38,6 +45,7 @@ type request struct {
 	// on a new connection); the reader releases it after its reply.
 	internal bool
 
+	buf   []byte    // the encoded frame, its xid stamped by the writer
 	sent  time.Time // when its bytes were handed to the socket
 	state atomic.Int32
 	done  chan struct{} // receives once when the request completes
@@ -52,6 +60,7 @@ type request struct {
 	children []string
 	acls     []ACL
 	results  []OpResult
+	failedOp int // multi: the index of the op that failed
 }
 
 const (
@@ -68,12 +77,28 @@ func newRequest(op int32, path string) *request {
 	return r
 }
 
+// keepBuf is the largest encoding buffer a pooled request keeps.
+const keepBuf = 16 << 10
+
 // release returns r to the pool. Its done channel is empty: it is sent on
 // only when the caller will receive.
 func release(r *request) {
-	done := r.done
-	*r = request{done: done}
+	done, buf := r.done, r.buf[:0]
+	if cap(buf) > keepBuf {
+		buf = nil
+	}
+	*r = request{done: done, buf: buf}
 	requests.Put(r)
+}
+
+// encode encodes r into its buffer, with xid 0 for an ordinary request,
+// and lets go of the caller's slices.
+func (r *request) encode() {
+	r.buf = appendRequest(r.buf[:0], r)
+	if r.op != opAuth {
+		r.data = nil
+	}
+	r.acl, r.ops = nil, nil
 }
 
 // failure wraps r's error for its caller, naming the request and path.
@@ -94,6 +119,7 @@ func (c *Client) do(ctx context.Context, r *request) error {
 		release(r)
 		return err
 	}
+	r.encode()
 	if err := c.enqueue(r); err != nil {
 		err = &Error{Op: opName(r.op), Path: r.path, Err: err}
 		release(r)

@@ -1,6 +1,9 @@
 package client
 
-import "time"
+import (
+	"encoding/binary"
+	"time"
+)
 
 // flushAt is the size of encoded requests at which the writer writes
 // rather than encode more: a burst of requests becomes a few large writes,
@@ -58,14 +61,18 @@ func (c *Client) send(cn *conn, batch []*request) error {
 			release(r)
 			continue
 		}
+		if len(r.buf) == 0 {
+			r.encode() // the client's own requests
+		}
 		if r.xid == 0 {
 			c.xid++
 			if c.xid <= 0 {
 				c.xid = 1
 			}
 			r.xid = c.xid
+			binary.BigEndian.PutUint32(r.buf[4:], uint32(r.xid))
 		}
-		buf = appendRequest(buf, r)
+		buf = append(buf, r.buf...)
 		out = append(out, r)
 		if len(buf) >= flushAt {
 			if err := c.flush(cn, buf, out); err != nil {
