@@ -5,16 +5,17 @@ import (
 	"time"
 )
 
-// flushAt is the size of encoded requests at which the writer writes
-// rather than encode more: a burst of requests becomes a few large writes,
-// not one very large buffer.
+// flushAt is the size of requests at which the writer writes rather than
+// gather more: a burst of requests becomes a few large writes, not one
+// very large buffer.
 const flushAt = 256 << 10
 
 // writeLoop is the only writer of a connection. It sends batch first (the
 // priming requests), then, each time it wakes, every request queued,
-// encoded into one buffer and written at once; when nothing was sent for
+// gathered into one buffer and written at once; when nothing was sent for
 // pingEvery it pings. It returns when a write fails, the reader ends
-// (readerDone), or the client closes.
+// (readerDone, or a write fails on the connection the reader closed), or
+// the client closes (its connection is closed then too).
 func (c *Client) writeLoop(cn *conn, batch []*request, readerDone <-chan struct{}) error {
 	ping := cn.pingEvery()
 	timer := time.NewTimer(ping)
@@ -49,11 +50,12 @@ func (c *Client) writeLoop(cn *conn, batch []*request, readerDone <-chan struct{
 	}
 }
 
-// send encodes and writes batch. A request its caller abandoned is
-// dropped unsent. Each request is recorded as in flight, with its send
-// time, before the write that carries it: its reply may be read before
-// Write returns. When a write fails, the requests not yet encoded go back
-// to the front of the queue, for the next connection.
+// send writes batch: each request's encoding, its xid stamped, copied into
+// the write buffer. A request its caller abandoned is dropped unsent. Each
+// request is recorded as in flight, with its send time, before the write
+// that carries it: its reply may be read before Write returns. When a
+// write fails, the requests not yet in the buffer go back to the front of
+// the queue, for the next connection.
 func (c *Client) send(cn *conn, batch []*request) error {
 	buf, out := c.wbuf[:0], c.sending[:0]
 	for i, r := range batch {
