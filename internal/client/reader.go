@@ -60,9 +60,9 @@ func (rd *reader) packet(body []byte) error {
 	if r == nil {
 		return fmt.Errorf("zklock: zk: reply with xid %d answers no request", h.xid)
 	}
-	if r.xid != h.xid {
-		c.fail(r, ErrConnectionLoss)
-		return fmt.Errorf("zklock: zk: reply with xid %d, expected %d", h.xid, r.xid)
+	if want := r.xid; want != h.xid {
+		c.fail(r, ErrConnectionLoss) // r is its caller's again: not read after
+		return fmt.Errorf("zklock: zk: reply with xid %d, expected %d", h.xid, want)
 	}
 	if h.xid != xidPing && h.xid != xidAuth && h.zxid > 0 {
 		c.lastZxid.Store(h.zxid)
