@@ -59,9 +59,6 @@ func TestCreateModes(t *testing.T) {
 // TestCreateTTLNeedsExtendedTypes: a server without
 // zookeeper.extendedTypesEnabled refuses TTL nodes.
 func TestCreateTTLNeedsExtendedTypes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a server of its own")
-	}
 	zk := startServer(t)
 	c := dial(t, zk.Servers(), client.Config{})
 	_, _, err := c.CreateTTL(bounded(t), "/ttl", nil, client.ModePersistentTTL, open, time.Minute)
