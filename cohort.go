@@ -276,7 +276,7 @@ func (c *cohort) dispatchLocked() {
 func (c *cohort) acquireLocked() {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.acquiring = cancel
-	if !c.s.c.Go(func(bg context.Context) {
+	if !c.q.Conn.Go(func(bg context.Context) {
 		defer context.AfterFunc(bg, cancel)()
 		defer cancel()
 		c.acquired(c.q.Acquire(ctx, queue.Request{Data: c.data}))

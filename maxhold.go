@@ -84,7 +84,7 @@ func watchHold(q *queue.Queue, h *queue.Held, o primitiveOptions, ev holdEvents)
 	if o.maxHold > 0 {
 		w.lost = make(chan struct{})
 		run(func(ctx context.Context) {
-			if w.bound(ctx, q, h, o.maxHold) {
+			if w.bound(ctx, q, h, o.maxHold, o.holdTimer) {
 				ev.expired()
 			}
 		})
@@ -96,13 +96,17 @@ func watchHold(q *queue.Queue, h *queue.Held, o primitiveOptions, ev holdEvents)
 // bound closes w.lost when h's epoch ends or when d has passed; then, if
 // the bound passed first, it releases h's node, after the signal, and
 // reports true.
-func (w *watchedHold) bound(ctx context.Context, q *queue.Queue, h *queue.Held, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+func (w *watchedHold) bound(ctx context.Context, q *queue.Queue, h *queue.Held, d time.Duration,
+	timer func(time.Duration) (<-chan time.Time, func() bool)) bool {
+	if timer == nil {
+		timer = func(d time.Duration) (<-chan time.Time, func() bool) { t := time.NewTimer(d); return t.C, t.Stop }
+	}
+	fire, stop := timer(d)
+	defer stop()
 	select {
 	case <-h.Epoch.Done:
 		close(w.lost)
-	case <-t.C:
+	case <-fire:
 		w.mu.Lock()
 		w.expired = true
 		w.mu.Unlock()

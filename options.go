@@ -285,6 +285,9 @@ type primitiveOptions struct {
 	revocable      bool          // WithRevocable
 	maxHold        time.Duration // WithMaxHold; 0: unbounded
 	queueLayout    bool          // WithQueueLayout; Semaphore only
+	// holdTimer starts the timer of a max hold; nil: time.NewTimer's. Only
+	// the package's own tests set it, to pass the bound when they choose.
+	holdTimer func(time.Duration) (<-chan time.Time, func() bool)
 }
 
 func defaultPrimitiveOptions() primitiveOptions {
