@@ -17,21 +17,48 @@ const SeqLen = 10
 // suffix, so every client orders it beside at (Sort puts a writer first on a
 // tie). This is Curator 5.5's write-to-read downgrade (CURATOR-621): nothing
 // can come between, because at still exists while we create, and nodes
-// created later get higher sequence numbers.
+// created later get higher sequence numbers. Its data is tagged as q's
+// nodes are (a revocable reader's: RevocableTag).
 //
-// It returns ErrLost if at's epoch ends first, and removes the node on every
-// failure.
+// That at still exists is checked, not assumed: after our node exists, at
+// is read once more (a second round trip). Another client may have
+// deleted at (an operator's Break), and a writer queued behind it may hold
+// since: our node, numbered ahead of that writer, would let a reader in
+// beside it. A node ZooKeeper deleted never comes back under its name, so
+// at found after our create was there when ours was made.
+//
+// It returns ErrLost if at's epoch ends first or at is gone, and removes
+// the node on every failure.
 func (q *Queue) Join(ctx context.Context, at *Held, data []byte) (*Held, error) {
 	name := NewProtectedPrefix() + q.Kind + at.Node.Name[len(at.Node.Name)-SeqLen:]
 	path := q.Dir + "/" + name
-	h, err := q.join(ctx, at, path, data)
+	h, err := q.join(ctx, at, path, q.nodeData(data))
+	if err == nil {
+		err = q.beside(ctx, at)
+	}
 	if err != nil {
+		if h != nil {
+			q.Conn.Untrack(h.Epoch, h.Path)
+		}
 		// The exact name is known, so a create whose reply we gave up on is
 		// removed by name; ZooKeeper applies a session's requests in order, so
 		// this delete cannot overtake it.
 		q.Conn.Discard(path, at.Epoch.SessionID)
+		return nil, err
 	}
-	return h, err
+	return h, nil
+}
+
+// beside confirms that at's node exists, once ours does.
+func (q *Queue) beside(ctx context.Context, at *Held) error {
+	st, err := q.Conn.Stat(ctx, at.Path)
+	switch {
+	case err != nil:
+		return err
+	case st == nil:
+		return ErrLost
+	}
+	return nil
 }
 
 func (q *Queue) join(ctx context.Context, at *Held, path string, data []byte) (*Held, error) {

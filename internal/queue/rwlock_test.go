@@ -198,3 +198,27 @@ func TestList(t *testing.T) {
 		t.Fatalf("List: %v, want %v", got, want)
 	}
 }
+
+// Join relies on the write node it joins: one deleted by another client
+// (Break) is no place to put a read node, since a writer queued behind it
+// may hold already. Join fails with ErrLost and leaves no read node.
+func TestJoinBesideDeletedNode(t *testing.T) {
+	s, c := setup(t)
+	ctx := testCtx(t)
+	w := acquire(t, rwQ(c, queue.KindWrite), queue.Request{})
+	later := s.Connect()
+	ch := goAcquire(t, rwQ(later, queue.KindWrite), queue.Request{})
+	await(t, s, "the later writer watches our write node", func() bool { return s.Watching(w.Path) == 1 })
+	if err := s.Connect().Delete(ctx, w.Path); err != nil { // an operator's Break
+		t.Fatal(err)
+	}
+	b := holds(t, ch)
+	r, err := rwQ(c, queue.KindRead).Join(ctx, w, nil)
+	readers := slices.DeleteFunc(s.List(dir), func(n string) bool { return !strings.Contains(n, queue.KindRead) })
+	if err == nil || len(readers) > 0 {
+		t.Fatalf("Join beside a deleted write node: %+v, %v; read nodes %v while writer %s holds", r, err, readers, b.Path)
+	}
+	if !errors.Is(err, queue.ErrLost) {
+		t.Fatalf("Join beside a deleted write node: %v, want ErrLost", err)
+	}
+}
