@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -55,10 +56,22 @@ func (a acquisition) lost() <-chan struct{} {
 	switch {
 	case a.h == nil:
 		return closedCh
-	case a.w != nil && a.w.lost != nil:
+	case a.w != nil && a.w.lost != nil && !closed(a.h.Epoch.Done):
+		// The bound's goroutine closes w.lost at the epoch's end too, a
+		// wake-up later: a hold asked after the epoch ended is lost now.
 		return a.w.lost
 	}
 	return a.h.Epoch.Lost()
+}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // revoked is the hold's revocation signal, nil when none can come.
@@ -69,13 +82,17 @@ func (a acquisition) revoked() <-chan struct{} {
 	return a.w.revoked
 }
 
-// release ends the hold on q: it stops the hold's watch, then deletes the
-// node. A hold whose bound passed (WithMaxHold) is lost: its node is
-// deleted all the same, and ErrLockLost returned.
-func (a acquisition) release(ctx context.Context, q *queue.Queue, release func(context.Context, *queue.Held) error) error {
-	expired := a.w.end()
+// release ends the hold: it deletes the node, then stops the hold's
+// watch. A hold whose bound passed (WithMaxHold) is lost: its node is
+// deleted all the same, and ErrLockLost returned. A release that fails
+// otherwise (ctx ended) keeps the hold, and its watch: the bound and the
+// revocation watch still apply to it.
+func (a acquisition) release(ctx context.Context, release func(context.Context, *queue.Held) error) error {
 	err := mapQueueErr(release(ctx, a.h))
-	if expired && err == nil {
+	if err != nil && !errors.Is(err, ErrLockLost) {
+		return err
+	}
+	if a.w.end() && err == nil {
 		return ErrLockLost
 	}
 	return err

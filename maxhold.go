@@ -18,6 +18,14 @@ import (
 // once its node is gone; the next holder's Token is larger). Unlock after
 // it returns ErrLockLost. The default is no bound; d must be positive.
 //
+// A hold whose Unlock was cut off by its ctx is still held, and still
+// bounded. An RWMutex read lock taken by downgrading ends at its write
+// lock's bound at the latest, and a write node released at its bound
+// beside such a read lock does not announce its release (the read lock
+// still blocks the writers behind). A downgrade after the bound passed
+// fails with ErrLockLost. A MultiLock part whose bound passes before the
+// MultiLock holds every part makes it start over (see MultiLock.Lock).
+//
 // The bound is kept by the holder's own process, which is what a hung
 // holder still runs (a holder whose whole process froze loses its session
 // instead). ZooKeeper's TTL nodes would not do better: they are never
@@ -39,10 +47,15 @@ func WithMaxHold(d time.Duration) Option {
 type watchedHold struct {
 	lost    chan struct{} // the hold's own loss signal (WithMaxHold), else nil
 	revoked chan struct{} // closed on a revocation request (WithRevocable), else nil
+	until   time.Time     // when the bound passes (WithMaxHold)
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the goroutines have ended
+
 	mu      sync.Mutex
-	expired bool // the bound passed
+	cond    sync.Cond // on mu: signalled when pinned drops
+	expired bool      // the bound passed
+	pinned  bool      // a downgrade is placing a read node beside the node
+	joined  bool      // a read node was placed beside the node (a downgrade)
 }
 
 // holdEvents reports a watched hold's events to Metrics.
@@ -62,6 +75,7 @@ func watchHold(q *queue.Queue, h *queue.Held, o primitiveOptions, ev holdEvents)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watchedHold{stop: cancel, done: make(chan struct{})}
+	w.cond.L = &w.mu
 	var wg sync.WaitGroup
 	run := func(f func(context.Context)) {
 		wg.Add(1)
@@ -82,7 +96,7 @@ func watchHold(q *queue.Queue, h *queue.Held, o primitiveOptions, ev holdEvents)
 		})
 	}
 	if o.maxHold > 0 {
-		w.lost = make(chan struct{})
+		w.lost, w.until = make(chan struct{}), time.Now().Add(o.maxHold)
 		run(func(ctx context.Context) {
 			if w.bound(ctx, q, h, o.maxHold, o.holdTimer) {
 				ev.expired()
@@ -95,7 +109,9 @@ func watchHold(q *queue.Queue, h *queue.Held, o primitiveOptions, ev holdEvents)
 
 // bound closes w.lost when h's epoch ends or when d has passed; then, if
 // the bound passed first, it releases h's node, after the signal, and
-// reports true.
+// reports true. A downgrade in progress (pin) finishes first; a node with
+// a read node beside it is deleted without announcing its release (see
+// Queue.Leave): the read node still blocks the writer behind.
 func (w *watchedHold) bound(ctx context.Context, q *queue.Queue, h *queue.Held, d time.Duration,
 	timer func(time.Duration) (<-chan time.Time, func() bool)) bool {
 	if timer == nil {
@@ -109,14 +125,50 @@ func (w *watchedHold) bound(ctx context.Context, q *queue.Queue, h *queue.Held, 
 	case <-fire:
 		w.mu.Lock()
 		w.expired = true
-		w.mu.Unlock()
 		close(w.lost)
-		_ = q.Release(ctx, h) // stops at the epoch's end; Unlock retries
+		for w.pinned {
+			w.cond.Wait()
+		}
+		release := q.Release
+		if w.joined {
+			release = q.Leave
+		}
+		w.mu.Unlock()
+		_ = release(ctx, h) // stops at the epoch's end; Unlock retries
 		return true
 	case <-ctx.Done():
 		close(w.lost) // released: nothing is held
 	}
 	return false
+}
+
+// pin holds off the bound's release of the node until unpin, for a
+// downgrade placing a read node beside it. It reports false, pinning
+// nothing, once the bound has passed. A nil w pins trivially.
+func (w *watchedHold) pin() bool {
+	if w == nil {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.expired {
+		return false
+	}
+	w.pinned = true
+	return true
+}
+
+// unpin ends a pin; joined says a read node was created beside the node
+// (even one being deleted again), whose release then must not announce.
+func (w *watchedHold) unpin(joined bool) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.joined = w.joined || joined
+	w.pinned = false
+	w.cond.Broadcast()
 }
 
 // end stops watching and reports whether the bound passed.

@@ -125,10 +125,12 @@ func (m *Mutex) lockCohort(ctx context.Context, try bool) (acquisition, error) {
 }
 
 // Unlock releases the lock by deleting our node, retrying through connection
-// loss until the delete succeeds, ctx ends (then the lock is still held and
-// Unlock may be called again), or ownership is lost. It returns ErrNotLocked
-// if the Mutex does not hold the lock and ErrLockLost if Lost fired before
-// the release; in both cases the Mutex may Lock again.
+// loss until the delete succeeds, ctx ends (then the lock is still held, its
+// bound and revocation watch still apply, and Unlock may be called again),
+// or ownership is lost. It returns ErrNotLocked if the Mutex does not hold
+// the lock and ErrLockLost if Lost fired before the release (with
+// WithCohort, also if the cohort saw its node deleted by another client:
+// see WithCohort); in both cases the Mutex may Lock again.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
@@ -142,7 +144,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if c := m.acq.c; c != nil {
 		err = c.unlock(ctx, m, m.acq.lost())
 	} else {
-		err = m.acq.release(ctx, &m.q, m.q.Release)
+		err = m.acq.release(ctx, m.q.Release)
 	}
 	if err == nil || errors.Is(err, ErrLockLost) {
 		m.s.released(m.acq.h)

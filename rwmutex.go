@@ -3,6 +3,7 @@ package zklock
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/zklock/zklock/internal/queue"
 )
@@ -26,16 +27,24 @@ import (
 // An RWMutex is one owner, reentrant for both modes: Lock while holding the
 // write lock, or RLock while holding the read lock, only counts, and each
 // needs its own Unlock or RUnlock; no server request is made until the count
-// drops to zero. Two goroutines that must exclude each other need two
+// drops to zero. Re-entry into a hold whose Lost has fired returns
+// ErrLockLost and counts nothing, as ReentrantMutex's does. Two goroutines that must exclude each other need two
 // RWMutex values, exactly as two processes would. Methods are safe for
 // concurrent use, but an owner's acquisitions are meant to be sequential: a
 // call that would start one while another is in progress on the same handle
 // returns ErrAlreadyLocked. An RWMutex must not be copied.
 //
 // Downgrade: RLock while holding the write lock succeeds at once and no
-// writer can get in between; Unlock then leaves the read lock held. Upgrade
-// is refused: Lock while holding only the read lock returns ErrUpgrade at
-// once, since two readers upgrading together would deadlock.
+// writer can get in between; Unlock then leaves the read lock held. The
+// downgrade relies on the write lock, so it is granted only while that
+// lock is live: once its Lost has fired (its bound, WithMaxHold, passed, or
+// its session's ownership ended), or its node was deleted by another client
+// (Break), RLock returns ErrLockLost and leaves nothing, since a writer
+// queued behind may hold. The read lock so taken keeps what the write lock
+// had: it is revocable with WithRevocable, and with WithMaxHold it ends at
+// the write lock's bound at the latest. Upgrade is refused: Lock while
+// holding only the read lock returns ErrUpgrade at once, since two readers
+// upgrading together would deadlock.
 //
 // Holding is not guaranteed once Lost fires: the session may have expired
 // and another client may hold the lock. Guard writes with Token or Guard.
@@ -57,6 +66,17 @@ type hold struct {
 	n   int
 }
 
+// reenter counts one more acquisition of a hold, unless its loss signal
+// fired: then it returns ErrLockLost and counts nothing, as ReentrantMutex
+// does (release it first).
+func (h *hold) reenter() error {
+	if closed(h.acq.lost()) {
+		return ErrLockLost
+	}
+	h.n++
+	return nil
+}
+
 var rwKinds = []string{queue.KindRead, queue.KindWrite}
 
 // NewRWMutex returns an RWMutex on path. Nothing is sent to the server until
@@ -75,8 +95,9 @@ func NewRWMutex(s *Session, path string, opts ...Option) (*RWMutex, error) {
 }
 
 // Lock blocks until the write lock is held, ctx ends, or the session is
-// closed. If the handle holds the write lock it only counts; if it holds
-// only the read lock it returns ErrUpgrade. On error nothing is left on the
+// closed. If the handle holds the write lock it only counts (ErrLockLost if
+// its Lost has fired); if it holds only the read lock it returns
+// ErrUpgrade. On error nothing is left on the
 // server, and errors.Is(err, ctx.Err()) holds when ctx ended; Lock returns
 // within the cleanup grace of ctx's end (see Cleanup in the package doc).
 // If the session expires while Lock waits, it re-enqueues under the new
@@ -97,9 +118,8 @@ func (m *RWMutex) lock(ctx context.Context, try bool) error {
 	m.mu.Lock()
 	switch {
 	case m.w.n > 0:
-		m.w.n++
-		m.mu.Unlock()
-		return nil
+		defer m.mu.Unlock()
+		return m.w.reenter()
 	case m.r.n > 0:
 		m.mu.Unlock()
 		return ErrUpgrade
@@ -108,10 +128,13 @@ func (m *RWMutex) lock(ctx context.Context, try bool) error {
 }
 
 // RLock blocks until the read lock is held, ctx ends, or the session is
-// closed. If the handle holds the read lock it only counts. If it holds the
-// write lock, it downgrades: the read lock is granted at once, beside the
-// write lock's place in the queue, so no waiting writer can get in between
-// (one server request). Errors are as for Lock.
+// closed. If the handle holds the read lock it only counts (ErrLockLost if
+// its Lost has fired). If it holds the write lock, it downgrades: the read
+// lock is granted at once, beside the write lock's place in the queue, so
+// no waiting writer can get in between (two server requests: the read
+// node's create, then a read that finds the write node still there), or
+// ErrLockLost if the write lock was lost (see Downgrade in the type doc).
+// Errors are as for Lock.
 func (m *RWMutex) RLock(ctx context.Context) error { return m.rlock(ctx, false) }
 
 // TryRLock is RLock without waiting: when a writer holds the lock or is
@@ -126,9 +149,8 @@ func (m *RWMutex) rlock(ctx context.Context, try bool) error {
 	m.mu.Lock()
 	switch {
 	case m.r.n > 0:
-		m.r.n++
-		m.mu.Unlock()
-		return nil
+		defer m.mu.Unlock()
+		return m.r.reenter()
 	case m.w.n > 0:
 		defer m.mu.Unlock()
 		return m.downgrade(ctx)
@@ -138,19 +160,44 @@ func (m *RWMutex) rlock(ctx context.Context, try bool) error {
 
 // downgrade takes the read lock beside our write node. m.mu stays held so
 // that Unlock cannot delete the write node before the read node exists:
-// a writer could get in between.
+// a writer could get in between. The write hold is relied on, so it is
+// checked against its own loss signal (its bound, WithMaxHold, or its
+// epoch) before and after the read node is made, and its bound's release
+// is held off meanwhile (pin); Join checks that the write node still
+// exists (Break). The read hold inherits the write hold's revocation
+// watch and bound: it ends when the write hold would have at the latest.
 func (m *RWMutex) downgrade(ctx context.Context) error {
 	if m.busy {
 		return ErrAlreadyLocked
 	}
+	w := m.w.acq
+	if !w.w.pin() {
+		return ErrLockLost
+	}
 	start := m.s.now()
-	h, err := m.rq.Join(ctx, m.w.acq.h, m.data)
-	err = mapQueueErr(err)
+	var h *queue.Held
+	err := ErrLockLost
+	if !closed(w.lost()) {
+		h, err = m.rq.Join(ctx, w.h, m.data)
+		err = mapQueueErr(err)
+	}
+	made := err == nil
+	if made && closed(w.lost()) {
+		// Lost while the read node was made: no read lock comes of it.
+		m.rq.Conn.Untrack(h.Epoch, h.Path)
+		m.rq.Conn.Discard(h.Path, h.Epoch.SessionID)
+		h, err = nil, ErrLockLost
+	}
+	w.w.unpin(made)
 	m.s.acquired(KindRWMutexRead, m.rq.Dir, start, h, err)
 	if err != nil {
 		return err
 	}
-	m.r = hold{acquisition{h: h}, 1}
+	o := m.o
+	if w.w != nil && o.maxHold > 0 {
+		o.maxHold = max(time.Until(w.w.until), time.Nanosecond)
+	}
+	m.r = hold{acquisition{h: h, w: watchHold(&m.rq, h, o, holdEvents{m.s, KindRWMutexRead, m.rq.Dir})}, 1}
 	return nil
 }
 

@@ -10,8 +10,11 @@ import (
 
 // Unlock undoes one Lock. When the write count drops to zero it deletes the
 // write node, retrying through connection loss until the delete succeeds,
-// ctx ends (then the lock is still held and Unlock may be called again), or
-// ownership is lost. A read lock taken by downgrading stays held. It returns
+// ctx ends (then the lock is still held, its bound and revocation watch
+// still apply, and Unlock may be called again), or ownership is lost. A
+// read lock taken by downgrading stays held, and the write node's deletion
+// is not announced (see WithListingHandoff): the read node still blocks
+// the writers behind. It returns
 // ErrNotLocked if the handle does not hold the write lock and ErrLockLost if
 // Lost fired before the release.
 func (m *RWMutex) Unlock(ctx context.Context) error {
@@ -42,7 +45,7 @@ func (m *RWMutex) unlock(ctx context.Context, from *hold) error {
 		// ours, so our deletion must not read as a writer's release.
 		release = m.wq.Leave
 	}
-	err := from.acq.release(ctx, &m.wq, release)
+	err := from.acq.release(ctx, release)
 	if err == nil || errors.Is(err, ErrLockLost) {
 		m.s.released(from.acq.h)
 		*from = hold{}
@@ -62,7 +65,7 @@ func (m *RWMutex) current() acquisition {
 // Lost returns a channel that is closed when ownership of the current
 // acquisition (write or read) may have ended, as Mutex.Lost. It is closed
 // when nothing is held. A downgraded read lock shares its write lock's
-// session epoch, so both are lost together.
+// session epoch, and its bound (WithMaxHold), so both are lost together.
 func (m *RWMutex) Lost() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()

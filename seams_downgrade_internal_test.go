@@ -1,0 +1,289 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/internal/queue/queuetest"
+)
+
+// readNodeOf returns the read node session sid holds under path, or "".
+func readNodeOf(s *queuetest.Server, sid int64, path string) string {
+	for _, p := range s.Ephemerals(sid) {
+		if strings.HasPrefix(p, path+"/") && strings.Contains(p, queue.KindRead) {
+			return p
+		}
+	}
+	return ""
+}
+
+// Finding 1 of issue 34: the bound of a write hold that waited, passing
+// after the holder downgraded, must not announce the write node's release:
+// the read node beside it still blocks the writer queued behind, which
+// would take the announcement for proof that it holds.
+func TestMaxHoldBesideDowngrade(t *testing.T) {
+	const path = "/seams/rw"
+	srv := queuetest.NewServer()
+	x, a, b := srv.Connect(), srv.Connect(), srv.Connect()
+	ctx := fakeCtx(t)
+	xq := plainQ(x, path, queue.KindWrite)
+	xh, err := xq.Acquire(ctx, queue.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd := newBounds()
+	am := fakeRW(t, fakeSession(), a, path, WithMaxHold(time.Hour), bd.option())
+	agot := goErr(t, func() error { return am.Lock(ctx) })
+	awaitFake(t, srv, "A waits for X", func() bool { return srv.Watching(xh.Path) == 1 })
+	if err := xq.Release(ctx, xh); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-agot; err != nil {
+		t.Fatalf("A's Lock: %v", err)
+	}
+	write := am.Node()
+	bch := goHeld(t, plainQ(b, path, queue.KindWrite))
+	awaitFake(t, srv, "B waits for A's write node", func() bool { return srv.Watching(write) == 1 })
+	if err := am.RLock(ctx); err != nil {
+		t.Fatalf("A's downgrade: %v", err)
+	}
+	read := readNodeOf(srv, a.SessionID(), path)
+
+	bd.pass(t) // the write hold's bound
+	select {
+	case <-am.Lost():
+	case <-ctx.Done():
+		t.Fatal("the write hold's Lost did not fire at its bound")
+	}
+	awaitFake(t, srv, "A's write node is released", func() bool { return !srv.Exists(write) })
+	awaitFake(t, srv, "B holds, or waits for A's read node", func() bool {
+		return len(b.Tracked()) > 0 || srv.Watching(read) == 1
+	})
+	if len(b.Tracked()) > 0 && srv.Exists(read) {
+		t.Fatalf("writer B holds beside A's read lock %s: the write node's release at its bound was announced", read)
+	}
+	if err := am.Unlock(ctx); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("A's Unlock after the bound: %v, want ErrLockLost", err)
+	}
+	readLost := am.Lost()
+	// The read lock taken by downgrading inherits the write lock's bound:
+	// it ends with it (its own timer, started at the downgrade).
+	bd.pass(t)
+	select {
+	case <-readLost:
+	case <-ctx.Done():
+		t.Fatal("the downgraded read hold's Lost did not fire at the write hold's bound")
+	}
+	if h := <-bch; h == nil || srv.Exists(read) {
+		t.Fatalf("B: %v; A's read node exists: %v", h, srv.Exists(read))
+	}
+	if err := am.RUnlock(ctx); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("A's RUnlock after the bound: %v, want ErrLockLost", err)
+	}
+	if n := srv.Ephemerals(a.SessionID()); len(n) > 0 {
+		t.Fatalf("A left %v", n)
+	}
+}
+
+// Finding 2 of issue 34: a downgrade relies on the write hold it joins, so
+// it fails, leaving no read node, once that hold was lost: its bound
+// passed, or its node was deleted by another client (Break), and a writer
+// queued behind it may hold.
+func TestDowngradeAfterLoss(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts func(*bounds) []Option
+		lose func(t *testing.T, srv *queuetest.Server, bd *bounds, m *RWMutex)
+	}{
+		{"bound passed", func(bd *bounds) []Option { return []Option{WithMaxHold(time.Hour), bd.option()} },
+			func(t *testing.T, _ *queuetest.Server, bd *bounds, m *RWMutex) {
+				lost := m.Lost()
+				bd.pass(t)
+				<-lost
+			}},
+		{"node deleted", func(*bounds) []Option { return nil },
+			func(t *testing.T, srv *queuetest.Server, _ *bounds, m *RWMutex) {
+				if err := srv.Connect().Delete(t.Context(), m.Node()); err != nil { // Break
+					t.Fatal(err)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const path = "/seams/rw"
+			srv := queuetest.NewServer()
+			a, b := srv.Connect(), srv.Connect()
+			ctx := fakeCtx(t)
+			bd := newBounds()
+			am := fakeRW(t, fakeSession(), a, path, tc.opts(bd)...)
+			if err := am.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			write := am.Node()
+			bch := goHeld(t, plainQ(b, path, queue.KindWrite))
+			awaitFake(t, srv, "B waits for A's write node", func() bool { return srv.Watching(write) == 1 })
+			tc.lose(t, srv, bd, am)
+			if h := <-bch; h == nil {
+				t.Fatal("B did not hold once A's write node went")
+			}
+			err := am.RLock(ctx)
+			if read := readNodeOf(srv, a.SessionID(), path); err == nil || read != "" {
+				t.Fatalf("RLock after the write hold was lost: %v; read node %q, ahead of writer B, which holds", err, read)
+			}
+			if !errors.Is(err, ErrLockLost) {
+				t.Fatalf("RLock after the write hold was lost: %v, want ErrLockLost", err)
+			}
+			if err := am.Unlock(ctx); err != nil && !errors.Is(err, ErrLockLost) {
+				t.Fatalf("Unlock: %v", err)
+			}
+		})
+	}
+}
+
+// A downgraded read hold is a revocable hold like any other: its node
+// carries the revocable tag (a revoker can tell), and a revocation written
+// into it closes Revoked.
+func TestDowngradedReadRevocable(t *testing.T) {
+	const path = "/seams/rw"
+	srv := queuetest.NewServer()
+	a := srv.Connect()
+	ctx := fakeCtx(t)
+	am := fakeRW(t, fakeSession(), a, path, WithRevocable(), WithData([]byte("me")))
+	if err := am.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := am.RLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := am.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	read := am.Node()
+	if data, _, _ := srv.Node(read); string(data) != "me"+queue.RevocableTag {
+		t.Fatalf("the downgraded read node's data is %q, want the revocable tag after the caller's", data)
+	}
+	revoked := am.Revoked()
+	if revoked == nil {
+		t.Fatal("the downgraded read hold has no revocation signal")
+	}
+	if err := srv.SetData(read, []byte(RevokeMessage)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-revoked:
+	case <-ctx.Done():
+		t.Fatal("a revocation written into the downgraded read node was not heard")
+	}
+	if err := am.RUnlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// RWMutex's re-entry, like ReentrantMutex's, refuses a hold whose loss
+// signal fired: counting on it would report a lock the handle may not have.
+func TestRWMutexReentryAfterLoss(t *testing.T) {
+	for _, write := range []bool{true, false} {
+		name := map[bool]string{true: "Lock", false: "RLock"}[write]
+		t.Run(name, func(t *testing.T) {
+			srv := queuetest.NewServer()
+			a := srv.Connect()
+			ctx := fakeCtx(t)
+			am := fakeRW(t, fakeSession(), a, "/seams/rw")
+			lock, unlock := am.RLock, am.RUnlock
+			if write {
+				lock, unlock = am.Lock, am.Unlock
+			}
+			if err := lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			a.EndEpoch()
+			if err := lock(ctx); !errors.Is(err, ErrLockLost) {
+				t.Fatalf("re-entry after the loss signal fired: %v, want ErrLockLost", err)
+			}
+			if err := unlock(ctx); !errors.Is(err, ErrLockLost) {
+				t.Fatalf("the one release: %v, want ErrLockLost", err)
+			}
+			if err := unlock(ctx); !errors.Is(err, ErrNotLocked) {
+				t.Fatalf("a second release: %v, want ErrNotLocked (the failed re-entry was not counted)", err)
+			}
+		})
+	}
+}
+
+// With WithMaxHold the hold's loss signal is its own channel, closed by the
+// bound's goroutine; Lost asked after the epoch ended is closed at once all
+// the same, not one goroutine wake-up later.
+func TestMaxHoldLostAtEpochEnd(t *testing.T) {
+	srv := queuetest.NewServer()
+	a := srv.Connect()
+	ctx := fakeCtx(t)
+	bd := newBounds()
+	m := fakeMutex(t, fakeSession(), a, "/seams/m", WithMaxHold(time.Hour), bd.option())
+	rw := fakeRW(t, fakeSession(), a, "/seams/rw", WithMaxHold(time.Hour), bd.option())
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.RLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.EndEpoch()
+	if !closed(m.Lost()) || !closed(rw.Lost()) {
+		t.Fatalf("Lost asked after the epoch ended is open (Mutex closed: %v, RWMutex closed: %v)",
+			closed(m.Lost()), closed(rw.Lost()))
+	}
+	for _, err := range []error{m.Unlock(ctx), rw.RUnlock(ctx)} {
+		if !errors.Is(err, ErrLockLost) {
+			t.Fatalf("release after the epoch ended: %v, want ErrLockLost", err)
+		}
+	}
+	if n := slices.Clone(srv.Ephemerals(a.SessionID())); len(n) > 0 {
+		t.Fatalf("left %v", n)
+	}
+}
+
+// An Unlock whose ctx ends before the delete is done keeps the hold (its
+// doc: Unlock may be called again), and so keeps what watches it: the
+// hold's bound still passes and releases the node, a revocation request is
+// still heard, and Lost does not fire for a hold that is still held.
+func TestCancelledUnlockKeepsWatch(t *testing.T) {
+	srv := queuetest.NewServer()
+	a := srv.Connect()
+	ctx := fakeCtx(t)
+	bd := newBounds()
+	m := fakeMutex(t, fakeSession(), a, "/seams/m", WithMaxHold(time.Hour), WithRevocable(), bd.option())
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	node := m.Node()
+	uctx, cancel := context.WithCancel(ctx)
+	a.Inject(queuetest.OpDelete, queuetest.Fault{Before: cancel, Lost: true, Hang: true})
+	if err := m.Unlock(uctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Unlock cut off: %v, want context.Canceled", err)
+	}
+	if !srv.Exists(node) || m.Node() != node {
+		t.Fatalf("the hold was not kept: node exists %v, handle's node %q", srv.Exists(node), m.Node())
+	}
+	if closed(m.Lost()) {
+		t.Fatal("Lost fired for a hold still held, after a cut-off Unlock")
+	}
+	if err := srv.SetData(node, []byte(RevokeMessage)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-m.Revoked():
+	case <-ctx.Done():
+		t.Fatal("a revocation request after a cut-off Unlock was not heard")
+	}
+	bd.pass(t)
+	awaitFake(t, srv, "the bound releases the node", func() bool { return !srv.Exists(node) })
+	if !closed(m.Lost()) {
+		t.Fatal("the node went at the bound, but Lost is open")
+	}
+	if err := m.Unlock(ctx); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("Unlock after the bound: %v, want ErrLockLost", err)
+	}
+}
