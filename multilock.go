@@ -86,7 +86,12 @@ func (s *Semaphore) Part() Part {
 // signal does. Guard returns one check per part: put them first in
 // Session.Multi so that the other writes commit only while every part is
 // held. Tokens and Nodes report each part's, in the order the parts were
-// given to NewMultiLock.
+// given to NewMultiLock. Each part keeps its handle's options: a part made
+// revocable (WithRevocable) signals on its handle's Revoked, which may be
+// read while the MultiLock holds; a part's bound (WithMaxHold) makes
+// Lost fire; a part of a cohort (WithCohort) is handed on within its
+// process as its handle's Lock would be. A part broken by Break is not
+// told, as its handle would not be.
 //
 // A MultiLock is not reentrant: Lock while it holds or acquires returns
 // ErrAlreadyLocked. Its methods are safe for concurrent use; it must not be
@@ -138,6 +143,14 @@ func NewMultiLock(parts ...Part) (*MultiLock, error) {
 // reverse order, what it had taken, and returns the part's error (for a
 // cancelled ctx one for which errors.Is(err, ctx.Err()) holds): nothing of
 // it is left on the server, as for each part's own Lock.
+//
+// It returns success only with every part live: each time it takes a
+// part, it checks the parts it holds against their own loss signals, and
+// if one has fired (its session expired while Lock waited for a later
+// part, or its bound, WithMaxHold, passed) a rival may hold that part, so
+// Lock releases what it took and starts over, in path order, until ctx
+// ends. (A part whose bound is shorter than the time the others take to
+// acquire so never lets Lock return.)
 func (m *MultiLock) Lock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
@@ -162,18 +175,57 @@ func (m *MultiLock) Lock(ctx context.Context) error {
 	return nil
 }
 
+// lock takes every part in order. A part is relied on until every part is
+// held: once one is taken, the parts taken before it are checked against
+// their own loss signals, and if one fired (its session expired, its bound
+// passed) a rival may hold it, so everything taken is released and Lock
+// starts over, in order, until ctx ends.
 func (m *MultiLock) lock(ctx context.Context) error {
-	for n, i := range m.order {
-		if err := m.parts[i].acquire(ctx); err != nil {
-			// Release with a fresh ctx: ctx may be what ended, and a part
-			// left held would block everyone else.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-			defer cancel()
-			return errors.Join(fmt.Errorf("zklock: multi-lock part %s: %w", m.parts[i].path, err),
-				m.releaseFirst(rctx, n))
+	for {
+		n, err := m.takeLive(ctx)
+		if n == len(m.order) && err == nil {
+			return nil
+		}
+		// Release with a fresh ctx: ctx may be what ended, and a part left
+		// held would block everyone else.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		rerr := m.releaseFirst(rctx, n)
+		cancel()
+		if err != nil && !errors.Is(err, errPartLost) {
+			return errors.Join(err, rerr)
+		}
+		if rerr != nil {
+			return rerr
 		}
 	}
-	return nil
+}
+
+// errPartLost: a part taken was lost before every part was held.
+var errPartLost = errors.New("zklock: a multi-lock part was lost")
+
+// takeLive takes the parts in order while those taken are live; it
+// returns how many it holds: all of them, with no error, on success.
+func (m *MultiLock) takeLive(ctx context.Context) (int, error) {
+	for n, i := range m.order {
+		if err := m.parts[i].acquire(ctx); err != nil {
+			return n, fmt.Errorf("zklock: multi-lock part %s: %w", m.parts[i].path, err)
+		}
+		if m.anyLost(n + 1) {
+			return n + 1, errPartLost
+		}
+	}
+	return len(m.order), nil
+}
+
+// anyLost reports whether the loss signal of one of the first n parts in
+// acquisition order has fired.
+func (m *MultiLock) anyLost(n int) bool {
+	for _, i := range m.order[:n] {
+		if closed(m.parts[i].hold().Lost()) {
+			return true
+		}
+	}
+	return false
 }
 
 // releaseTimeout bounds the release of a failed Lock's parts; a part whose
@@ -250,7 +302,7 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 func (m *MultiLock) Lost() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.held {
+	if !m.held || m.anyLost(len(m.order)) { // watchLoss closes m.lost a wake-up later
 		return closedCh
 	}
 	return m.lost
