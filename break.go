@@ -27,7 +27,18 @@ import (
 // protects the resource then: the old holder's Guard fails, and the new
 // holder's Token is larger than the old one's. Break needs delete
 // permission on the lock path (its ACL), and returns ErrNotLocked when
-// nobody holds.
+// nobody holds (a semaphore's path has no holder it can name).
+//
+// What the broken holder's handle does next: nothing is granted on a
+// broken node after the handle learns of it. An RWMutex downgrade (RLock
+// while holding the write lock) finds the write node gone and returns
+// ErrLockLost. A cohort (WithCohort) that sees its node deleted hands it
+// to no local waiter (they enqueue again, behind the new holder) and its
+// holder's Unlock returns ErrLockLost; a local handoff in the moment
+// between the deletion and its notification is the one left, fenced like
+// the old holder. An Election's Term ends (its Lost fires) when the
+// candidate's watch sees its node go, which may be after the next
+// candidate leads. A MultiLock is not told of a broken part.
 func Break(ctx context.Context, s *Session, path string, force bool) ([]Contender, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err

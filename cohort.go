@@ -55,6 +55,20 @@ const maxCohortHandoffs = 1<<tokenShift - 1
 // the node's data version, one write, only when the previous holder took a
 // Guard).
 //
+// A local handoff relies on the shared node, so the cohort hands it on
+// only while it knows the node stands: its session's ownership has not
+// ended, and, while a local waiter queues behind a local holder, a watch
+// on the node (one read per node, plus one after each guard bump; none on
+// the uncontended path) has not seen it deleted. A node deleted by another
+// client (Break) is dropped: its holder's Unlock returns ErrLockLost, and
+// the local waiters enqueue again behind whoever holds now. The holder's
+// own Lost does not fire for that deletion (as for any broken holder).
+//
+// WithCohort applies to Mutex and ReentrantMutex; NewRWMutex, NewSemaphore
+// and NewElection refuse it, and so does combining it with WithRevocable
+// or WithMaxHold, with ErrInvalidOption: one request or one bound could
+// not address the several holders a node is shared by.
+//
 // maxHandoffs must be from 1 to 4095; 0 means DefaultCohortHandoffs.
 // maxHold must not be negative; 0 means DefaultCohortHold. Handles of one
 // cohort share the bounds and node data of the handle whose Lock formed it.
@@ -135,6 +149,9 @@ type cohort struct {
 	version   int32              // held's data version as the cohort wrote it
 	guarded   bool               // the holder took a Guard
 	newNode   chan struct{}      // closed and replaced when a node is granted
+	watch     context.CancelFunc // stops the watch on held (cohort_watch.go), nil while none runs
+	armed     bool               // that watch is set: held's deletion would be seen
+	proven    bool               // a write to held (the guard bump) just succeeded
 }
 
 type cohortWaiter struct {
@@ -167,7 +184,8 @@ func (c *cohort) dropLostLocked() {
 	}
 	select {
 	case <-c.held.Epoch.Done:
-		c.held, c.holder = nil, nil
+		c.forgetLocked()
+		c.holder = nil
 		c.dispatchLocked()
 	default:
 	}
@@ -209,11 +227,7 @@ func (c *cohort) lock(ctx context.Context, m *Mutex, try bool) (cohortGrant, err
 		break
 	}
 	c.mu.Lock()
-	if i := indexOf(c.waiters, w); i >= 0 {
-		c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
-		if len(c.waiters) == 0 && c.acquiring != nil {
-			c.acquiring() // nobody left to acquire for: the queue removes our node
-		}
+	if c.withdrawLocked(w) {
 		c.mu.Unlock()
 		return cohortGrant{}, ctx.Err()
 	}
@@ -225,11 +239,34 @@ func (c *cohort) lock(ctx context.Context, m *Mutex, try bool) (cohortGrant, err
 	return cohortGrant{}, ctx.Err()
 }
 
+// withdrawLocked takes w out of the local queue; false if it was granted
+// already. A node that nobody holds or waits for any more goes: its
+// acquisition is cancelled (the queue removes the node), and a node held
+// for w, waiting to be handed on (see grantableLocked), is released.
+func (c *cohort) withdrawLocked(w *cohortWaiter) bool {
+	i := indexOf(c.waiters, w)
+	if i < 0 {
+		return false
+	}
+	c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+	switch {
+	case len(c.waiters) > 0:
+	case c.acquiring != nil:
+		c.acquiring()
+	case c.held != nil && c.holder == nil && !c.releasing:
+		h := c.held
+		c.forgetLocked()
+		_ = c.releaseLocked(h, context.Background())
+		c.dispatchLocked() // Lock calls that queued meanwhile acquire now
+	}
+	return true
+}
+
 // tryLocked is TryLock: granted only if the cohort holds its node with
 // nobody local ahead, or if a Try acquisition of a node of its own gets
 // it at once. c.mu is held on entry and released on return.
 func (c *cohort) tryLocked(ctx context.Context, m *Mutex) (cohortGrant, error) {
-	if c.held != nil && c.holder == nil && len(c.waiters) == 0 && c.withinBoundLocked() {
+	if c.held != nil && c.holder == nil && len(c.waiters) == 0 && c.withinBoundLocked() && c.grantableLocked() {
 		g := c.grantLocked(m)
 		c.mu.Unlock()
 		return g, nil
@@ -257,15 +294,22 @@ func (c *cohort) tryLocked(ctx context.Context, m *Mutex) (cohortGrant, error) {
 }
 
 // dispatchLocked moves the cohort on: it grants the first local waiter if
-// the cohort holds its node and nobody holds locally, or starts acquiring
-// the node if waiters are left and nothing is under way.
+// the cohort holds its node, nobody holds locally, and the node may be
+// handed on (grantableLocked); or it starts acquiring the node if waiters
+// are left and nothing is under way. While a handoff may come, the node
+// is watched (watchLocked), which dispatches again once the watch is set.
 func (c *cohort) dispatchLocked() {
 	switch {
-	case len(c.waiters) == 0 || c.holder != nil || c.acquiring != nil || c.trying || c.releasing:
+	case len(c.waiters) == 0 || c.acquiring != nil || c.trying || c.releasing:
+	case c.held != nil && (c.holder != nil || !c.grantableLocked()):
+		c.watchLocked()
 	case c.held != nil:
 		w := c.waiters[0]
 		c.waiters = c.waiters[1:]
 		w.ch <- c.grantLocked(w.m)
+		if len(c.waiters) > 0 {
+			c.watchLocked()
+		}
 	default:
 		c.acquireLocked()
 	}
@@ -318,6 +362,7 @@ func (c *cohort) failLocked(err error) {
 }
 
 func (c *cohort) setHeldLocked(h *queue.Held) {
+	c.stopWatchLocked()
 	c.held, c.grants, c.since, c.version, c.guarded = h, 0, time.Now(), 0, false
 	close(c.newNode)
 	c.newNode = make(chan struct{})
@@ -328,7 +373,7 @@ func (c *cohort) grantLocked(m *Mutex) cohortGrant {
 	h := *c.held
 	h.Waited = c.grants > 0 || h.Waited
 	g := cohortGrant{h: &h, local: c.grants}
-	c.holder, c.guarded = m, false
+	c.holder, c.guarded, c.proven = m, false, false
 	c.grants++
 	return g
 }
@@ -348,14 +393,17 @@ func (c *cohort) unlock(ctx context.Context, m *Mutex, lost <-chan struct{}) err
 		// Lost: the session deletes the node if it survived; the waiters
 		// left enqueue again, unless one of them did already.
 		if c.holder == m {
-			c.holder, c.held = nil, nil
+			c.forgetLocked()
+			c.holder = nil
 			c.dispatchLocked()
 		}
 		return ErrLockLost
 	default:
 	}
 	if c.holder != m {
-		return ErrNotLocked
+		// m's node was dropped under it: lost, or deleted by another client
+		// (see nodeGone); the waiters left enqueued again.
+		return ErrLockLost
 	}
 	h := c.held
 	if len(c.waiters) > 0 && c.withinBoundLocked() {
@@ -381,6 +429,7 @@ func (c *cohort) bumpLocked(ctx context.Context, h *queue.Held) bool {
 		return false
 	}
 	c.version++
+	c.proven = true // the write found the node: it may be handed on
 	return true
 }
 
@@ -388,7 +437,8 @@ func (c *cohort) bumpLocked(ctx context.Context, h *queue.Held) bool {
 // waiters left enqueue again, behind the contenders now first.
 func (c *cohort) releaseHeldLocked(ctx context.Context, m *Mutex) error {
 	h := c.held
-	c.holder, c.held = nil, nil
+	c.holder = nil
+	c.forgetLocked()
 	if err := c.releaseLocked(h, ctx); err != nil && !errors.Is(err, ErrLockLost) {
 		// Still ours: m holds again, and may Unlock again.
 		c.holder, c.held = m, h
