@@ -84,7 +84,8 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // Campaign on the Election waits, a term is current or Run runs;
 // ErrDataTooLarge for a value over MaxDataSize or one that, with the path,
 // makes a create request over the session's maximum request size
-// (WithMaxRequestSize); and a *WrongKindError (wrapping ErrWrongKind), at
+// (WithMaxRequestSize); ErrInvalidArgument for a value that holds
+// ReservedData (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
 // once, when the path holds another kind of primitive's nodes.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	return e.campaign(ctx, value, false)
@@ -98,6 +99,9 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 	}
 	if len(value) > MaxDataSize {
 		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(value), MaxDataSize)
+	}
+	if queue.Reserved(value) {
+		return nil, fmt.Errorf("%w: the value holds %q, which zklock reserves for its own tags", ErrInvalidArgument, ReservedData)
 	}
 	if err := e.s.opts.checkCreate(queue.LongestNode(e.q.Dir, e.q.Kind), len(value)); err != nil {
 		return nil, err

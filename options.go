@@ -12,6 +12,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
 )
 
@@ -305,16 +306,30 @@ func defaultData() []byte {
 
 // WithData sets the data stored in our node, shown to other clients that
 // inspect the queue (Contenders, LockedError). The default is "host:pid".
-// Data larger than MaxDataSize is rejected with ErrDataTooLarge.
+// Data larger than MaxDataSize is rejected with ErrDataTooLarge. Data
+// holding ReservedData is rejected with ErrInvalidOption: zklock marks
+// protocol state with tags that begin so (a node that announces its
+// release, a revocable one, a semaphore permit's rank), and some nodes
+// keep the caller's data verbatim (a cohort's; an election candidate's
+// value), where such bytes would forge that state: a waiter would take a
+// cohort's guard bump, or a revocation request, for a release.
 func WithData(data []byte) Option {
 	return func(o *primitiveOptions) error {
 		if len(data) > MaxDataSize {
 			return fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(data), MaxDataSize)
 		}
+		if queue.Reserved(data) {
+			return invalid("data holds %q, which zklock reserves for its own tags", ReservedData)
+		}
 		o.data = append([]byte(nil), data...)
 		return nil
 	}
 }
+
+// ReservedData is the byte sequence (a NUL byte, then "zklock:") that
+// begins every tag zklock appends to a node's data. WithData and
+// Election.Campaign refuse data that holds it.
+const ReservedData = queue.TagPrefix
 
 // WithListingHandoff turns off the listing-free handoff for this handle:
 // a waiter woken by the contender ahead of it lists the queue again before

@@ -8,7 +8,7 @@ import (
 // PermitTag ends the data of every permit node (see Permits), followed by
 // the node's rank once its holder has published one: the most permits the
 // live nodes at and ahead of it can hold, in decimal.
-const PermitTag = "\x00zklock:k"
+const PermitTag = TagPrefix + "k"
 
 // LongestTag is the most zklock adds to a node's data: a permit node's tag
 // with a rank of up to 19 digits.

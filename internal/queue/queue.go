@@ -148,13 +148,23 @@ type Queue struct {
 	Revocable bool
 }
 
+// TagPrefix begins every tag zklock appends to a node's data (Announcer,
+// RevocableTag, PermitTag): a NUL byte and "zklock:". Data from the user
+// must not hold it (Reserved): a tag is protocol state, which a waiter or
+// a revoker trusts, and data that ended in one would forge it on a node
+// whose data zklock keeps verbatim (a cohort's, an election candidate's).
+const TagPrefix = "\x00zklock:"
+
+// Reserved reports whether data holds TagPrefix, which only zklock writes.
+func Reserved(data []byte) bool { return bytes.Contains(data, []byte(TagPrefix)) }
+
 // RevocableTag ends the data of a revocable holder's node.
-const RevocableTag = "\x00zklock:r"
+const RevocableTag = TagPrefix + "r"
 
 // Announcer ends the data of a node whose holder announces its release
 // (Queue.Handoff): a NUL byte and a tag no Curator or Kazoo node carries.
 // Readers of node data (List, LockedError) strip it.
-const Announcer = "\x00zklock:a"
+const Announcer = TagPrefix + "a"
 
 // announces reports whether node data marks an announcing node.
 func announces(data []byte) bool { return bytes.HasSuffix(data, []byte(Announcer)) }
