@@ -140,6 +140,7 @@ type cohort struct {
 	users     int                // acquisitions between join and leave
 	held      *queue.Held        // the shared node while the cohort holds it
 	acquiring context.CancelFunc // set while the node is being acquired for the waiters
+	acqEnded  chan struct{}      // closed when that acquisition has ended (acquired has run)
 	trying    bool               // a TryLock is acquiring the node
 	releasing bool               // the node is being released
 	holder    *Mutex             // the local holder
@@ -227,8 +228,11 @@ func (c *cohort) lock(ctx context.Context, m *Mutex, try bool) (cohortGrant, err
 		break
 	}
 	c.mu.Lock()
-	if c.withdrawLocked(w) {
+	if ok, ended := c.withdrawLocked(w); ok {
 		c.mu.Unlock()
+		if ended != nil {
+			<-ended // the node made for w alone is gone (Cleanup in the package doc)
+		}
 		return cohortGrant{}, ctx.Err()
 	}
 	c.mu.Unlock()
@@ -241,25 +245,27 @@ func (c *cohort) lock(ctx context.Context, m *Mutex, try bool) (cohortGrant, err
 
 // withdrawLocked takes w out of the local queue; false if it was granted
 // already. A node that nobody holds or waits for any more goes: its
-// acquisition is cancelled (the queue removes the node), and a node held
-// for w, waiting to be handed on (see grantableLocked), is released.
-func (c *cohort) withdrawLocked(w *cohortWaiter) bool {
+// acquisition is cancelled, and the caller waits on ended until the queue
+// has removed the node; a node held for w, waiting to be handed on (see
+// grantableLocked), is released.
+func (c *cohort) withdrawLocked(w *cohortWaiter) (ok bool, ended <-chan struct{}) {
 	i := indexOf(c.waiters, w)
 	if i < 0 {
-		return false
+		return false, nil
 	}
 	c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
 	switch {
 	case len(c.waiters) > 0:
 	case c.acquiring != nil:
 		c.acquiring()
+		return true, c.acqEnded
 	case c.held != nil && c.holder == nil && !c.releasing:
 		h := c.held
 		c.forgetLocked()
 		_ = c.releaseLocked(h, context.Background())
 		c.dispatchLocked() // Lock calls that queued meanwhile acquire now
 	}
-	return true
+	return true, nil
 }
 
 // tryLocked is TryLock: granted only if the cohort holds its node with
@@ -319,13 +325,16 @@ func (c *cohort) dispatchLocked() {
 // Session's, for as long as local waiters remain.
 func (c *cohort) acquireLocked() {
 	ctx, cancel := context.WithCancel(context.Background())
-	c.acquiring = cancel
+	ended := make(chan struct{})
+	c.acquiring, c.acqEnded = cancel, ended
 	if !c.q.Conn.Go(func(bg context.Context) {
+		defer close(ended)
 		defer context.AfterFunc(bg, cancel)()
 		defer cancel()
 		c.acquired(c.q.Acquire(ctx, queue.Request{Data: c.data}))
 	}) {
 		c.acquiring = nil
+		close(ended)
 		c.failLocked(ErrSessionClosed)
 	}
 }

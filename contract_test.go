@@ -57,12 +57,36 @@ var primitives = map[string]primitive{
 	"Semaphore queue": {ours: semQueueParty, rival: semQueueParty, lostErr: zklock.ErrLeaseLost},
 	"Election": {ours: electionParty, rival: electionParty, lostErr: zklock.ErrLeadershipLost,
 		holderWatches: 1},
+	// Options over a primitive keep every contract (issue 34's pairs): a
+	// bound that does not pass in the test, with revocation (the holder
+	// watches its own node), and a cohort of one handle per session.
+	"Mutex bounded revocable": {ours: boundedParty(mutexPartyWith), rival: boundedParty(mutexPartyWith),
+		lostErr: zklock.ErrLockLost, holderWatches: 1},
+	"RWMutex write bounded revocable": {ours: boundedParty(writePartyWith), rival: boundedParty(writePartyWith),
+		lostErr: zklock.ErrLockLost, holderWatches: 1},
+	"Mutex cohort": {ours: cohortParty, rival: cohortParty, lostErr: zklock.ErrLockLost},
 }
 
 func mutexParty(t *testing.T, s *zklock.Session, path string) *party {
-	m, err := zklock.NewMutex(s, path)
+	return mutexPartyWith(t, s, path)
+}
+
+func mutexPartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) *party {
+	m, err := zklock.NewMutex(s, path, opts...)
 	require.NoError(t, err)
 	return &party{m.Lock, m.Unlock, m.Lost, m.Token, m.Node}
+}
+
+// boundedParty makes parties of newParty with WithMaxHold (an hour: the
+// bound never passes in a contract) and WithRevocable.
+func boundedParty(newParty func(*testing.T, *zklock.Session, string, ...zklock.Option) *party) func(*testing.T, *zklock.Session, string) *party {
+	return func(t *testing.T, s *zklock.Session, path string) *party {
+		return newParty(t, s, path, zklock.WithMaxHold(time.Hour), zklock.WithRevocable())
+	}
+}
+
+func cohortParty(t *testing.T, s *zklock.Session, path string) *party {
+	return mutexPartyWith(t, s, path, zklock.WithCohort(0, 0))
 }
 
 func reentrantParty(t *testing.T, s *zklock.Session, path string) *party {
@@ -78,7 +102,11 @@ func readParty(t *testing.T, s *zklock.Session, path string) *party {
 }
 
 func writeParty(t *testing.T, s *zklock.Session, path string) *party {
-	m, err := zklock.NewRWMutex(s, path)
+	return writePartyWith(t, s, path)
+}
+
+func writePartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) *party {
+	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
 	return &party{m.Lock, m.Unlock, m.Lost, m.Token, m.Node}
 }

@@ -108,3 +108,51 @@ func TestCohortWithdrawnWaiterReleasesNode(t *testing.T) {
 		t.Fatalf("left %v", n)
 	}
 }
+
+// A cohort's Lock cancelled while the cohort's node waits in the queue
+// returns once that node is gone, as every acquisition does (Cleanup in
+// the package doc): the node is the cancelled waiter's, made for it alone.
+func TestCohortCancelReturnsAfterNodeGone(t *testing.T) {
+	const path = "/seams/m"
+	srv := queuetest.NewServer()
+	a, h := srv.Connect(), srv.Connect()
+	ctx := fakeCtx(t)
+	hq := plainQ(h, path, queue.KindLock)
+	hh, err := hq.Acquire(ctx, queue.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fakeMutex(t, fakeSession(), a, path, WithCohort(0, time.Hour))
+	gate := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(open)
+	a.Inject(queuetest.OpDiscard, queuetest.Fault{Before: func() { <-gate }}) // the delete is slow
+	mctx, cancel := context.WithCancel(ctx)
+	type ret struct {
+		err    error
+		exists bool // the cohort's node, when Lock returned
+	}
+	got := make(chan ret, 1)
+	go func() {
+		err := m.Lock(mctx)
+		got <- ret{err, len(srv.Ephemerals(a.SessionID())) > 0}
+	}()
+	awaitFake(t, srv, "the cohort's node waits for H's", func() bool { return srv.Watching(hh.Path) == 1 })
+	cancel()
+	awaitFake(t, srv, "the cancelled acquisition deletes its node", func() bool { return srv.Calls(queuetest.OpDiscard) > 0 })
+	var r ret
+	select {
+	case r = <-got: // returned while the delete is held up: wrong
+	case <-time.After(time.Second): // still waiting for the delete, as it should
+		open()
+		r = <-got
+	}
+	open()
+	if !errors.Is(r.err, context.Canceled) || r.exists {
+		t.Fatalf("cancelled Lock returned %v with its node still on the server: %v", r.err, r.exists)
+	}
+	if err := hq.Release(ctx, hh); err != nil {
+		t.Fatal(err)
+	}
+}
