@@ -24,7 +24,11 @@ const RevokeMessage = "__REVOKE__"
 // release (see WithListingHandoff), so that the write of a request is never
 // taken for one: handoffs behind it cost a listing. It costs the holder
 // one watch on its own node and a goroutine of the Session while it holds.
-// The default is not revocable; it cannot be combined with WithCohort.
+// An RWMutex read lock taken by downgrading is revocable too (its node is
+// tagged, and watched). Revocation applies to a Mutex, ReentrantMutex or
+// RWMutex: NewSemaphore, NewElection, and WithCohort refuse it with
+// ErrInvalidOption (a cohort's node is shared by several holders, whom one
+// request could not address). The default is not revocable.
 func WithRevocable() Option {
 	return func(o *primitiveOptions) error {
 		o.revocable = true
@@ -60,9 +64,22 @@ func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked 
 // revoked: the first contender, or, of an RWMutex held by readers, every
 // reader ahead of the first writer. A zklock holder learns of it through
 // Revoked if it is revocable (WithRevocable); a Curator holder made
-// revocable through its RevocationListener. Revoke refuses a zklock node
-// that is not revocable with ErrNotRevocable, and a path with no holder
-// with ErrNotLocked; it needs write permission on the nodes (their ACL).
+// revocable through its RevocationListener. It needs write permission on
+// the nodes (their ACL), and returns ErrNotLocked for a path with no
+// holder (a semaphore's path has none it can name).
+//
+// Revoke refuses with ErrNotRevocable, writing nothing, a node whose data
+// carries zklock's mark of a node that announces its release (a Mutex,
+// ReentrantMutex or RWMutex writer without WithRevocable): the waiter
+// behind it would take the write for a release. It refuses a semaphore's
+// lease node too: no semaphore is revocable. Other nodes cannot be told
+// from Curator's, whose holders it must reach, so they are written even
+// when nobody listens: a zklock reader without WithRevocable, an election
+// candidate (its value then reads as RevokeMessage), or a cohort's node
+// (WithCohort: the cohort hands that node on no more once it needs a
+// guard bump, which the write makes fail, and a Guard taken before it
+// fails). No such write lets anyone in: only announcing nodes take a data
+// change for a release.
 func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
@@ -85,7 +102,7 @@ func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if queue.Announces(data) {
+		if c, _ := queue.Parse(path.Base(n)); queue.Announces(data) || c.Kind == queue.KindLease {
 			return nil, fmt.Errorf("%w: %s", ErrNotRevocable, n)
 		}
 	}
