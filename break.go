@@ -12,9 +12,10 @@ import (
 )
 
 // Break deletes the nodes of a lock's holders, for an operator facing a
-// stuck lock: the first contender at path, or, of an RWMutex held by
-// readers, every reader ahead of the first writer (as Revoke finds them).
-// It returns them as they were.
+// stuck lock: the first contender at path (with the read node beside it
+// of a writer that downgraded: both are its holds), or, of an RWMutex held
+// by readers, every reader ahead of the first writer (as Revoke finds
+// them). It returns them as they were.
 //
 // A holder's node exists only while its session lives, so every holder
 // Break finds has a live session as far as ZooKeeper knows: it may be hung,

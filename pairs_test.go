@@ -509,3 +509,34 @@ func TestPairsReentrantCohort(t *testing.T) {
 	}
 	requireNoEphemerals(t, c, local.SessionID(), path, false)
 }
+
+// Break of a holder that downgraded: its write node and the read node
+// beside it (the same place in the queue) are both its holds, so Break
+// deletes both, and the writer behind holds; the old holder's releases
+// then report nothing held by it any more.
+func TestBreakDowngradedHolder(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "rw")
+	as := newSession(t, c.Servers())
+	a := newRW(t, as, path)
+	require.NoError(t, a.Lock(ctx))
+	require.NoError(t, a.RLock(ctx))
+	bs := newSession(t, c.Servers())
+	b := newRW(t, bs, path)
+	bgot := make(chan error, 1)
+	go func() { bgot <- b.Lock(ctx) }()
+	waitQueued(t, b, 3)
+	broken, err := zklock.Break(ctx, newSession(t, c.Servers()), path, true)
+	require.NoError(t, err)
+	var kinds []string
+	for _, h := range broken {
+		kinds = append(kinds, h.Kind)
+	}
+	require.Equal(t, []string{"__WRIT__", "__READ__"}, kinds, "the downgraded holder's two nodes")
+	require.NoError(t, <-bgot, "the writer behind holds")
+	require.NoError(t, a.Unlock(ctx))
+	require.NoError(t, a.RUnlock(ctx))
+	requireNoEphemerals(t, c, as.SessionID(), path, false)
+	require.NoError(t, b.Unlock(ctx))
+}

@@ -61,8 +61,8 @@ func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked 
 // Revoker does: it writes RevokeMessage into their nodes, and returns the
 // nodes it wrote. path is either one contender's node (a holder or a
 // waiter, as listed by Contenders) or a lock path, whose holders are then
-// revoked: the first contender, or, of an RWMutex held by readers, every
-// reader ahead of the first writer. A zklock holder learns of it through
+// revoked: the first contender (with a downgraded writer's read node), or,
+// of an RWMutex held by readers, every reader ahead of the first writer. A zklock holder learns of it through
 // Revoked if it is revocable (WithRevocable); a Curator holder made
 // revocable through its RevocationListener. It needs write permission on
 // the nodes (their ACL), and returns ErrNotLocked for a path with no
@@ -114,8 +114,10 @@ func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
 	return nodes, nil
 }
 
-// holders returns the nodes holding the lock at p: the first contender,
-// or every reader ahead of the first writer.
+// holders returns the nodes holding the lock at p: the first contender
+// (with, if it is a writer that downgraded, the read node beside it: the
+// same holder's, at its sequence number), or every reader ahead of the
+// first writer.
 func holders(ctx context.Context, s *Session, p string) ([]string, error) {
 	names, err := s.c.Children(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -130,6 +132,7 @@ func holders(ctx context.Context, s *Session, p string) ([]string, error) {
 		if c.Kind != queue.KindRead {
 			if i == 0 {
 				out = append(out, p+"/"+c.Name)
+				out = append(out, beside(p, cs[1:], c)...)
 			}
 			break
 		}
@@ -139,4 +142,17 @@ func holders(ctx context.Context, s *Session, p string) ([]string, error) {
 		return nil, fmt.Errorf("%w: no holder under %s", ErrNotLocked, p)
 	}
 	return out, nil
+}
+
+// beside returns the read nodes among cs (sorted) at w's sequence number:
+// a writer's downgrade (Queue.Join), which Sort puts right after it.
+func beside(p string, cs []queue.Contender, w queue.Contender) []string {
+	var out []string
+	for _, c := range cs {
+		if w.Kind != queue.KindWrite || c.Kind != queue.KindRead || c.Seq != w.Seq {
+			break
+		}
+		out = append(out, p+"/"+c.Name)
+	}
+	return out
 }
