@@ -106,6 +106,10 @@ func TestDowngradeAfterLoss(t *testing.T) {
 				bd.pass(t)
 				<-lost
 			}},
+		{"epoch ended", func(*bounds) []Option { return nil },
+			func(t *testing.T, _ *queuetest.Server, _ *bounds, m *RWMutex) {
+				m.wq.Conn.(*queuetest.Conn).EndEpoch() // its tracked nodes go, as the session's cleanup does
+			}},
 		{"node deleted", func(*bounds) []Option { return nil },
 			func(t *testing.T, srv *queuetest.Server, _ *bounds, m *RWMutex) {
 				if err := srv.Connect().Delete(t.Context(), m.Node()); err != nil { // Break
@@ -285,5 +289,43 @@ func TestCancelledUnlockKeepsWatch(t *testing.T) {
 	}
 	if err := m.Unlock(ctx); !errors.Is(err, ErrLockLost) {
 		t.Fatalf("Unlock after the bound: %v, want ErrLockLost", err)
+	}
+}
+
+// A downgrade cancelled while its read node is being made returns ctx's
+// error and leaves no read node; the write lock stays held, and live.
+func TestDowngradeCancelled(t *testing.T) {
+	const path = "/seams/rw"
+	srv := queuetest.NewServer()
+	a := srv.Connect()
+	ctx := fakeCtx(t)
+	am := fakeRW(t, fakeSession(), a, path, WithMaxHold(time.Hour), newBounds().option())
+	if err := am.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []queuetest.Op{queuetest.OpCreate, queuetest.OpStat} { // the read node's create, the write node's read
+		rctx, cancel := context.WithCancel(ctx)
+		a.Inject(op, queuetest.Fault{Before: cancel, Hang: true})
+		if err := am.RLock(rctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s cut off: RLock %v, want context.Canceled", op, err)
+		}
+		if read := readNodeOf(srv, a.SessionID(), path); read != "" {
+			t.Fatalf("%s cut off: the cancelled downgrade left %s", op, read)
+		}
+		if closed(am.Lost()) || !srv.Exists(am.Node()) {
+			t.Fatalf("%s cut off: the write lock was not kept", op)
+		}
+	}
+	if err := am.RLock(ctx); err != nil {
+		t.Fatalf("a downgrade after the cancelled ones: %v", err)
+	}
+	if err := am.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := am.RUnlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Ephemerals(a.SessionID()); len(n) > 0 {
+		t.Fatalf("left %v", n)
 	}
 }
