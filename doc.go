@@ -40,7 +40,18 @@
 // premise: nothing but a release writes the data of a tagged node. Where
 // something might, such as Curator's Revoker aimed at zklock nodes or
 // writes through Session.Conn, give every zklock handle on the path
-// WithListingHandoff.
+// WithListingHandoff. The tag itself cannot come from a caller: WithData
+// and Election.Campaign refuse data holding ReservedData.
+//
+// # Combining features
+//
+// Options and recipes combine (a bounded hold that downgrades, a cohort's
+// node broken by an operator, a MultiLock whose part's session expires),
+// and a call returns a hold only while every hold it relies on is live,
+// each checked against its own loss signal. Pairs that cannot be made safe
+// are refused by the constructor with ErrInvalidOption. The README's
+// recipes page (docs/recipes.md, "What happens when…") says what each
+// pair does, with the test that proves it.
 //
 // # Cleanup
 //

@@ -58,8 +58,13 @@ var (
 	ErrNotOwner = errors.New("zklock: not the owner")
 
 	// ErrLockLost is returned by Unlock after the acquisition's loss signal
-	// fired: the ownership deadline passed or the session expired, so the lock
-	// may have been granted to another client. The handle may lock again.
+	// fired: the ownership deadline passed, the session expired, or the
+	// bound (WithMaxHold) passed, so the lock may have been granted to
+	// another client; with WithCohort also once the cohort saw its node
+	// deleted by another client (Break). Re-entry into such a hold (an
+	// RWMutex's or a ReentrantMutex's Lock, RLock) and an RWMutex downgrade
+	// of it return it too, counting and creating nothing. The handle may
+	// lock again once it released the lost hold.
 	ErrLockLost = errors.New("zklock: lock lost")
 
 	// ErrAlreadyCampaigning is returned at once by Campaign and Run on an
@@ -135,9 +140,10 @@ var (
 	ErrLeaseLost = errors.New("zklock: lease lost")
 
 	// ErrNotRevocable is returned by Revoke for a zklock node whose holder
-	// is not revocable (see WithRevocable): its node announces releases, so
-	// writing a request into it would let the waiter behind it take the
-	// write for a release.
+	// is not revocable (see WithRevocable) and whose node announces
+	// releases, so that writing a request into it would let the waiter
+	// behind it take the write for a release; and for a semaphore's lease,
+	// which no semaphore would hear.
 	ErrNotRevocable = errors.New("zklock: holder not revocable")
 
 	// ErrHolderAlive is returned by Break, without force, when a holder's
