@@ -18,8 +18,11 @@ import (
 // once its node is gone; the next holder's Token is larger). Unlock after
 // it returns ErrLockLost. The default is no bound; d must be positive.
 //
-// A hold whose Unlock was cut off by its ctx is still held, and still
-// bounded. An RWMutex read lock taken by downgrading ends at its write
+// The hold's Lost is a channel of its own, closed at the bound, or at the
+// session's ownership deadline by a goroutine that wakes then (within the
+// deadline's safety margin, before a rival can hold); asked after that
+// deadline, Lost returns a closed channel at once. A hold whose Unlock was
+// cut off by its ctx is still held, and still bounded. An RWMutex read lock taken by downgrading ends at its write
 // lock's bound at the latest, and a write node released at its bound
 // beside such a read lock does not announce its release (the read lock
 // still blocks the writers behind). A downgrade after the bound passed

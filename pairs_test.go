@@ -392,8 +392,16 @@ func TestPairsMultiLockParts(t *testing.T) {
 
 	rs := newSession(t, c.Servers())
 	excluded := map[string]func() error{
-		"/a": func() error { m, err := zklock.NewReentrantMutex(rs, root+"/a"); require.NoError(t, err); return m.TryLock(ctx) },
-		"/b": func() error { m, err := zklock.NewRWMutex(rs, root+"/b"); require.NoError(t, err); return m.TryLock(ctx) },
+		"/a": func() error {
+			m, err := zklock.NewReentrantMutex(rs, root+"/a")
+			require.NoError(t, err)
+			return m.TryLock(ctx)
+		},
+		"/b": func() error {
+			m, err := zklock.NewRWMutex(rs, root+"/b")
+			require.NoError(t, err)
+			return m.TryLock(ctx)
+		},
 		"/c": func() error {
 			sem, err := zklock.NewSemaphore(rs, root+"/c", 1, zklock.WithQueueLayout())
 			require.NoError(t, err)
