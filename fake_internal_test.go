@@ -2,6 +2,8 @@ package zklock
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,30 +148,45 @@ func eitherOr[T any](t *testing.T, s *queuetest.Server, what string, ch <-chan T
 }
 
 // bounds hands out the timers of max holds (WithMaxHold) for the test to
-// fire: each bound passes only when the test says so.
-type bounds struct{ made chan chan time.Time }
+// fire: each bound passes only when the test says so. A hold's timer is
+// started by its watch's goroutine, a moment after the grant.
+type bounds struct {
+	mu  sync.Mutex
+	chs []chan time.Time // in the order the timers were started
+}
 
-func newBounds() *bounds { return &bounds{made: make(chan chan time.Time, 16)} }
+func newBounds() *bounds { return &bounds{} }
 
 // option makes a handle's max holds use b's timers.
 func (b *bounds) option() Option {
 	return func(o *primitiveOptions) error {
 		o.holdTimer = func(time.Duration) (<-chan time.Time, func() bool) {
 			ch := make(chan time.Time, 1)
-			b.made <- ch
+			b.mu.Lock()
+			b.chs = append(b.chs, ch)
+			b.mu.Unlock()
 			return ch, func() bool { return true }
 		}
 		return nil
 	}
 }
 
-// pass passes the next bound started (in the order they started).
-func (b *bounds) pass(t *testing.T) {
+// started waits until n timers have been started.
+func (b *bounds) started(t *testing.T, n int) {
 	t.Helper()
-	select {
-	case ch := <-b.made:
-		ch <- time.Now()
-	case <-time.After(10 * time.Second):
-		t.Fatal("no max hold was started")
-	}
+	poll(t, fmt.Sprintf("%d max holds started", n), func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.chs) >= n
+	})
+}
+
+// pass passes the i-th bound started.
+func (b *bounds) pass(t *testing.T, i int) {
+	t.Helper()
+	b.started(t, i+1)
+	b.mu.Lock()
+	ch := b.chs[i]
+	b.mu.Unlock()
+	ch <- time.Now()
 }

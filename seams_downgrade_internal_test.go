@@ -47,6 +47,7 @@ func TestMaxHoldBesideDowngrade(t *testing.T) {
 		t.Fatalf("A's Lock: %v", err)
 	}
 	write := am.Node()
+	bd.started(t, 1) // the write hold's bound is timer 0
 	bch := goHeld(t, plainQ(b, path, queue.KindWrite))
 	awaitFake(t, srv, "B waits for A's write node", func() bool { return srv.Watching(write) == 1 })
 	if err := am.RLock(ctx); err != nil {
@@ -54,7 +55,7 @@ func TestMaxHoldBesideDowngrade(t *testing.T) {
 	}
 	read := readNodeOf(srv, a.SessionID(), path)
 
-	bd.pass(t) // the write hold's bound
+	bd.pass(t, 0) // the write hold's bound
 	select {
 	case <-am.Lost():
 	case <-ctx.Done():
@@ -73,7 +74,7 @@ func TestMaxHoldBesideDowngrade(t *testing.T) {
 	readLost := am.Lost()
 	// The read lock taken by downgrading inherits the write lock's bound:
 	// it ends with it (its own timer, started at the downgrade).
-	bd.pass(t)
+	bd.pass(t, 1)
 	select {
 	case <-readLost:
 	case <-ctx.Done():
@@ -103,7 +104,7 @@ func TestDowngradeAfterLoss(t *testing.T) {
 		{"bound passed", func(bd *bounds) []Option { return []Option{WithMaxHold(time.Hour), bd.option()} },
 			func(t *testing.T, _ *queuetest.Server, bd *bounds, m *RWMutex) {
 				lost := m.Lost()
-				bd.pass(t)
+				bd.pass(t, 0)
 				<-lost
 			}},
 		{"epoch ended", func(*bounds) []Option { return nil },
@@ -282,7 +283,7 @@ func TestCancelledUnlockKeepsWatch(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("a revocation request after a cut-off Unlock was not heard")
 	}
-	bd.pass(t)
+	bd.pass(t, 0)
 	awaitFake(t, srv, "the bound releases the node", func() bool { return !srv.Exists(node) })
 	if !closed(m.Lost()) {
 		t.Fatal("the node went at the bound, but Lost is open")
