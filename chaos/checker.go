@@ -3,6 +3,7 @@ package chaos
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -22,6 +23,9 @@ type Outcome struct {
 	SessionTimeout time.Duration        // negotiated
 	Samples        []Sample             // workers' and servers' resources over time
 	Reused         []Reuse              // receipt sequence numbers the harvest found twice
+	// Nodes is the coordinator's record of the peer holds' nodes (see
+	// nodeWatcher), by full path: the ground truth of the peer excuses.
+	Nodes map[string]NodeLife `json:"nodes,omitempty"`
 
 	Conns map[string][]Event `json:"-"` // peer workers' connection events by process, in log order
 }
@@ -45,24 +49,37 @@ type Interval struct {
 	Tok              int64
 	Wait             int64 // when the acquisition began
 	Start, End       int64
-	Why              string // WhyReleased, WhyLost, or "exited" when the log stops
+	Why              string // WhyReleased, WhyLost, "exited" when the log stops, "unmatched" when an acquire follows
+	Dl               int64  // the latest ownership deadline the zklock holder logged (Event.Dl), 0 if none
+	Node             string // a peer hold's node (Event.Node)
 }
 
 // Check runs every check on r.
 func Check(r *Outcome) *Report {
 	rep := newReport(r)
 	indexConns(r)
-	ivs := intervals(r)
+	ivs := intervals(r, rep)
 	for _, iv := range ivs {
 		rep.Acquisitions[iv.Prim]++
 	}
 	committed := checkWrites(r, rep)
+	ord := newCommitOrder(r, committed)
 	checkHistory(r, committed, rep)
 	checkTokens(r, rep)
-	checkOverlaps(r, ivs, committed, rep)
+	checkOverlaps(r, ivs, ord, rep)
+	checkDeadlines(r, ivs, rep)
+	peerLate := checkLateCommits(r, ivs, committed, ord, rep)
+	checkCounters(r, peerWrites(r, rep, peerLate), rep)
 	checkLiveness(r, ivs, rep)
 	recovery(r, ivs, rep)
 	lossLeads(r, ivs, rep)
+	deadlineLeads(ivs, rep)
+	frozenFigures(r, rep)
+	for _, f := range r.Faults {
+		if f.Err != "" {
+			rep.violate("fault %s on %s failed: %s (the run did not do what its record says)", f.Kind, f.Target, f.Err)
+		}
+	}
 	for _, e := range r.Exits {
 		if e.Err != "" || (!e.Killed && !e.Stopped) {
 			rep.violate("worker %s ended unexpectedly (%s): see its .out file", e.Proc, e.Err)
@@ -90,24 +107,40 @@ func exitTimes(r *Outcome) map[string]int64 {
 	return m
 }
 
-// intervals pairs acquire and release events; a hold still open when its
-// log stops ends when its process ended.
-func intervals(r *Outcome) []Interval {
-	exits := exitTimes(r)
-	type key struct {
-		proc, prim string
-		g          int
-	}
-	open := map[key]*Interval{}
-	waited := map[key]int64{}
+// holdKey names one workload: it holds at most once at a time.
+type holdKey struct {
+	proc, prim string
+	g          int
+}
+
+// intervals pairs acquire and release events, and gives each hold the
+// latest deadline its holder logged. An acquire that follows another of
+// the same workload with no release between is reported (the first hold
+// ends there); a hold still open when its log stops ends when its process
+// ended, and is reported unless the process was killed or is a peer's (a
+// Curator or Kazoo worker told to stop may leave a write hanging).
+func intervals(r *Outcome, rep *Report) []Interval {
+	open := map[holdKey]*Interval{}
+	waited := map[holdKey]int64{}
 	var out []Interval
 	for _, e := range r.Events {
-		k := key{e.Proc, e.Prim, e.G}
+		k := holdKey{e.Proc, e.Prim, e.G}
 		switch e.Ev {
 		case EvWait:
 			waited[k] = e.T
 		case EvAcquire:
-			open[k] = &Interval{Proc: e.Proc, Prim: e.Prim, Lib: e.Lib, G: e.G, N: max(e.N, 1), Mode: e.Mode, Tok: e.Tok, Wait: waited[k], Start: e.T}
+			if iv := open[k]; iv != nil {
+				rep.violate("%s: %s acquired %s again at %v without a release of its hold from %v (an acquire with no release)",
+					e.Prim, e.Proc, e.Prim, rep.at(e.T), rep.at(iv.Start))
+				iv.End, iv.Why = e.T, "unmatched"
+				out = append(out, *iv)
+			}
+			open[k] = &Interval{Proc: e.Proc, Prim: e.Prim, Lib: e.Lib, G: e.G, N: max(e.N, 1), Mode: e.Mode, Tok: e.Tok,
+				Wait: waited[k], Start: e.T, Dl: e.Dl, Node: e.Node}
+		case EvWrite:
+			if iv := open[k]; iv != nil && iv.Tok == e.Tok {
+				iv.Dl = max(iv.Dl, e.Dl)
+			}
 		case EvRelease:
 			if iv := open[k]; iv != nil {
 				iv.End, iv.Why = e.T, e.Res
@@ -116,15 +149,33 @@ func intervals(r *Outcome) []Interval {
 			}
 		}
 	}
-	for k, iv := range open {
+	out = append(out, closeOpen(r, open, rep)...)
+	slices.SortStableFunc(out, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	return out
+}
+
+// closeOpen ends the holds still open when their logs stop when their
+// process ended, and reports a zklock one whose process was not killed.
+func closeOpen(r *Outcome, open map[holdKey]*Interval, rep *Report) []Interval {
+	exits, killed := exitTimes(r), map[string]bool{}
+	for _, e := range r.Exits {
+		killed[e.Proc] = killed[e.Proc] || e.Killed
+	}
+	var left []Interval
+	for _, iv := range open {
 		iv.End, iv.Why = r.Stop, "exited"
-		if t, ok := exits[k.proc]; ok {
+		if t, ok := exits[iv.Proc]; ok {
 			iv.End = t
 		}
-		out = append(out, *iv)
+		left = append(left, *iv)
 	}
-	slices.SortFunc(out, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
-	return out
+	slices.SortFunc(left, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	for _, iv := range left {
+		if !killed[iv.Proc] && iv.Lib == "" {
+			rep.violate("%s: %s's hold from %v has no release though its process was not killed", iv.Prim, iv.Proc, rep.at(iv.Start))
+		}
+	}
+	return left
 }
 
 type writeKey struct {
@@ -132,23 +183,15 @@ type writeKey struct {
 	w    int64
 }
 
-// checkWrites matches logged writes with receipts and the final counters,
-// and returns the writes that committed.
+// checkWrites matches logged writes with receipts, and returns the writes
+// that committed. Each primitive's receipts are left sorted by Seq, their
+// commit order within it, which checkTokens and checkCounters rely on.
 func checkWrites(r *Outcome, rep *Report) map[writeKey]Receipt {
 	committed := map[writeKey]Receipt{}
-	peers := peerProcs(r)
-	for prim, rs := range r.Receipts {
-		// Sorted in commit order, which checkTokens relies on too.
+	for _, rs := range r.Receipts {
 		slices.SortFunc(rs, func(a, b Receipt) int { return cmp.Compare(a.Seq, b.Seq) })
 		for _, rc := range rs {
 			committed[writeKey{rc.Proc, rc.W}] = rc
-		}
-		checkValues(prim, rs, peers, rep)
-	}
-	for _, prim := range Primitives {
-		if n := int64(len(r.Receipts[prim]) - rep.PeerLost[prim]); r.Counters[prim] != n {
-			rep.violate("%s: final counter %d but %d increments committed (lost or duplicated increment; %d lost to Curator's or Kazoo's holders apart)",
-				prim, r.Counters[prim], n, rep.PeerLost[prim])
 		}
 	}
 	logged := map[writeKey]bool{}
@@ -162,49 +205,13 @@ func checkWrites(r *Outcome, rep *Report) map[writeKey]Receipt {
 	for _, e := range r.Exits {
 		killed[e.Proc] = killed[e.Proc] || e.Killed
 	}
-	for k, rc := range committed {
+	keys := slices.SortedFunc(maps.Keys(committed), func(a, b writeKey) int { return cmp.Or(cmp.Compare(a.proc, b.proc), cmp.Compare(a.w, b.w)) })
+	for _, k := range keys {
 		if !logged[k] && !killed[k.proc] {
-			rep.violate("receipt of write %d by %s (value %d) but no such write logged", k.w, k.proc, rc.V)
+			rep.violate("receipt of write %d by %s (value %d) but no such write logged", k.w, k.proc, committed[k].V)
 		}
 	}
 	return committed
-}
-
-// checkValues walks prim's committed increments in commit order: each
-// writes the value before it plus one. One that writes less read the counter
-// before another holder's write committed, so increments were lost (two
-// holders at once). When the write is a Curator or Kazoo worker's, or lands
-// right after one (an unguarded write inside a zklock hold, between its read
-// and its write), the loss is that library's (its writes carry no token: see
-// PeerOverlap), counted in rep.PeerLost, not a violation. Walking rather
-// than looking for values written twice attributes a peer's stale write that
-// sets the counter back by several increments to the peer alone, not to the
-// zklock holders that count again over the values it undid.
-func checkValues(prim string, rs []Receipt, peers map[string]bool, rep *Report) {
-	dups, cur := 0, int64(0) // the counter is created as 0
-	for i, rc := range rs {
-		lost := cur + 1 - rc.V
-		prev := cur
-		cur = rc.V
-		switch {
-		case lost == 0:
-			continue
-		case lost < 0:
-			rep.violate("%s: value %d written by %s after the counter reached %d: a committed write without a receipt", prim, rc.V, rc.Proc, prev)
-			continue
-		}
-		if peers[rc.Proc] || (i > 0 && peers[rs[i-1].Proc]) {
-			rep.PeerLost[prim] += int(lost)
-			continue
-		}
-		if dups++; dups <= 5 {
-			rep.violate("%s: value %d written by %s token %d after the counter reached %d (by %s token %d): %d increment(s) lost",
-				prim, rc.V, rc.Proc, rc.Tok, prev, rs[i-1].Proc, rs[i-1].Tok, lost)
-		}
-	}
-	if dups > 5 {
-		rep.violate("%s: %d more increments that overwrote others", prim, dups-5)
-	}
 }
 
 func checkWrite(e Event, committed map[writeKey]Receipt, rep *Report) {

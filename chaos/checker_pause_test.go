@@ -7,23 +7,25 @@ import (
 	"github.com/zklock/zklock/chaos"
 )
 
-// pausedRun: A holds mutex token 10 over [10,400] and is frozen over
-// [20,300]; B acquires token 20 at 250 and writes; A writes at 310, after
-// it resumed and before it saw the loss.
+// pausedRun: A holds mutex token 10 over [10,3410] and is frozen over
+// [20,3400]; B acquires token 20 at 2250 (2.23s into the freeze, past the
+// 2s session's expiry) and writes; A writes at 3405, after it resumed and
+// before it saw the loss at 3410.
 func pausedRun(aCommitted bool) *chaos.Outcome {
-	evs := cat(hold("A", "mutex", "w", 10, 10, 400), hold("B", "mutex", "w", 20, 250, 290),
-		[]chaos.Event{write("B", "mutex", 20, 1, 1, 260, chaos.ResOK)})
+	evs := cat(hold("A", "mutex", "w", 10, 10, 3410), hold("B", "mutex", "w", 20, 2250, 2290),
+		[]chaos.Event{write("B", "mutex", 20, 1, 1, 2260, chaos.ResOK)})
 	rs := map[string][]chaos.Receipt{"mutex": {{Proc: "B", W: 1, Tok: 20, V: 1}}}
 	counters := map[string]int64{"mutex": 1}
 	if aCommitted {
-		evs = append(evs, write("A", "mutex", 10, 1, 2, 310, chaos.ResOK))
+		evs = append(evs, write("A", "mutex", 10, 1, 2, 3405, chaos.ResOK))
 		rs["mutex"] = append(rs["mutex"], chaos.Receipt{Proc: "A", W: 1, Tok: 10, V: 2})
 		counters["mutex"] = 2
 	} else {
-		evs = append(evs, write("A", "mutex", 10, 1, 2, 310, chaos.ResRejected))
+		evs = append(evs, write("A", "mutex", 10, 1, 2, 3405, chaos.ResRejected))
 	}
 	o := outcome(evs, rs, counters)
-	o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 300 * ms}}
+	o.Stop = 5000 * ms
+	o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 3400 * ms}}
 	return o
 }
 
@@ -137,12 +139,13 @@ func TestCheckerRecovery(t *testing.T) {
 // return, just after it is resumed, the grant it had checked before the
 // freeze: its token is older than the holder that got in during the freeze.
 func TestCheckerStaleOnArrival(t *testing.T) {
-	evs := cat(hold("B", "election", "w", 20, 250, 400),
+	evs := cat(hold("B", "election", "w", 20, 2250, 3400),
 		[]chaos.Event{{Ev: chaos.EvWait, Proc: "A", Prim: "election", T: 5 * ms},
-			{Ev: chaos.EvAcquire, Proc: "A", Prim: "election", Mode: "w", Tok: 10, T: 299 * ms},
-			{Ev: chaos.EvRelease, Proc: "A", Prim: "election", Mode: "w", Tok: 10, T: 300 * ms, Res: chaos.WhyLost}})
+			{Ev: chaos.EvAcquire, Proc: "A", Prim: "election", Mode: "w", Tok: 10, T: 3001 * ms},
+			{Ev: chaos.EvRelease, Proc: "A", Prim: "election", Mode: "w", Tok: 10, T: 3002 * ms, Res: chaos.WhyLost}})
 	o := outcome(evs, nil, nil)
-	o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 300 * ms}}
+	o.Stop = 5000 * ms
+	o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 3000 * ms}}
 	rep := chaos.Check(o)
 	if n, fenced := rep.Fenced(); !rep.OK() || n != 1 || fenced != 1 {
 		t.Fatalf("a stale grant of a frozen waiter is a paused overlap:\n%s", rep)
@@ -156,12 +159,12 @@ func TestCheckerStaleOnArrival(t *testing.T) {
 // that outlived its session; A sees the loss a few ms later. D, acquiring
 // when C has left but A still believes, is not counted against A.
 func staleLeaseRun(aTok int64, aRes string, frozen bool) *chaos.Outcome {
-	evs := cat(hold("B", "semaphore", "l", 20, 250, 400), hold("C", "semaphore", "l", 21, 260, 300),
-		hold("D", "semaphore", "l", 22, 303, 400),
+	evs := cat(hold("B", "semaphore", "l", 20, 2500, 4000), hold("C", "semaphore", "l", 21, 2600, 3000),
+		hold("D", "semaphore", "l", 22, 3030, 4000),
 		[]chaos.Event{{Ev: chaos.EvWait, Proc: "A", Prim: "semaphore", T: 5 * ms},
-			{Ev: chaos.EvAcquire, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 299 * ms},
-			write("A", "semaphore", aTok, 1, 1, 302, aRes),
-			{Ev: chaos.EvRelease, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 306 * ms, Res: chaos.WhyLost}})
+			{Ev: chaos.EvAcquire, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 2990 * ms},
+			write("A", "semaphore", aTok, 1, 1, 3020, aRes),
+			{Ev: chaos.EvRelease, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 3060 * ms, Res: chaos.WhyLost}})
 	rs := map[string][]chaos.Receipt{"semaphore": nil}
 	counters := map[string]int64{"semaphore": 0}
 	if aRes == chaos.ResOK {
@@ -169,8 +172,9 @@ func staleLeaseRun(aTok int64, aRes string, frozen bool) *chaos.Outcome {
 		counters["semaphore"] = 1
 	}
 	o := outcome(evs, rs, counters)
+	o.Stop = 5000 * ms
 	if frozen {
-		o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 298 * ms}}
+		o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 2980 * ms}}
 	}
 	return o
 }
@@ -195,14 +199,15 @@ func TestCheckerSemaphoreStaleOnArrival(t *testing.T) {
 // while acquiring, older than a lease granted since it began to wait, and
 // ended by its loss signal.
 func staleLaterRun(aTok int64, aWhy string, frozen bool) *chaos.Outcome {
-	evs := cat(hold("B", "semaphore", "l", 20, 250, 400), hold("D", "semaphore", "l", 22, 300, 400),
+	evs := cat(hold("B", "semaphore", "l", 20, 2500, 4000), hold("D", "semaphore", "l", 22, 3000, 4000),
 		[]chaos.Event{{Ev: chaos.EvWait, Proc: "A", Prim: "semaphore", T: 5 * ms},
-			{Ev: chaos.EvAcquire, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 299 * ms},
-			write("A", "semaphore", aTok, 1, 1, 302, chaos.ResRejected),
-			{Ev: chaos.EvRelease, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 306 * ms, Res: aWhy}})
+			{Ev: chaos.EvAcquire, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 2990 * ms},
+			write("A", "semaphore", aTok, 1, 1, 3020, chaos.ResRejected),
+			{Ev: chaos.EvRelease, Proc: "A", Prim: "semaphore", Mode: "l", Tok: aTok, T: 3060 * ms, Res: aWhy}})
 	o := outcome(evs, map[string][]chaos.Receipt{"semaphore": nil}, map[string]int64{"semaphore": 0})
+	o.Stop = 5000 * ms
 	if frozen {
-		o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 298 * ms}}
+		o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 20 * ms, End: 2980 * ms}}
 	}
 	return o
 }

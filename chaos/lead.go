@@ -17,7 +17,7 @@ import (
 // its start to the next fault's) the signal came.
 func lossLeads(r *Outcome, ivs []Interval, rep *Report) {
 	for i, a := range ivs {
-		if a.Why != WhyLost || counting(a.Prim) || pausedBefore(r, a, a.End) || stalePaused(r, a) {
+		if _, stale := acquiringFreeze(r, a); a.Why != WhyLost || counting(a.Prim) || pausedBefore(r, a, a.End) || stale {
 			continue
 		}
 		for _, b := range ivs[i+1:] {
@@ -31,17 +31,6 @@ func lossLeads(r *Outcome, ivs []Interval, rep *Report) {
 			}
 		}
 	}
-}
-
-// stalePaused reports whether iv was acquired by a process frozen while it
-// acquired (the grant may have gone stale during the freeze).
-func stalePaused(r *Outcome, iv Interval) bool {
-	for _, f := range r.Faults {
-		if f.Kind == FaultPause && f.Target == iv.Proc && iv.Wait < f.Start && f.Start <= iv.Start {
-			return true
-		}
-	}
-	return false
 }
 
 // faultAt returns the kind of the last fault that began at or before t, or

@@ -2,74 +2,81 @@ package chaos
 
 import (
 	"fmt"
-	"time"
+	"path"
+	"strings"
 )
 
 // PeerOverlap is a believed overlap laid at a peer library's door: a
-// Curator or Kazoo holder whose session was lost (its process frozen or cut
-// off past the session timeout, or its connection SUSPENDED before the
-// rival acquired and LOST after) went on believing it held while a rival
-// acquired. Neither library's locks tell their holder that its session is
-// gone, and their writes carry no token a resource could refuse: this is
-// what a plain Curator or Kazoo user gets, reported apart, not a violation
-// of zklock's.
+// Curator or Kazoo holder went on believing it held after its node was
+// gone (its session expired: its process frozen or cut off, or its
+// library's own handling of a lost session), while a rival acquired; or
+// the library returned a lease whose node was already gone. Neither
+// library's locks tell their holder that its session is gone, and their
+// writes carry no token a resource could refuse: this is what a plain
+// Curator or Kazoo user gets, reported apart, not a violation of zklock's.
+// The ground truth is the node: the coordinator records when each peer
+// hold's node was deleted (Outcome.Nodes), and only a node gone before the
+// rival acquired excuses the overlap.
 type PeerOverlap struct {
 	Prim              string
 	Peer, Rival       Interval
-	Evidence          string // what shows the session was lost before Rival acquired
-	Writes, Committed int    // the peer holder's writes sent after Rival acquired, and how many committed
+	Evidence          string // when the peer's node went, and what happened to its session
+	Writes, Committed int    // the peer holder's writes sent or committed after Rival acquired, and how many committed after it
 }
 
-// peerProcs returns the incarnations that are Curator or Kazoo workers.
-func peerProcs(r *Outcome) map[string]bool {
-	m := map[string]bool{}
-	for _, e := range r.Events {
-		if e.Lib != "" {
-			m[e.Proc] = true
-		}
-	}
-	return m
-}
-
-// peerLost returns why iv, a peer library's hold, had lost its session by
-// t, when the rival acquired (see PeerOverlap), or false; always false for
-// a zklock hold. Only what happened once its acquisition began counts: a
-// session lost and replaced before it began to wait is not the session its
-// hold rests on.
-func peerLost(r *Outcome, iv Interval, t int64) (string, bool) {
-	if iv.Lib == "" {
+// peerGone returns why iv, a peer library's hold, no longer held at t,
+// when the rival acquired: its node (Event.Node) was deleted by then
+// (Outcome.Nodes). Always false for a zklock hold, and for a peer hold
+// whose node was not seen gone by t.
+func peerGone(r *Outcome, iv Interval, t int64) (string, bool) {
+	n, ok := r.Nodes[iv.Node]
+	if iv.Lib == "" || iv.Node == "" || !ok || n.Gone == 0 || n.Gone > t {
 		return "", false
 	}
-	from := waitBegan(iv)
+	why := fmt.Sprintf("its node %s was deleted %v before the rival acquired", path.Base(iv.Node), msDur(t-n.Gone))
+	if s := peerStory(r, iv, t); s != "" {
+		why += " (" + s + ")"
+	}
+	return why, true
+}
+
+// peerNodeWhy says why iv, a peer's hold, is not excused beside a rival
+// granted at t ("" for a zklock hold).
+func peerNodeWhy(r *Outcome, iv Interval, t int64) string {
+	n, ok := r.Nodes[iv.Node]
+	switch {
+	case iv.Lib == "":
+		return ""
+	case iv.Node == "":
+		return fmt.Sprintf("%s logged no node for its hold", iv.Proc)
+	case !ok:
+		return fmt.Sprintf("no record of %s's node %s", iv.Proc, path.Base(iv.Node))
+	case n.Gone == 0:
+		return fmt.Sprintf("%s's node %s was never seen gone", iv.Proc, path.Base(iv.Node))
+	}
+	return fmt.Sprintf("%s's node %s was deleted %v after the rival acquired", iv.Proc, path.Base(iv.Node), msDur(n.Gone-t))
+}
+
+// peerStory describes what happened to iv's session by t, for the
+// evidence: a freeze or a partition of its process, or its library's
+// connection states since its acquisition began ("" if nothing). It
+// excuses nothing by itself: a session can look lost and be live.
+func peerStory(r *Outcome, iv Interval, t int64) string {
 	for _, f := range r.Faults {
 		if f.Target == iv.Proc && (f.Kind == FaultPause || f.Kind == FaultPartition) && f.Start <= t && f.End >= iv.Start {
-			return fmt.Sprintf("%s for %v, from %v before the rival acquired", f.Kind, dur(f.End-f.Start).Round(time.Millisecond),
-				dur(t-f.Start).Round(time.Millisecond)), true
+			return fmt.Sprintf("%s for %v, from %v before the rival acquired", f.Kind, msDur(f.End-f.Start), msDur(t-f.Start))
 		}
 	}
-	var suspended int64
+	var states []string
 	for _, e := range r.Conns[iv.Proc] {
-		if e.T < from {
-			continue
-		}
-		switch {
-		case e.T <= t && (e.Res == "SUSPENDED" || e.Res == "LOST"):
-			if suspended == 0 {
-				suspended = e.T
-			}
-			if e.Res == "LOST" {
-				return fmt.Sprintf("%s reported LOST %v before the rival acquired", iv.Lib, dur(t-e.T).Round(time.Millisecond)), true
-			}
-		case e.T <= t:
-			suspended = 0 // reconnected with its session
-		case suspended != 0 && e.Res == "LOST":
-			return fmt.Sprintf("%s reported SUSPENDED %v before the rival acquired and LOST %v after it", iv.Lib,
-				dur(t-suspended).Round(time.Millisecond), dur(e.T-t).Round(time.Millisecond)), true
-		case suspended != 0:
-			return "", false // reconnected with its session after t
+		if e.T >= waitBegan(iv) && e.T <= t && len(states) < 4 {
+			states = append(states, fmt.Sprintf("%s %v before", e.Res, msDur(t-e.T)))
 		}
 	}
-	return "", false
+	if len(states) == 0 {
+		return ""
+	}
+	return iv.Lib + " reported " + strings.Join(states, ", ")
 }
 
 // waitBegan is when iv's acquisition began: its wait, or its start when it
@@ -81,39 +88,39 @@ func waitBegan(iv Interval) int64 {
 	return iv.Wait
 }
 
-// peerLeaseAfterLost returns why iv, a peer library's semaphore lease, was
-// returned with no session behind it: the library reported LOST after iv's
-// wait began and before the lease was returned (Curator's semaphore hands
-// back a lease whose node died with the session it was asked for in). Only
-// that LOST counts: a lease returned while partitioned, or while SUSPENDED
-// with the LOST after it, may rest on a live node, and then the excess lease
-// is a rival's.
-func peerLeaseAfterLost(r *Outcome, iv Interval) (string, bool) {
-	if iv.Lib == "" {
+// peerLeaseNoNode returns why iv, a peer library's semaphore lease, was
+// returned with no node behind it: its node (Event.Node) had been deleted
+// before the lease was returned. Curator's semaphore hands back a lease
+// whose node died with the session it was asked for in (soak at ea469e0,
+// c1.20). A lease whose node was live when it was returned is real, and
+// the excess is someone else's.
+func peerLeaseNoNode(r *Outcome, iv Interval) (string, bool) {
+	n, ok := r.Nodes[iv.Node]
+	if iv.Lib == "" || iv.Node == "" || !ok || n.Gone == 0 || n.Gone > iv.Start {
 		return "", false
 	}
-	for _, e := range r.Conns[iv.Proc] {
-		if e.Res == "LOST" && e.T >= waitBegan(iv) && e.T <= iv.Start {
-			return fmt.Sprintf("%s reported LOST %v before its lease was returned", iv.Lib, dur(iv.Start-e.T).Round(time.Millisecond)), true
-		}
+	why := fmt.Sprintf("%s returned a lease whose node %s had been deleted %v before", iv.Lib, path.Base(iv.Node), msDur(iv.Start-n.Gone))
+	if s := peerStory(r, iv, iv.Start); s != "" {
+		why += " (" + s + ")"
 	}
-	return "", false
+	return why, true
 }
 
 // peerOverlap records a and rival as the peer library's when a is a peer
-// hold whose session was lost before rival acquired, and reports whether it
+// hold whose node was gone before rival acquired, and reports whether it
 // did.
-func peerOverlap(r *Outcome, a, rival Interval, committed map[writeKey]Receipt, rep *Report) bool {
-	why, ok := peerLost(r, a, rival.Start)
+func peerOverlap(r *Outcome, a, rival Interval, ord *commitOrder, rep *Report) bool {
+	why, ok := peerGone(r, a, rival.Start)
 	if ok {
-		recordPeerOverlap(r, a, rival, why, committed, rep)
+		recordPeerOverlap(r, a, rival, why, ord, rep)
+		rep.PeerMargins = append(rep.PeerMargins, dur(rival.Start-r.Nodes[a.Node].Gone))
 	}
 	return ok
 }
 
 // recordPeerOverlap adds a, a peer's hold, beside rival to the peer
 // library's overlaps (once per hold), with its writes after rival acquired.
-func recordPeerOverlap(r *Outcome, a, rival Interval, why string, committed map[writeKey]Receipt, rep *Report) {
+func recordPeerOverlap(r *Outcome, a, rival Interval, why string, ord *commitOrder, rep *Report) {
 	for i := range rep.PeerOverlaps {
 		if rep.PeerOverlaps[i].Peer == a {
 			return
@@ -121,11 +128,15 @@ func recordPeerOverlap(r *Outcome, a, rival Interval, why string, committed map[
 	}
 	po := PeerOverlap{Prim: a.Prim, Peer: a, Rival: rival, Evidence: why}
 	for _, e := range r.Events {
-		if e.Ev == EvWrite && e.Proc == a.Proc && e.Prim == a.Prim && e.T >= rival.Start && e.T <= a.End && e.Res != ResSkipped {
+		if e.Ev != EvWrite || e.Proc != a.Proc || e.Prim != a.Prim || e.T < a.Start || e.T > a.End || e.Res == ResSkipped {
+			continue
+		}
+		late := ord.after(writeKey{e.Proc, e.W}, rival.Start)
+		if e.T >= rival.Start || late {
 			po.Writes++
-			if _, ok := committed[writeKey{e.Proc, e.W}]; ok {
-				po.Committed++
-			}
+		}
+		if late {
+			po.Committed++
 		}
 	}
 	rep.PeerOverlaps = append(rep.PeerOverlaps, po)

@@ -53,6 +53,15 @@ type Event struct {
 	Lib  string `json:"lib,omitempty"` // LibCurator for a Curator worker's events; empty for zklock's
 	N    int    `json:"n,omitempty"`   // acquire: the leases a semaphore hold takes (0: one)
 	Seq  int64  `json:"seq,omitempty"` // write acknowledged: the sequence number the server gave its receipt
+	// Dl is a zklock holder's Session.OwnershipDeadline on the clock of T,
+	// read at its acquire and before each write while the hold's loss signal
+	// had not fired (0: not read, or read too late): the promise that no
+	// rival can be granted before it.
+	Dl int64 `json:"dl,omitempty"`
+	// Node is a peer hold's node (acquire of a Curator or Kazoo worker):
+	// the full path of its lock or lease node, whose deletion the
+	// coordinator records (Outcome.Nodes).
+	Node string `json:"node,omitempty"`
 }
 
 // Log appends events to a file, one JSON object per line, each with one

@@ -19,16 +19,25 @@ type Report struct {
 	Writes         map[string]int             // by outcome
 	Idle           map[string]time.Duration   // longest no-holder stretch while contenders waited, outside faults
 	PausedOverlaps []PausedOverlap
-	PeerOverlaps   []PeerOverlap              // Curator's and Kazoo's holders after their session was lost: reported, not counted
+	PeerOverlaps   []PeerOverlap              // Curator's and Kazoo's holders after their node was gone: reported, not counted
 	PeerLost       map[string]int             // increments lost to Curator's and Kazoo's holders, by primitive
 	LossLeads      []time.Duration            // loss signal to the next conflicting acquisition (see lossLeads)
 	LeadsByKind    map[string][]time.Duration // LossLeads by the fault in whose window the signal came
+	DeadlineLeads  []time.Duration            // logged ownership deadline to the next conflicting acquisition (see deadlineLeads)
+	PeerMargins    []time.Duration            // a peer's node deleted to the rival's grant, over PeerOverlaps with a rival
 	UpstreamRaces  []string                   // data races the race detector found inside go-zookeeper
 	Usage          []Usage                    // resources by worker incarnation and of the servers
 	ServerLost     []Reuse                    // proof that the servers lost committed transactions
 	Violations     []string
 
-	start int64 // the run's Start, for times in the text
+	// Frozen is how many paused overlaps had their freeze found; over them,
+	// the soonest a rival came after the freeze began and the longest a
+	// holder believed after its resume (see MaxBeliefAfterResume).
+	Frozen                          int
+	FrozenRivalMin, FrozenBeliefMax time.Duration
+
+	start   int64         // the run's Start, for times in the text
+	timeout time.Duration // the run's session timeout
 }
 
 func newReport(r *Outcome) *Report {
@@ -36,7 +45,7 @@ func newReport(r *Outcome) *Report {
 		Duration: dur(r.Stop - r.Start), Faults: map[string]int{}, Recovery: map[string][]time.Duration{},
 		Interrupted: map[string]int{}, Acquisitions: map[string]int{}, Counters: r.Counters,
 		Writes: map[string]int{}, Idle: map[string]time.Duration{}, PeerLost: map[string]int{},
-		LeadsByKind: map[string][]time.Duration{}, start: r.Start,
+		LeadsByKind: map[string][]time.Duration{}, start: r.Start, timeout: r.SessionTimeout,
 	}
 }
 
@@ -91,8 +100,16 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "loss signal ahead of the next holder (%d holds that saw their loss while running): min %v, median %v\n",
 			len(ds), ds[0].Round(time.Millisecond), ds[len(ds)/2].Round(time.Millisecond))
 	}
+	if ds := slices.Sorted(slices.Values(r.DeadlineLeads)); len(ds) > 0 {
+		fmt.Fprintf(&b, "ownership deadline ahead of the next holder (%d holds that ended by their loss or a kill): min %v, median %v\n",
+			len(ds), ds[0].Round(time.Millisecond), ds[len(ds)/2].Round(time.Millisecond))
+	}
 	n, f := r.Fenced()
 	fmt.Fprintf(&b, "believed overlaps of paused holders: %d; fencing refused every later write in %d of them\n", n, f)
+	if r.Frozen > 0 {
+		fmt.Fprintf(&b, "  frozen holders (%d): the soonest rival %v after the freeze began (bound %v), the longest belief %v after the resume (bound %v)\n",
+			r.Frozen, r.FrozenRivalMin.Round(time.Millisecond), RivalAfterFreeze(r.timeout), r.FrozenBeliefMax.Round(100*time.Microsecond), MaxBeliefAfterResume)
+	}
 	pos := slices.SortedFunc(slices.Values(r.PausedOverlaps), func(a, b PausedOverlap) int {
 		return cmp.Or(cmp.Compare(a.Prim, b.Prim), cmp.Compare(a.Paused.Start, b.Paused.Start))
 	})
@@ -105,7 +122,7 @@ func (r *Report) String() string {
 		for _, co := range r.PeerOverlaps {
 			writes, committed = writes+co.Writes, committed+co.Committed
 		}
-		fmt.Fprintf(&b, "Curator's and Kazoo's, not zklock's (their holders are not told their session was lost, and their writes carry no token): "+
+		fmt.Fprintf(&b, "Curator's and Kazoo's, not zklock's (their holders are not told their node is gone, and their writes carry no token): "+
 			"%d overlaps of such a holder with a later holder; %d writes sent after the rival acquired, %d committed; "+
 			"increments lost: %v\n", len(r.PeerOverlaps), writes, committed, r.PeerLost)
 		for i, co := range r.PeerOverlaps {
@@ -113,8 +130,12 @@ func (r *Report) String() string {
 				fmt.Fprintf(&b, "  ... and %d more\n", len(r.PeerOverlaps)-i)
 				break
 			}
-			fmt.Fprintf(&b, "  %s: %s held on after %s; %s acquired while it believed it held; %d write(s) after, %d committed\n",
+			fmt.Fprintf(&b, "  %s: %s held on: %s; %s acquired while it believed it held; %d write(s) after, %d committed\n",
 				co.Prim, co.Peer.Proc, co.Evidence, describe(co.Rival), co.Writes, co.Committed)
+		}
+		if ms := slices.Sorted(slices.Values(r.PeerMargins)); len(ms) > 0 {
+			fmt.Fprintf(&b, "  their node deleted ahead of the rival's grant: min %v, median %v\n",
+				ms[0].Round(time.Microsecond), ms[len(ms)/2].Round(time.Microsecond))
 		}
 	}
 	if len(r.UpstreamRaces) > 0 {

@@ -25,7 +25,8 @@ const (
 // receipts node, in the same multi as the counter write: the proof that a
 // write whose reply was lost did commit.
 type Receipt struct {
-	Seq  int64  `json:"seq,omitempty"` // the receipt node's sequence number: commit order (not in the node's data)
+	Seq  int64  `json:"seq,omitempty"`  // the receipt node's sequence number: commit order within the primitive (not in the node's data)
+	Zxid int64  `json:"zxid,omitempty"` // the receipt node's czxid: commit order across primitives (not in the node's data)
 	Proc string `json:"proc"`
 	W    int64  `json:"w"`
 	Tok  int64  `json:"tok"`

@@ -39,6 +39,9 @@ func TestRecheck(t *testing.T) {
 	}{
 		{"clean", []string{save(t, -1)}, 0, "violations: 0"},
 		{"overlap", []string{save(t, 20)}, 1, "believed they held together for 20ms"},
+		// A fault that failed is a violation of the run's own record.
+		{"fault error", []string{filepath.Join("..", "testdata", "golden", "fault-error.json")}, 1,
+			"fault client-pause on w1.1 failed: os: process already finished"},
 		{"no file", []string{filepath.Join(t.TempDir(), "none.json")}, 2, "no such file"},
 		{"no args", nil, 2, "usage: recheck"},
 	} {
