@@ -86,7 +86,7 @@ func (a *admin) harvest(ctx context.Context) error {
 		}
 		for _, n := range names {
 			p := a.paths.Receipts(prim) + "/" + n
-			data, _, err := c.Get(p)
+			data, st, err := c.Get(p)
 			if err != nil {
 				return err
 			}
@@ -94,6 +94,7 @@ func (a *admin) harvest(ctx context.Context) error {
 			if err := json.Unmarshal(data, &r); err != nil {
 				return err
 			}
+			r.Zxid = st.Czxid
 			r.Seq, err = receiptSeq(n)
 			if err != nil {
 				return err

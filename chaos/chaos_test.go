@@ -1,7 +1,9 @@
 package chaos_test
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,7 +33,8 @@ func env(name, def string) string {
 // config reads a run's configuration from CHAOS_DURATION (default 45s of
 // faults, about a minute in all), CHAOS_SEED (default: the clock),
 // CHAOS_WORKERS (4), CHAOS_LIMIT (2), CHAOS_DIR (a temporary directory) and
-// CHAOS_BROKEN (see chaos.Broken), CHAOS_FAULTS (comma-separated kinds,
+// CHAOS_BROKEN (see chaos.BrokenFor), CHAOS_VICTIMS (comma-separated zklock
+// worker ids that client faults hit in turn), CHAOS_FAULTS (comma-separated kinds,
 // default all) and CHAOS_KEEP (workers never killed, default 0; make soak
 // keeps 1 so that its growth over the whole run is judged), CHAOS_CURATOR
 // and CHAOS_KAZOO (Curator and Kazoo worker processes joining the zklock
@@ -64,6 +67,15 @@ func config(t *testing.T) chaos.Config {
 	if k := os.Getenv("CHAOS_FAULTS"); k != "" {
 		cfg.Kinds = strings.Split(k, ",")
 	}
+	if v := os.Getenv("CHAOS_VICTIMS"); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			id, err := strconv.Atoi(f)
+			if err != nil || id < 1 || id > workers {
+				t.Fatalf("CHAOS_VICTIMS %q: need worker ids from 1 to %d", v, workers)
+			}
+			cfg.Victims = append(cfg.Victims, id)
+		}
+	}
 	return cfg
 }
 
@@ -83,27 +95,58 @@ func TestChaos(t *testing.T) {
 	}
 }
 
-// TestChaosBrokenIsCaught shows that the checker can fail: the workers
-// write without the guard and ignore the loss signal, faults freeze and cut
-// off lock holders, and the checker must report violations. It runs
-// CHAOS_BROKEN_DURATION of faults (default 20s, about 35s in all) in the
-// README's test command too, so a checker that stopped seeing violations
-// fails CI.
+// brokenWorkers are TestChaosBrokenIsCaught's deliberately broken zklock
+// workers, each with the class of violation it must cause, by name, with
+// the worker named where the checker names the culprit. Worker 4 is
+// correct: a rival for the others.
+var brokenWorkers = []struct {
+	id    int
+	bugs  string
+	class func(v string, w string) bool
+}{
+	// Writes without the guard after ignoring the loss: they commit.
+	{1, "noguard,ignorelost", func(v, w string) bool {
+		return strings.Contains(v, "by "+w) && strings.Contains(v, "committed after its holder saw the loss signal")
+	}},
+	// The guard kept, the loss acted on a second late: only the overlap
+	// rule sees it, with this worker the holder that went on believing.
+	{2, "latelost", func(v, w string) bool {
+		return strings.Contains(v, ": "+w) && strings.Contains(v, "believed they held together")
+	}},
+	// A deadline logged a second later than the session's: a rival granted
+	// before it, though the loss signal came in time.
+	{3, "latedeadline", func(v, w string) bool { return strings.Contains(v, "before the ownership deadline "+w) }},
+}
+
+// TestChaosBrokenIsCaught shows that the checker can fail, class by class:
+// three zklock workers are broken in three ways (brokenWorkers), each is
+// cut off past its session timeout in turn, and each must cause its own
+// class of violation, by name. Cut-offs rather than freezes: a cut-off
+// holder's requests hang, so it holds on until it acts on the loss, where
+// a resumed one finds its session gone and releases at once. It runs CHAOS_BROKEN_DURATION of faults
+// (default 20s, about 35s in all: three faults at least) in the README's
+// test command too, so a checker that stopped seeing any of them fails CI.
 func TestChaosBrokenIsCaught(t *testing.T) {
-	t.Setenv("CHAOS_BROKEN", "noguard,ignorelost")
+	var spec []string
+	for _, b := range brokenWorkers {
+		spec = append(spec, fmt.Sprintf("%d=%s", b.id, b.bugs))
+	}
+	t.Setenv("CHAOS_BROKEN", strings.Join(spec, ";"))
+	t.Setenv("CHAOS_VICTIMS", "1,2,3")
+	t.Setenv("CHAOS_WORKERS", "4")
 	// Only zklock workers: the faults must land on the broken workload, not
 	// on a Curator or Kazoo worker (which the checker excuses).
 	t.Setenv("CHAOS_CURATOR", "0")
 	t.Setenv("CHAOS_KAZOO", "0")
-	t.Setenv("CHAOS_FAULTS", chaos.FaultPause+","+chaos.FaultPartition)
+	t.Setenv("CHAOS_FAULTS", chaos.FaultPartition)
 	t.Setenv("CHAOS_DURATION", env("CHAOS_BROKEN_DURATION", "20s"))
 	cfg := config(t)
 	rep := chaos.Run(t, cfg)
 	t.Logf("seed %d, broken workload\n%s", cfg.Seed, rep)
-	if rep.OK() {
-		t.Fatalf("seed %d: the checker found nothing wrong with a workload that ignores its loss signal and guard", cfg.Seed)
-	}
-	if len(rep.Violations) == 0 {
-		t.Fatalf("seed %d: a failed report lists no violation", cfg.Seed)
+	for _, b := range brokenWorkers {
+		w := fmt.Sprintf("w%d.", b.id)
+		if !slices.ContainsFunc(rep.Violations, func(v string) bool { return b.class(v, w) }) {
+			t.Errorf("seed %d: worker %d (%s): the checker did not report its class of violation", cfg.Seed, b.id, b.bugs)
+		}
 	}
 }

@@ -54,7 +54,9 @@ type injector struct {
 	admin   *zklock.Session
 	paths   Paths
 	rnd     *rand.Rand
-	keep    int // workers 1..keep are not killed
+	keep    int       // workers 1..keep are not killed
+	victims []*worker // Config.Victims: client faults hit them in turn
+	turn    int
 }
 
 // between returns a random duration in [lo, hi).
@@ -79,6 +81,11 @@ func (in *injector) do(ctx context.Context, kind string) Fault {
 		f.Target, f.Detail, err = in.peer(ctx, kind, &f.Start)
 	default:
 		w := in.victim(ctx)
+		if len(in.victims) > 0 {
+			w = in.victims[in.turn%len(in.victims)]
+			in.turn++
+			in.aim(ctx, w)
+		}
 		if kind == FaultClientKill && w.lib == "" && w.id <= in.keep {
 			w = in.workers[in.keep+in.rnd.IntN(len(in.workers)-in.keep)]
 		}

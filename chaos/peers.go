@@ -10,9 +10,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/zklock/zklock/internal/peerlib"
+	"github.com/zklock/zklock/zktest"
 )
 
 // Libraries of peer workers (Event.Lib); zklock's workers leave it empty.
@@ -92,3 +94,34 @@ func kazooCommand(ctx context.Context) ([]string, error) {
 
 // sessionMS is a peer worker's session timeout setting.
 func sessionMS() string { return strconv.FormatInt(SessionTimeout.Milliseconds(), 10) }
+
+// startPeers starts the Curator and Kazoo workers.
+func (c *coordinator) startPeers(ctx context.Context, t testing.TB) error {
+	c.procs.peers = map[string][]string{}
+	for _, p := range []struct {
+		lib string
+		n   int
+		cmd func() ([]string, error)
+	}{
+		{LibCurator, c.cfg.Curator, func() ([]string, error) { return curatorCommand(ctx, filepath.Join(c.cfg.Dir, "classes")) }},
+		{LibKazoo, c.cfg.Kazoo, func() ([]string, error) { return kazooCommand(ctx) }},
+	} {
+		if p.n == 0 {
+			continue
+		}
+		cmd, err := p.cmd()
+		if err != nil {
+			return err
+		}
+		c.procs.peers[p.lib] = cmd
+		for i := 1; i <= p.n; i++ {
+			w := &worker{id: i, lib: p.lib, proxy: zktest.NewProxy(t, c.cluster.Servers())}
+			if err := c.procs.start(w); err != nil {
+				return err
+			}
+			t.Cleanup(func() { c.procs.kill(w, "") })
+			c.workers = append(c.workers, w)
+		}
+	}
+	return nil
+}

@@ -65,6 +65,7 @@ type procs struct {
 	peers    map[string][]string // the command that runs a peer library's worker, by library
 	dir      string
 	env      []string // common worker environment
+	broken   string   // Config.Broken: see BrokenFor
 	seed     uint64
 	mu       sync.Mutex
 	exits    []Exit
@@ -90,6 +91,14 @@ func (p *procs) start(w *worker) error {
 		cmd = exec.Command(pc[0], pc[1:]...)
 	}
 	cmd.Env = append(os.Environ(), p.env...)
+	if w.lib == "" {
+		bugs, err := BrokenFor(p.broken, w.id)
+		if err != nil {
+			errf.Close()
+			return err
+		}
+		cmd.Env = append(cmd.Env, EnvBroken+"="+bugs)
+	}
 	cmd.Env = append(cmd.Env, EnvSessionMS+"="+sessionMS())
 	// Under the race detector a worker must not fail by its exit status
 	// alone: its output is scanned instead (see Crashes), which tells

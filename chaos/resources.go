@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime/metrics"
 	"slices"
 	"strconv"
@@ -43,18 +42,21 @@ var growthSlack = map[string]int64{"heap": 8 << 20, "goroutines": 25, "nodes": 1
 func samplePath(logPath string) string { return strings.TrimSuffix(logPath, ".jsonl") + ".res.jsonl" }
 
 // sampleWorker logs the live heap and goroutine count of this process
-// every SampleEvery until ctx ends.
-func sampleWorker(ctx context.Context, proc, path string) {
+// every SampleEvery until ctx ends; a log it cannot write goes to fail.
+func sampleWorker(ctx context.Context, proc, path string, fail func(error)) {
 	log, err := CreateLog(path)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "chaos worker: samples:", err)
+		fail(err)
 		return
 	}
 	defer log.Close()
 	ms := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/sched/goroutines:goroutines"}}
 	for i := 0; i < 1_000_000 && ctx.Err() == nil; i++ {
 		metrics.Read(ms)
-		_ = log.Add(Sample{Src: proc, T: Now(), Heap: int64(ms[0].Value.Uint64()), Gor: int64(ms[1].Value.Uint64())})
+		if err := log.Add(Sample{Src: proc, T: Now(), Heap: int64(ms[0].Value.Uint64()), Gor: int64(ms[1].Value.Uint64())}); err != nil {
+			fail(err)
+			return
+		}
 		sleep(ctx, SampleEvery)
 	}
 }

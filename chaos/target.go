@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/zklock/zklock"
 )
@@ -41,13 +42,29 @@ func holderPID(ctx context.Context, s *zklock.Session, paths Paths, prim string)
 	return n
 }
 
+// aimLocks are the locks a client fault aims at: the exclusive ones, where a
+// holder that believes too long shows as an overlap.
+var aimLocks = []string{"mutex", "reentrant", "rwmutex", "election"}
+
+// aim waits, polling for up to 3s, until w holds one of aimLocks, so that
+// the fault about to hit it lands mid-hold (Config.Victims).
+func (in *injector) aim(ctx context.Context, w *worker) {
+	for i := 0; i < 30 && ctx.Err() == nil; i++ {
+		for _, lock := range aimLocks {
+			if holderPID(ctx, in.admin, in.paths, lock) == w.pid() {
+				return
+			}
+		}
+		sleep(ctx, 100*time.Millisecond)
+	}
+}
+
 // victim picks the worker a client fault hits: two times in three the
 // holder of a random lock, else any worker.
 // The seed decides the draws, but who holds depends on the run: the same
 // seed gives the same kinds and durations, not always the same victims.
 func (in *injector) victim(ctx context.Context) *worker {
-	locks := []string{"mutex", "reentrant", "rwmutex", "election"}
-	aim, lock, anyone := in.rnd.IntN(3) < 2, locks[in.rnd.IntN(len(locks))], in.workers[in.rnd.IntN(len(in.workers))]
+	aim, lock, anyone := in.rnd.IntN(3) < 2, aimLocks[in.rnd.IntN(len(aimLocks))], in.workers[in.rnd.IntN(len(in.workers))]
 	if !aim {
 		return anyone
 	}

@@ -34,10 +34,17 @@ const (
 // tick and a half and the margin, more than 2s: zklock refuses 2s.
 const SessionTimeout = 3 * time.Second
 
-// Broken selects deliberate bugs in the workload, to show the checker
-// catches them: "noguard" writes without the hold's guard, "ignorelost"
-// keeps believing (and writing) after the loss signal; comma-separated.
-type Broken struct{ NoGuard, IgnoreLost bool }
+// Broken selects deliberate bugs in the workload, to show that the checker
+// catches each: "noguard" writes without the hold's guard, "ignorelost"
+// keeps believing (and writing) after the loss signal, "latelost" keeps
+// the guard but acts on the loss signal a second late (LateBy), as a
+// zklock whose signal came late would, "latedeadline" logs an ownership
+// deadline a second later than the session's, as a zklock that
+// overstated it would; comma-separated.
+type Broken struct{ NoGuard, IgnoreLost, LateLost, LateDeadline bool }
+
+// LateBy is how late the "latelost" and "latedeadline" modes are.
+const LateBy = time.Second
 
 // ParseBroken parses EnvBroken's value.
 func ParseBroken(s string) (Broken, error) {
@@ -49,11 +56,42 @@ func ParseBroken(s string) (Broken, error) {
 			b.NoGuard = true
 		case "ignorelost":
 			b.IgnoreLost = true
+		case "latelost":
+			b.LateLost = true
+		case "latedeadline":
+			b.LateDeadline = true
 		default:
 			return b, fmt.Errorf("chaos: %s: unknown bug %q", EnvBroken, f)
 		}
 	}
 	return b, nil
+}
+
+// BrokenFor returns the bugs spec (Config.Broken) gives zklock worker id:
+// spec is either bugs for every worker ("noguard,ignorelost") or
+// ";"-separated entries "ID=bugs" ("1=noguard,ignorelost;2=latelost"), and
+// the workers it does not name are not broken. It fails on a malformed
+// spec or an unknown bug.
+func BrokenFor(spec string, id int) (string, error) {
+	if !strings.Contains(spec, "=") {
+		_, err := ParseBroken(spec)
+		return spec, err
+	}
+	var mine string
+	for _, e := range strings.Split(spec, ";") {
+		k, bugs, ok := strings.Cut(strings.TrimSpace(e), "=")
+		n, err := strconv.Atoi(k)
+		if !ok || err != nil {
+			return "", fmt.Errorf("chaos: broken spec %q: entry %q is not ID=bugs", spec, e)
+		}
+		if _, err := ParseBroken(bugs); err != nil {
+			return "", err
+		}
+		if n == id {
+			mine = bugs
+		}
+	}
+	return mine, nil
 }
 
 // WorkerConfig is a worker process's configuration.
@@ -85,7 +123,8 @@ func WorkerFromEnv() (WorkerConfig, error) {
 
 // RunWorker runs every primitive's workload over one session until stop is
 // closed (the coordinator closes the worker's stdin), then releases, closes
-// the session and returns.
+// the session and returns. A log it cannot write ends the run with that
+// error: the checker must not judge a history with holes in it.
 func RunWorker(cfg WorkerConfig, stop io.Reader, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -95,6 +134,9 @@ func RunWorker(cfg WorkerConfig, stop io.Reader, limit time.Duration) error {
 		return err
 	}
 	defer log.Close()
+	var failed error
+	var once sync.Once
+	fail := func(err error) { once.Do(func() { failed = fmt.Errorf("%s: log: %w", cfg.Proc, err); cancel() }) }
 	s, err := zklock.NewSession(ctx, zklock.WithServers(cfg.Addrs...), zklock.WithSessionTimeout(SessionTimeout))
 	if err != nil {
 		return fmt.Errorf("%s: session: %w", cfg.Proc, err)
@@ -103,7 +145,7 @@ func RunWorker(cfg WorkerConfig, stop io.Reader, limit time.Duration) error {
 	var wid atomic.Int64
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); sampleWorker(ctx, cfg.Proc, samplePath(cfg.LogPath)) }()
+	go func() { defer wg.Done(); sampleWorker(ctx, cfg.Proc, samplePath(cfg.LogPath), fail) }()
 	for i, prim := range Primitives {
 		n := 1
 		if prim == "cohort" {
@@ -114,14 +156,15 @@ func RunWorker(cfg WorkerConfig, stop io.Reader, limit time.Duration) error {
 			if err != nil {
 				return err
 			}
-			w := &workload{prim: prim, g: g, proc: cfg.Proc, paths: cfg.Paths, s: s, acquire: acq, log: log,
+			w := &workload{prim: prim, g: g, proc: cfg.Proc, paths: cfg.Paths, s: s, acquire: acq, log: log, fail: fail,
 				rnd: rand.New(rand.NewPCG(cfg.Seed, uint64(i*CohortSize+g))), broken: cfg.Broken, wid: &wid}
 			wg.Add(1)
 			go func() { defer wg.Done(); w.run(ctx) }()
 		}
 	}
 	wg.Wait()
-	return nil
+	once.Do(func() {}) // no failure after this
+	return failed
 }
 
 // Paths lays out a run's nodes under Root.

@@ -42,6 +42,7 @@ type workload struct {
 	s       *zklock.Session
 	acquire acquirer
 	log     *Log
+	fail    func(error) // a log write failed: the worker stops with it
 	rnd     *rand.Rand
 	broken  Broken
 	wid     *atomic.Int64 // write ids, shared by the process's workloads
@@ -55,7 +56,30 @@ func (w *workload) run(ctx context.Context) {
 
 func (w *workload) add(e Event) {
 	e.Proc, e.Prim, e.G = w.proc, w.prim, w.g
-	_ = w.log.Add(e) // a worker that cannot log has its run fail at the check
+	if err := w.log.Add(e); err != nil {
+		w.fail(err)
+	}
+}
+
+// deadline returns the session's ownership deadline on the clock of Now,
+// or 0 once h's loss signal has fired: a signal still open after the
+// deadline was read shows that it was read while h's epoch was live (a
+// later epoch's deadline says nothing of h). Now is read before the Go
+// clock, so that the conversion errs early, by the microseconds between
+// the two readings.
+func (w *workload) deadline(h *hold) int64 {
+	now, wall := Now(), time.Now()
+	d := w.s.OwnershipDeadline()
+	select {
+	case <-h.lost:
+		return 0
+	default:
+	}
+	dl := now + int64(d.Sub(wall))
+	if w.broken.LateDeadline {
+		dl += int64(LateBy)
+	}
+	return dl
 }
 
 // round acquires, works while it believes it holds, and releases.
@@ -69,8 +93,12 @@ func (w *workload) round(ctx context.Context) {
 		sleep(ctx, 100*time.Millisecond)
 		return
 	}
-	w.add(Event{Ev: EvAcquire, T: Now(), Mode: h.mode, Tok: h.token, N: h.n})
-	seen := watchLoss(h.lost)
+	w.add(Event{Ev: EvAcquire, T: Now(), Mode: h.mode, Tok: h.token, N: h.n, Dl: w.deadline(h)})
+	var late time.Duration
+	if w.broken.LateLost {
+		late = LateBy
+	}
+	seen := watchLoss(h.lost, late)
 	w.work(ctx, h, seen.at)
 	end, why := Now(), WhyReleased
 	if l := seen.at(); l != 0 && !w.broken.IgnoreLost {
@@ -84,17 +112,28 @@ func (w *workload) round(ctx context.Context) {
 
 // work increments the counter one to three times (a reader only reads
 // it), pausing up to 50ms before each step: a fault often lands mid-hold.
+// An increment whose read failed sent nothing: it is tried again (up to
+// maxTries steps in all), so that a holder cut off from the servers holds
+// on until it sees its loss signal, as a user who works until told would,
+// and the claim that it is told before a rival acquires is put to the test.
 func (w *workload) work(ctx context.Context, h *hold, lostAt func() int64) {
 	n := 1 + w.rnd.IntN(3)
-	for i := 0; i < n && ctx.Err() == nil; i++ {
+	for i, tries := 0, 0; i < n && tries < maxTries && ctx.Err() == nil; tries++ {
 		sleep(ctx, time.Duration(w.rnd.IntN(50))*time.Millisecond)
 		if h.mode == ModeRead {
 			_, _, _ = w.s.Conn().Get(w.paths.Counter(w.prim))
+			i++
 			continue
 		}
-		w.increment(ctx, h, lostAt)
+		if w.increment(ctx, h, lostAt) {
+			i++
+		}
 	}
 }
+
+// maxTries bounds the steps of one hold: with reads that fail at once,
+// about 2.5s of retries, past a cut-off holder's deadline.
+const maxTries = 100
 
 // release gives the hold back, retrying a few times: a handle that still
 // holds could not acquire again.
@@ -112,21 +151,27 @@ func (w *workload) release(h *hold) {
 }
 
 // increment reads the counter and writes it plus one in a multi with the
-// hold's guard and a receipt. The exclusive primitives write without a
+// hold's guard and a receipt; it reports false when the read failed and
+// the loss signal had not been seen (nothing was sent: try again). The exclusive primitives write without a
 // version check, so the lock alone protects the read-modify-write and a
 // second holder shows as a lost increment; semaphore holders are concurrent
 // by design and check the version.
-func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) {
+func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) bool {
 	id := w.wid.Add(1)
-	lost := lostAt() != 0
-	if lost && !w.broken.IgnoreLost {
+	if lostAt() != 0 && !w.broken.IgnoreLost {
 		w.add(Event{Ev: EvWrite, T: Now(), Tok: h.token, W: id, Res: ResSkipped})
-		return
+		return true
 	}
 	data, st, err := w.s.Conn().Get(w.paths.Counter(w.prim))
 	if err != nil {
 		w.add(Event{Ev: EvWrite, T: Now(), Tok: h.token, W: id, Res: ResSkipped, Err: err.Error()})
-		return
+		return lostAt() != 0
+	}
+	// Again, as late as possible: the read may have waited out a fault.
+	lost := lostAt() != 0
+	if lost && !w.broken.IgnoreLost {
+		w.add(Event{Ev: EvWrite, T: Now(), Tok: h.token, W: id, Res: ResSkipped})
+		return true
 	}
 	cur, _ := strconv.ParseInt(string(data), 10, 64)
 	v := cur + 1
@@ -143,17 +188,19 @@ func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) 
 		&zk.SetDataRequest{Path: w.paths.Counter(w.prim), Data: []byte(strconv.FormatInt(v, 10)), Version: version},
 		&zk.CreateRequest{Path: w.paths.Receipts(w.prim) + "/w-", Data: rc, Flags: zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)})
 	cctx, cancel := context.WithTimeout(ctx, opLimit)
+	dl := w.deadline(h)
 	t0 := Now()
 	resps, err := w.s.Multi(cctx, ops...)
 	t1 := Now()
 	cancel()
-	e := Event{Ev: EvWrite, T: t0, T1: t1, Tok: h.token, W: id, V: v, Res: outcome(err), Lost: lost}
+	e := Event{Ev: EvWrite, T: t0, T1: t1, Tok: h.token, W: id, V: v, Res: outcome(err), Lost: lost, Dl: dl}
 	if err != nil {
 		e.Err = err.Error()
 	} else if len(resps) > 0 {
 		e.Seq, _ = receiptSeq(resps[len(resps)-1].String)
 	}
 	w.add(e)
+	return true
 }
 
 // receiptSeq returns the sequence number of the receipt node at path
@@ -175,33 +222,47 @@ func outcome(err error) string {
 	return ResUnknown
 }
 
-// lossWatch records when a hold's loss signal was first seen.
+// lossWatch records when a hold's loss signal was first seen; with a
+// delay (the "latelost" bug), that long after it fired.
 type lossWatch struct {
-	lost <-chan struct{}
-	t    atomic.Int64
-	quit chan struct{}
-	done chan struct{}
+	lost  <-chan struct{}
+	delay time.Duration
+	t     atomic.Int64
+	quit  chan struct{}
+	done  chan struct{}
 }
 
-func watchLoss(lost <-chan struct{}) *lossWatch {
-	l := &lossWatch{lost: lost, quit: make(chan struct{}), done: make(chan struct{})}
+func watchLoss(lost <-chan struct{}, delay time.Duration) *lossWatch {
+	l := &lossWatch{lost: lost, delay: delay, quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		select {
 		case <-lost:
-			l.t.CompareAndSwap(0, Now())
 		case <-l.quit:
+			return
 		}
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-l.quit:
+				return
+			}
+		}
+		l.t.CompareAndSwap(0, Now())
 	}()
 	return l
 }
 
 // at returns when the loss was first seen, or 0.
 func (l *lossWatch) at() int64 {
-	select {
-	case <-l.lost:
-		l.t.CompareAndSwap(0, Now())
-	default:
+	if l.delay == 0 {
+		select {
+		case <-l.lost:
+			l.t.CompareAndSwap(0, Now())
+		default:
+		}
 	}
 	return l.t.Load()
 }

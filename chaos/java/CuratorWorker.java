@@ -11,7 +11,10 @@
 // It logs the events of chaos.Event, one JSON object per line, each with
 // one write(2) on an O_APPEND file, times from System.nanoTime() (which is
 // CLOCK_MONOTONIC on Linux, the clock of chaos.Now), plus "conn" events
-// with Curator's connection states. It does what a plain Curator user does:
+// with Curator's connection states, and at each acquire the full path of
+// its hold's node ("node": the lock node, or the lease node), whose deletion
+// the coordinator records: the ground truth of the checker's excuses for
+// Curator. It does what a plain Curator user does:
 // it holds until it releases, whatever the connection state says (Curator's
 // locks do not tell their holder of a lost session), and its writes carry
 // no fencing token (Curator's locks have none): the checker reports what
@@ -19,9 +22,11 @@
 // ZooKeeper handle so that a multi is sent once, never retried.
 //
 // It runs until its stdin is closed, then finishes its rounds, releases and
-// exits 0.
+// exits 0. A log line it cannot write ends it at once with status 3: the
+// checker must not judge a history with holes in it.
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -142,7 +147,7 @@ public final class CuratorWorker {
                 event("waitfail", prim, "", 0, 0, 0, "", "not acquired within " + ACQUIRE_MS + "ms");
                 continue;
             }
-            event("acquire", prim, mode, 0, 0, 0, "", "");
+            acquireEvent(prim, mode, lease != null ? path + "/leases/" + lease.getNodeName() : lockPath(lock));
             int n = 1 + rnd.nextInt(3);
             for (int k = 0; k < n && !stopping; k++) {
                 sleep(rnd.nextInt(50));
@@ -210,6 +215,26 @@ public final class CuratorWorker {
         writeEvent(prim, id, v, t0, t1, res, err);
     }
 
+    // lockPath returns the node of the calling thread's hold of lock
+    // (InterProcessMutex.getLockPath, protected, hence reflection; the RW
+    // lock's read and write locks are InterProcessMutexes too), or "" if it
+    // cannot: the checker then has no ground truth and excuses nothing.
+    private static String lockPath(InterProcessLock lock) {
+        try {
+            Method m = InterProcessMutex.class.getDeclaredMethod("getLockPath");
+            m.setAccessible(true);
+            Object p = m.invoke(lock);
+            return p == null ? "" : p.toString();
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "";
+        }
+    }
+
+    private void acquireEvent(String prim, String mode, String node) {
+        line("{\"ev\":\"acquire\",\"proc\":\"" + proc + "\",\"prim\":\"" + prim + "\",\"lib\":\"curator\",\"t\":" + System.nanoTime()
+                + ",\"mode\":\"" + mode + "\",\"node\":\"" + node + "\"}");
+    }
+
     private void writeEvent(String prim, long id, long v, long t0, long t1, String res, String err) {
         line("{\"ev\":\"write\",\"proc\":\"" + proc + "\",\"prim\":\"" + prim + "\",\"lib\":\"curator\",\"t\":" + t0
                 + ",\"t1\":" + t1 + ",\"w\":" + id + ",\"v\":" + v + ",\"res\":\"" + res + "\"" + errField(err) + "}");
@@ -243,7 +268,8 @@ public final class CuratorWorker {
         try {
             log.write((s + "\n").getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {
-            // the checker fails a run whose log is cut short
+            System.err.println("curator worker: log: " + e);
+            Runtime.getRuntime().halt(3); // not exit: a shutdown hook may wait on this lock
         }
     }
 

@@ -13,7 +13,10 @@ the two libraries exclude each other only through zklock, never directly.
 It logs the events of chaos.Event, one JSON object per line, each with one
 write(2) on an O_APPEND file, times from time.monotonic_ns() (CLOCK_MONOTONIC
 on Linux, the clock of chaos.Now), plus "conn" events with Kazoo's
-connection states. Like a plain Kazoo user it holds until it releases,
+connection states, and at each acquire the full path of its lock node
+("node"), whose deletion the coordinator records: the ground truth of the
+checker's excuses for Kazoo. A log line it cannot write ends it at once
+with status 3. Like a plain Kazoo user it holds until it releases,
 whatever the connection state says, and writes without a token (Kazoo's
 Lock has none): the checker reports what follows from that apart.
 
@@ -53,7 +56,16 @@ class Worker:
         e.update({k: v for k, v in kw.items() if v not in ("", 0, None)})
         line = (json.dumps(e, separators=(",", ":")) + "\n").encode()
         with self.lock:
-            os.write(self.log, line)  # one write(2)
+            try:
+                n = os.write(self.log, line)  # one write(2)
+            except OSError as err:
+                n, why = -1, err
+            else:
+                why = "short write"
+            if n != len(line):
+                # The checker must not judge a history with holes in it.
+                sys.stderr.write("kazoo worker: log: %s\n" % why)
+                os._exit(3)
 
     def increment(self, zk):
         self.wid += 1
@@ -98,7 +110,7 @@ class Worker:
             if not got:
                 self.event("waitfail", err="not acquired within %ss" % ACQUIRE_S)
                 continue
-            self.event("acquire", mode="w")
+            self.event("acquire", mode="w", node=lock.path + "/" + (lock.node or ""))
             for _ in range(1 + self.rnd.randrange(3)):
                 if self.stopping.is_set():
                     break
