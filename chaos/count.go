@@ -17,7 +17,8 @@ import (
 // gone (peerGone), or a peer's lease returned with its node already gone
 // (peerLeaseNoNode). Frozen and stale leases are recorded as paused
 // overlaps and checked for fencing; they, and the peers', are not counted
-// against later holders. An excused lease whose holder had logged an
+// against later holders. An excused lease that the acquisition needs
+// excused (the count with it exceeds the limit) whose holder had logged an
 // ownership deadline after the acquisition is a violation all the same.
 func checkCount(r *Outcome, list []Interval, ord *commitOrder, rep *Report) {
 	stale := make([]bool, len(list))
@@ -46,7 +47,10 @@ func checkCount(r *Outcome, list []Interval, ord *commitOrder, rep *Report) {
 			stale[i] = true // counted against whoever acquires while it still believes
 		}
 		if leases(active)+leases(paused)+leases(gone)+b.N > limit {
+			// The excess is the excused leases': their holders' deadlines
+			// must have passed.
 			for _, a := range paused {
+				deadlineBroken(a, b, rep)
 				fenced(r, a, b, ord, rep)
 			}
 			for _, a := range gone {
@@ -71,7 +75,6 @@ func believers(r *Outcome, earlier []Interval, stale []bool, b Interval, rep *Re
 		ok, why := frozenExcuse(r, a, b)
 		if stale[j] || ok {
 			paused = append(paused, a)
-			deadlineBroken(a, b, rep)
 			continue
 		}
 		if w := cmp.Or(why, peerNodeWhy(r, a, b.Start)); w != "" {

@@ -111,18 +111,26 @@ func (w *workload) round(ctx context.Context) {
 }
 
 // work increments the counter one to three times (a reader only reads
-// it), pausing up to 50ms before each step: a fault often lands mid-hold.
-// An increment whose read failed sent nothing: it is tried again (up to
-// maxTries steps in all), so that a holder cut off from the servers holds
-// on until it sees its loss signal, as a user who works until told would,
-// and the claim that it is told before a rival acquires is put to the test.
+// it), pausing up to 50ms (200ms for a broken workload) before each step:
+// a fault often lands mid-hold.
+// A step that failed (a read that failed, a write whose outcome is
+// unknown) is tried again, up to maxTries steps in all, until the loss
+// signal is seen: a holder cut off from the servers holds on until it is
+// told, as a user who works until told would, and the claim that it is
+// told before a rival acquires is put to the test.
 func (w *workload) work(ctx context.Context, h *hold, lostAt func() int64) {
-	n := 1 + w.rnd.IntN(3)
+	n, pause := 1+w.rnd.IntN(3), 50
+	if w.broken != (Broken{}) {
+		// A broken holder is slow, so that a fault aimed at it while it
+		// holds (Config.Victims) lands mid-hold rather than after it.
+		pause = 200
+	}
 	for i, tries := 0, 0; i < n && tries < maxTries && ctx.Err() == nil; tries++ {
-		sleep(ctx, time.Duration(w.rnd.IntN(50))*time.Millisecond)
+		sleep(ctx, time.Duration(w.rnd.IntN(pause))*time.Millisecond)
 		if h.mode == ModeRead {
-			_, _, _ = w.s.Conn().Get(w.paths.Counter(w.prim))
-			i++
+			if _, _, err := w.s.Conn().Get(w.paths.Counter(w.prim)); err == nil || lostAt() != 0 {
+				i++
+			}
 			continue
 		}
 		if w.increment(ctx, h, lostAt) {
@@ -131,8 +139,8 @@ func (w *workload) work(ctx context.Context, h *hold, lostAt func() int64) {
 	}
 }
 
-// maxTries bounds the steps of one hold: with reads that fail at once,
-// about 2.5s of retries, past a cut-off holder's deadline.
+// maxTries bounds the steps of one hold: with steps that fail at once,
+// 2.5s of retries or more, past a cut-off holder's deadline.
 const maxTries = 100
 
 // release gives the hold back, retrying a few times: a handle that still
@@ -151,8 +159,9 @@ func (w *workload) release(h *hold) {
 }
 
 // increment reads the counter and writes it plus one in a multi with the
-// hold's guard and a receipt; it reports false when the read failed and
-// the loss signal had not been seen (nothing was sent: try again). The exclusive primitives write without a
+// hold's guard and a receipt; it reports false when the read failed or the
+// write's outcome is unknown, and the loss signal had not been seen: the
+// holder does not know that its increment is in, and tries again. The exclusive primitives write without a
 // version check, so the lock alone protects the read-modify-write and a
 // second holder shows as a lost increment; semaphore holders are concurrent
 // by design and check the version.
@@ -200,7 +209,7 @@ func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) 
 		e.Seq, _ = receiptSeq(resps[len(resps)-1].String)
 	}
 	w.add(e)
-	return true
+	return e.Res != ResUnknown || lostAt() != 0
 }
 
 // receiptSeq returns the sequence number of the receipt node at path
