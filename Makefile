@@ -60,10 +60,12 @@ soak: deps
 	CHAOS_DURATION=$(SOAK_DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) CHAOS_KEEP=1 CHAOS_CURATOR=$(CURATOR) CHAOS_KAZOO=$(KAZOO) \
 		CHAOS_FSYNC=$(or $(FSYNC),1) go test -race -count=1 -timeout 0 -v -run '^TestChaos$$' ./chaos
 
-# TestChaosBrokenIsCaught: a short run with the workload deliberately broken
-# (no guard, loss signal ignored) and only the faults that expose it; the
-# test passes only if the checker reports violations. make test runs it
-# with 20s of faults; here BROKEN_DURATION sets them.
+# TestChaosBrokenIsCaught: a short run with three zklock workers broken
+# three ways (no guard and the loss signal ignored; the loss acted on a
+# second late; a deadline logged a second late) beside a correct one, each
+# cut off in turn; the test passes only if each causes its own class of
+# violation. make test runs it with 20s of faults; here BROKEN_DURATION
+# sets them.
 BROKEN_DURATION ?= 30s
 chaos-broken: deps
 	CHAOS_BROKEN_DURATION=$(BROKEN_DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) \

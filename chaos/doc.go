@@ -15,6 +15,13 @@
 // CLOCK_MONOTONIC (Now), which all processes share: when an acquisition
 // returned, each write with its outcome, and when the holder stopped
 // believing it held (its release, or the moment it saw the loss signal).
+// At each acquire and before each write a zklock worker also logs its
+// Session.OwnershipDeadline on that clock (Event.Dl), while the hold's loss
+// signal has not fired: the promise the checker holds it to. A hold whose
+// step fails (a read that failed, a write of unknown outcome) tries again
+// until its steps are done or it sees its loss signal, so that a holder cut
+// off from the servers holds on until it is told, as a user who works until
+// told would.
 //
 // Meanwhile a seeded schedule injects one fault at a time, each kind once
 // per shuffled round (FaultKinds): leader kill and restart, follower kill
@@ -31,31 +38,49 @@
 //
 // The writes of the exclusive primitives carry no version check: only the
 // lock protects the read-modify-write, so two holders show up as a write
-// that sets the counter back. Receipts, committed in the same multi as the counter,
-// settle writes whose reply was lost and give the commit order. Check then
-// fails the run on:
+// that sets the counter back. Receipts, committed in the same multi as the
+// counter, settle writes whose reply was lost, and their czxids give the
+// commit order across primitives. Check then fails the run on (docs/chaos.md
+// gives each rule with its bounds):
 //
-//   - a lost or duplicated increment: a committed increment that does not
-//     write the value before it (in commit order) plus one, a final counter
-//     that differs from the number of receipts, an acknowledged write without
-//     a receipt, a refused write with one;
-//   - a stale write accepted: an exclusive primitive's receipts out of token
-//     order, or a write committed after its holder saw the loss signal;
+//   - a rival granted before the ownership deadline a zklock holder had
+//     logged, frozen or not, while the holder believed or after its hold
+//     ended otherwise than by its release (checkDeadlines);
 //   - two believed holds overlapping where the primitive forbids it (any two
 //     for a mutex, reentrant mutex or election, a writer beside anyone for
-//     the RWMutex, more leases than the limit for a semaphore), unless the earlier
-//     holder was frozen during its hold before the rival acquired. Those are
-//     reported apart (PausedOverlap): a frozen process cannot see its loss
-//     signal, so fencing must refuse every write it sends after the rival
-//     acquired, and any that commits is a violation;
+//     the RWMutex, more leases than the limit for a semaphore), unless the
+//     earlier zklock holder was frozen, the rival coming no sooner than
+//     RivalAfterFreeze after the freeze began and the belief ending within
+//     MaxBeliefAfterResume of the resume; or the later one is a grant that
+//     went stale while its process was frozen acquiring it, whose loss
+//     signal fired (within the same bounds); or the earlier one is a peer's
+//     whose node the coordinator saw deleted before the rival acquired.
+//     Frozen and stale holds are reported apart (PausedOverlap), and any of
+//     their writes that committed after the rival acquired, by commit order,
+//     is a fencing failure;
+//   - a zklock write that committed, by commit order, after a conflicting
+//     hold began that began after the writer stopped believing, whoever
+//     held it (checkLateCommits);
+//   - a lost or duplicated increment: a committed increment that does not
+//     write the value before it (in commit order) plus one, unless one of
+//     the two writes is a peer's unfenced write after its node was gone or
+//     after a later hold began; a final counter that differs from the number
+//     of receipts; an acknowledged write without a receipt, a refused write
+//     with one;
+//   - a stale write accepted: an exclusive primitive's receipts out of token
+//     order, or a write committed after its holder saw the loss signal;
+//   - an acquire logged again with no release between, or a zklock hold
+//     with no release in a process that was not killed;
 //   - an ephemeral node left under the lock paths once every worker exited
 //     and the sessions of killed ones had time to expire;
 //   - a primitive with no holder while contenders waited and no fault was
 //     active, for longer than the session timeout plus LivenessSlack;
-//   - a worker that exited on its own, would not stop when told to, or
-//     printed a panic or a data race. Races entirely inside go-zookeeper
-//     (its lastZxid race on reconnect, go-zookeeper/zk#35) are listed in
-//     the report instead: zklock cannot fix them.
+//   - a fault that failed (its record carries the error);
+//   - a worker that exited on its own (a worker that cannot write its log
+//     stops with the error), would not stop when told to, or printed a panic
+//     or a data race. Races entirely inside go-zookeeper (its lastZxid race
+//     on reconnect, go-zookeeper/zk#35) are listed in the report instead:
+//     zklock cannot fix them.
 //
 // Peer workers join the zklock workers and write through the same counters,
 // with the same log format plus their connection states (EvConn): Curator
@@ -68,13 +93,16 @@
 // zklock's layouts, and Curator's lock does not see Kazoo's nodes, so the
 // two never share a path). They do what a plain user of
 // those libraries does: hold until they release, whatever the connection
-// says, and write without a token (their locks have none). Check holds them
-// to the same invariants, and lays at their door only what those libraries
-// are known to get wrong, with the evidence: a holder whose session was
-// lost (frozen or cut off past the session timeout, or SUSPENDED before the
-// rival acquired and LOST after) still believing it held, and the
-// increments its unfenced writes lost (PeerOverlap, Report.PeerLost). Any
-// other overlap with a peer holder is a violation.
+// says, and write without a token (their locks have none). They log their
+// hold's node at each acquire, and the coordinator watches the directories
+// those nodes are in (nodeWatcher), recording when each was deleted. Check
+// holds them to the same invariants, and lays at their door only what
+// those libraries are known to get wrong, with the evidence: a holder that
+// still believed it held after its node was gone (its session expired),
+// a lease returned whose node was gone already, and the increments their
+// unfenced writes lost (PeerOverlap, Report.PeerLost). Any other overlap
+// with a peer holder is a violation. The ownership deadline is zklock's
+// promise; their libraries make none, so their node is what judges them.
 //
 // Every worker samples its live heap and goroutines, and the coordinator the
 // servers' nodes and watches, every SampleEvery; the report gives them per
@@ -95,9 +123,14 @@
 // victims of client faults depend on who holds at that moment, so a replay
 // hits the same kinds at the same times but not always the same processes.
 //
-// To show that the checker can fail, EnvBroken (CHAOS_BROKEN for the test)
-// makes the workload drop the guard ("noguard") and ignore the loss signal
-// ("ignorelost"): TestChaosBrokenIsCaught runs that under freezes and
-// cut-offs and fails unless the checker reports violations; make test runs
-// it with 20s of faults, make chaos-broken with BROKEN_DURATION.
+// To show that the checker can fail, EnvBroken (CHAOS_BROKEN for the test,
+// per worker: see BrokenFor) breaks the workload: "noguard" drops the
+// guard, "ignorelost" ignores the loss signal, "latelost" acts on it a
+// second late, "latedeadline" logs a deadline a second late.
+// TestChaosBrokenIsCaught runs three broken workers beside a correct one,
+// cuts each off in turn, and fails unless each causes its own class of
+// violation, by name; make test runs it with 20s of faults, make
+// chaos-broken with BROKEN_DURATION. The checker's unit tests also run it on
+// synthetic histories (testdata/golden), each a failure an earlier checker
+// passed.
 package chaos
