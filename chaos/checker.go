@@ -74,6 +74,7 @@ func Check(r *Outcome) *Report {
 	recovery(r, ivs, rep)
 	lossLeads(r, ivs, rep)
 	deadlineLeads(ivs, rep)
+	watcherLeads(r, ivs, rep)
 	frozenFigures(r, rep)
 	for _, f := range r.Faults {
 		if f.Err != "" {

@@ -25,6 +25,7 @@ type Report struct {
 	LeadsByKind    map[string][]time.Duration // LossLeads by the fault in whose window the signal came
 	DeadlineLeads  []time.Duration            // logged ownership deadline to the next conflicting acquisition (see deadlineLeads)
 	PeerMargins    []time.Duration            // a peer's node deleted to the rival's grant, over PeerOverlaps with a rival
+	NodeLeads      []time.Duration            // a released peer node seen gone to the next conflicting zklock grant (see watcherLeads)
 	UpstreamRaces  []string                   // data races the race detector found inside go-zookeeper
 	Usage          []Usage                    // resources by worker incarnation and of the servers
 	ServerLost     []Reuse                    // proof that the servers lost committed transactions
@@ -136,6 +137,14 @@ func (r *Report) String() string {
 		if ms := slices.Sorted(slices.Values(r.PeerMargins)); len(ms) > 0 {
 			fmt.Fprintf(&b, "  their node deleted ahead of the rival's grant: min %v, median %v\n",
 				ms[0].Round(time.Microsecond), ms[len(ms)/2].Round(time.Microsecond))
+		}
+	}
+	if ls := slices.Sorted(slices.Values(r.NodeLeads)); len(ls) > 0 {
+		fmt.Fprintf(&b, "node watcher: a released peer node seen gone ahead of the next zklock grant (%d releases): min %v, median %v (tolerance %v)\n",
+			len(ls), ls[0].Round(time.Microsecond), ls[len(ls)/2].Round(time.Microsecond), PeerLag)
+		if ls[0] < -PeerLag {
+			fmt.Fprintf(&b, "  BEYOND THE TOLERANCE: the watcher saw a node gone %v after a grant that needed it gone; its excuses of this run are suspect\n",
+				(-ls[0]).Round(time.Microsecond))
 		}
 	}
 	if len(r.UpstreamRaces) > 0 {
