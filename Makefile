@@ -64,8 +64,8 @@ soak: deps
 # three ways (no guard and the loss signal ignored; the loss acted on a
 # second late; a deadline logged a second late) beside a correct one, each
 # cut off in turn; the test passes only if each causes its own class of
-# violation. make test runs it with 20s of faults; here BROKEN_DURATION
-# sets them.
+# violation. It stops after those three faults (about 20s); BROKEN_DURATION
+# bounds it.
 BROKEN_DURATION ?= 30s
 chaos-broken: deps
 	CHAOS_BROKEN_DURATION=$(BROKEN_DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) \

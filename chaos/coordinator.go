@@ -25,6 +25,7 @@ type Config struct {
 	Limit    int           // the semaphore's limit
 	Broken   string        // bugs of the zklock workers (see BrokenFor): all of them, or some by id
 	Victims  []int         // if set, client faults hit these zklock workers in turn instead of a holder
+	Faults   int           // if set, the run stops after that many faults, Duration or not
 	Dir      string        // where logs go
 	Kinds    []string      // fault kinds to draw from; nil means FaultKinds
 	Keep     int           // workers 1..Keep are never killed, so that their growth is judged (a soak)
@@ -152,7 +153,7 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 }
 
 // schedule injects faults, one at a time with a quiet spell after each,
-// until cfg.Duration has passed. Kinds are drawn from a shuffled bag, so
+// until cfg.Duration has passed or cfg.Faults were injected. Kinds are drawn from a shuffled bag, so
 // every kind comes once before any comes twice.
 func (c *coordinator) schedule(ctx context.Context, t testing.TB) {
 	rnd := rand.New(rand.NewPCG(c.cfg.Seed, 0x5eed))
@@ -168,7 +169,11 @@ func (c *coordinator) schedule(ctx context.Context, t testing.TB) {
 	deadline := time.Now().Add(c.cfg.Duration)
 	sleep(ctx, 3*time.Second) // let every workload get going
 	var bag []string
-	for i := 0; i < 100_000 && time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+	limit := 100_000
+	if c.cfg.Faults > 0 {
+		limit = c.cfg.Faults
+	}
+	for i := 0; i < limit && time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 		if len(bag) == 0 {
 			bag = slices.Clone(kinds)
 			rnd.Shuffle(len(bag), func(i, j int) { bag[i], bag[j] = bag[j], bag[i] })
@@ -180,7 +185,9 @@ func (c *coordinator) schedule(ctx context.Context, t testing.TB) {
 		// A failed fault is a violation in the report (Check), so that a
 		// recheck of the outcome sees it too.
 		t.Logf("fault %d: %s %s for %v %s %s", i+1, f.Kind, f.Target, dur(f.End-f.Start).Round(time.Millisecond), f.Detail, f.Err)
-		sleep(ctx, in.between(time.Second, 2500*time.Millisecond))
+		if i+1 < limit {
+			sleep(ctx, in.between(time.Second, 2500*time.Millisecond))
+		}
 	}
 }
 

@@ -129,8 +129,8 @@
 // second late, "latedeadline" logs a deadline a second late.
 // TestChaosBrokenIsCaught runs three broken workers beside a correct one,
 // cuts each off in turn, and fails unless each causes its own class of
-// violation, by name; make test runs it with 20s of faults, make
-// chaos-broken with BROKEN_DURATION. The checker's unit tests also run it on
+// violation, by name; it stops after those three faults (make test runs
+// it; make chaos-broken too, bounded by BROKEN_DURATION). The checker's unit tests also run it on
 // synthetic histories (testdata/golden), each a failure an earlier checker
 // passed.
 package chaos

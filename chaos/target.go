@@ -46,11 +46,13 @@ func holderPID(ctx context.Context, s *zklock.Session, paths Paths, prim string)
 // holder that believes too long shows as an overlap.
 var aimLocks = []string{"mutex", "reentrant", "rwmutex", "election"}
 
-// aim waits, polling for up to 3s, until w holds one of aimLocks, so that
-// the fault about to hit it lands mid-hold (Config.Victims).
+// aim waits, polling for up to 3s, until w holds a lock whose holders
+// write (the mutex, the reentrant mutex, the election; the RW lock's
+// first contender may be a reader), so that the fault about to hit it
+// lands mid-hold (Config.Victims) on a holder whose late writes show.
 func (in *injector) aim(ctx context.Context, w *worker) {
 	for i := 0; i < 30 && ctx.Err() == nil; i++ {
-		for _, lock := range aimLocks {
+		for _, lock := range []string{"mutex", "reentrant", "election"} {
 			if holderPID(ctx, in.admin, in.paths, lock) == w.pid() {
 				return
 			}
