@@ -114,12 +114,12 @@ var brokenWorkers = []struct {
 	{1, "noguard,ignorelost", func(v, w string) bool {
 		return strings.Contains(v, "by "+w) && strings.Contains(v, "committed after its holder saw the loss signal")
 	}},
-	// The guard kept, the loss acted on a second late: only the overlap
+	// The guard kept, the loss acted on LateBy late: only the overlap
 	// rule sees it, with this worker the holder that went on believing.
 	{2, "latelost", func(v, w string) bool {
 		return strings.Contains(v, ": "+w) && strings.Contains(v, "believed they held together")
 	}},
-	// A deadline logged a second later than the session's: a rival granted
+	// A deadline logged LateBy later than the session's: a rival granted
 	// before it, though the loss signal came in time.
 	{3, "latedeadline", func(v, w string) bool { return strings.Contains(v, "before the ownership deadline "+w) }},
 }

@@ -37,14 +37,17 @@ const SessionTimeout = 3 * time.Second
 // Broken selects deliberate bugs in the workload, to show that the checker
 // catches each: "noguard" writes without the hold's guard, "ignorelost"
 // keeps believing (and writing) after the loss signal, "latelost" keeps
-// the guard but acts on the loss signal a second late (LateBy), as a
+// the guard but acts on the loss signal late (LateBy), as a
 // zklock whose signal came late would, "latedeadline" logs an ownership
-// deadline a second later than the session's, as a zklock that
+// deadline LateBy later than the session's, as a zklock that
 // overstated it would; comma-separated.
 type Broken struct{ NoGuard, IgnoreLost, LateLost, LateDeadline bool }
 
-// LateBy is how late the "latelost" and "latedeadline" modes are.
-const LateBy = time.Second
+// LateBy is how late the "latelost" and "latedeadline" modes are: longer
+// than the lead the loss signal has over a rival (the margin, plus on a
+// follower's connection syncLimit*tickTime and a tick and a half), so that
+// a signal this late comes after the rival holds.
+const LateBy = SessionTimeout
 
 // ParseBroken parses EnvBroken's value.
 func ParseBroken(s string) (Broken, error) {
