@@ -34,7 +34,9 @@ demo: deps
 # the mutex, RW and semaphore paths, KAZOO Kazoo workers (Python) on the
 # reentrant mutex; what follows from their holders not being told of a lost session
 # is reported apart, as theirs. FSYNC=1 makes the servers fsync before they
-# acknowledge (ZooKeeper's default; zktest's is not to). The test bounds
+# acknowledge (ZooKeeper's default; zktest's is not to). SYNC_LIMIT sets
+# the servers' syncLimit in ticks (15 by default; a longer one lengthens
+# the sessions to match, see chaos.SessionTimeoutFor). The test bounds
 # itself (DURATION plus ten minutes), hence -timeout 0.
 DURATION ?= 5m
 SEED ?=
@@ -44,7 +46,7 @@ CHAOS_DIR ?= $(shell mktemp -d /tmp/zklock-chaos.XXXXXX)
 .PHONY: chaos chaos-broken
 chaos: deps
 	CHAOS_DURATION=$(DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) CHAOS_CURATOR=$(CURATOR) CHAOS_KAZOO=$(KAZOO) \
-		CHAOS_FSYNC=$(FSYNC) go test -race -count=1 -timeout 0 -v -run '^TestChaos$$' ./chaos
+		CHAOS_FSYNC=$(FSYNC) CHAOS_SYNC_LIMIT=$(SYNC_LIMIT) go test -race -count=1 -timeout 0 -v -run '^TestChaos$$' ./chaos
 
 # The soak: the chaos suite for SOAK_DURATION (2 hours) with every fault
 # kind, worker 1 never killed so that its heap and goroutines are judged

@@ -73,6 +73,11 @@ func config(t *testing.T) chaos.Config {
 			t.Fatalf("CHAOS_MAX_FAULTS %q: need a count", n)
 		}
 	}
+	if n := os.Getenv("CHAOS_SYNC_LIMIT"); n != "" {
+		if cfg.SyncLimit, err = strconv.Atoi(n); err != nil || cfg.SyncLimit < 1 {
+			t.Fatalf("CHAOS_SYNC_LIMIT %q: need a count of ticks", n)
+		}
+	}
 	if v := os.Getenv("CHAOS_VICTIMS"); v != "" {
 		for _, f := range strings.Split(v, ",") {
 			id, err := strconv.Atoi(f)
@@ -88,8 +93,27 @@ func config(t *testing.T) chaos.Config {
 // TestChaos runs every primitive in worker processes under a seeded fault
 // schedule and fails on any violation the checker finds.
 func TestChaos(t *testing.T) {
-	cfg := config(t)
-	t.Logf("seed %d (CHAOS_SEED=%d reproduces the schedule), %v of faults, %d workers", cfg.Seed, cfg.Seed, cfg.Duration, cfg.Workers)
+	run(t, config(t))
+}
+
+// TestChaosLongSyncLimit is a slice whose servers' followers serve
+// syncLimit*tickTime = 3s after losing their leader, as long as the suite's
+// default session timeout (the sessions follow it: SessionTimeoutFor), with
+// the faults that put a client on a follower cut from its leader
+// (issue 32): the follower cut, a follower split from the other two, the
+// leader isolated. CHAOS_LONGSYNC_DURATION sets its faults' time (30s).
+func TestChaosLongSyncLimit(t *testing.T) {
+	t.Setenv("CHAOS_DURATION", env("CHAOS_LONGSYNC_DURATION", "30s"))
+	t.Setenv("CHAOS_SYNC_LIMIT", "30")
+	t.Setenv("CHAOS_FAULTS", strings.Join([]string{chaos.FaultFollowerCut, chaos.FaultPeerSplit, chaos.FaultLeaderIsolated}, ","))
+	t.Setenv("CHAOS_CURATOR", "0")
+	t.Setenv("CHAOS_KAZOO", "0")
+	run(t, config(t))
+}
+
+func run(t *testing.T, cfg chaos.Config) {
+	t.Logf("seed %d (CHAOS_SEED=%d reproduces the schedule), %v of faults, %d workers, syncLimit %d",
+		cfg.Seed, cfg.Seed, cfg.Duration, cfg.Workers, cfg.SyncLimit)
 	rep := chaos.Run(t, cfg)
 	t.Logf("seed %d\n%s", cfg.Seed, rep)
 	if !rep.OK() {
@@ -114,12 +138,12 @@ var brokenWorkers = []struct {
 	{1, "noguard,ignorelost", func(v, w string) bool {
 		return strings.Contains(v, "by "+w) && strings.Contains(v, "committed after its holder saw the loss signal")
 	}},
-	// The guard kept, the loss acted on LateBy late: only the overlap
+	// The guard kept, the loss acted on a session timeout late: only the overlap
 	// rule sees it, with this worker the holder that went on believing.
 	{2, "latelost", func(v, w string) bool {
 		return strings.Contains(v, ": "+w) && strings.Contains(v, "believed they held together")
 	}},
-	// A deadline logged LateBy later than the session's: a rival granted
+	// A deadline logged a session timeout later than the session's: a rival granted
 	// before it, though the loss signal came in time.
 	{3, "latedeadline", func(v, w string) bool { return strings.Contains(v, "before the ownership deadline "+w) }},
 }

@@ -32,7 +32,13 @@ type Config struct {
 	Curator  int           // Curator worker processes (java/CuratorWorker.java) joining the zklock workers
 	Kazoo    int           // Kazoo worker processes (python/kazoo_worker.py) joining them on the mutex
 	Fsync    bool          // servers fsync before they acknowledge (zktest.WithFsync; make soak)
+	// SyncLimit is the servers' syncLimit in ticks (0: zktest's default);
+	// the session timeout follows it (SessionTimeoutFor).
+	SyncLimit int
 }
+
+// session is the session timeout of the run's clients.
+func (cfg Config) session() time.Duration { return SessionTimeoutFor(cfg.SyncLimit) }
 
 // coordinator runs the cluster, the workers and the fault schedule.
 type coordinator struct {
@@ -60,6 +66,9 @@ func Run(t testing.TB, cfg Config) *Report {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+10*time.Minute)
 	defer cancel()
 	opts := []zktest.Option{zktest.WithPeerNetwork()}
+	if cfg.SyncLimit > 0 {
+		opts = append(opts, zktest.WithSyncLimit(cfg.SyncLimit))
+	}
 	if cfg.Fsync {
 		opts = append(opts, zktest.WithFsync())
 	}
@@ -122,7 +131,7 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 		return err
 	}
 	root := "/chaos-" + strconv.FormatUint(c.cfg.Seed, 10)
-	s, err := zklock.NewSession(ctx, zklock.WithServers(c.cluster.Servers()...), zklock.WithSessionTimeout(SessionTimeout))
+	s, err := zklock.NewSession(ctx, zklock.WithServers(c.cluster.Servers()...), zklock.WithSessionTimeout(c.cfg.session()))
 	if err != nil {
 		return err
 	}
@@ -133,7 +142,7 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 	if c.flog, err = CreateLog(filepath.Join(c.cfg.Dir, "faults.jsonl")); err != nil {
 		return err
 	}
-	c.procs = &procs{exe: exe, dir: c.cfg.Dir, seed: c.cfg.Seed, broken: c.cfg.Broken, env: []string{
+	c.procs = &procs{exe: exe, dir: c.cfg.Dir, seed: c.cfg.Seed, broken: c.cfg.Broken, session: c.cfg.session(), env: []string{
 		EnvRoot + "=" + root, EnvLimit + "=" + strconv.Itoa(c.cfg.Limit)}}
 	if dirs := c.peerDirs(); len(dirs) > 0 {
 		if c.nodes, err = startNodeWatcher(ctx, c.cluster.Servers(), dirs, filepath.Join(c.cfg.Dir, nodesFile)); err != nil {
@@ -158,7 +167,7 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 func (c *coordinator) schedule(ctx context.Context, t testing.TB) {
 	rnd := rand.New(rand.NewPCG(c.cfg.Seed, 0x5eed))
 	in := &injector{cluster: c.cluster, procs: c.procs, workers: c.workers,
-		admin: c.admin.s, paths: c.admin.paths, rnd: rnd, keep: c.cfg.Keep}
+		admin: c.admin.s, paths: c.admin.paths, rnd: rnd, keep: c.cfg.Keep, session: c.cfg.session()}
 	for _, v := range c.cfg.Victims {
 		in.victims = append(in.victims, c.workers[v-1])
 	}

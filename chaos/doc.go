@@ -126,7 +126,7 @@
 // To show that the checker can fail, EnvBroken (CHAOS_BROKEN for the test,
 // per worker: see BrokenFor) breaks the workload: "noguard" drops the
 // guard, "ignorelost" ignores the loss signal, "latelost" acts on it a
-// session timeout late (LateBy), "latedeadline" logs a deadline as late.
+// session timeout late, "latedeadline" logs a deadline as late.
 // TestChaosBrokenIsCaught runs three broken workers beside a correct one,
 // cuts each off in turn, and fails unless each causes its own class of
 // violation, by name; it stops after those three faults (make test runs

@@ -28,12 +28,18 @@ const (
 	FaultPeerSplit      = "peer-split"      // a follower cut from the other two (1|2)
 	FaultPeerOneWay     = "peer-one-way"    // leader to follower or back, one direction cut
 	FaultPeerLatency    = "peer-latency"    // delay between the leader and its followers
+
+	// A client that reaches only a follower, that follower cut from the
+	// other two: it answers the client for syncLimit*tickTime, and the
+	// leader expires the client's session a timeout after the last touch
+	// the follower passed on (issue 32).
+	FaultFollowerCut = "follower-cut"
 )
 
 // FaultKinds lists every kind the scheduler injects.
 var FaultKinds = []string{FaultLeaderKill, FaultFollowerKill, FaultEnsembleRestart, FaultPartition,
 	FaultReset, FaultLatency, FaultPause, FaultClientKill,
-	FaultLeaderIsolated, FaultPeerSplit, FaultPeerOneWay, FaultPeerLatency}
+	FaultLeaderIsolated, FaultPeerSplit, FaultPeerOneWay, FaultPeerLatency, FaultFollowerCut}
 
 // Fault is one injected fault: active from Start until End, when it was
 // undone (server serving again, client healed, resumed or restarted).
@@ -57,6 +63,7 @@ type injector struct {
 	keep    int       // workers 1..keep are not killed
 	victims []*worker // Config.Victims: client faults hit them in turn
 	turn    int
+	session time.Duration // the clients' session timeout
 }
 
 // between returns a random duration in [lo, hi).
@@ -79,6 +86,8 @@ func (in *injector) do(ctx context.Context, kind string) Fault {
 		err = in.ensembleRestart(ctx)
 	case FaultLeaderIsolated, FaultPeerSplit, FaultPeerOneWay, FaultPeerLatency:
 		f.Target, f.Detail, err = in.peer(ctx, kind, &f.Start)
+	case FaultFollowerCut:
+		f.Target, f.Detail, err = in.followerCut(ctx, in.victim(ctx), &f.Start)
 	default:
 		w := in.victim(ctx)
 		if len(in.victims) > 0 {
@@ -189,9 +198,38 @@ func (in *injector) peer(ctx context.Context, kind string, start *int64) (target
 	return target, detail, in.cluster.WaitReady(ctx)
 }
 
+// followerCut makes w reach only a follower, then cuts that follower from
+// its peers for one second to past the session timeout: in most draws
+// past syncLimit*tickTime, when the follower stops serving and w, which
+// can reach no other server, loses its session unless the cut ends first.
+func (in *injector) followerCut(ctx context.Context, w *worker, start *int64) (target, detail string, err error) {
+	*start = Now()
+	l, err := in.cluster.Leader(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	n := in.cluster.Len()
+	f := (l + 1 + in.rnd.IntN(n-1)) % n
+	d := in.between(time.Second, in.past())
+	target, detail = fmt.Sprintf("%s on server %d (follower)", w.proc(), f), "for "+d.String()
+	*start = Now()
+	w.proxy.Only(f)
+	if err = in.cluster.Isolate(f); err == nil {
+		sleep(ctx, d)
+	}
+	if herr := in.cluster.HealNetwork(); err == nil {
+		err = herr
+	}
+	w.proxy.Heal()
+	if err != nil {
+		return target, detail, err
+	}
+	return target, detail, in.cluster.WaitReady(ctx)
+}
+
 // past is longer than the session timeout: the server expires the session.
 func (in *injector) past() time.Duration {
-	return SessionTimeout + in.between(time.Second, 2500*time.Millisecond)
+	return in.session + in.between(time.Second, 2500*time.Millisecond)
 }
 
 func (in *injector) client(ctx context.Context, kind string, w *worker) (string, error) {

@@ -23,7 +23,7 @@ const (
 	LibKazoo   = "kazoo"
 )
 
-// EnvSessionMS gives a peer worker its session timeout in milliseconds.
+// EnvSessionMS gives a worker its session timeout in milliseconds.
 const EnvSessionMS = "ZKLOCK_CHAOS_SESSION_MS"
 
 // Where Debian's packages put what the peer workers need.
@@ -92,8 +92,8 @@ func kazooCommand(ctx context.Context) ([]string, error) {
 	return []string{python, filepath.Join(sourceDir(), "python", "kazoo_worker.py")}, nil
 }
 
-// sessionMS is a peer worker's session timeout setting.
-func sessionMS() string { return strconv.FormatInt(SessionTimeout.Milliseconds(), 10) }
+// sessionMS is a worker's session timeout setting.
+func sessionMS(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
 // startPeers starts the Curator and Kazoo workers.
 func (c *coordinator) startPeers(ctx context.Context, t testing.TB) error {

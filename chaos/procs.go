@@ -67,6 +67,7 @@ type procs struct {
 	env      []string // common worker environment
 	broken   string   // Config.Broken: see BrokenFor
 	seed     uint64
+	session  time.Duration // the workers' session timeout
 	mu       sync.Mutex
 	exits    []Exit
 	logs     []string
@@ -99,7 +100,7 @@ func (p *procs) start(w *worker) error {
 		}
 		cmd.Env = append(cmd.Env, EnvBroken+"="+bugs)
 	}
-	cmd.Env = append(cmd.Env, EnvSessionMS+"="+sessionMS())
+	cmd.Env = append(cmd.Env, EnvSessionMS+"="+sessionMS(p.session))
 	// Under the race detector a worker must not fail by its exit status
 	// alone: its output is scanned instead (see Crashes), which tells
 	// go-zookeeper's own races from ours.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
 )
 
 // Environment of a worker process: the coordinator re-executes its own
@@ -28,26 +29,34 @@ const (
 	EnvBroken = "ZKLOCK_CHAOS_BROKEN" // deliberate bugs, see Broken
 )
 
-// SessionTimeout is what workers ask for; the servers grant at most their
+// SessionTimeout is what workers ask for with the servers' default
+// syncLimit (zktest.DefaultSyncLimit); the servers grant at most their
 // maxSessionTimeout (6s for a zktest ensemble's defaults). Through a
 // follower a session must outlast syncLimit*tickTime (1.5s here) plus a
 // tick and a half and the margin, more than 2s: zklock refuses 2s.
 const SessionTimeout = 3 * time.Second
 
+// SessionTimeoutFor is the session timeout of a run whose servers' syncLimit
+// is syncLimit ticks of zktest's default tick: SessionTimeout, or for a
+// longer syncLimit the shortest zklock accepts (see
+// zklock.WithSessionTimeout) and 750ms more, in whole tenths of a second.
+func SessionTimeoutFor(syncLimit int) time.Duration {
+	if syncLimit <= zktest.DefaultSyncLimit {
+		return SessionTimeout
+	}
+	tick := zktest.DefaultTickTime
+	need := (time.Duration(syncLimit)*tick + tick*3/2) * 5 / 4
+	return (need + 750*time.Millisecond).Round(100 * time.Millisecond)
+}
+
 // Broken selects deliberate bugs in the workload, to show that the checker
 // catches each: "noguard" writes without the hold's guard, "ignorelost"
 // keeps believing (and writing) after the loss signal, "latelost" keeps
-// the guard but acts on the loss signal late (LateBy), as a
+// the guard but acts on the loss signal a session timeout late, as a
 // zklock whose signal came late would, "latedeadline" logs an ownership
-// deadline LateBy later than the session's, as a zklock that
+// deadline a session timeout later than the session's, as a zklock that
 // overstated it would; comma-separated.
 type Broken struct{ NoGuard, IgnoreLost, LateLost, LateDeadline bool }
-
-// LateBy is how late the "latelost" and "latedeadline" modes are: longer
-// than the lead the loss signal has over a rival (the margin, plus on a
-// follower's connection syncLimit*tickTime and a tick and a half), so that
-// a signal this late comes after the rival holds.
-const LateBy = SessionTimeout
 
 // ParseBroken parses EnvBroken's value.
 func ParseBroken(s string) (Broken, error) {
@@ -106,6 +115,7 @@ type WorkerConfig struct {
 	Seed    uint64
 	Limit   int
 	Broken  Broken
+	Session time.Duration // the session timeout to ask for
 }
 
 // IsWorker reports whether this process was started as a worker.
@@ -116,12 +126,13 @@ func WorkerFromEnv() (WorkerConfig, error) {
 	seed, err1 := strconv.ParseUint(os.Getenv(EnvSeed), 10, 64)
 	limit, err2 := strconv.Atoi(os.Getenv(EnvLimit))
 	broken, err3 := ParseBroken(os.Getenv(EnvBroken))
+	ms, err4 := strconv.Atoi(os.Getenv(EnvSessionMS))
 	cfg := WorkerConfig{
 		Proc: os.Getenv(EnvProc), Addrs: strings.Split(os.Getenv(EnvAddrs), ","),
 		LogPath: os.Getenv(EnvLog), Paths: Paths{Root: os.Getenv(EnvRoot)},
-		Seed: seed, Limit: limit, Broken: broken,
+		Seed: seed, Limit: limit, Broken: broken, Session: time.Duration(ms) * time.Millisecond,
 	}
-	return cfg, errors.Join(err1, err2, err3)
+	return cfg, errors.Join(err1, err2, err3, err4)
 }
 
 // RunWorker runs every primitive's workload over one session until stop is
@@ -140,7 +151,7 @@ func RunWorker(cfg WorkerConfig, stop io.Reader, limit time.Duration) error {
 	var failed error
 	var once sync.Once
 	fail := func(err error) { once.Do(func() { failed = fmt.Errorf("%s: log: %w", cfg.Proc, err); cancel() }) }
-	s, err := zklock.NewSession(ctx, zklock.WithServers(cfg.Addrs...), zklock.WithSessionTimeout(SessionTimeout))
+	s, err := zklock.NewSession(ctx, zklock.WithServers(cfg.Addrs...), zklock.WithSessionTimeout(cfg.Session))
 	if err != nil {
 		return fmt.Errorf("%s: session: %w", cfg.Proc, err)
 	}

@@ -77,7 +77,7 @@ func (w *workload) deadline(h *hold) int64 {
 	}
 	dl := now + int64(d.Sub(wall))
 	if w.broken.LateDeadline {
-		dl += int64(LateBy)
+		dl += int64(w.lateBy())
 	}
 	return dl
 }
@@ -96,7 +96,7 @@ func (w *workload) round(ctx context.Context) {
 	w.add(Event{Ev: EvAcquire, T: Now(), Mode: h.mode, Tok: h.token, N: h.n, Dl: w.deadline(h)})
 	var late time.Duration
 	if w.broken.LateLost {
-		late = LateBy
+		late = w.lateBy()
 	}
 	seen := watchLoss(h.lost, late)
 	w.work(ctx, h, seen.at)
@@ -286,3 +286,9 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	}
 }
+
+// lateBy is how late the "latelost" and "latedeadline" modes are: the
+// session timeout, longer than the lead the loss signal has over a rival
+// (the margin, and on a follower's connection syncLimit*tickTime and a tick
+// and a half), so that a signal this late comes after the rival holds.
+func (w *workload) lateBy() time.Duration { return w.s.Timeout() }
