@@ -41,13 +41,6 @@ func (f *runFlags) acquirer(path string) func(context.Context, *zklock.Session) 
 	}
 }
 
-// describer returns the progress text for run's path.
-func (f *runFlags) describer(path string) func(context.Context, *zklock.Session) string {
-	return func(ctx context.Context, s *zklock.Session) string {
-		return summarize(ctx, s, path, f.kind())
-	}
-}
-
 func acquireMutex(ctx context.Context, s *zklock.Session, path string, try bool, opts []zklock.Option) (grant, error) {
 	m, err := zklock.NewMutex(s, path, opts...)
 	if err != nil {

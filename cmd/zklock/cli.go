@@ -117,9 +117,9 @@ func (c *cli) open(f *connFlags) (ctx context.Context, s *zklock.Session, done f
 	}, exitOK
 }
 
-// connect establishes the session, or fails with a message and an exit
-// code.
-func (c *cli) connect(ctx context.Context, f *connFlags) (*zklock.Session, int) {
+// resolve fills in the servers from $ZK_SERVERS or the default, and
+// returns them as addresses.
+func (f *connFlags) resolve() []string {
 	if f.servers == "" {
 		f.servers = os.Getenv(zktest.EnvServers)
 	}
@@ -132,12 +132,19 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (*zklock.Session, int) 
 			addrs = append(addrs, a)
 		}
 	}
+	return addrs
+}
+
+// connect establishes the session, or fails with a message and an exit
+// code, within --connect-timeout.
+func (c *cli) connect(ctx context.Context, f *connFlags) (*zklock.Session, int) {
+	addrs := f.resolve()
 	if f.sessionTimeout <= 0 || f.connectTimeout <= 0 {
 		return nil, c.usagef("--session-timeout and --connect-timeout must be positive")
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.connectTimeout)
 	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(addrs...), zklock.WithSessionTimeout(f.sessionTimeout))
+	s, err := connectWithin(ctx, zklock.WithServers(addrs...), zklock.WithSessionTimeout(f.sessionTimeout))
 	if sc, ok := interrupted(ctx); ok {
 		return nil, sc.exitCode()
 	}
@@ -151,6 +158,34 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (*zklock.Session, int) 
 		return nil, c.failf(exitError, "", "%v", err)
 	}
 	return s, 0
+}
+
+// connectWithin is zklock.NewSession that returns when ctx ends. NewSession
+// itself returns only once the connection attempt in progress has ended:
+// against a server that accepts and never answers, up to a quarter of the
+// session timeout later. The abandoned attempt closes its session, if it
+// gets one, when it returns.
+func connectWithin(ctx context.Context, opts ...zklock.SessionOption) (*zklock.Session, error) {
+	type result struct {
+		s   *zklock.Session
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := zklock.NewSession(ctx, opts...)
+		done <- result{s, err}
+	}()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.s != nil {
+				r.s.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 // opFailed reports a failed operation: a usage error for an argument the

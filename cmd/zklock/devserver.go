@@ -12,12 +12,12 @@ import (
 )
 
 type devFlags struct {
-	n          int
+	size       int
 	maxSession time.Duration
 }
 
 func (f *devFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.n, "n", 1, "servers: 1 for a standalone server, 3 or 5 for an ensemble")
+	fs.IntVar(&f.size, "size", 1, "how many servers: 1 for a standalone server, 3 or 5 for an ensemble")
 	fs.DurationVar(&f.maxSession, "max-session-timeout", time.Minute, "longest session timeout the servers grant")
 }
 
@@ -28,14 +28,15 @@ func (c *cli) devServer(args []string) int {
 	var f devFlags
 	fs := c.newFlagSet()
 	f.register(fs)
-	if code, ok := c.parse(fs, args); !ok {
+	if oldSizeFlag(args) {
+		return c.usagef("dev-server's -n is now --size, the number of servers (-n is the limit of run's semaphore)")
+	}
+	if _, _, code, ok := c.parseArgs(fs, args, nil, false); !ok {
 		return code
 	}
 	switch {
-	case fs.NArg() != 0:
-		return c.usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	case f.n < 1 || f.n > 9:
-		return c.usagef("-n %d: want 1 to 9 servers", f.n)
+	case f.size < 1 || f.size > 9:
+		return c.usagef("--size %d: want 1 to 9 servers", f.size)
 	case f.maxSession < 200*time.Millisecond:
 		return c.usagef("--max-session-timeout %v: want at least 200ms", f.maxSession)
 	}
@@ -44,7 +45,7 @@ func (c *cli) devServer(args []string) int {
 	defer stop()
 	ctx, unwatch := cancelOnSignal(context.Background(), sigs)
 	defer unwatch()
-	cluster, err := zktest.Launch(ctx, f.n, zktest.WithSessionTimeouts(200*time.Millisecond, f.maxSession))
+	cluster, err := zktest.Launch(ctx, f.size, zktest.WithSessionTimeouts(200*time.Millisecond, f.maxSession))
 	if sc, ok := interrupted(ctx); ok {
 		return sc.exitCode()
 	}
@@ -53,10 +54,23 @@ func (c *cli) devServer(args []string) int {
 	}
 	fmt.Fprintf(c.stdout, "%s=%s\n", zktest.EnvServers, cluster.ConnectString())
 	c.warnf("%d server(s) up in %v; press Ctrl-C to stop them and remove their data",
-		f.n, cluster.StartupTime().Round(time.Millisecond))
+		f.size, cluster.StartupTime().Round(time.Millisecond))
 	<-ctx.Done()
 	if err := cluster.Close(); err != nil {
 		return c.failf(exitError, "", "stopping: %v", err)
 	}
 	return exitOK
+}
+
+// oldSizeFlag reports whether args use dev-server's former -n.
+func oldSizeFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "n" && strings.HasPrefix(a, "-") {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zklock/zklock"
@@ -15,7 +16,7 @@ type electFlags struct {
 	observe bool
 	asJSON  bool
 	timeout time.Duration
-	grace   time.Duration
+	job     jobFlags
 }
 
 func (f *electFlags) register(fs *flag.FlagSet) {
@@ -23,7 +24,7 @@ func (f *electFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.observe, "observe", false, "print the leader and each change of leader until interrupted")
 	fs.BoolVar(&f.asJSON, "json", false, "with --observe: print one JSON object per line")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up campaigning after this long (exit 124); 0 waits forever")
-	fs.DurationVar(&f.grace, "grace", 5*time.Second, "on loss of leadership, SIGKILL the command this long after SIGTERM")
+	f.job.register(fs)
 }
 
 // elect is 'zklock elect [flags] PATH VALUE -- CMD [ARGS...]' and
@@ -32,31 +33,47 @@ func (c *cli) elect(args []string) int {
 	var f electFlags
 	fs := c.newFlagSet()
 	f.register(fs)
-	if code, ok := c.parse(fs, args); !ok {
-		return code
+	names, withCmd := []string{"PATH", "VALUE"}, true
+	if observing(args) {
+		names, withCmd = []string{"PATH"}, false
 	}
-	if f.observe {
-		if fs.NArg() != 1 {
-			return c.usagef("--observe wants exactly one PATH, got %d arguments", fs.NArg())
-		}
-		return c.observe(&f, fs.Arg(0))
-	}
-	pos, argv, code, ok := c.parseCommand(fs, args, "PATH", "VALUE")
+	pos, argv, code, ok := c.parseArgs(fs, args, names, withCmd)
 	if !ok {
 		return code
 	}
-	if f.timeout < 0 || f.grace < 0 {
+	set := visited(fs)
+	if f.observe {
+		if code, ok := c.refuse(set, "to --observe", "timeout", "grace", "quiet", "exit-code-file"); !ok {
+			return code
+		}
+		return c.observe(&f, pos[0])
+	}
+	if code, ok := c.refuse(set, "without --observe", "json"); !ok {
+		return code
+	}
+	if f.timeout < 0 || f.job.grace < 0 {
 		return c.usagef("--timeout and --grace cannot be negative")
 	}
 	path, value := pos[0], []byte(pos[1])
-	j := &job{cli: c, conn: &f.conn, path: path, argv: argv, timeout: f.timeout, grace: f.grace,
-		acquire: func(ctx context.Context, s *zklock.Session) (grant, error) {
+	return f.job.job(c, &f.conn, path, kindLock, argv, f.timeout, set,
+		func(ctx context.Context, s *zklock.Session) (grant, error) {
 			return campaign(ctx, s, path, value)
-		},
-		describe: func(ctx context.Context, s *zklock.Session) string {
-			return summarize(ctx, s, path, kindLock)
-		}}
-	return j.do()
+		}).do()
+}
+
+// observing reports whether the flags before any "--" ask for --observe,
+// which takes PATH alone and no command.
+func observing(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case strings.TrimLeft(a, "-") == "observe" && strings.HasPrefix(a, "-"),
+			strings.HasPrefix(strings.TrimLeft(a, "-"), "observe=") && strings.HasPrefix(a, "-"):
+			return !strings.HasSuffix(a, "=false")
+		}
+	}
+	return false
 }
 
 func campaign(ctx context.Context, s *zklock.Session, path string, value []byte) (grant, error) {

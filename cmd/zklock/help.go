@@ -17,19 +17,31 @@ Usage:
   zklock break [--force] [flags] PATH          delete the holders' nodes of a stuck lock
   zklock elect [flags] PATH VALUE -- CMD...    run CMD while leading the election PATH
   zklock elect --observe [flags] PATH          print the leader of PATH and each change
-  zklock dev-server [flags]                    run a throwaway local ZooKeeper
+  zklock dev-server [--size N]                 run a throwaway local ZooKeeper
   zklock help [COMMAND]                        show this help, or a command's flags
 
 Servers come from --servers host:port,... or $ZK_SERVERS (default 127.0.0.1:2181).
+Flags may come before or after PATH (and VALUE); "--" ends them. A flag
+that does not apply to what was asked is refused.
 
 The command gets ZKLOCK_PATH, ZKLOCK_TOKEN (the fencing token: it increases
 with every acquisition of PATH), ZKLOCK_NODE and ZKLOCK_HELD=1 in its
-environment. Signals sent to zklock are passed on to it (a Ctrl-C at the
-terminal reaches it once, from the terminal). If the lock is lost while it
-runs (the session may have expired), it gets SIGTERM, and SIGKILL after
---grace; the loss is signalled before ZooKeeper can grant the lock to anyone
-else, so a command that stops on SIGTERM promptly never overlaps the next
-holder.
+environment. It runs in a process group of its own (in the terminal's
+foreground when zklock is); every signal sent to zklock is passed on to that
+group and to any process of the command's that left it. The lock is held
+until no process of the command's is left: on Linux zklock adopts the
+command's orphans (and a daemon it starts with setsid) and waits for them.
+If zklock dies, even by SIGKILL, so do the command's processes (elsewhere
+than on Linux: its process group).
+If the lock is lost while any runs (the session may have expired), they get
+SIGTERM, and SIGKILL after --grace: the loss is signalled a safety margin (a
+fifth of the session timeout) before ZooKeeper can grant the lock to anyone
+else, and --grace must be shorter than that margin (default: half of it).
+
+A waiter reports on stderr, one line each, who it waits behind (and each
+change), a lost connection, an expired session, and when it acquires;
+--quiet silences that. --exit-code-file FILE receives the command's exit
+code when it ends, to tell it from zklock's own codes below.
 
 Exit codes:
   N        the command's own exit code (run, elect)
@@ -52,7 +64,7 @@ var commandHelp = map[string]struct {
 
 Acquire PATH (a lock; with -n a semaphore slot, in zklock's one-queue layout
 with --queue; with --shared or --write a reader/writer lock), run CMD,
-release when it exits, and exit with its code.
+release when no process of CMD's is left, and exit with CMD's code.
 Holders of one PATH must agree on its kind: a plain lock does not exclude
 --shared readers, so zklock refuses a PATH in use by another kind.
 `, &runFlags{}},
@@ -120,15 +132,18 @@ and the next holder's token is larger). Needs delete permission on PATH.
 	"elect": {`zklock elect [flags] PATH VALUE -- CMD [ARGS...]
 zklock elect --observe [flags] PATH
 
-Campaign on PATH with VALUE, run CMD while leading, resign when it exits,
-and exit with its code. With --observe, print the leader and each change
-until interrupted (then exit 0).
+Campaign on PATH with VALUE, run CMD while leading, resign when no process
+of CMD's is left, and exit with CMD's code; CMD runs as under 'zklock run'.
+With --observe, print the leader and each change until interrupted (then
+exit 0); --json applies to it alone, --timeout, --grace, --quiet and
+--exit-code-file do not.
 `, &electFlags{}},
 	"dev-server": {`zklock dev-server [flags]
 
-Start a throwaway ZooKeeper on 127.0.0.1 from the local installation, print
-ZK_SERVERS=host:port on stdout, and run until interrupted; then stop it and
-remove its data. $ZK_SERVERS is ignored.
+Start a throwaway ZooKeeper on 127.0.0.1 from the local installation (--size
+servers), print ZK_SERVERS=host:port,... on stdout, and run until
+interrupted; then stop them and remove their data. $ZK_SERVERS is ignored.
+(--size was -n before; -n is now run's alone.)
 `, &devFlags{}},
 }
 

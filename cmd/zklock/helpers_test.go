@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,6 +25,10 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if file, ok := os.LookupEnv(sigCountEnv); ok {
+		sigCount(file)
+		return
+	}
 	dir, err := os.MkdirTemp("", "zklock-cmd-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -39,6 +44,37 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}))
+}
+
+// sigCountEnv makes the test binary a command that counts signals: run
+// with sigCountEnv=FILE, it prints "ready" and writes one line per signal
+// it gets to FILE, and exits 0 a second after the last one (3 if none
+// comes within a minute). Unlike a shell's trap, it counts two signals
+// that come a millisecond apart as two.
+const sigCountEnv = "ZKLOCK_TEST_SIGCOUNT"
+
+func sigCount(file string) {
+	ch := make(chan os.Signal, 16)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	fmt.Println("ready")
+	giveUp := time.After(time.Minute)
+	var quiet <-chan time.Time
+	for {
+		select {
+		case sig := <-ch:
+			fmt.Fprintln(f, sig)
+			quiet = time.After(time.Second)
+		case <-quiet:
+			os.Exit(0)
+		case <-giveUp:
+			os.Exit(3)
+		}
+	}
 }
 
 // procTimeout bounds every zklock process a test starts.

@@ -3,7 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/zklock/zklock"
@@ -21,29 +26,85 @@ type grant struct {
 // a signal or at the timeout), run the command while holding, release.
 type job struct {
 	*cli
-	conn     *connFlags
-	path     string
-	argv     []string
-	timeout  time.Duration // 0: wait forever
-	grace    time.Duration
-	acquire  func(ctx context.Context, s *zklock.Session) (grant, error)
-	describe func(ctx context.Context, s *zklock.Session) string // the queue, for the progress line
+	conn         *connFlags
+	path         string
+	kind         string // for the waiter's reports
+	argv         []string
+	timeout      time.Duration // 0: wait forever
+	grace        time.Duration // with graceSet; otherwise derived from the session (checkGrace)
+	graceSet     bool
+	quiet        bool
+	exitCodeFile string // "" for none
+	acquire      func(ctx context.Context, s *zklock.Session) (grant, error)
+}
+
+// jobFlags are the flags run and elect share.
+type jobFlags struct {
+	grace        time.Duration
+	quiet        bool
+	exitCodeFile string
+}
+
+func (f *jobFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&f.grace, "grace", 0, "on loss of the lock, SIGKILL the command this long after SIGTERM; must be "+
+		"shorter than the session's safety margin, a fifth of the session timeout (default: half the margin)")
+	fs.BoolVar(&f.quiet, "quiet", false, "do not report waiting, reconnecting and acquiring on stderr")
+	fs.StringVar(&f.exitCodeFile, "exit-code-file", "", "write the command's exit code to `FILE` when it ends "+
+		"(FILE is emptied first: empty afterwards, the command did not run to its end)")
+}
+
+// job makes the job of run or elect.
+func (f *jobFlags) job(c *cli, conn *connFlags, path, kind string, argv []string, timeout time.Duration,
+	set map[string]bool, acquire func(context.Context, *zklock.Session) (grant, error)) *job {
+	return &job{cli: c, conn: conn, path: path, kind: kind, argv: argv, timeout: timeout, grace: f.grace,
+		graceSet: set["grace"], quiet: f.quiet, exitCodeFile: f.exitCodeFile, acquire: acquire}
 }
 
 // minRelease bounds the release when the session timeout is shorter.
 const minRelease = 5 * time.Second
 
+// noticeDrain bounds how long zklock waits, on its way out, for a stderr
+// that does not take its last reports.
+const noticeDrain = time.Second
+
 func (j *job) do() int {
+	if code, ok := j.checkGrace(j.conn.sessionTimeout, false); !ok {
+		return code
+	}
+	if j.exitCodeFile != "" {
+		if err := os.WriteFile(j.exitCodeFile, nil, 0o644); err != nil {
+			return j.failf(exitError, "", "--exit-code-file: %v", err)
+		}
+	}
+	// From here on a write to a broken stderr fails with EPIPE instead of
+	// killing zklock, and no report waits for stderr (see notices).
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	n := newNotices(j.stderr)
+	defer n.close(noticeDrain)
+	j.cli = &cli{stdout: j.stdout, stderr: n, name: j.name}
+	return j.hold()
+}
+
+func (j *job) hold() int {
 	sigs, stop := catchSignals()
 	defer stop()
 	ctx, unwatch := cancelOnSignal(context.Background(), sigs)
-	s, code := j.connect(ctx, j.conn)
+	rep := &reporter{j: j, began: time.Now()}
+	s, code := rep.connect(ctx)
 	if s == nil {
 		unwatch()
 		return code
 	}
+	defer rep.wait() // after s.Close, which ends the session calls its goroutines may wait in
 	defer s.Close()
-	g, code, ok := j.wait(ctx, s)
+	rep.followSession(s)
+	if code, ok := j.checkGrace(s.Timeout(), true); !ok {
+		unwatch()
+		return code
+	}
+	g, code, ok := j.wait(ctx, s, rep)
 	unwatch() // from here on, signals are for the command
 	if !ok {
 		return code
@@ -55,19 +116,44 @@ func (j *job) do() int {
 	return j.supervise(g, sigs)
 }
 
-// wait acquires, showing progress on a terminal while it waits.
-func (j *job) wait(ctx context.Context, s *zklock.Session) (grant, int, bool) {
+// checkGrace checks a --grace against the safety margin of a session with
+// timeout t (requested, or negotiated), or derives the grace period from
+// it. The loss signal fires a margin before the servers may expire the
+// session and grant the lock to another; SIGKILL must come before that,
+// with room for the command's processes to die. The margin is the
+// library's default, a fifth of the negotiated timeout (WithSafetyMargin).
+func (j *job) checkGrace(t time.Duration, negotiated bool) (int, bool) {
+	margin := t / 5
+	switch {
+	case j.graceSet && j.grace >= margin:
+		of := fmt.Sprintf("a fifth of --session-timeout %v", t)
+		if negotiated {
+			of = fmt.Sprintf("a fifth of the %v session timeout the server granted for --session-timeout %v",
+				t, j.conn.sessionTimeout)
+		}
+		return j.usagef("--grace %v is not shorter than the session's safety margin %v (%s): the command "+
+			"could be killed after another holder was granted %s; give --grace below %v, or omit it for %v",
+			j.grace, margin, of, j.path, margin, margin/2), false
+	case !j.graceSet && negotiated:
+		j.grace = margin / 2
+	}
+	return 0, true
+}
+
+// wait acquires, reporting its progress on stderr.
+func (j *job) wait(ctx context.Context, s *zklock.Session, rep *reporter) (grant, int, bool) {
 	if j.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, j.timeout)
 		defer cancel()
 	}
-	stop := startProgress(ctx, j.stderr, j.path, func(ctx context.Context) string { return j.describe(ctx, s) })
+	stop := rep.followQueue(ctx, s)
 	g, err := j.acquire(ctx, s)
 	stop()
 	if err != nil {
 		return grant{}, j.waitFailed(ctx, err), false
 	}
+	rep.acquired(g)
 	return g, 0, true
 }
 
@@ -106,6 +192,16 @@ func (j *job) release(s *zklock.Session, g grant) {
 	if err != nil && !errors.Is(err, zklock.ErrLockLost) && !errors.Is(err, zklock.ErrLeaseLost) &&
 		!errors.Is(err, zklock.ErrLeadershipLost) {
 		j.warnf("release %s: %v; it is released when the session closes", j.path, err)
+	}
+}
+
+// writeExitCode writes the command's exit code to --exit-code-file.
+func (j *job) writeExitCode(code int) {
+	if j.exitCodeFile == "" {
+		return
+	}
+	if err := os.WriteFile(j.exitCodeFile, []byte(strconv.Itoa(code)+"\n"), 0o644); err != nil {
+		j.warnf("--exit-code-file: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,9 +19,10 @@ func TestRunLostSendsSIGTERMBeforeNextHolder(t *testing.T) {
 	p := zktest.NewProxy(t, c.Servers())
 	path := lockPath(t, "lock")
 	file := filepath.Join(t.TempDir(), "log")
+	codeFile := filepath.Join(t.TempDir(), "code")
 
 	first := start(t, "", "run", "--servers", strings.Join(p.Addrs(), ","), "--session-timeout", "2s",
-		"--grace", "10s", path, "--", "sh", "-c",
+		"--exit-code-file", codeFile, path, "--", "sh", "-c",
 		`trap 'echo term 1 $(date +%s%N) >> "$0"; exit 0' TERM
 		echo start 1 $(date +%s%N) >> "$0"
 		while :; do sleep 0.05; done`, file)
@@ -32,6 +34,9 @@ func TestRunLostSendsSIGTERMBeforeNextHolder(t *testing.T) {
 	p.Blackhole()
 	if code := first.wait(t, procTimeout); code != exitLost {
 		t.Errorf("cut-off zklock: exit %d, want %d; stderr: %s", code, exitLost, first.errOut.String())
+	}
+	if got, err := os.ReadFile(codeFile); err != nil || string(got) != "0\n" {
+		t.Errorf("--exit-code-file: %q, %v; want the command's own 0", got, err)
 	}
 	if code := second.wait(t, procTimeout); code != 0 {
 		t.Fatalf("second zklock: exit %d; stderr: %s", code, second.errOut.String())

@@ -34,16 +34,14 @@ func (c *cli) ls(args []string) int {
 	var f lsFlags
 	fs := c.newFlagSet()
 	f.register(fs)
-	if code, ok := c.parse(fs, args); !ok {
+	pos, _, code, ok := c.parseArgs(fs, args, []string{"PREFIX"}, false)
+	if !ok {
 		return code
 	}
-	switch {
-	case fs.NArg() != 1:
-		return c.usagef("want exactly one PREFIX, got %d arguments", fs.NArg())
-	case f.maxNodes < 1 || f.timeout <= 0:
+	if f.maxNodes < 1 || f.timeout <= 0 {
 		return c.usagef("--max-nodes and --timeout must be positive")
 	}
-	prefix := fs.Arg(0)
+	prefix := pos[0]
 	if err := checkPrefix(prefix); err != nil {
 		return c.usagef("PREFIX %v", err)
 	}

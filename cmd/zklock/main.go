@@ -10,7 +10,7 @@
 //	zklock break [--force] [flags] PATH
 //	zklock elect [flags] PATH VALUE -- CMD [ARGS...]
 //	zklock elect --observe [flags] PATH
-//	zklock dev-server
+//	zklock dev-server [--size N]
 //	zklock help [COMMAND]
 //
 // Run 'zklock help' for the flags and the exit codes. Install it with
@@ -25,6 +25,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == supervisorArg {
+		os.Exit(superviseMain(os.Args[2:])) // see superviseMain
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

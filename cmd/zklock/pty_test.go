@@ -3,10 +3,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
+	"golang.org/x/sys/unix"
 )
 
 // openPTY returns the two ends of a new pseudo-terminal.
@@ -68,11 +71,10 @@ func startOnTerminal(t *testing.T, servers string, args ...string) (*exec.Cmd, *
 	return cmd, master, &out
 }
 
-// On a terminal, a long wait shows a progress line naming the holder, and
-// Ctrl-C reaches the command, which decides what to do with it: here it
-// carries on and exits 0, and so does zklock. (zklock does not pass the
-// terminal's SIGINT on a second time, but shells coalesce two SIGINTs
-// that arrive together, so that part is not observable here.)
+// On a terminal, a wait shows a line naming the holder, and Ctrl-C reaches
+// the command, which decides what to do with it: here it carries on and
+// exits 0, and so does zklock. (That it reaches the command once is
+// TestTerminalCtrlCReachesTheCommandOnce.)
 func TestTerminalProgressAndCtrlC(t *testing.T) {
 	c := zktest.Start(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
@@ -118,4 +120,114 @@ func TestStatusWatchOnTerminal(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("zklock status --watch after Ctrl-C: %v; output: %q", err, out.String())
 	}
+}
+
+// sigCounter returns the argv of a command that counts the signals it gets
+// into a file (see sigCount), and that file.
+func sigCounter(t *testing.T) ([]string, string) {
+	file := filepath.Join(t.TempDir(), "signals")
+	return []string{"env", sigCountEnv + "=" + file, os.Args[0]}, file
+}
+
+// foreground returns the terminal's foreground process group.
+func foreground(t *testing.T, master *os.File) int {
+	t.Helper()
+	pgrp, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPGRP)
+	if err != nil {
+		t.Fatalf("TIOCGPGRP: %v", err)
+	}
+	return pgrp
+}
+
+// Issue 35, item 1: the command runs in a process group of its own, which
+// is the terminal's foreground group while it runs, so the terminal's
+// Ctrl-C reaches the command once, from the terminal, and not zklock.
+func TestTerminalCtrlCReachesTheCommandOnce(t *testing.T) {
+	c := zktest.Start(t)
+	argv, file := sigCounter(t)
+	cmd, master, out := startOnTerminal(t, c.ConnectString(), append([]string{"run", lockPath(t, "lock"), "--"}, argv...)...)
+	eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(out.String(), "ready") })
+	if fg := foreground(t, master); fg == cmd.Process.Pid {
+		t.Errorf("the terminal's foreground group is zklock's (%d), not the command's own", fg)
+	}
+	if _, err := master.Write([]byte{3}); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("zklock: %v; output: %q", err, out.String())
+	}
+	if got := readLines(t, file); strings.Join(got, ",") != "interrupt" {
+		t.Errorf("the command got %q, want one interrupt", got)
+	}
+}
+
+// Issue 35, item 1: a SIGINT sent with kill to a zklock on a terminal is
+// passed on to the command (it was dropped, taken for the terminal's).
+func TestTerminalKillIsForwarded(t *testing.T) {
+	c := zktest.Start(t)
+	argv, file := sigCounter(t)
+	cmd, _, out := startOnTerminal(t, c.ConnectString(), append([]string{"run", lockPath(t, "lock"), "--"}, argv...)...)
+	eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(out.String(), "ready") })
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("zklock: %v; output: %q", err, out.String())
+	}
+	if got := readLines(t, file); strings.Join(got, ",") != "interrupt" {
+		t.Errorf("the command got %q, want one interrupt", got)
+	}
+}
+
+// The command, in the foreground, reads the terminal.
+func TestTerminalCommandReadsItsInput(t *testing.T) {
+	c := zktest.Start(t)
+	cmd, master, out := startOnTerminal(t, c.ConnectString(), "run", lockPath(t, "lock"), "--",
+		"sh", "-c", `echo started; read line; echo "got $line"`)
+	eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(out.String(), "started") })
+	if _, err := master.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("zklock: %v; output: %q", err, out.String())
+	}
+	if !strings.Contains(out.String(), "got hello") {
+		t.Errorf("the command did not read its input; output: %q", out.String())
+	}
+}
+
+// Ctrl-Z stops the command and zklock, so that a shell gets the terminal
+// back; a SIGCONT to zklock's group (a shell's fg) resumes both.
+func TestTerminalCtrlZStopsAndResumes(t *testing.T) {
+	c := zktest.Start(t)
+	cmd, master, out := startOnTerminal(t, c.ConnectString(), "run", lockPath(t, "lock"), "--",
+		"sh", "-c", `echo started; sleep 1; echo resumed`)
+	eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(out.String(), "started") })
+	if _, err := master.Write([]byte{0x1a}); err != nil { // Ctrl-Z
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "zklock to stop", func() bool { return procState(t, cmd.Process.Pid) == "T" })
+	if fg := foreground(t, master); fg != cmd.Process.Pid {
+		t.Errorf("the terminal's foreground group is %d, want zklock's %d back", fg, cmd.Process.Pid)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("zklock: %v; output: %q", err, out.String())
+	}
+	if !strings.Contains(out.String(), "resumed") {
+		t.Errorf("the command did not resume; output: %q", out.String())
+	}
+}
+
+// procState is the state letter of a process, from /proc.
+func procState(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return f[0]
 }

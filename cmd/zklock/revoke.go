@@ -15,18 +15,16 @@ func (c *cli) revoke(args []string) int {
 	var f connFlags
 	fs := c.newFlagSet()
 	f.register(fs)
-	if code, ok := c.parse(fs, args); !ok {
+	pos, _, code, ok := c.parseArgs(fs, args, []string{"PATH"}, false)
+	if !ok {
 		return code
-	}
-	if fs.NArg() != 1 {
-		return c.usagef("want exactly one PATH, got %d arguments", fs.NArg())
 	}
 	ctx, s, done, code := c.open(&f)
 	if s == nil {
 		return code
 	}
 	defer done()
-	nodes, err := zklock.Revoke(ctx, s, fs.Arg(0))
+	nodes, err := zklock.Revoke(ctx, s, pos[0])
 	switch {
 	case errors.Is(err, zklock.ErrNotRevocable):
 		return c.failf(exitError, "the holder must be made revocable (WithRevocable; Curator: makeRevocable); 'zklock break' deletes its node instead",
@@ -58,18 +56,16 @@ func (c *cli) breakLock(args []string) int {
 	var f breakFlags
 	fs := c.newFlagSet()
 	f.register(fs)
-	if code, ok := c.parse(fs, args); !ok {
+	pos, _, code, ok := c.parseArgs(fs, args, []string{"PATH"}, false)
+	if !ok {
 		return code
-	}
-	if fs.NArg() != 1 {
-		return c.usagef("want exactly one PATH, got %d arguments", fs.NArg())
 	}
 	ctx, s, done, code := c.open(&f.conn)
 	if s == nil {
 		return code
 	}
 	defer done()
-	broken, err := zklock.Break(ctx, s, fs.Arg(0), f.force)
+	broken, err := zklock.Break(ctx, s, pos[0], f.force)
 	var alive *zklock.HolderAliveError
 	switch {
 	case errors.As(err, &alive):

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"strings"
 	"time"
 )
 
@@ -16,7 +15,7 @@ type runFlags struct {
 	write   bool
 	data    string
 	queue   bool
-	grace   time.Duration
+	job     jobFlags
 	set     map[string]bool // flags given on the command line
 }
 
@@ -29,7 +28,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.shared, "shared", false, "take the read lock of a reader/writer lock")
 	fs.BoolVar(&f.write, "write", false, "take the write lock of a reader/writer lock (excludes --shared holders)")
 	fs.StringVar(&f.data, "data", "", "holder metadata shown by 'zklock status' (default host:pid)")
-	fs.DurationVar(&f.grace, "grace", 5*time.Second, "on loss of the lock, SIGKILL the command this long after SIGTERM")
+	f.job.register(fs)
 }
 
 // run is 'zklock run [flags] PATH -- CMD [ARGS...]'.
@@ -37,7 +36,7 @@ func (c *cli) run(args []string) int {
 	var f runFlags
 	fs := c.newFlagSet()
 	f.register(fs)
-	pos, argv, code, ok := c.parseCommand(fs, args, "PATH")
+	pos, argv, code, ok := c.parseArgs(fs, args, []string{"PATH"}, true)
 	if !ok {
 		return code
 	}
@@ -46,9 +45,7 @@ func (c *cli) run(args []string) int {
 	if code, ok := c.checkRunFlags(&f); !ok {
 		return code
 	}
-	j := &job{cli: c, conn: &f.conn, path: path, argv: argv, timeout: f.timeout, grace: f.grace,
-		acquire: f.acquirer(path), describe: f.describer(path)}
-	return j.do()
+	return f.job.job(c, &f.conn, path, f.kind(), argv, f.timeout, f.set, f.acquirer(path)).do()
 }
 
 func (c *cli) checkRunFlags(f *runFlags) (int, bool) {
@@ -63,42 +60,8 @@ func (c *cli) checkRunFlags(f *runFlags) (int, bool) {
 		return c.usagef("--shared and --write exclude each other"), false
 	case f.try && f.set["timeout"]:
 		return c.usagef("--try and --timeout exclude each other"), false
-	case f.timeout < 0 || f.grace < 0:
+	case f.timeout < 0 || f.job.grace < 0:
 		return c.usagef("--timeout and --grace cannot be negative"), false
 	}
 	return 0, true
-}
-
-// parseCommand parses 'FLAGS POSITIONAL... [FLAGS] [--] CMD ARGS...', the
-// positional arguments named by names. Flags may also follow the positional
-// arguments; a "--" ends them.
-func (c *cli) parseCommand(fs *flag.FlagSet, args []string, names ...string) ([]string, []string, int, bool) {
-	if code, ok := c.parse(fs, args); !ok {
-		return nil, nil, code, false
-	}
-	rest := fs.Args()
-	if len(rest) < len(names) {
-		return nil, nil, c.usagef("missing %s", strings.Join(names[len(rest):], " ")), false
-	}
-	pos, rest := rest[:len(names)], rest[len(names):]
-	if len(rest) > 0 && rest[0] != "--" {
-		if code, ok := c.parse(fs, rest); !ok {
-			return nil, nil, code, false
-		}
-		rest = fs.Args()
-	} else if len(rest) > 0 {
-		rest = rest[1:]
-	}
-	if len(rest) == 0 {
-		return nil, nil, c.usagef("missing command: zklock %s [flags] %s -- CMD [ARGS...]",
-			c.name, strings.Join(names, " ")), false
-	}
-	return pos, rest, 0, true
-}
-
-// visited returns the names of the flags given on the command line.
-func visited(fs *flag.FlagSet) map[string]bool {
-	set := make(map[string]bool)
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	return set
 }

@@ -5,12 +5,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"unsafe"
 )
 
 // forwarded are the signals zklock catches: while it waits for a lock they
 // make it give up (and leave nothing behind); while the command runs they
-// are passed on to it.
+// are passed on to it, as are SIGTSTP and SIGCONT (see supervise).
 var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
 	syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
@@ -58,23 +57,4 @@ func cancelOnSignal(ctx context.Context, ch <-chan os.Signal) (context.Context, 
 		close(quit)
 		<-done
 	}
-}
-
-// fromTerminal reports whether sig is one that a terminal sends to its
-// whole foreground process group (SIGINT on Ctrl-C, SIGQUIT on Ctrl-\)
-// while zklock's group, which the command shares, is that group: the
-// command has then received it already, and passing it on would deliver it
-// twice (and a second Ctrl-C often means "stop cleaning up").
-func fromTerminal(sig os.Signal) bool {
-	if sig != syscall.SIGINT && sig != syscall.SIGQUIT {
-		return false
-	}
-	tty, err := os.Open("/dev/tty") // the controlling terminal, if any
-	if err != nil {
-		return false
-	}
-	defer tty.Close()
-	var pgrp int32
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, tty.Fd(), syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&pgrp)))
-	return errno == 0 && int(pgrp) == syscall.Getpgrp()
 }

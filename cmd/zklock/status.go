@@ -12,8 +12,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/zklock/zklock"
 )
 
 type statusFlags struct {
@@ -35,13 +33,12 @@ func (c *cli) status(args []string) int {
 	var f statusFlags
 	fs := c.newFlagSet()
 	f.register(fs)
-	if code, ok := c.parse(fs, args); !ok {
+	pos, _, code, ok := c.parseArgs(fs, args, []string{"PATH"}, false)
+	if !ok {
 		return code
 	}
-	kind := f.kind
+	path, kind := pos[0], f.kind
 	switch {
-	case fs.NArg() != 1:
-		return c.usagef("want exactly one PATH, got %d arguments", fs.NArg())
 	case kind == "auto":
 		kind = ""
 	case kind != kindLock && kind != kindRW && kind != kindSemaphore:
@@ -53,11 +50,11 @@ func (c *cli) status(args []string) int {
 	}
 	defer done()
 	if f.watch {
-		return c.watchStatus(ctx, s, fs.Arg(0), kind, f.asJSON)
+		return c.watchStatus(ctx, s, path, kind, f.asJSON)
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.conn.connectTimeout)
 	defer cancel()
-	r, err := list(ctx, s, fs.Arg(0), kind)
+	r, err := list(ctx, s, path, kind)
 	if err != nil {
 		return c.opFailed(err)
 	}
@@ -92,20 +89,6 @@ func printTable(w io.Writer, r report) {
 			age(time.Duration(e.AgeMS)*time.Millisecond), e.Token, dataCell(e), baseName(e.Node))
 	}
 	tw.Flush()
-}
-
-// summarize is the one-line state of path for the progress line.
-func summarize(ctx context.Context, s *zklock.Session, path, kind string) string {
-	r, err := list(ctx, s, path, kind)
-	switch {
-	case err != nil:
-		return "cannot list the queue: " + oneLine(err.Error())
-	case len(r.Holders) == 1:
-		h := r.Holders[0]
-		return fmt.Sprintf("held by %s (session %s) for %s, %d waiting",
-			printable(h.Data, 40), h.Session, age(time.Duration(h.AgeMS)*time.Millisecond), len(r.Waiting))
-	}
-	return fmt.Sprintf("%d holding, %d waiting", len(r.Holders), len(r.Waiting))
 }
 
 func age(d time.Duration) string {

@@ -49,6 +49,19 @@ func TestUsageErrors(t *testing.T) {
 		{"elect", "--observe"},
 		{"dev-server", "extra"},
 		{"help", "bogus"},
+		// Issue 35, item 6: flags that do not apply are refused, before
+		// or after PATH alike.
+		{"elect", "--observe", "--grace", "1s", "/p"},
+		{"elect", "--observe", "/p", "--grace", "1s"},
+		{"elect", "--observe", "--timeout", "1s", "/p"},
+		{"elect", "--observe", "--exit-code-file", "f", "/p"},
+		{"elect", "--json", "/p", "v", "--", "true"},
+		{"status", "/p", "--bogus"},
+		{"status", "/p", "--kind", "queue"},
+		{"ls", "/p", "--max-nodes", "0"},
+		{"break", "/p", "--bogus"},
+		{"revoke", "/p", "--force"},
+		{"run", "--quiet", "--grace", "-1s", "/p", "--", "true"},
 	} {
 		t.Run(strings.Join(args, "_"), func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -62,6 +75,16 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
 			}
 		})
+	}
+}
+
+// Issue 35, item 6: -n was a semaphore's limit in run and a number of
+// servers in dev-server; dev-server's is now --size, and the old spelling
+// says so.
+func TestDevServerOldFlagNamesTheNewOne(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"dev-server", "-n", "3"}, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "--size") {
+		t.Errorf("dev-server -n 3: exit %d, stderr %q; want %d and a message naming --size", code, errOut.String(), exitUsage)
 	}
 }
 

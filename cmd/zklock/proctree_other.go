@@ -1,0 +1,19 @@
+//go:build !linux
+
+package main
+
+import (
+	"os"
+	"syscall"
+)
+
+// becomeSubreaper: only Linux has child subreapers; elsewhere an orphan of
+// the command is re-parented to init and not waited for.
+func becomeSubreaper() error { return nil }
+
+// diesWithParent: no parent-death signal here. The supervisor still kills
+// the command's process group when zklock dies (it sees its control pipe
+// close), but not a process that left the group.
+func diesWithParent(*syscall.SysProcAttr) {}
+
+func selfExe() (string, error) { return os.Executable() }

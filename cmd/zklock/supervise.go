@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// supervise runs the command while g is held and returns the exit code:
+// the command's own, or exitLost if the lock was lost while any process of
+// the command's ran. It returns only when no process of the command's is
+// left (see command), so the lock is released only then.
+//
+// Every signal zklock receives is passed on to the command's process group
+// and to the processes of the command's that left it. When the loss signal
+// fires, they get SIGTERM at once, and SIGKILL when the grace period ends,
+// which is before the servers can expire the session and grant the lock to
+// someone else (see checkGrace). zklock signals first and reports after, and
+// its reports never block it (see notices).
+func (j *job) supervise(g grant, sigs chan os.Signal) int {
+	if err := becomeSubreaper(); err != nil {
+		j.warnf("cannot adopt the command's orphans: %v", err)
+	}
+	tty := controllingTerminal()
+	if tty != nil {
+		defer tty.close()
+	}
+	c, err := startSupervised(j.argv, append(os.Environ(), j.env(g)...), tty)
+	if err != nil {
+		return j.failf(exitError, "", "cannot start the command: %v", err)
+	}
+	defer c.ctl.Close()
+	signal.Notify(sigs, syscall.SIGTSTP, syscall.SIGCONT)
+	lost := j.follow(c, g.lost, sigs)
+	if tty != nil {
+		tty.takeBack(c.pgid)
+	}
+	switch {
+	case c.failCode != 0:
+		return j.failf(c.failCode, "", "%s", c.failMsg)
+	case c.exited:
+		j.writeExitCode(c.exitCode())
+	case !lost:
+		return exitError // follow said why
+	}
+	if lost {
+		j.warnf("%s was lost while the command ran; exiting %d", j.path, exitLost)
+		return exitLost
+	}
+	return c.exitCode()
+}
+
+// follow passes signals on, reacts to the supervisor's reports and to the
+// loss of the lock, until zklock has no child left. It returns whether the
+// lock was lost meanwhile.
+func (j *job) follow(c *command, lostCh <-chan struct{}, sigs <-chan os.Signal) bool {
+	reports := c.reports
+	var kill, sweep <-chan time.Time
+	sweeper := time.NewTicker(killSweep)
+	sweeper.Stop()
+	defer sweeper.Stop()
+	lost := false
+	for {
+		select {
+		case line, ok := <-reports:
+			if ok {
+				j.onReport(c, line)
+				continue
+			}
+			reports = nil // the supervisor has exited
+			if j.supervisorDied(c) {
+				sweeper.Reset(killSweep)
+				sweep = sweeper.C
+			}
+		case <-c.gone:
+			if reports != nil {
+				for line := range reports { // the supervisor is gone: its last words come soon
+					j.onReport(c, line)
+				}
+				j.supervisorDied(c)
+			}
+			return lost
+		case sig := <-sigs:
+			j.onSignal(c, sig.(syscall.Signal))
+		case <-lostCh:
+			lostCh, lost = nil, true
+			c.signal(syscall.SIGTERM)
+			kill = time.After(j.grace)
+			j.warnf("lost %s (the session may have expired); sent SIGTERM to the command, SIGKILL in %v", j.path, j.grace)
+		case <-kill:
+			kill = nil
+			c.signal(syscall.SIGKILL)
+			sweeper.Reset(killSweep) // until none is left: one may fork between the walk and the kill
+			sweep = sweeper.C
+			j.warnf("the command outlived the %v grace period; sent SIGKILL", j.grace)
+		case <-sweep:
+			c.signal(syscall.SIGKILL)
+		}
+	}
+}
+
+// supervisorDied reports whether the supervisor, which has exited, ended
+// before the command; then it SIGKILLs what the supervisor left (the
+// command itself has had SIGKILL from the kernel: its parent-death signal;
+// its orphans are zklock's now).
+func (j *job) supervisorDied(c *command) bool {
+	if c.exited || c.failCode != 0 {
+		return false
+	}
+	c.supStatus = <-c.supExited
+	c.signal(syscall.SIGKILL)
+	j.warnf("the command's supervisor ended abnormally (%v); killed the command", describeStatus(c.supStatus))
+	return true
+}
+
+// onReport acts on a line of the supervisor's.
+func (j *job) onReport(c *command, line string) {
+	word, rest, _ := strings.Cut(line, " ")
+	switch word {
+	case "started":
+		pgid, _ := strconv.Atoi(rest)
+		c.started(pgid)
+	case "fail":
+		code, msg, _ := strings.Cut(rest, " ")
+		c.failCode, _ = strconv.Atoi(code)
+		c.failMsg = msg
+	case "stopped":
+		j.stopped(c)
+	case "exit":
+		ws, _ := strconv.Atoi(rest)
+		c.exited, c.status = true, syscall.WaitStatus(ws)
+		if c.tty != nil {
+			c.tty.takeBack(c.pgid)
+		}
+		if pids := c.left(); len(pids) > 0 {
+			j.warnf("the command exited %d; %s stays held until the %d process(es) it left end: %s",
+				c.exitCode(), j.path, len(pids), pidList(pids))
+		}
+	}
+}
+
+// onSignal passes a signal zklock received on to the command.
+func (j *job) onSignal(c *command, sig syscall.Signal) {
+	switch {
+	case sig == syscall.SIGCONT:
+		// Continued (a shell's fg or bg): in the foreground, the terminal
+		// goes back to the command.
+		if c.tty != nil && c.pgid != 0 && !c.exited && c.tty.foreground() {
+			c.tty.give(c.pgid)
+		}
+	case sig == syscall.SIGTSTP && c.tty != nil && (c.pgid == 0 || c.exited):
+		// No command to stop and report the stop: stop now.
+		c.signal(sig)
+		stopSelf()
+		return
+	}
+	c.signal(sig)
+}
+
+// stopped: the command was stopped. Under job control, zklock takes the
+// terminal back and stops too, so that the shell sees the job stopped;
+// without a terminal nobody would continue it, so it carries on.
+func (j *job) stopped(c *command) {
+	if c.tty == nil {
+		return
+	}
+	c.tty.takeBack(c.pgid)
+	stopSelf()
+}
+
+// stopSelf stops zklock with SIGSTOP, which, unlike SIGTSTP, a process
+// group without a parent in its session (orphaned) cannot ignore. While
+// stopped zklock does not keep its session alive: the lock is lost after
+// the session timeout less the margin, and when continued the command gets
+// SIGTERM.
+func stopSelf() { _ = syscall.Kill(os.Getpid(), syscall.SIGSTOP) }
+
+func describeStatus(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
+		return "killed by " + ws.Signal().String()
+	}
+	return "exit status " + strconv.Itoa(ws.ExitStatus())
+}
+
+func pidList(pids []int) string {
+	var b strings.Builder
+	for i, p := range pids {
+		if i == 8 {
+			fmt.Fprintf(&b, " and %d more", len(pids)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(strconv.Itoa(p))
+	}
+	return b.String()
+}
