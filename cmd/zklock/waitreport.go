@@ -37,22 +37,16 @@ func (r *reporter) say(format string, args ...any) {
 
 // connect is cli.connect, saying so when it takes longer than connectNotice.
 func (r *reporter) connect(ctx context.Context) (*zklock.Session, int) {
-	r.j.conn.resolve() // before the goroutine reads r.j.conn.servers
-	done := make(chan struct{})
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		t := time.NewTimer(connectNotice)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			r.say("connecting to %s (giving up after --connect-timeout %v)", r.j.conn.servers, r.j.conn.connectTimeout)
-		case <-done:
-		}
-	}()
+	r.j.conn.resolve() // before the notice reads r.j.conn.servers
+	said := make(chan struct{})
+	notice := time.AfterFunc(connectNotice, func() {
+		defer close(said)
+		r.say("connecting to %s (giving up after --connect-timeout %v)", r.j.conn.servers, r.j.conn.connectTimeout)
+	})
 	s, code := r.j.connect(ctx, r.j.conn)
-	close(done)
-	r.wg.Wait()
+	if !notice.Stop() {
+		<-said // it fired: let it finish before anything else is said
+	}
 	if s != nil && r.spoke.Load() {
 		r.say("connected (session 0x%x)", s.SessionID())
 	}
