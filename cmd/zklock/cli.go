@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/zktest"
 )
 
 // cli is one invocation of a subcommand: where it writes and its name, for
@@ -92,7 +91,7 @@ type connFlags struct {
 
 func (f *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.servers, "servers", "", "ZooKeeper servers, host:port,... (default $ZK_SERVERS, else 127.0.0.1:2181)")
-	fs.DurationVar(&f.sessionTimeout, "session-timeout", 10*time.Second, "session timeout to ask the servers for")
+	fs.DurationVar(&f.sessionTimeout, "session-timeout", zklock.DefaultSessionTimeout, "session timeout to ask the servers for")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 15*time.Second, "give up connecting after this long")
 }
 
@@ -117,11 +116,16 @@ func (c *cli) open(f *connFlags) (ctx context.Context, s *zklock.Session, done f
 	}, exitOK
 }
 
+// envServers names the environment variable the CLI takes its servers
+// from, as etcdctl and consul take theirs (zktest has a variable of its
+// own, which the CLI does not read).
+const envServers = "ZK_SERVERS"
+
 // resolve fills in the servers from $ZK_SERVERS or the default, and
 // returns them as addresses.
 func (f *connFlags) resolve() []string {
 	if f.servers == "" {
-		f.servers = os.Getenv(zktest.EnvServers)
+		f.servers = os.Getenv(envServers)
 	}
 	if f.servers == "" {
 		f.servers = "127.0.0.1:2181"

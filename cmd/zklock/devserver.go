@@ -23,7 +23,8 @@ func (f *devFlags) register(fs *flag.FlagSet) {
 
 // devServer is 'zklock dev-server': a throwaway ZooKeeper on 127.0.0.1,
 // from the local installation (as package zktest finds it), until a signal.
-// It ignores ZK_SERVERS, which would make zktest use those servers instead.
+// It ignores ZKTEST_SERVERS, which would make zktest use those servers
+// instead, and prints ZK_SERVERS=..., the variable the CLI reads.
 func (c *cli) devServer(args []string) int {
 	var f devFlags
 	fs := c.newFlagSet()
@@ -52,7 +53,7 @@ func (c *cli) devServer(args []string) int {
 	if err != nil {
 		return c.failf(exitError, "it needs a local ZooKeeper (Debian: apt-get install zookeeper)", "%v", err)
 	}
-	fmt.Fprintf(c.stdout, "%s=%s\n", zktest.EnvServers, cluster.ConnectString())
+	fmt.Fprintf(c.stdout, "%s=%s\n", envServers, cluster.ConnectString())
 	c.warnf("%d server(s) up in %v; press Ctrl-C to stop them and remove their data",
 		f.size, cluster.StartupTime().Round(time.Millisecond))
 	<-ctx.Done()

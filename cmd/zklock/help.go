@@ -142,7 +142,7 @@ exit 0); --json applies to it alone, --timeout, --grace, --quiet and
 
 Start a throwaway ZooKeeper on 127.0.0.1 from the local installation (--size
 servers), print ZK_SERVERS=host:port,... on stdout, and run until
-interrupted; then stop them and remove their data. $ZK_SERVERS is ignored.
+interrupted; then stop them and remove their data. $ZKTEST_SERVERS is ignored.
 (--size was -n before; -n is now run's alone.)
 `, &devFlags{}},
 }

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/zktest"
 	"go.uber.org/goleak"
 )
 
@@ -147,12 +146,12 @@ func start(t *testing.T, servers string, args ...string) *proc {
 func envWith(servers string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, zktest.EnvServers+"=") {
+		if !strings.HasPrefix(kv, envServers+"=") {
 			env = append(env, kv)
 		}
 	}
 	if servers != "" {
-		env = append(env, zktest.EnvServers+"="+servers)
+		env = append(env, envServers+"="+servers)
 	}
 	return env
 }
