@@ -51,6 +51,9 @@ type survey struct {
 	unknown   map[string]bool // servers that did not tell their conf
 }
 
+// surveyTries bounds the survey's questions to one server.
+const surveyTries = 3
+
 // surveyServers asks every server for its 'conf' (tickTime, syncLimit and
 // session timeout bounds, where the four-letter word is allowed) and its
 // 'srvr' (its mode, always allowed), in parallel, within the handshake
@@ -67,11 +70,18 @@ func (c *Conn) surveyServers(ctx context.Context) survey {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if out, err := c.fourLetter(ctx, addr, "conf"); err == nil && !notAllowed(out) {
-				answers[i].conf, answers[i].ok = parseConf(out)
-			}
-			if out, err := c.fourLetter(ctx, addr, "srvr"); err == nil {
-				answers[i].mode = parseMode(out)
+			// A loaded server may answer late: a few tries, each within the
+			// handshake timeout, before it counts as one that did not tell.
+			for try := 0; try < surveyTries && ctx.Err() == nil; try++ {
+				if out, err := c.fourLetter(ctx, addr, "srvr"); err == nil {
+					answers[i].mode = parseMode(out)
+				}
+				if out, err := c.fourLetter(ctx, addr, "conf"); err == nil && !notAllowed(out) {
+					answers[i].conf, answers[i].ok = parseConf(out)
+				}
+				if answers[i].mode != "" {
+					return
+				}
 			}
 		}()
 	}
