@@ -2,8 +2,10 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 )
@@ -51,38 +53,28 @@ type survey struct {
 	unknown   map[string]bool // servers that did not tell their conf
 }
 
-// surveyTries bounds the survey's questions to one server.
-const surveyTries = 3
+// A server is asked again, after a pause that doubles from surveyPause,
+// when it does not serve yet (it is electing a leader) or did not answer
+// in time (loaded), up to surveyTries times; a server that times out twice
+// counts as one that did not tell, so that a server cut off costs
+// NewSession two handshake timeouts at most.
+const (
+	surveyTries = 6
+	surveyPause = 100 * time.Millisecond
+)
 
 // surveyServers asks every server for its 'conf' (tickTime, syncLimit and
 // session timeout bounds, where the four-letter word is allowed) and its
 // 'srvr' (its mode, always allowed), in parallel, within the handshake
 // timeout. A server that does not answer may be a follower.
 func (c *Conn) surveyServers(ctx context.Context) survey {
-	type answer struct {
-		conf serverConf
-		ok   bool
-		mode string
-	}
-	answers := make([]answer, len(c.cfg.Servers))
+	answers := make([]surveyAnswer, len(c.cfg.Servers))
 	var wg sync.WaitGroup
 	for i, addr := range c.cfg.Servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// A loaded server may answer late: a few tries, each within the
-			// handshake timeout, before it counts as one that did not tell.
-			for try := 0; try < surveyTries && ctx.Err() == nil; try++ {
-				if out, err := c.fourLetter(ctx, addr, "srvr"); err == nil {
-					answers[i].mode = parseMode(out)
-				}
-				if out, err := c.fourLetter(ctx, addr, "conf"); err == nil && !notAllowed(out) {
-					answers[i].conf, answers[i].ok = parseConf(out)
-				}
-				if answers[i].mode != "" {
-					return
-				}
-			}
+			answers[i] = c.askServer(ctx, addr)
 		}()
 	}
 	wg.Wait()
@@ -130,6 +122,48 @@ func (c *Conn) surveyServers(ctx context.Context) survey {
 		}
 	}
 	return sv
+}
+
+// surveyAnswer is what one server said of itself.
+type surveyAnswer struct {
+	conf serverConf
+	ok   bool   // conf answered
+	mode string // srvr's Mode; "" if it did not answer or does not serve
+}
+
+// askServer asks addr for its mode and conf (see surveyServers).
+func (c *Conn) askServer(ctx context.Context, addr string) (a surveyAnswer) {
+	timeouts := 0
+	for try := 0; try < surveyTries && timeouts < 2 && ctx.Err() == nil; try++ {
+		if try > 0 {
+			t := time.NewTimer(surveyPause << (try - 1))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return a
+			}
+		}
+		out, err := c.fourLetter(ctx, addr, "srvr")
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			timeouts++
+			continue
+		}
+		if a.mode = parseMode(out); a.mode == "" {
+			continue // not serving yet, or refused: ask again
+		}
+		if out, err := c.fourLetter(ctx, addr, "conf"); err == nil && !notAllowed(out) {
+			a.conf, a.ok = parseConf(out)
+		}
+		return a
+	}
+	return a
+}
+
+// isTimeout reports a network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // checkTiming refuses a session whose deadline, trailing a follower's
