@@ -26,7 +26,8 @@ func TestWorkerFailsOnLogError(t *testing.T) {
 	}
 	stop, keep := io.Pipe() // never closed until the end: only the error can stop the worker
 	defer keep.Close()
-	cfg := chaos.WorkerConfig{Proc: "w1.1", Addrs: c.Servers(), LogPath: log, Paths: chaos.Paths{Root: "/logerr"}, Seed: 1, Limit: 2}
+	cfg := chaos.WorkerConfig{Proc: "w1.1", Addrs: c.Servers(), LogPath: log, Paths: chaos.Paths{Root: "/logerr"}, Seed: 1, Limit: 2,
+		Session: chaos.SessionTimeout}
 	start := time.Now()
 	err := chaos.RunWorker(cfg, stop, time.Minute)
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "w1.1: log") {
