@@ -24,6 +24,11 @@
 // still queued when the session expires fail with ErrSessionExpired; a
 // request queued after that runs in the new session.
 //
+// GoCreate and GoChildren queue a request and return at once, with a Call
+// that completes with its outcome (it takes no ctx and is never
+// abandoned): requests queued one after the other without waiting form a
+// pipeline, answered in order, in one round trip.
+//
 // Config.OnReply sees every reply with the time its request was handed to
 // the socket and the time it was read: what an observer needs to bound
 // when the server last heard from the session.

@@ -21,6 +21,10 @@ import (
 // ops) after the call returns, even a call abandoned while its request
 // waits to be sent.
 //
+// A request queued by GoCreate or GoChildren has a Call instead of a
+// waiting caller: completing it copies its outcome into the Call and
+// releases it.
+//
 // A caller whose ctx ends abandons the request (state pending→abandoned)
 // and returns at once; whoever holds the request next sees that and
 // releases it instead of completing it: the writer drops it unsent, the
@@ -40,6 +44,7 @@ type request struct {
 	scheme  string   // auth; data is then the client's own copy
 	restore *restore // setWatches: the watches it restores
 	watch   *Watch   // the watch the request sets, linked on success
+	call    *Call    // GoCreate, GoChildren: completed instead of a waiting caller
 
 	// internal: no caller waits (a ping, the credentials and watches sent
 	// on a new connection); the reader releases it after its reply.
@@ -175,6 +180,11 @@ func (c *Client) takeQueue(dst []*request) []*request {
 // one too.
 func (c *Client) complete(r *request) {
 	if r.internal || !r.state.CompareAndSwap(statePending, stateDone) {
+		release(r)
+		return
+	}
+	if r.call != nil {
+		r.call.settle(r)
 		release(r)
 		return
 	}
