@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )
@@ -38,19 +38,21 @@ func TestEveryCreateAccountedFor(t *testing.T) {
 		{name: "cancelled in flight, not applied",
 			fault: func(e env) queuetest.Fault { return queuetest.Fault{Before: e.cancel, Lost: true, Hang: true} }},
 		{name: "connection closed after apply, refused", try: true,
-			fault: func(env) queuetest.Fault { return queuetest.Fault{Err: zk.ErrConnectionClosed} }},
+			fault: func(env) queuetest.Fault { return queuetest.Fault{Err: client.ErrConnectionLoss} }},
 		{name: "connection closed before apply, refused", try: true,
 			fault: func(env) queuetest.Fault { return queuetest.Fault{Lost: true} }},
 		{name: "connection closed after apply, cancelled waiting",
-			fault: func(env) queuetest.Fault { return queuetest.Fault{Err: zk.ErrConnectionClosed} },
+			fault: func(env) queuetest.Fault { return queuetest.Fault{Err: client.ErrConnectionLoss} },
 			until: func(e env) bool {
 				return e.c.Blocked(queuetest.OpWatch) == 1 || e.s.ChildWatching(semLeases) == 1
 			}},
 		{name: "connection closed after apply, cancelled reconnecting", reconnect: true,
-			fault: func(e env) queuetest.Fault { return queuetest.Fault{Err: zk.ErrConnectionClosed, After: e.c.EndEpoch} },
+			fault: func(e env) queuetest.Fault {
+				return queuetest.Fault{Err: client.ErrConnectionLoss, After: e.c.EndEpoch}
+			},
 			until: func(e env) bool { return e.c.Blocked(queuetest.OpEpoch) == 1 }},
 		{name: "session moved after apply, cancelled reconnecting", reconnect: true,
-			fault: func(e env) queuetest.Fault { return queuetest.Fault{Err: zk.ErrSessionMoved, After: e.c.EndEpoch} },
+			fault: func(e env) queuetest.Fault { return queuetest.Fault{Err: client.ErrSessionMoved, After: e.c.EndEpoch} },
 			until: func(e env) bool { return e.c.Blocked(queuetest.OpEpoch) == 1 }},
 	} {
 		for _, prim := range []struct {

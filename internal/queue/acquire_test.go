@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )
@@ -96,7 +96,7 @@ func TestWaitDataChange(t *testing.T) {
 	holds(t, ch)
 }
 
-// A watch that never fires (go-zookeeper failed to restore it after a
+// A watch that never fires (the server did not restore it after a
 // reconnect) does not strand the waiter: the end of the epoch wakes it, and
 // it looks again.
 func TestWaitRechecksAfterEpochEnd(t *testing.T) {
@@ -177,7 +177,7 @@ func TestRelease(t *testing.T) {
 		{name: "epoch already ended", before: func(c *queuetest.Conn) { c.EndEpoch(); c.NewEpoch() }, want: queue.ErrLost},
 		// The delete cannot reach the server and the epoch ends meanwhile.
 		{name: "epoch ends during the delete", want: queue.ErrLost, deletes: 1},
-		{name: "delete refused", fault: &queuetest.Fault{Lost: true, Err: zk.ErrNoAuth}, want: zk.ErrNoAuth, deletes: 1, kept: true},
+		{name: "delete refused", fault: &queuetest.Fault{Lost: true, Err: client.ErrNoAuth}, want: client.ErrNoAuth, deletes: 1, kept: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, c := setup(t)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // node is our node in the queue.
@@ -54,17 +54,17 @@ func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error
 		switch {
 		case err == nil:
 			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}, nil
-		case errors.Is(err, zk.ErrNoNode) && list:
+		case errors.Is(err, client.ErrNoNode) && list:
 			// A parent the Conn took for existing was reaped: the next
 			// turn creates them, pipelined ahead of the create.
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, client.ErrNoNode):
 			// ensureParents fails with NoNode too when a parent it found is
 			// reaped before it creates the next one: the next turn creates
 			// that parent again.
-			if err := q.ensureParents(ctx); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if err := q.ensureParents(ctx); err != nil && !errors.Is(err, client.ErrNoNode) {
 				return node{}, err
 			}
-		case errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrSessionMoved):
+		case errors.Is(err, client.ErrConnectionLoss) || errors.Is(err, client.ErrSessionMoved):
 			n, ok, err := q.recover(ctx, prefix, true)
 			if err != nil {
 				q.abandon(prefix)
@@ -73,9 +73,9 @@ func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error
 			if ok {
 				return n, nil
 			}
-		case errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrNoServer):
-			// The create was not applied (no session, or never sent); retry
-			// once a session is established.
+		case errors.Is(err, client.ErrSessionExpired):
+			// The create was not applied (it waited for a connection and
+			// the session expired); retry once a session is established.
 			if _, err := q.Conn.Epoch(ctx); err != nil {
 				return node{}, err
 			}
@@ -103,7 +103,7 @@ func (q *Queue) recover(ctx context.Context, prefix string, adopt bool) (node, b
 		return node{}, false, err
 	}
 	names, err := q.Conn.Children(ctx, q.Dir)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, client.ErrNoNode) {
 		return node{}, false, nil
 	}
 	if err != nil {

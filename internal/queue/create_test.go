@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )
@@ -20,10 +20,10 @@ func TestCreateCutOff(t *testing.T) {
 		fault   queuetest.Fault
 		creates int // requests sent
 	}{
-		{"applied", queuetest.Fault{Err: zk.ErrConnectionClosed}, 1},
-		{"applied, session moved", queuetest.Fault{Err: zk.ErrSessionMoved}, 1},
+		{"applied", queuetest.Fault{Err: client.ErrConnectionLoss}, 1},
+		{"applied, session moved", queuetest.Fault{Err: client.ErrSessionMoved}, 1},
 		{"not applied", queuetest.Fault{Lost: true}, 2},
-		{"not sent", queuetest.Fault{Lost: true, Err: zk.ErrNoServer}, 2},
+		{"not sent: the session expired while it waited", queuetest.Fault{Lost: true, Err: client.ErrSessionExpired}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, c := setup(t)
@@ -120,9 +120,9 @@ func TestCreateFreshPath(t *testing.T) {
 func TestCreateParentRefused(t *testing.T) {
 	s := queuetest.NewServer()
 	c := s.Connect()
-	c.Inject(queuetest.OpContainer, queuetest.Fault{Path: dir, Lost: true, Err: zk.ErrNoAuth})
+	c.Inject(queuetest.OpContainer, queuetest.Fault{Path: dir, Lost: true, Err: client.ErrNoAuth})
 	_, err := mutexQ(c).Acquire(testCtx(t), queue.Request{})
-	if !errors.Is(err, zk.ErrNoAuth) {
+	if !errors.Is(err, client.ErrNoAuth) {
 		t.Fatalf("Acquire: %v, want ErrNoAuth", err)
 	}
 	consumed(t, c)
@@ -139,7 +139,7 @@ func TestRecoverEarlierSession(t *testing.T) {
 	s, c := setup(t)
 	var old int64
 	c.Inject(queuetest.OpCreate, queuetest.Fault{
-		Err:   zk.ErrConnectionClosed,
+		Err:   client.ErrConnectionLoss,
 		After: func() { old = c.NewSession() }, // the client reconnects under a new session
 	})
 	h := acquire(t, mutexQ(c), queue.Request{})

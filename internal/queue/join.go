@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // SeqLen is the length of ZooKeeper's sequence suffix (%010d).
@@ -72,8 +72,8 @@ func (q *Queue) join(ctx context.Context, at *Held, path string, data []byte) (*
 		switch {
 		case err == nil:
 			return q.joined(at, path, czxid, owner)
-		case errors.Is(err, zk.ErrNodeExists),
-			errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrSessionMoved):
+		case errors.Is(err, client.ErrNodeExists),
+			errors.Is(err, client.ErrConnectionLoss), errors.Is(err, client.ErrSessionMoved):
 			// A create cut off by connection loss may have been applied: the
 			// name is unique, so a node there is that create's (Stat retries
 			// until the connection is back).
@@ -84,7 +84,7 @@ func (q *Queue) join(ctx context.Context, at *Held, path string, data []byte) (*
 			if st != nil {
 				return q.joined(at, path, st.Czxid, st.EphemeralOwner)
 			}
-		case errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrSessionExpired):
+		case errors.Is(err, client.ErrSessionExpired):
 			if _, err := q.Conn.Epoch(ctx); err != nil {
 				return nil, err
 			}

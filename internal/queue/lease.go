@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // Leases is a counting semaphore in the layout of Apache Curator's
@@ -115,7 +115,7 @@ func (l *Leases) Acquire(ctx context.Context, r LeaseRequest) (*Grant, error) {
 func (l *Leases) acquire(ctx context.Context, r LeaseRequest) (*Grant, error) {
 	if r.Try || !l.contended.Load() {
 		waiters, err := l.Conn.Children(ctx, l.LocksDir())
-		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if err != nil && !errors.Is(err, client.ErrNoNode) {
 			return nil, err
 		}
 		if len(waiters) == 0 { // nobody queued: we may not overtake anyone

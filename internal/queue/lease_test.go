@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )
@@ -225,8 +225,8 @@ func TestLeaseAllOrNothing(t *testing.T) {
 		creates int // lease nodes made
 	}{
 		{name: "try, one free of two", r: queue.LeaseRequest{N: 2, Try: true}, want: queue.ErrFull, creates: 2},
-		{name: "second create refused", r: queue.LeaseRequest{N: 2, Try: true}, want: zk.ErrNoAuth, creates: 1,
-			faults: []queuetest.Fault{{}, {Lost: true, Err: zk.ErrNoAuth}}},
+		{name: "second create refused", r: queue.LeaseRequest{N: 2, Try: true}, want: client.ErrNoAuth, creates: 1,
+			faults: []queuetest.Fault{{}, {Lost: true, Err: client.ErrNoAuth}}},
 		{name: "check fails", r: queue.LeaseRequest{N: 1, Check: func(context.Context, int64) error { return errCheck }},
 			want: errCheck, creates: 1},
 	} {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // slow is Curator's algorithm: hold the mutex, create our leases, and wait
@@ -60,7 +60,7 @@ func (l *Leases) vouch(g *Grant) bool {
 // not at first.
 func (l *Leases) await(ctx context.Context, ns []node, r LeaseRequest) (g *Grant, waited bool, err error) {
 	for ; ; waited = true {
-		var changed <-chan zk.Event
+		var changed <-chan client.Event
 		g, err := l.try(ctx, ns, r, &changed)
 		if g != nil || err != nil {
 			return g, waited, err
@@ -76,16 +76,16 @@ func (l *Leases) await(ctx context.Context, ns []node, r LeaseRequest) (g *Grant
 // try lists the leases (leaving a child watch in *watch unless watch is
 // nil) and grants ns if there are at most Limit; it returns a nil Grant and
 // no error when there are more and r.Precheck lets us wait.
-func (l *Leases) try(ctx context.Context, ns []node, r LeaseRequest, watch *<-chan zk.Event) (*Grant, error) {
+func (l *Leases) try(ctx context.Context, ns []node, r LeaseRequest, watch *<-chan client.Event) (*Grant, error) {
 	var names []string
-	var st *zk.Stat
+	var st *client.Stat
 	var err error
 	if watch != nil {
 		names, st, *watch, err = l.Conn.ChildrenW(ctx, l.LeasesDir())
 	} else {
 		names, st, err = l.Conn.ChildrenStat(ctx, l.LeasesDir())
 	}
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, client.ErrNoNode) {
 		return nil, errGone
 	}
 	if err != nil {

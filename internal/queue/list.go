@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // Entry is a contender with its node's data and stat.
 type Entry struct {
 	Contender
 	Data []byte
-	Stat zk.Stat
+	Stat client.Stat
 }
 
 // List returns the contenders of the queue in order, each with its data. A
@@ -19,7 +19,7 @@ type Entry struct {
 // lock path is an empty queue.
 func (q *Queue) List(ctx context.Context) ([]Entry, error) {
 	names, err := q.Conn.Children(ctx, q.Dir)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, client.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
@@ -28,7 +28,7 @@ func (q *Queue) List(ctx context.Context) ([]Entry, error) {
 	var out []Entry
 	for _, c := range Sort(names, q.Accept...) {
 		data, st, err := q.Conn.Get(ctx, q.Dir+"/"+c.Name)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, client.ErrNoNode) {
 			continue
 		}
 		if err != nil {

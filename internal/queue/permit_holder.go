@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // grant claims our node and starts its holder's goroutine (see ranker)
@@ -63,7 +63,7 @@ func (rk *ranker) publish(ctx context.Context, bound int) bool {
 		switch {
 		case err == nil:
 			rk.published = bound + rk.n
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, client.ErrNoNode):
 			return false // released, or gone with the session
 		case !rk.pause(ctx, try):
 			return false
@@ -157,7 +157,7 @@ func (rk *ranker) relist(ctx context.Context) (chain, bool) {
 			v, err := rk.p.look(names, rk.h.Node.Name)
 			return v.ch, err == nil
 		}
-		if errors.Is(err, zk.ErrNoNode) || !rk.pause(ctx, try) {
+		if errors.Is(err, client.ErrNoNode) || !rk.pause(ctx, try) {
 			return chain{}, false
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // KindPermit is a node of the one-queue semaphore (Permits).
@@ -196,7 +196,7 @@ func (p *Permits) wait(ctx context.Context, q *Queue, n node, r PermitRequest) (
 	for first, waited := true, false; ; first, waited = false, true {
 		if names == nil {
 			var err error
-			if names, err = q.Conn.Children(ctx, p.Dir); errors.Is(err, zk.ErrNoNode) {
+			if names, err = q.Conn.Children(ctx, p.Dir); errors.Is(err, client.ErrNoNode) {
 				return nil, errGone // the path was reaped: our node went with its session
 			} else if err != nil {
 				return nil, err

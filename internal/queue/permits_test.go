@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"testing"
 
 	"github.com/zklock/zklock/internal/queue"
@@ -532,7 +532,7 @@ func TestPermitsHolderRetriesAFailedWatch(t *testing.T) {
 	s, _ := setup(t)
 	a, b, c := s.Connect(), s.Connect(), s.Connect()
 	pa := takePermits(t, a, 2, 1)
-	b.Inject(queuetest.OpWatch, queuetest.Fault{Err: zk.ErrConnectionClosed})
+	b.Inject(queuetest.OpWatch, queuetest.Fault{Err: client.ErrConnectionLoss})
 	pb := takePermits(t, b, 2, 1)
 	await(t, s, "b watches a after the failure", func() bool { return b.Pending() == 0 && s.Watching(pa.Held.Path) == 1 })
 	wc := goPermits(t, c, 2, 1)

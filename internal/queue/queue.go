@@ -9,7 +9,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // Epoch is a stretch of time during which the client may assume the server
@@ -34,7 +34,11 @@ func (e Epoch) Lost() <-chan struct{} {
 }
 
 // Conn is what the queue needs from a session. Reads and deletes retry
-// transient errors within ctx; CreateSeq sends exactly one request.
+// transient errors within ctx; CreateSeq sends exactly one request. Errors
+// from ZooKeeper wrap internal/client's sentinels (client.ErrNoNode, ...):
+// client.ErrConnectionLoss for a request whose outcome is unknown,
+// client.ErrSessionExpired for one that waited for a connection until its
+// session expired (it was not applied).
 type Conn interface {
 	// Epoch waits for a live epoch.
 	Epoch(ctx context.Context) (Epoch, error)
@@ -59,17 +63,17 @@ type Conn interface {
 	CreateContainer(ctx context.Context, path string) error
 	Children(ctx context.Context, path string) ([]string, error)
 	// Stat returns the node's stat, or nil if it does not exist.
-	Stat(ctx context.Context, path string) (*zk.Stat, error)
-	Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
+	Stat(ctx context.Context, path string) (*client.Stat, error)
+	Get(ctx context.Context, path string) ([]byte, *client.Stat, error)
 	// Delete deletes path; a missing node counts as deleted.
 	Delete(ctx context.Context, path string) error
-	// DeleteUntil is Delete that also gives up, with an error, once stop is
-	// closed.
-	DeleteUntil(ctx context.Context, path string, stop <-chan struct{}) error
+	// DeleteUntil is Delete that also gives up, with an error, once ep
+	// ends.
+	DeleteUntil(ctx context.Context, path string, ep Epoch) error
 	// ReleaseUntil is DeleteUntil that announces the release: one multi
 	// sets the node's data, then deletes it, so a watcher of its data sees
 	// NodeDataChanged, which a plain deletion never causes (see Released).
-	ReleaseUntil(ctx context.Context, path string, stop <-chan struct{}) error
+	ReleaseUntil(ctx context.Context, path string, ep Epoch) error
 	// Discard deletes an ephemeral node of session sid: now if it can, and
 	// in the background until it is gone or the session is otherwise.
 	Discard(path string, sid int64)
@@ -77,7 +81,8 @@ type Conn interface {
 	// if it does not exist), or ctx ends. It may also return LookAgain
 	// without a change: when the session's ownership epoch ends, or its
 	// connection is lost or restored (a watch restored after a reconnect
-	// may silently fail: go-zookeeper issue #83), so callers look again.
+	// is not trusted alone: the server may refuse to restore it), so
+	// callers look again.
 	WaitChange(ctx context.Context, path string) (Change, error)
 	// WaitData is WaitChange for a caller that read the node's data at
 	// version and must not miss a later write: a write made after that
@@ -101,13 +106,13 @@ type Conn interface {
 	// czxid and the session that owns it. It sends exactly one request.
 	CreateEphemeral(ctx context.Context, path string, data []byte) (int64, int64, error)
 	// ChildrenStat lists path's children with path's stat.
-	ChildrenStat(ctx context.Context, path string) ([]string, *zk.Stat, error)
+	ChildrenStat(ctx context.Context, path string) ([]string, *client.Stat, error)
 	// ChildrenW is ChildrenStat that also leaves a child watch: the channel
 	// receives one event when the children change, or when the watch may
 	// have ended: the session's state changed (a watch restored after a
-	// reconnect may silently fail: go-zookeeper issue #83), expired or
-	// closed. The caller then lists again.
-	ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error)
+	// reconnect is not trusted alone), expired or closed. The caller then
+	// lists again.
+	ChildrenW(ctx context.Context, path string) ([]string, *client.Stat, <-chan client.Event, error)
 	// WaitExists blocks until path exists (nil at once if it does) or ctx
 	// ends; it may also return nil when the session's state changes, for
 	// the caller to look again.
@@ -264,7 +269,7 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 		if names == nil {
 			var err error
 			names, err = q.Conn.Children(ctx, q.Dir)
-			if errors.Is(err, zk.ErrNoNode) {
+			if errors.Is(err, client.ErrNoNode) {
 				// The lock path was reaped (a CONTAINER goes once empty): our
 				// node is gone too, with an expired session.
 				return nil, errGone
@@ -400,7 +405,7 @@ func (q *Queue) release(ctx context.Context, h *Held, announce bool) error {
 	if announce {
 		del = q.Conn.ReleaseUntil
 	}
-	err := del(ctx, h.Path, h.Epoch.Done)
+	err := del(ctx, h.Path, h.Epoch)
 	if err == nil {
 		q.Conn.Untrack(h.Epoch, h.Path)
 		return nil

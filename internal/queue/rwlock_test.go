@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )
@@ -110,7 +110,7 @@ func TestJoinFaults(t *testing.T) {
 		creates int
 	}{
 		{name: "cut off, applied", creates: 1,
-			fault: func(*queuetest.Conn, func()) queuetest.Fault { return queuetest.Fault{Err: zk.ErrConnectionClosed} }},
+			fault: func(*queuetest.Conn, func()) queuetest.Fault { return queuetest.Fault{Err: client.ErrConnectionLoss} }},
 		{name: "cut off, not applied", creates: 2,
 			fault: func(*queuetest.Conn, func()) queuetest.Fault { return queuetest.Fault{Lost: true} }},
 		{name: "epoch ended", want: queue.ErrLost,
@@ -123,8 +123,10 @@ func TestJoinFaults(t *testing.T) {
 			fault: func(_ *queuetest.Conn, cancel func()) queuetest.Fault {
 				return queuetest.Fault{Before: cancel, Hang: true}
 			}},
-		{name: "refused", want: zk.ErrNoAuth, creates: 1,
-			fault: func(*queuetest.Conn, func()) queuetest.Fault { return queuetest.Fault{Lost: true, Err: zk.ErrNoAuth} }},
+		{name: "refused", want: client.ErrNoAuth, creates: 1,
+			fault: func(*queuetest.Conn, func()) queuetest.Fault {
+				return queuetest.Fault{Lost: true, Err: client.ErrNoAuth}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, c := setup(t)

@@ -3,6 +3,8 @@ package session
 import (
 	"strings"
 	"time"
+
+	"github.com/zklock/zklock/internal/client"
 )
 
 // This file removes what a failed or cancelled acquisition created: a node
@@ -11,17 +13,16 @@ import (
 
 // cleanAbandoned waits for the outcome of a create whose caller gave up, and
 // removes the node it made, or may have made, returning once it is gone.
-func (c *Conn) cleanAbandoned(ch <-chan createResult, path string) {
-	var r createResult
+func (c *Conn) cleanAbandoned(k *client.Call, path string) {
 	select {
-	case r = <-ch:
+	case <-k.Done():
 	case <-c.bg.Done():
 		return
 	}
 	switch {
-	case r.err == nil:
-		<-c.goDelete(r.name, r.c.sid)
-	case transient(r.err):
+	case k.Err == nil:
+		<-c.goDelete(k.Path, k.Stat.EphemeralOwner)
+	case transient(k.Err):
 		c.deletePrefixed(path)
 	}
 }

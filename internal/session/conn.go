@@ -12,9 +12,10 @@
 // with an epoch (Track) are deleted when it ends, if the session survived.
 //
 // Conn implements queue.Conn. Data flows one way: the public API calls the
-// queue, the queue calls Conn, Conn calls go-zookeeper below the wire
-// observer (internal/wire). Nothing here calls back up, except through the
-// hooks in Config, which run under the Conn's lock and must not block.
+// queue, the queue calls Conn, Conn calls zklock's ZooKeeper client
+// (internal/client), whose hooks (OnState, OnReply, OnWatch) tell the Conn
+// what each connection sees. Nothing here calls back up, except through
+// the hooks in Config, which run under the Conn's lock and must not block.
 package session
 
 import (
@@ -29,8 +30,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/go-zookeeper/zk"
-	"github.com/zklock/zklock/internal/wire"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // ErrClosed is returned by requests on a closed Conn, and by blocking calls
@@ -38,27 +38,21 @@ import (
 var ErrClosed = errors.New("zklock: session closed")
 
 // ErrInvalid is wrapped by Dial's error when the configuration is at fault:
-// a server list go-zookeeper refuses, or a safety margin that is not below
+// a server list the client refuses, or a safety margin that is not below
 // the session timeout the server negotiated.
 var ErrInvalid = errors.New("invalid session configuration")
 
-// Credential is an authentication sent at every (re)connect.
-type Credential struct {
-	Scheme string
-	Auth   []byte
-}
-
 // Config is what Dial needs. Every field must be set except Margin (0: a
-// fifth of the negotiated timeout), TLS (nil: plain connections) and the
-// hooks.
+// fifth of the negotiated timeout), Dialer (nil: a net.Dialer), TLS (nil:
+// plain connections), Creds and the hooks.
 type Config struct {
 	Servers []string
 	Timeout time.Duration // requested session timeout
 	Margin  time.Duration
 	Logger  *slog.Logger
-	ACL     []zk.ACL // of every node created
-	Creds   []Credential
-	Dialer  zk.Dialer
+	ACL     []client.ACL // of every node created
+	Creds   []client.Credential
+	Dialer  func(ctx context.Context, network, addr string) (net.Conn, error)
 	TLS     *tls.Config
 	Backoff func() backoff.BackOff // retry policy for transient errors
 	// Timing is the servers' tickTime and syncLimit, for servers whose
@@ -82,15 +76,15 @@ type Config struct {
 type Conn struct {
 	cfg  Config
 	log  *slog.Logger
-	zk   *zk.Conn
-	base time.Time // monotonic origin for the atomics below
+	cl   *client.Client // set once Dial has it; clSet is closed then
+	base time.Time      // monotonic origin for the atomics below
 
-	anchor  atomic.Int64             // the leader restarted the session's clock after this (ns since base; evidence.go)
-	floor   atomic.Int64             // replies to requests sent before this prove nothing (ns since base)
-	timeout atomic.Int64             // the lowest timeout granted, or grantable, to the session (ns)
-	wireSID atomic.Int64             // session id of the latest connect response
-	netConn atomic.Pointer[net.Conn] // the latest connection, closed by Close
-	cur     atomic.Pointer[link]     // the latest established connection
+	anchor    atomic.Int64         // the leader restarted the session's clock after this (ns since base; evidence.go)
+	floor     atomic.Int64         // replies to requests sent before this prove nothing (ns since base)
+	timeout   atomic.Int64         // the lowest timeout granted, or grantable, to the session (ns)
+	connSID   atomic.Int64         // session id of the latest connection
+	connected atomic.Bool          // a connection with a valid session is up
+	cur       atomic.Pointer[link] // the latest established connection
 
 	sv       atomic.Pointer[survey] // what the servers said of themselves (timing.go)
 	surveyed chan struct{}          // closed when the servers have answered
@@ -105,10 +99,10 @@ type Conn struct {
 	changed    chan struct{} // closed and replaced on every transition
 	watches    map[string]*watch
 	// childWaiters are the callers of ChildrenW waiting, by path.
-	childWaiters map[string][]chan zk.Event
-	creates      map[string]*createRec    // creates awaiting their reply, by request path
-	dirs         dirCache                 // lock paths and parents known to exist
-	sending      map[string]chan struct{} // creates whose send someone awaits
+	childWaiters map[string][]chan client.Event
+	dirs         dirCache // lock paths and parents known to exist
+	dialing      bool     // Dial has not returned: a client that closes itself is Dial's failure
+	broken       error    // the client closed itself (a credential refused): no epoch will come
 
 	bg       context.Context // cancelled by Close; bounds background cleanup
 	stopBg   context.CancelFunc
@@ -116,25 +110,25 @@ type Conn struct {
 	bgMu     sync.Mutex // orders spawn against Close
 	bgClosed bool
 	done     chan struct{}
-	zkDone   chan struct{} // closed when go-zookeeper's goroutines have ended
-	zkSet    chan struct{} // closed once zk is set (connections begin before)
+	clSet    chan struct{} // closed once cl is set, or Dial failed (connections begin before)
 }
 
 // Dial connects and waits until a session is established and authenticated,
-// or ctx ends. On error nothing is left running.
+// or ctx ends. On error nothing is left running; when ctx ended, the error
+// wraps ctx.Err() and the last connection attempt's error (errors.Is finds,
+// say, syscall.ECONNREFUSED).
 func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	c := &Conn{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		base:    time.Now(),
-		changed: make(chan struct{}),
-		watches: make(map[string]*watch), childWaiters: make(map[string][]chan zk.Event),
-		creates:  make(map[string]*createRec),
-		sending:  make(map[string]chan struct{}),
-		done:     make(chan struct{}),
-		zkDone:   make(chan struct{}),
-		surveyed: make(chan struct{}),
-		zkSet:    make(chan struct{}),
+		cfg:          cfg,
+		log:          cfg.Logger,
+		base:         time.Now(),
+		changed:      make(chan struct{}),
+		watches:      make(map[string]*watch),
+		childWaiters: make(map[string][]chan client.Event),
+		done:         make(chan struct{}),
+		surveyed:     make(chan struct{}),
+		clSet:        make(chan struct{}),
+		dialing:      true,
 	}
 	// Until the servers have answered, every server may be a follower
 	// with the configured timing.
@@ -155,58 +149,49 @@ func (c *Conn) connect(ctx context.Context) error {
 		sv := c.surveyServers(c.bg)
 		c.sv.Store(&sv)
 		if sv.floor > 0 {
-			c.negotiated(c.wireSID.Load(), sv.floor)
+			c.negotiated(c.connSID.Load(), sv.floor)
 		}
 		close(c.surveyed)
 	})
-	conn, events, err := zk.Connect(c.cfg.Servers, c.cfg.Timeout,
-		zk.WithDialer(c.dial),
-		zk.WithHostProvider(&hostProvider{stop: c.bg.Done(), delay: reconnectMin}),
-		zk.WithEventCallback(c.onEvent),
-		zk.WithLogger(zkLogger{c.log}),
-		zk.WithLogInfo(false))
+	cl, err := client.Dial(ctx, client.Config{
+		Servers:          c.cfg.Servers,
+		Timeout:          c.cfg.Timeout,
+		Dialer:           c.cfg.Dialer,
+		TLS:              c.cfg.TLS,
+		Credentials:      c.cfg.Creds,
+		HandshakeTimeout: HandshakeTimeout(c.cfg.Timeout, len(c.cfg.Servers)),
+		Logger:           slog.New(&queueHandler{q: &c.logs, to: c.log.Handler()}),
+		OnState:          c.onClientState,
+		OnReply:          c.onReply,
+		OnWatch:          c.onWatch,
+	})
 	if err != nil {
-		close(c.zkDone)
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	c.zk = conn
-	close(c.zkSet)
-	go func() {
-		for range events { // closed when go-zookeeper's loop has ended
+		close(c.clSet)
+		if errors.Is(err, client.ErrInvalidConfig) {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
-		close(c.zkDone)
-	}()
-	c.spawn(c.watchdog)
-	c.spawn(c.heartbeat)
-	if err := c.awaitEstablished(ctx); err != nil {
 		return err
 	}
-	for _, cr := range c.cfg.Creds {
-		if err := c.do(ctx, func() error { return c.zk.AddAuth(cr.Scheme, cr.Auth) }); err != nil {
-			return fmt.Errorf("zklock: add %s auth: %w", cr.Scheme, err)
-		}
+	c.cl = cl
+	close(c.clSet)
+	c.mu.Lock()
+	c.dialing = false
+	broken := c.broken
+	c.mu.Unlock()
+	if broken != nil {
+		return broken
 	}
-	return nil
+	c.spawn(c.watchdog)
+	c.spawn(c.heartbeat)
+	return c.awaitEstablished(ctx)
 }
 
-// awaitEstablished waits for the first session and its first epoch. The
-// safety margin is checked here, because only the server's answer tells the
-// negotiated timeout it must stay below: with a margin at or above it, the
-// ownership deadline would pass before every epoch began.
+// awaitEstablished waits for the first epoch, the session being
+// established. The safety margin is checked here, because only the
+// server's answer tells the negotiated timeout it must stay below: with a
+// margin at or above it, the ownership deadline would pass before every
+// epoch began.
 func (c *Conn) awaitEstablished(ctx context.Context) error {
-	for {
-		c.mu.Lock()
-		sid, changed := c.sid, c.changed
-		c.mu.Unlock()
-		if sid != 0 {
-			break
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("zklock: connect to %v: %w", c.cfg.Servers, ctx.Err())
-		}
-	}
 	if t := c.Timeout(); c.cfg.Margin >= t {
 		return fmt.Errorf("%w: safety margin %v is not below the session timeout %v the server negotiated "+
 			"(requested %v); the margin can only be checked once the server has answered",
@@ -226,58 +211,13 @@ func (c *Conn) awaitEstablished(ctx context.Context) error {
 	return nil
 }
 
-// dial wraps every connection go-zookeeper makes in the wire observer,
-// after the TLS handshake when Config.TLS is set.
-func (c *Conn) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
-	nc, err := c.cfg.Dialer(network, addr, timeout)
-	if err != nil {
-		return nil, err
-	}
-	// A server that accepts but does not answer (still starting, paused,
-	// partitioned after accept) must not hold the client for long: the
-	// session expires if no server is reached within the timeout. Like the
-	// Java client, share the timeout among the servers, but allow any one
-	// handshake at most a quarter of it, so that several attempts fit.
-	handshake := HandshakeTimeout(c.cfg.Timeout, len(c.cfg.Servers))
-	if c.cfg.TLS != nil {
-		// The observer must see the plaintext protocol: wrap the TLS conn.
-		if nc, err = c.handshakeTLS(nc, addr, handshake); err != nil {
-			c.log.Debug("zklock: TLS handshake failed", "server", addr, "err", err)
-			return nil, err
-		}
-	}
-	w := wire.Wrap(nc, c.newLink(addr), handshake)
-	c.netConn.Store(&w)
-	return w, nil
-}
-
 // HandshakeTimeout bounds one connect handshake (and a TLS handshake before
 // it): the session timeout shared among the servers, at most a quarter of
-// it, at least 250ms.
+// it, at least 250ms. A server that accepts but does not answer (still
+// starting, paused, partitioned after accept) must not hold the client for
+// long: the session expires if no server is reached within the timeout.
 func HandshakeTimeout(timeout time.Duration, servers int) time.Duration {
 	return max(min(timeout/time.Duration(max(servers, 1)), timeout/4), 250*time.Millisecond)
-}
-
-// handshakeTLS runs the TLS client handshake on nc within d; on failure nc
-// is closed.
-func (c *Conn) handshakeTLS(nc net.Conn, addr string, d time.Duration) (net.Conn, error) {
-	cfg := c.cfg.TLS
-	if cfg.ServerName == "" {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			host = addr
-		}
-		cfg = cfg.Clone()
-		cfg.ServerName = host
-	}
-	tc := tls.Client(nc, cfg)
-	ctx, cancel := context.WithTimeout(c.bg, d)
-	defer cancel()
-	if err := tc.HandshakeContext(ctx); err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("zklock: TLS handshake with %s: %w", addr, err)
-	}
-	return tc, nil
 }
 
 // Close ends the ZooKeeper session: the server deletes its ephemeral nodes
@@ -296,17 +236,14 @@ func (c *Conn) Close() {
 	c.publishLocked(StateClosed, c.sid)
 	c.mu.Unlock()
 
-	if c.zk != nil {
-		c.zk.Close() // sends closeSession if connected, waiting at most a second
-	}
-	if nc := c.netConn.Load(); nc != nil {
-		(*nc).Close() // unblocks go-zookeeper if it is stuck in a handshake
+	<-c.clSet // Dial has the client, or failed without one
+	if c.cl != nil {
+		c.cl.Close() // sends closeSession if connected, waiting at most a second
 	}
 	c.bgMu.Lock()
 	c.bgClosed = true
 	c.bgMu.Unlock()
 	c.stopBg()
-	<-c.zkDone
 	c.bgWG.Wait()
 	close(c.done)
 }
@@ -332,8 +269,8 @@ func (c *Conn) State() State {
 // Timeout returns the session timeout negotiated with the server.
 func (c *Conn) Timeout() time.Duration { return time.Duration(c.timeout.Load()) }
 
-// ZK returns the go-zookeeper connection.
-func (c *Conn) ZK() *zk.Conn { return c.zk }
+// Client returns the ZooKeeper client, for requests outside the recipes.
+func (c *Conn) Client() *client.Client { return c.cl }
 
 // Go runs f on a goroutine that Close waits for, unless Close has begun
 // (then it returns false). ctx ends when Close begins; f must return soon
@@ -356,12 +293,4 @@ func (c *Conn) spawn(f func()) bool {
 		f()
 	}()
 	return true
-}
-
-// zkLogger sends go-zookeeper's log lines to the session's logger at debug
-// level.
-type zkLogger struct{ l *slog.Logger }
-
-func (z zkLogger) Printf(format string, args ...any) {
-	z.l.Debug(fmt.Sprintf("zk: "+format, args...))
 }

@@ -7,7 +7,6 @@ import (
 	"path"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -15,9 +14,13 @@ import (
 // holds its session. It ends at the ownership deadline, at expiry or at
 // Close, and never restarts: a later stretch is a new epoch.
 type epoch struct {
-	sid   int64
-	done  chan struct{}
-	nodes map[string]struct{} // nodes to delete when the epoch ends
+	sid int64
+	// ctx ends with the epoch (requests that stop with it take it); done
+	// is its Done.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   <-chan struct{}
+	nodes  map[string]struct{} // nodes to delete when the epoch ends
 }
 
 // OwnershipDeadline returns the instant after which the server may have
@@ -67,10 +70,13 @@ func (c *Conn) awaitEpoch(ctx context.Context) (*epoch, error) {
 	for {
 		c.mu.Lock()
 		c.loseIfDueLocked()
-		ep, st, changed := c.ep, c.state, c.changed
+		ep, st, changed, broken := c.ep, c.state, c.changed, c.broken
 		c.mu.Unlock()
 		if st == StateClosed {
 			return nil, ErrClosed
+		}
+		if broken != nil && ep == nil {
+			return nil, broken
 		}
 		if ep != nil {
 			return ep, nil
@@ -151,7 +157,7 @@ func (c *Conn) endEpochLocked(closing bool) {
 		return
 	}
 	c.ep = nil
-	close(ep.done)
+	ep.cancel()
 	level, msg := slog.LevelWarn, "zklock: lock lost"
 	if closing {
 		level, msg = slog.LevelInfo, "zklock: lock released by Close"
@@ -210,7 +216,7 @@ func (c *Conn) watchdog() {
 		live, changed := c.ep != nil, c.changed
 		t := time.Duration(c.timeout.Load())
 		wait := time.Hour
-		if !live && c.zk.State() == zk.StateHasSession {
+		if !live && c.connected.Load() {
 			wait = max(t/10, 10*time.Millisecond) // poll for replies to resume
 		}
 		if live {
@@ -238,7 +244,7 @@ func (c *Conn) watchdog() {
 // the deadline back into the future. Without it, acquisitions would wait for
 // a reconnect that never comes.
 func (c *Conn) resumeLocked() {
-	if c.ep != nil || c.state != StateLost || c.zk.State() != zk.StateHasSession {
+	if c.ep != nil || c.state != StateLost || !c.connected.Load() {
 		return
 	}
 	if time.Until(c.OwnershipDeadline()) > 0 {
@@ -248,5 +254,8 @@ func (c *Conn) resumeLocked() {
 }
 
 func (c *Conn) newEpochLocked() {
-	c.ep = &epoch{sid: c.sid, done: make(chan struct{}), nodes: make(map[string]struct{})}
+	ep := &epoch{sid: c.sid, nodes: make(map[string]struct{})}
+	ep.ctx, ep.cancel = context.WithCancel(context.Background())
+	ep.done = ep.ctx.Done()
+	c.ep = ep
 }

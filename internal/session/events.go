@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // State is a session state. zklock.State mirrors it, value for value.
@@ -43,35 +43,70 @@ func (c *Conn) publishLocked(st State, sid int64) {
 	close(c.changed)
 	c.changed = make(chan struct{})
 	// Every waiter woke with changed and looks again; the watch it sets
-	// then is a new one, not one go-zookeeper may have failed to restore.
+	// then is a new one: a restored watch is not trusted alone (the
+	// server may refuse to restore it, and a watch request sent after an
+	// expiry runs in the new session).
 	clear(c.watches)
-	c.fireChildrenLocked("", zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected})
+	c.fireChildrenLocked("", client.Event{Type: client.EventNotWatching})
 }
 
-// onEvent is go-zookeeper's event callback. It runs on the client's own
-// goroutine, so it only updates state and queues events; it never blocks.
-func (c *Conn) onEvent(ev zk.Event) {
-	if ev.Type != zk.EventSession {
-		c.onWatchEvent(ev)
-		return
+// onClientState is the client's OnState hook. It runs on the client's
+// connection goroutine, so it only updates state and queues; it never
+// blocks and never calls the client. The client reports a connection
+// before it reads any reply on it, and its loss after the last.
+func (c *Conn) onClientState(st client.State, info client.StateInfo) {
+	switch st {
+	case client.StateConnected:
+		c.newLink(info.Server).Connected(info.SessionID, info.Timeout, info.Sent)
+		c.connected.Store(true)
+	default:
+		c.connected.Store(false)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == StateClosed {
 		return
 	}
-	switch ev.State {
-	case zk.StateHasSession:
-		c.establishedLocked(c.wireSID.Load())
-	case zk.StateDisconnected:
+	switch st {
+	case client.StateConnected:
+		c.establishedLocked(info.SessionID)
+	case client.StateDisconnected:
 		if c.state == StateConnected || c.state == StateReconnected {
 			c.publishLocked(StateSuspended, c.sid)
 		}
-	case zk.StateExpired:
+	case client.StateExpired:
 		c.endEpochLocked(false)
 		c.publishLocked(StateExpired, c.sid)
-	case zk.StateAuthFailed:
-		c.logs.add(slog.LevelError, "zklock: authentication failed", "session", fmt.Sprintf("0x%x", c.sid))
+	case client.StateAuthFailed:
+		c.logs.add(slog.LevelError, "zklock: authentication failed: the session cannot go on",
+			"session", fmt.Sprintf("0x%x", c.sid), "server", info.Server)
+	case client.StateClosed:
+		c.brokenLocked()
+	}
+}
+
+// brokenLocked handles a client that closed itself (the server rejected a
+// credential: final, as in ZooKeeper's Java client). No epoch can follow:
+// the live one ends now, and awaitEpoch fails from now on. While Dial
+// waits, Dial fails instead.
+func (c *Conn) brokenLocked() {
+	c.broken = fmt.Errorf("zklock: the ZooKeeper client stopped: %w", client.ErrAuthFailed)
+	if c.dialing {
+		return
+	}
+	if c.ep != nil {
+		c.endEpochLocked(false)
+		c.publishLocked(StateLost, c.sid)
+	}
+	close(c.changed) // wake awaitEpoch
+	c.changed = make(chan struct{})
+}
+
+// onReply is the client's OnReply hook: every reply is evidence for the
+// connection it came on (evidence.go).
+func (c *Conn) onReply(sent, received time.Time, _, _ int32, _ int64, _ error) {
+	if l := c.cur.Load(); l != nil {
+		l.Replied(sent, received)
 	}
 }
 
@@ -83,7 +118,7 @@ func (c *Conn) establishedLocked(sid int64) {
 	case sid == c.sid:
 		c.publishLocked(StateReconnected, sid)
 	default:
-		if c.state != StateExpired { // go-zookeeper reports expiry first; be sure
+		if c.state != StateExpired { // the client reports expiry first; be sure
 			c.endEpochLocked(false)
 			c.publishLocked(StateExpired, c.sid)
 		}

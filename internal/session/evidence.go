@@ -31,7 +31,8 @@ import (
 // and when the reply arrived, in nanoseconds since Conn.base.
 type sample struct{ sent, answered int64 }
 
-// link is one connection's observer (wire.Handler) and its evidence.
+// link is one connection's evidence, fed by the client's hooks: OnState
+// (StateConnected) for the connect, OnReply for each reply on it.
 type link struct {
 	c    *Conn
 	addr string
@@ -49,7 +50,7 @@ func (c *Conn) newLink(addr string) *link { return &link{c: c, addr: addr} }
 // revalidated the session after sent.
 func (l *link) Connected(sid int64, timeout time.Duration, sent time.Time) {
 	c := l.c
-	c.wireSID.Store(sid)
+	c.connSID.Store(sid)
 	if sid == 0 {
 		return
 	}
@@ -132,10 +133,6 @@ func (l *link) lagging() bool {
 	defer l.mu.Unlock()
 	return !l.direct
 }
-
-// Created and Sending report creates to the Conn (create.go).
-func (l *link) Created(path string, zxid, sid int64) { (*observer)(l.c).Created(path, zxid, sid) }
-func (l *link) Sending(path string)                  { (*observer)(l.c).Sending(path) }
 
 // since converts t to nanoseconds since c.base.
 func (c *Conn) since(t time.Time) int64 { return int64(t.Sub(c.base)) }

@@ -18,7 +18,7 @@ import (
 func newEvidenceConn(t *testing.T) *Conn {
 	c := &Conn{log: slog.New(slog.DiscardHandler), base: time.Now(), changed: make(chan struct{}),
 		done: make(chan struct{}), surveyed: make(chan struct{}),
-		cfg: Config{Dialer: net.DialTimeout, Timeout: 4 * time.Second}}
+		cfg: Config{Dialer: (&net.Dialer{}).DialContext, Timeout: 4 * time.Second}}
 	c.bg, c.stopBg = context.WithCancel(context.Background())
 	t.Cleanup(func() { c.stopBg(); c.bgWG.Wait() }) // learnRole, which finds no server
 	c.sv.Store(&survey{timing: Timing{Tick: 100 * time.Millisecond, SyncLimit: 10}, followers: true})
@@ -162,7 +162,7 @@ func TestSurveyServers(t *testing.T) {
 	standalone := fourLetterServer(t, map[string]string{
 		"conf": "tickTime=2000\nminSessionTimeout=4000\nmaxSessionTimeout=40000\n", "srvr": "Mode: standalone\n"})
 
-	c := &Conn{cfg: Config{Dialer: net.DialTimeout, Timeout: 10 * time.Second, Timing: Timing{Tick: 2 * time.Second, SyncLimit: 5}}}
+	c := &Conn{cfg: Config{Dialer: (&net.Dialer{}).DialContext, Timeout: 10 * time.Second, Timing: Timing{Tick: 2 * time.Second, SyncLimit: 5}}}
 	c.cfg.Servers = []string{a, b}
 	sv := c.surveyServers(t.Context())
 	require.True(t, sv.followers)

@@ -3,8 +3,10 @@ package session
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -18,12 +20,17 @@ func (c *Conn) fourLetter(ctx context.Context, addr, cmd string) (string, error)
 	d := HandshakeTimeout(c.cfg.Timeout, len(c.cfg.Servers))
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	nc, err := c.cfg.Dialer("tcp", addr, d)
+	dial := c.cfg.Dialer
+	if dial == nil {
+		var nd net.Dialer
+		dial = nd.DialContext
+	}
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return "", err
 	}
 	if c.cfg.TLS != nil {
-		if nc, err = c.handshakeTLS(nc, addr, d); err != nil {
+		if nc, err = c.handshakeTLS(ctx, nc, addr); err != nil {
 			return "", err
 		}
 	}
@@ -38,6 +45,26 @@ func (c *Conn) fourLetter(ctx context.Context, addr, cmd string) (string, error)
 		return "", fmt.Errorf("zklock: %s to %s: %w", cmd, addr, ctx.Err())
 	}
 	return string(out), err
+}
+
+// handshakeTLS runs the TLS client handshake on nc within ctx; on failure
+// nc is closed.
+func (c *Conn) handshakeTLS(ctx context.Context, nc net.Conn, addr string) (net.Conn, error) {
+	cfg := c.cfg.TLS
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("zklock: TLS handshake with %s: %w", addr, err)
+	}
+	return tc, nil
 }
 
 // notAllowed reports an answer saying the command is not in the server's

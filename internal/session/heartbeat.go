@@ -3,15 +3,13 @@ package session
 import (
 	"context"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // heartbeat keeps replies coming on a connection whose replies trail the
 // leader's clock (a follower's, or one whose server's role is not yet
 // known): the anchor can only reach a request answered lag before a later
 // one was sent, so the gap between replies adds to how far the deadline
-// trails. go-zookeeper pings only after a third of the session timeout of
+// trails. The client pings only after a third of the session timeout of
 // silence; this asks every half tick. A leader's or a standalone server's
 // connection, whose replies prove the leader's clock directly, gets none.
 func (c *Conn) heartbeat() {
@@ -30,7 +28,7 @@ func (c *Conn) heartbeat() {
 			return
 		}
 		l := c.cur.Load()
-		if l == nil || !l.lagging() || c.zk.State() != zk.StateHasSession {
+		if l == nil || !l.lagging() || !c.connected.Load() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(c.bg, 4*beat)
@@ -43,12 +41,11 @@ func (c *Conn) heartbeat() {
 // waits for its reply or ctx. Its reply is evidence like any other.
 func (c *Conn) touch(ctx context.Context) {
 	select {
-	case <-c.zkSet:
+	case <-c.clSet: // the first connection's role is learnt while Dial waits
 	case <-ctx.Done():
 		return
 	}
-	_, _ = call(ctx, c, func() (bool, error) {
-		ok, _, err := c.zk.Exists("/")
-		return ok, err
-	})
+	if c.cl != nil {
+		_, _, _ = c.cl.Exists(ctx, "/")
+	}
 }

@@ -4,99 +4,75 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // transient reports whether err may go away by retrying the same request:
-// the connection dropped (the request may or may not have been applied), no
-// server answered, the session moved to another server, or the server
-// reported connection loss (-4) or an operation timeout (-7), which
-// go-zookeeper has no sentinels for and reports as "unknown error: N".
+// the connection was lost with the request in flight (it may or may not
+// have been applied), the session moved to another server, the server gave
+// up on the request (operation timeout), or it shed the request unperformed
+// (throttled). A request made while disconnected is not failed: the client
+// holds it for the next connection, within the caller's ctx.
 func transient(err error) bool {
-	if err == nil {
-		return false
-	}
-	return errors.Is(err, zk.ErrConnectionClosed) ||
-		errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) ||
-		strings.HasSuffix(err.Error(), "unknown error: -4") ||
-		strings.HasSuffix(err.Error(), "unknown error: -7")
+	return err != nil && (errors.Is(err, client.ErrConnectionLoss) ||
+		errors.Is(err, client.ErrSessionMoved) ||
+		errors.Is(err, client.ErrOperationTimeout) ||
+		errors.Is(err, client.ErrThrottledOp))
 }
 
-// errStopped is returned by callUntil and retryUntil when their stop
-// channel closes first.
+// errStopped is returned by callUntil and retryUntil when their epoch
+// ends first.
 var errStopped = errors.New("zklock: stopped")
 
-// call runs f once, returning early if ctx ends or the session closes.
-// go-zookeeper requests take no ctx; an abandoned request still completes
-// (at the latest when the connection drops or closes), so the goroutine
-// running it always ends.
-func call[T any](ctx context.Context, c *Conn, f func() (T, error)) (T, error) {
-	return callUntil(ctx, c, nil, f)
-}
-
-// callUntil is call that also returns errStopped once stop is closed (a nil
-// stop never is).
-func callUntil[T any](ctx context.Context, c *Conn, stop <-chan struct{}, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
+// callUntil runs f once with ctx, or, if ep is not nil, with a ctx that
+// also ends when ep does (then it returns errStopped). Requests take a ctx
+// and return when it ends, so no goroutine waits for one: merging ep's end
+// into ctx costs a callback registered on ep's context, not a goroutine.
+func callUntil[T any](ctx context.Context, ep *epoch, f func(context.Context) (T, error)) (T, error) {
+	rctx := ctx
+	if ep != nil {
+		var cancel context.CancelCauseFunc
+		rctx, cancel = context.WithCancelCause(ctx)
+		stop := context.AfterFunc(ep.ctx, func() { cancel(errStopped) })
+		defer func() {
+			stop()
+			cancel(nil)
+		}()
 	}
-	ch := make(chan result, 1)
-	go func() {
-		v, err := f()
-		ch <- result{v, err}
-	}()
-	var zero T
-	select {
-	case r := <-ch:
-		if errors.Is(r.err, zk.ErrClosing) {
-			return r.v, ErrClosed
-		}
-		return r.v, connLoss(r.err)
-	case <-ctx.Done():
-		return zero, ctx.Err()
-	case <-stop:
-		return zero, errStopped
-	case <-c.done:
-		return zero, ErrClosed
+	v, err := f(rctx)
+	switch {
+	case err == nil:
+		return v, nil
+	case errors.Is(err, client.ErrClosed):
+		return v, ErrClosed
+	case ctx.Err() == nil && context.Cause(rctx) == errStopped:
+		return v, errStopped
 	}
-}
-
-// connLoss reports a request whose write to the socket failed as the
-// connection loss it is. go-zookeeper hands that one request the raw network
-// error (Conn.sendData: "write: broken pipe", "connection reset by peer", a
-// write deadline) and closes the connection, while every other request in
-// flight gets zk.ErrConnectionClosed. Unwrapped, such an error read as
-// permanent: Lock returned it, and a background delete gave up, leaving its
-// node behind while the session lived.
-func connLoss(err error) error {
-	var ne net.Error
-	if err != nil && !errors.Is(err, zk.ErrConnectionClosed) && errors.As(err, &ne) {
-		return fmt.Errorf("%w: %w", zk.ErrConnectionClosed, err)
-	}
-	return err
+	return v, err
 }
 
 // retry runs f until it succeeds, fails with a non-transient error, or ctx
 // ends, backing off between attempts by the session's retry policy. Only
 // idempotent requests may be retried this way.
-func retry[T any](ctx context.Context, c *Conn, f func() (T, error)) (T, error) {
+func retry[T any](ctx context.Context, c *Conn, f func(context.Context) (T, error)) (T, error) {
 	return retryUntil(ctx, c, nil, f)
 }
 
-// retryUntil is retry that also gives up with errStopped once stop is
-// closed. The retry policy is built only when a first attempt failed
-// transiently: the common request costs no policy and no clock read.
-func retryUntil[T any](ctx context.Context, c *Conn, stop <-chan struct{}, f func() (T, error)) (T, error) {
-	v, err := callUntil(ctx, c, stop, f)
+// retryUntil is retry that also gives up with errStopped once ep ends (a
+// nil ep never does). The retry policy is built only when a first attempt
+// failed transiently: the common request costs no policy and no clock
+// read.
+func retryUntil[T any](ctx context.Context, c *Conn, ep *epoch, f func(context.Context) (T, error)) (T, error) {
+	v, err := callUntil(ctx, ep, f)
 	if !transient(err) {
 		return v, err
+	}
+	var stop <-chan struct{}
+	if ep != nil {
+		stop = ep.ctx.Done()
 	}
 	b := backoff.WithContext(c.cfg.Backoff(), ctx)
 wait:
@@ -108,12 +84,12 @@ wait:
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
-			v, err = callUntil(ctx, c, stop, f)
+			v, err = callUntil(ctx, ep, f)
 			continue
 		case <-ctx.Done():
 		case <-stop:
 			err = errStopped
-		case <-c.done:
+		case <-c.bg.Done():
 			err = ErrClosed
 		}
 		t.Stop()
@@ -126,58 +102,68 @@ wait:
 }
 
 // do is retry for requests with no result.
-func (c *Conn) do(ctx context.Context, f func() error) error {
-	_, err := retry(ctx, c, func() (struct{}, error) { return struct{}{}, f() })
+func (c *Conn) do(ctx context.Context, f func(context.Context) error) error {
+	_, err := retry(ctx, c, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
 	return err
 }
 
-func (c *Conn) children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
-	type res struct {
-		names []string
-		stat  *zk.Stat
-	}
-	r, err := retry(ctx, c, func() (res, error) {
-		names, st, err := c.zk.Children(path)
-		return res{names, st}, err
-	})
-	return r.names, r.stat, wrapOp("list", path, err)
+// read is a node's data, children and Stat, as a read request returns them.
+type read struct {
+	data  []byte
+	names []string
+	stat  client.Stat
 }
 
-func (c *Conn) get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
-	type res struct {
-		data []byte
-		stat *zk.Stat
-	}
-	r, err := retry(ctx, c, func() (res, error) {
-		data, st, err := c.zk.Get(path)
-		return res{data, st}, err
+func (c *Conn) children(ctx context.Context, path string) ([]string, *client.Stat, error) {
+	r, err := retry(ctx, c, func(ctx context.Context) (read, error) {
+		names, st, err := c.cl.Children(ctx, path)
+		return read{names: names, stat: st}, err
 	})
-	return r.data, r.stat, wrapOp("get", path, err)
+	if err != nil {
+		return nil, nil, wrapOp("list", path, err)
+	}
+	return r.names, &r.stat, nil
+}
+
+func (c *Conn) get(ctx context.Context, path string) ([]byte, *client.Stat, error) {
+	r, err := retry(ctx, c, func(ctx context.Context) (read, error) {
+		data, st, err := c.cl.Get(ctx, path)
+		return read{data: data, stat: st}, err
+	})
+	if err != nil {
+		return nil, nil, wrapOp("get", path, err)
+	}
+	return r.data, &r.stat, nil
 }
 
 // delete deletes path; a node that is already gone counts as deleted, since
 // a retried delete may find its own earlier attempt applied. It gives up
-// once stop is closed.
-func (c *Conn) delete(ctx context.Context, path string, stop <-chan struct{}) error {
-	_, err := retryUntil(ctx, c, stop, func() (struct{}, error) { return struct{}{}, c.zk.Delete(path, -1) })
-	if errors.Is(err, zk.ErrNoNode) {
+// once ep ends (a nil ep never does).
+func (c *Conn) delete(ctx context.Context, path string, ep *epoch) error {
+	_, err := retryUntil(ctx, c, ep, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, c.cl.Delete(ctx, path, -1)
+	})
+	if errors.Is(err, client.ErrNoNode) {
 		return nil
 	}
 	return wrapOp("delete", path, err)
 }
 
+// wrapOp names the operation and path of a failure, unless the error does
+// already (the client's errors name both) or is one the caller tests for
+// as it is.
 func wrapOp(op, path string, err error) error {
-	if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, context.DeadlineExceeded) {
+	var ze *client.Error
+	if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, errStopped) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ze) {
 		return err
 	}
 	return fmt.Errorf("zklock: %s %s: %w", op, path, err)
 }
 
-// Multi runs ops (go-zookeeper's *zk.CreateRequest, *zk.DeleteRequest,
-// *zk.SetDataRequest, *zk.CheckVersionRequest) atomically: all or none. It
-// is not retried on connection loss, since its outcome is then unknown.
-// Combine it with a lock's Guard to write only while holding the lock.
-func (c *Conn) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	return call(ctx, c, func() ([]zk.MultiResponse, error) { return c.zk.Multi(ops...) })
+// Multi runs ops atomically: all or none. It is not retried on connection
+// loss, since its outcome is then unknown. Combine it with a lock's Guard
+// (a check op) to write only while holding the lock.
+func (c *Conn) Multi(ctx context.Context, ops ...client.Op) ([]client.OpResult, error) {
+	return callUntil(ctx, nil, func(ctx context.Context) ([]client.OpResult, error) { return c.cl.Multi(ctx, ops...) })
 }

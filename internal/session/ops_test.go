@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock/internal/client"
 	"go.uber.org/goleak"
 )
 
@@ -19,38 +17,49 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestTransient(t *testing.T) {
 	for _, err := range []error{
-		zk.ErrConnectionClosed, zk.ErrNoServer, zk.ErrSessionMoved,
-		fmt.Errorf("zklock: get /x: %w", zk.ErrConnectionClosed),
-		errors.New("unknown error: -7"), errors.New("unknown error: -4"),
+		client.ErrConnectionLoss, client.ErrSessionMoved, client.ErrOperationTimeout, client.ErrThrottledOp,
+		&client.Error{Op: "get", Path: "/x", Err: client.ErrConnectionLoss},
+		fmt.Errorf("zklock: get /x: %w", client.ErrConnectionLoss),
 	} {
 		require.True(t, transient(err), "%v", err)
 	}
 	for _, err := range []error{
-		nil, zk.ErrNoNode, zk.ErrNodeExists, zk.ErrNoAuth, zk.ErrSessionExpired, zk.ErrClosing,
-		context.Canceled, errors.New("unknown error: -70"),
+		nil, client.ErrNoNode, client.ErrNodeExists, client.ErrNoAuth, client.ErrSessionExpired, client.ErrClosed,
+		&client.Error{Op: "create", Path: "/x", Err: client.ErrNodeExists},
+		context.Canceled, errors.New("connection reset by peer"),
 	} {
 		require.False(t, transient(err), "%v", err)
 	}
 }
 
-// A request whose write failed gets go-zookeeper's raw network error; call
-// must report it as connection loss, which retries and the protected create
-// recover from, keeping the network error for the message.
-func TestCallWriteErrorIsConnectionLoss(t *testing.T) {
-	c := &Conn{done: make(chan struct{})}
-	for _, raw := range []error{
-		&net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE},
-		&net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET},
-	} {
-		_, err := call(context.Background(), c, func() (int, error) { return 0, raw })
-		if !errors.Is(err, zk.ErrConnectionClosed) || !transient(err) || !errors.Is(err, raw) {
-			t.Errorf("call returned %v for %v: want connection loss wrapping it", err, raw)
-		}
-	}
-	_, err := call(context.Background(), c, func() (int, error) { return 0, zk.ErrNoNode })
-	if err != zk.ErrNoNode {
-		t.Errorf("call returned %v for zk.ErrNoNode: want it unchanged", err)
-	}
+// callUntil reports the client's ErrClosed as the Conn's, an epoch that
+// ends during the request as errStopped (the request's ctx ended with it),
+// and the caller's own ctx as that ctx's error, not errStopped.
+func TestCallUntil(t *testing.T) {
+	_, err := callUntil(context.Background(), nil, func(context.Context) (int, error) {
+		return 0, &client.Error{Op: "get", Path: "/x", Err: client.ErrClosed}
+	})
+	require.ErrorIs(t, err, ErrClosed)
+
+	ep := &epoch{}
+	ep.ctx, ep.cancel = context.WithCancel(context.Background())
+	_, err = callUntil(context.Background(), ep, func(ctx context.Context) (int, error) {
+		ep.cancel() // the epoch ends while the request waits
+		<-ctx.Done()
+		return 0, ctx.Err()
+	})
+	require.ErrorIs(t, err, errStopped)
+
+	ep.ctx, ep.cancel = context.WithCancel(context.Background())
+	defer ep.cancel()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = callUntil(ctx, ep, func(rctx context.Context) (int, error) {
+		cancel()
+		<-rctx.Done()
+		return 0, rctx.Err()
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotErrorIs(t, err, errStopped)
 }
 
 func TestPrimitivePath(t *testing.T) {
@@ -65,29 +74,32 @@ func TestPrimitivePath(t *testing.T) {
 	}
 }
 
-// testConn is a Conn with just what call and retry use.
-func testConn(policies *int) *Conn {
-	return &Conn{done: make(chan struct{}), cfg: Config{Backoff: func() backoff.BackOff {
+// testConn is a Conn with just what retry uses.
+func testConn(t *testing.T, policies *int) *Conn {
+	c := &Conn{done: make(chan struct{}), cfg: Config{Backoff: func() backoff.BackOff {
 		*policies++
 		return backoff.NewConstantBackOff(time.Millisecond)
 	}}}
+	c.bg, c.stopBg = context.WithCancel(context.Background())
+	t.Cleanup(c.stopBg)
+	return c
 }
 
 // The retry policy is built only once a first attempt failed transiently.
 func TestRetryBuildsPolicyOnlyOnTransientFailure(t *testing.T) {
 	policies := 0
-	c := testConn(&policies)
-	v, err := retry(context.Background(), c, func() (int, error) { return 7, nil })
+	c := testConn(t, &policies)
+	v, err := retry(context.Background(), c, func(context.Context) (int, error) { return 7, nil })
 	require.NoError(t, err)
 	require.Equal(t, 7, v)
-	_, err = retry(context.Background(), c, func() (int, error) { return 0, zk.ErrNoNode })
-	require.ErrorIs(t, err, zk.ErrNoNode)
+	_, err = retry(context.Background(), c, func(context.Context) (int, error) { return 0, client.ErrNoNode })
+	require.ErrorIs(t, err, client.ErrNoNode)
 	require.Zero(t, policies, "no policy for a first attempt that settles")
 
 	attempts := 0
-	v, err = retry(context.Background(), c, func() (int, error) {
+	v, err = retry(context.Background(), c, func(context.Context) (int, error) {
 		if attempts++; attempts < 3 {
-			return 0, zk.ErrConnectionClosed
+			return 0, client.ErrConnectionLoss
 		}
 		return 9, nil
 	})
@@ -97,29 +109,30 @@ func TestRetryBuildsPolicyOnlyOnTransientFailure(t *testing.T) {
 	require.Equal(t, 1, policies)
 }
 
-// retryUntil gives up with errStopped once stop closes, and retry with
+// retryUntil gives up with errStopped once its epoch ends, and retry with
 // ctx's error once ctx ends, attempting nothing more.
 func TestRetryStops(t *testing.T) {
 	policies := 0
-	c := testConn(&policies)
-	stop := make(chan struct{})
+	c := testConn(t, &policies)
+	ep := &epoch{}
+	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	attempts := 0
-	_, err := retryUntil(context.Background(), c, stop, func() (int, error) {
+	_, err := retryUntil(context.Background(), c, ep, func(context.Context) (int, error) {
 		if attempts++; attempts == 2 {
-			close(stop)
+			ep.cancel()
 		}
-		return 0, zk.ErrConnectionClosed
+		return 0, client.ErrConnectionLoss
 	})
 	require.ErrorIs(t, err, errStopped)
 	require.Equal(t, 2, attempts)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	attempts = 0
-	_, err = retry(ctx, c, func() (int, error) {
+	_, err = retry(ctx, c, func(context.Context) (int, error) {
 		if attempts++; attempts == 2 {
 			cancel()
 		}
-		return 0, zk.ErrNoServer
+		return 0, client.ErrConnectionLoss
 	})
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, 2, attempts)

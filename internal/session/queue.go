@@ -5,7 +5,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -26,23 +26,23 @@ func (c *Conn) Children(ctx context.Context, path string) ([]string, error) {
 	return names, err
 }
 
-func (c *Conn) Stat(ctx context.Context, path string) (*zk.Stat, error) {
+func (c *Conn) Stat(ctx context.Context, path string) (*client.Stat, error) {
 	_, st, err := c.get(ctx, path)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, client.ErrNoNode) {
 		return nil, nil
 	}
 	return st, err
 }
 
-func (c *Conn) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+func (c *Conn) Get(ctx context.Context, path string) ([]byte, *client.Stat, error) {
 	return c.get(ctx, path)
 }
 
 func (c *Conn) Delete(ctx context.Context, path string) error { return c.delete(ctx, path, nil) }
 
-// DeleteUntil is Delete that also gives up once stop is closed.
-func (c *Conn) DeleteUntil(ctx context.Context, path string, stop <-chan struct{}) error {
-	return c.delete(ctx, path, stop)
+// DeleteUntil is Delete that also gives up once ep ends.
+func (c *Conn) DeleteUntil(ctx context.Context, path string, ep queue.Epoch) error {
+	return c.delete(ctx, path, ep.Key.(*epoch))
 }
 
 // ReleaseUntil is DeleteUntil with the release announced (see
@@ -50,13 +50,11 @@ func (c *Conn) DeleteUntil(ctx context.Context, path string, stop <-chan struct{
 // watch with NodeDataChanged, and deletes the node. Retried after a
 // connection loss it finds the node gone (the first attempt applied, or
 // the session took it): deleted.
-func (c *Conn) ReleaseUntil(ctx context.Context, path string, stop <-chan struct{}) error {
-	ops := []any{&zk.SetDataRequest{Path: path, Version: -1}, &zk.DeleteRequest{Path: path, Version: -1}}
-	_, err := retryUntil(ctx, c, stop, func() (struct{}, error) {
-		_, err := c.zk.Multi(ops...)
-		return struct{}{}, err
+func (c *Conn) ReleaseUntil(ctx context.Context, path string, ep queue.Epoch) error {
+	_, err := retryUntil(ctx, c, ep.Key.(*epoch), func(ctx context.Context) ([]client.OpResult, error) {
+		return c.cl.Multi(ctx, client.SetOp(path, nil, -1), client.DeleteOp(path, -1))
 	})
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, client.ErrNoNode) {
 		return nil
 	}
 	return wrapOp("release", path, err)
@@ -64,17 +62,16 @@ func (c *Conn) ReleaseUntil(ctx context.Context, path string, stop <-chan struct
 
 // WaitChange also returns LookAgain when the current ownership epoch ends,
 // so that the queue looks again under the next one. A watch cannot be
-// trusted across a session expiry: go-zookeeper drops the old session's
-// watches when it learns of the expiry, but a watch request queued while
-// disconnected is sent afterwards, under the new session, and then fires
-// only when the predecessor changes, leaving a waiter whose node expired
-// asleep instead of re-enqueueing.
+// trusted across a session expiry: a watch request queued while
+// disconnected may be sent afterwards, under the new session, and then
+// fires only when the predecessor changes, leaving a waiter whose node
+// expired asleep instead of re-enqueueing.
 func (c *Conn) WaitChange(ctx context.Context, path string) (queue.Change, error) {
 	ep, err := c.awaitEpoch(ctx)
 	if err != nil {
 		return queue.LookAgain, err
 	}
-	ch, err := c.waitChange(ctx, path, ep.done)
+	ch, err := c.waitChange(ctx, path, ep)
 	if errors.Is(err, errStopped) {
 		return queue.LookAgain, nil // the epoch ended
 	}
@@ -86,7 +83,7 @@ func (c *Conn) WaitData(ctx context.Context, path string, version int32) (queue.
 	if err != nil {
 		return queue.LookAgain, err
 	}
-	ch, err := c.waitData(ctx, path, version, ep.done)
+	ch, err := c.waitData(ctx, path, version, ep)
 	if errors.Is(err, errStopped) {
 		return queue.LookAgain, nil
 	}
@@ -98,7 +95,7 @@ func (c *Conn) ReadWatch(ctx context.Context, path string) ([]byte, bool, func(c
 	if err != nil {
 		return nil, false, nil, err
 	}
-	data, ok, wait, err := c.readWatch(ctx, path, ep.done)
+	data, ok, wait, err := c.readWatch(ctx, path, ep)
 	if errors.Is(err, errStopped) {
 		// The epoch ended: nothing read counts; the wait says look again.
 		return nil, true, func(context.Context) (queue.Change, error) { return queue.LookAgain, nil }, nil
@@ -121,46 +118,40 @@ func (c *Conn) Track(ep queue.Epoch, path string) bool {
 
 func (c *Conn) Untrack(ep queue.Epoch, path string) { c.untrack(ep.Key.(*epoch), path) }
 
-func (c *Conn) ChildrenStat(ctx context.Context, path string) ([]string, *zk.Stat, error) {
+func (c *Conn) ChildrenStat(ctx context.Context, path string) ([]string, *client.Stat, error) {
 	return c.children(ctx, path)
 }
 
 // ChildrenW lists path's children and sets a child watch. The channel
 // receives one event when the children change or path is deleted, or when
-// the session's state changes (the watch may not survive that: go-zookeeper
-// restores watches after a reconnect from a goroutine and only logs a
-// failure, issue #83), or the Conn closes; the caller lists again. The
-// event comes from the session's event callback, not from go-zookeeper's
-// per-watch channel, so the state change can be folded in without a
-// goroutine.
-func (c *Conn) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	ch := make(chan zk.Event, 1)
+// the session's state changes (a watch restored after a reconnect is not
+// trusted alone), or the Conn closes; the caller lists again. The event
+// comes from the client's OnWatch hook, so the state change is folded in
+// without a goroutine.
+func (c *Conn) ChildrenW(ctx context.Context, path string) ([]string, *client.Stat, <-chan client.Event, error) {
+	ch := make(chan client.Event, 1)
 	c.mu.Lock()
 	c.childWaiters[path] = append(c.childWaiters[path], ch)
 	c.mu.Unlock()
-	type res struct {
-		names []string
-		stat  *zk.Stat
-	}
-	r, err := retry(ctx, c, func() (res, error) {
-		names, st, _, err := c.zk.ChildrenW(path)
-		return res{names, st}, err
+	r, err := retry(ctx, c, func(ctx context.Context) (read, error) {
+		names, st, _, err := c.cl.ChildrenW(ctx, path)
+		return read{names: names, stat: st}, err
 	})
 	if err != nil {
 		c.mu.Lock()
-		c.childWaiters[path] = slices.DeleteFunc(c.childWaiters[path], func(x chan zk.Event) bool { return x == ch })
+		c.childWaiters[path] = slices.DeleteFunc(c.childWaiters[path], func(x chan client.Event) bool { return x == ch })
 		if len(c.childWaiters[path]) == 0 {
 			delete(c.childWaiters, path)
 		}
 		c.mu.Unlock()
 		return nil, nil, nil, wrapOp("list", path, err)
 	}
-	return r.names, r.stat, ch, nil
+	return r.names, &r.stat, ch, nil
 }
 
 // fireChildrenLocked delivers ev to the child waiters of path, or of every
 // path when path is "", and forgets them. c.mu must be held.
-func (c *Conn) fireChildrenLocked(path string, ev zk.Event) {
+func (c *Conn) fireChildrenLocked(path string, ev client.Event) {
 	for p, chs := range c.childWaiters {
 		if path != "" && p != path {
 			continue
@@ -183,11 +174,11 @@ func (c *Conn) WaitExists(ctx context.Context, path string) error {
 	c.mu.Unlock()
 	type probe struct {
 		ok bool
-		ch <-chan zk.Event
+		w  *client.Watch
 	}
-	p, err := retry(ctx, c, func() (probe, error) {
-		ok, _, ch, err := c.zk.ExistsW(path)
-		return probe{ok, ch}, err
+	p, err := retry(ctx, c, func(ctx context.Context) (probe, error) {
+		_, ok, w, err := c.cl.ExistsW(ctx, path)
+		return probe{ok, w}, err
 	})
 	if err != nil {
 		return wrapOp("watch", path, err)
@@ -195,27 +186,26 @@ func (c *Conn) WaitExists(ctx context.Context, path string) error {
 	if p.ok {
 		return nil
 	}
-	// go-zookeeper cannot remove a watch; one left behind when ctx ends is a
-	// buffered channel with no goroutine, dropped by the client when the
-	// watch fires or the session ends.
+	// A watch left behind when ctx ends stays with the client until it
+	// fires or the session ends: its one event is queued on it, unread.
 	select {
-	case <-p.ch:
+	case <-p.w.Ready():
 		return nil
 	case <-changed:
 		return nil // the caller looks again
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-c.done:
+	case <-c.bg.Done():
 		return ErrClosed
 	}
 }
 
 // SetData sets path's data if its version is version (-1: any), retrying
 // transient errors (a retried set whose first attempt was applied fails with
-// zk.ErrBadVersion, as a concurrent writer's would).
+// client.ErrBadVersion, as a concurrent writer's would).
 func (c *Conn) SetData(ctx context.Context, path string, data []byte, version int32) error {
-	return wrapOp("set", path, c.do(ctx, func() error {
-		_, err := c.zk.Set(path, data, version)
+	return wrapOp("set", path, c.do(ctx, func(ctx context.Context) error {
+		_, err := c.cl.Set(ctx, path, data, version)
 		return err
 	}))
 }

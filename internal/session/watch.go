@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 )
 
 // watch is one outstanding data watch on a node, shared by every waiter on
-// that node. go-zookeeper cannot remove a watch, so a waiter that gives up
-// leaves its watch behind until the node changes; sharing one watch per
-// path keeps those from piling up when waiters come and go. The event is
-// delivered by the session's event callback (onWatchEvent), so a watch
-// costs no goroutine.
+// that node. A waiter that gives up leaves its watch behind until the node
+// changes; sharing one watch per path keeps those from piling up when
+// waiters come and go. The event is delivered by the client's OnWatch hook
+// (onWatch), so a watch costs no goroutine.
 type watch struct {
 	fired chan struct{} // closed once change is set
 	// change is what happened: Deleted, Released (an announcing node's
@@ -39,29 +38,35 @@ func (c *Conn) fireLocked(path string, w *watch, ch queue.Change) {
 	}
 }
 
-// onWatchEvent is the event callback's part for node events: it fires the
-// watch registered for the event's path. It runs on go-zookeeper's
-// receiving goroutine and does not block.
-func (c *Conn) onWatchEvent(ev zk.Event) {
-	if ev.Type == zk.EventNodeChildrenChanged || ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNotWatching {
+// onWatch is the client's OnWatch hook: a child watch's event wakes the
+// ChildrenW waiters of its path; a data watch's fires the watch registered
+// for its path. It runs on the client's reading goroutine and does not
+// block. (An exist watch, WaitExists's, is waited on by its caller.)
+func (c *Conn) onWatch(ev client.Event) {
+	switch ev.Kind {
+	case client.WatchChildren:
 		c.mu.Lock()
-		c.fireChildrenLocked(ev.Path, ev)
+		c.fireChildrenLocked(ev.Watched, ev)
 		c.mu.Unlock()
+		return
+	case client.WatchData:
+	default:
+		return
 	}
 	var ch queue.Change
 	switch ev.Type {
-	case zk.EventNodeDeleted:
+	case client.EventNodeDeleted:
 		ch = queue.Deleted
-	case zk.EventNodeDataChanged:
+	case client.EventNodeDataChanged:
 		ch = queue.Released
-	case zk.EventNotWatching, zk.EventNodeCreated:
+	case client.EventNotWatching, client.EventNodeCreated:
 		ch = queue.LookAgain
 	default:
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if w := c.watches[ev.Path]; w != nil {
+	if w := c.watches[ev.Watched]; w != nil {
 		if ch == queue.Released && !w.announces {
 			// A write to a node that does not announce releases (a
 			// revocation request, a cohort's guard) proves nothing. (The
@@ -69,26 +74,25 @@ func (c *Conn) onWatchEvent(ev zk.Event) {
 			// before arm has recorded it, the change is only looked at.)
 			ch = queue.LookAgain
 		}
-		c.fireLocked(ev.Path, w, ch)
+		c.fireLocked(ev.Watched, w, ch)
 	}
 }
 
 // waitChange blocks until the node at path is deleted or changed, ctx ends,
-// stop is closed (then it returns errStopped), or the session's state
-// changes (then it returns LookAgain: after a reconnect go-zookeeper
-// restores watches from a goroutine and only logs a failure, issue #83, so
-// no waiter may rely on one across a reconnect). It returns Deleted at once
+// ep ends (then it returns errStopped), or the session's state changes
+// (then it returns LookAgain: a watch restored after a reconnect is not
+// trusted alone, so no waiter relies on one across a reconnect). It returns Deleted at once
 // if the node does not exist. A data watch (getData) is used rather than
 // exists, as Curator does, so that no watch is left on a node that is
 // already gone; and a data watch is what sees an announced release.
-func (c *Conn) waitChange(ctx context.Context, path string, stop <-chan struct{}) (queue.Change, error) {
+func (c *Conn) waitChange(ctx context.Context, path string, ep *epoch) (queue.Change, error) {
 	w, arm, changed := c.watchFor(path)
 	if arm {
-		if err := c.arm(ctx, path, stop, w); err != nil {
+		if err := c.arm(ctx, path, ep, w); err != nil {
 			return queue.LookAgain, err
 		}
 	}
-	return c.await(ctx, w, changed, stop)
+	return c.await(ctx, w, changed, ep.done)
 }
 
 // waitData is waitChange for a caller that read path's data at version: it
@@ -97,16 +101,16 @@ func (c *Conn) waitChange(ctx context.Context, path string, stop <-chan struct{}
 // write between the caller's read and the shared watch being set on the
 // server is seen, as a version other than the caller's (LookAgain at
 // once), rather than missed.
-func (c *Conn) waitData(ctx context.Context, path string, version int32, stop <-chan struct{}) (queue.Change, error) {
+func (c *Conn) waitData(ctx context.Context, path string, version int32, ep *epoch) (queue.Change, error) {
 	w, _, changed := c.watchFor(path)
-	st, err := c.armStat(ctx, path, stop, w)
+	st, err := c.armStat(ctx, path, ep, w)
 	if err != nil || st == nil {
 		return queue.Deleted, err // st is nil only when the node is gone
 	}
 	if st.Version != version {
 		return queue.LookAgain, nil
 	}
-	return c.await(ctx, w, changed, stop)
+	return c.await(ctx, w, changed, ep.done)
 }
 
 // watchFor returns the watch on path, registering a new one (arm: the
@@ -144,50 +148,46 @@ func (c *Conn) await(ctx context.Context, w *watch, changed, stop <-chan struct{
 // readWatch reads path's data and sets a data watch for a caller of its
 // own (as waitData does), returning the data and the wait on that watch;
 // ok is false if the node does not exist.
-func (c *Conn) readWatch(ctx context.Context, path string, stop <-chan struct{}) ([]byte, bool, func(context.Context) (queue.Change, error), error) {
+func (c *Conn) readWatch(ctx context.Context, path string, ep *epoch) ([]byte, bool, func(context.Context) (queue.Change, error), error) {
 	w, _, changed := c.watchFor(path)
-	data, st, err := c.armRead(ctx, path, stop, w)
+	data, st, err := c.armRead(ctx, path, ep, w)
 	if err != nil || st == nil {
 		return nil, false, nil, err
 	}
-	return data, true, func(ctx context.Context) (queue.Change, error) { return c.await(ctx, w, changed, stop) }, nil
+	return data, true, func(ctx context.Context) (queue.Change, error) { return c.await(ctx, w, changed, ep.done) }, nil
 }
 
 // arm sets the server's data watch for w. On failure w is fired, so that
 // waiters who share it look again; a node that does not exist fires it
 // with Deleted.
-func (c *Conn) arm(ctx context.Context, path string, stop <-chan struct{}, w *watch) error {
-	_, _, err := c.armRead(ctx, path, stop, w)
+func (c *Conn) arm(ctx context.Context, path string, ep *epoch, w *watch) error {
+	_, _, err := c.armRead(ctx, path, ep, w)
 	return err
 }
 
 // armStat is arm that also returns the node's stat when the watch was set,
 // or nil, with no error, when the node does not exist.
-func (c *Conn) armStat(ctx context.Context, path string, stop <-chan struct{}, w *watch) (*zk.Stat, error) {
-	_, st, err := c.armRead(ctx, path, stop, w)
+func (c *Conn) armStat(ctx context.Context, path string, ep *epoch, w *watch) (*client.Stat, error) {
+	_, st, err := c.armRead(ctx, path, ep, w)
 	return st, err
 }
 
 // armRead is armStat that also returns the node's data.
-func (c *Conn) armRead(ctx context.Context, path string, stop <-chan struct{}, w *watch) ([]byte, *zk.Stat, error) {
-	type read struct {
-		data []byte
-		st   *zk.Stat
-	}
-	r, err := retryUntil(ctx, c, stop, func() (read, error) {
-		// The channel go-zookeeper returns is buffered and closed when the
-		// watch fires; onWatchEvent sees the same event, so nobody reads it.
-		data, st, _, err := c.zk.GetW(path)
-		return read{data, st}, err
+func (c *Conn) armRead(ctx context.Context, path string, ep *epoch, w *watch) ([]byte, *client.Stat, error) {
+	r, err := retryUntil(ctx, c, ep, func(ctx context.Context) (read, error) {
+		// The Watch the client returns gets the same event as onWatch,
+		// which delivers it: nobody reads it.
+		data, st, _, err := c.cl.GetW(ctx, path)
+		return read{data: data, stat: st}, err
 	})
 	if err == nil {
 		c.mu.Lock()
 		w.announces = queue.Announces(r.data)
 		c.mu.Unlock()
-		return r.data, r.st, nil
+		return r.data, &r.stat, nil
 	}
 	ch := queue.LookAgain
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, client.ErrNoNode) {
 		ch, err = queue.Deleted, nil
 	}
 	c.mu.Lock()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -14,7 +14,7 @@ import (
 // watches are registered by hand, as arm would after a GetW.
 func newWatchConn() *Conn {
 	return &Conn{log: slog.New(slog.DiscardHandler), changed: make(chan struct{}),
-		watches: map[string]*watch{}, childWaiters: map[string][]chan zk.Event{}, done: make(chan struct{})}
+		watches: map[string]*watch{}, childWaiters: map[string][]chan client.Event{}, done: make(chan struct{})}
 }
 
 // register puts a watch on path as arm leaves it.
@@ -47,25 +47,25 @@ func waitAsync(t *testing.T, c *Conn, path string) <-chan queue.Change {
 	return out
 }
 
-// Node events reach the waiter through the event callback: a deletion is
+// Node events reach the waiter through the OnWatch hook: a deletion is
 // Deleted; a data change is Released on a node that announces releases and
 // LookAgain on any other.
 func TestWatchEvents(t *testing.T) {
 	for _, tc := range []struct {
-		ev        zk.EventType
+		ev        client.EventType
 		announces bool
 		want      queue.Change
 	}{
-		{zk.EventNodeDeleted, false, queue.Deleted},
-		{zk.EventNodeDeleted, true, queue.Deleted},
-		{zk.EventNodeDataChanged, true, queue.Released},
-		{zk.EventNodeDataChanged, false, queue.LookAgain},
-		{zk.EventNotWatching, true, queue.LookAgain},
+		{client.EventNodeDeleted, false, queue.Deleted},
+		{client.EventNodeDeleted, true, queue.Deleted},
+		{client.EventNodeDataChanged, true, queue.Released},
+		{client.EventNodeDataChanged, false, queue.LookAgain},
+		{client.EventNotWatching, true, queue.LookAgain},
 	} {
 		c := newWatchConn()
 		w := c.register("/l/n", tc.announces)
 		got := waitAsync(t, c, "/l/n")
-		c.onEvent(zk.Event{Type: tc.ev, Path: "/l/n"})
+		c.onWatch(client.Event{Type: tc.ev, Path: "/l/n", Watched: "/l/n", Kind: client.WatchData})
 		if ch := <-got; ch != tc.want {
 			t.Fatalf("%v on a node (announces %v): %v, want %v", tc.ev, tc.announces, ch, tc.want)
 		}
@@ -77,7 +77,7 @@ func TestWatchEvents(t *testing.T) {
 
 // Every state transition wakes the waiters (LookAgain) and forgets the
 // watches, so that after a reconnect a waiter looks again and sets a new
-// watch instead of trusting one go-zookeeper restored (its issue #83).
+// watch instead of trusting one the client restored alone.
 func TestWatchStateChangeWakes(t *testing.T) {
 	for _, st := range []State{StateSuspended, StateReconnected, StateLost} {
 		c := newWatchConn()
@@ -97,18 +97,19 @@ func TestWatchStateChangeWakes(t *testing.T) {
 }
 
 // A ChildrenW waiter is woken by its path's child events (and its
-// deletion), not by another path's, and by any state transition: a child
-// watch restored after a reconnect may silently fail (go-zookeeper #83).
+// deletion), not by another path's, nor by a data watch's event on its
+// path, and by any state transition: a child watch restored after a
+// reconnect is not trusted alone.
 func TestChildWaiters(t *testing.T) {
 	c := newWatchConn()
-	reg := func(path string) chan zk.Event {
-		ch := make(chan zk.Event, 1)
+	reg := func(path string) chan client.Event {
+		ch := make(chan client.Event, 1)
 		c.mu.Lock()
 		c.childWaiters[path] = append(c.childWaiters[path], ch)
 		c.mu.Unlock()
 		return ch
 	}
-	woken := func(ch chan zk.Event) bool {
+	woken := func(ch chan client.Event) bool {
 		select {
 		case <-ch:
 			return true
@@ -117,9 +118,10 @@ func TestChildWaiters(t *testing.T) {
 		}
 	}
 	a, b, gone := reg("/a"), reg("/b"), reg("/gone")
-	c.onEvent(zk.Event{Type: zk.EventNodeChildrenChanged, Path: "/a"})
-	c.onEvent(zk.Event{Type: zk.EventNodeDeleted, Path: "/gone"})
-	c.onEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/b"})
+	c.onWatch(client.Event{Type: client.EventNodeChildrenChanged, Path: "/a", Watched: "/a", Kind: client.WatchChildren})
+	c.onWatch(client.Event{Type: client.EventNodeDeleted, Path: "/gone", Watched: "/gone", Kind: client.WatchChildren})
+	c.onWatch(client.Event{Type: client.EventNodeDataChanged, Path: "/b", Watched: "/b", Kind: client.WatchData})
+	c.onWatch(client.Event{Type: client.EventNodeDeleted, Path: "/b", Watched: "/b", Kind: client.WatchData})
 	if !woken(a) || !woken(gone) || woken(b) {
 		t.Fatal("child events woke the wrong waiters")
 	}

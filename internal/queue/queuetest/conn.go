@@ -7,7 +7,7 @@ import (
 	"path"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -41,7 +41,7 @@ func (c *Conn) CreateAndList(ctx context.Context, parents []string, p string, da
 		}
 	}
 	name, czxid, owner, names, err := c.create(ctx, p, data, true, true)
-	if perr != nil && errors.Is(err, zk.ErrNoNode) {
+	if perr != nil && errors.Is(err, client.ErrNoNode) {
 		err = perr
 	}
 	return name, czxid, owner, names, err
@@ -98,7 +98,7 @@ func (c *Conn) CreateContainer(ctx context.Context, p string) error {
 		c.s.mu.Lock()
 		_, _, err = c.s.createLocked(p, nil, 0, false, true)
 		c.s.mu.Unlock()
-		if errors.Is(err, zk.ErrNodeExists) {
+		if errors.Is(err, client.ErrNodeExists) {
 			err = nil
 		}
 	}
@@ -112,7 +112,7 @@ func (c *Conn) Children(ctx context.Context, p string) ([]string, error) {
 }
 
 // ChildrenStat lists p's children with p's stat.
-func (c *Conn) ChildrenStat(ctx context.Context, p string) ([]string, *zk.Stat, error) {
+func (c *Conn) ChildrenStat(ctx context.Context, p string) ([]string, *client.Stat, error) {
 	names, st, _, err := c.children(ctx, p, false)
 	return names, st, err
 }
@@ -120,27 +120,27 @@ func (c *Conn) ChildrenStat(ctx context.Context, p string) ([]string, *zk.Stat, 
 // ChildrenW is ChildrenStat that also sets a one-shot child watch. The
 // channel receives one event when p's children change, when p is deleted,
 // or when the session expires.
-func (c *Conn) ChildrenW(ctx context.Context, p string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+func (c *Conn) ChildrenW(ctx context.Context, p string) ([]string, *client.Stat, <-chan client.Event, error) {
 	return c.children(ctx, p, true)
 }
 
-func (c *Conn) children(ctx context.Context, p string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
+func (c *Conn) children(ctx context.Context, p string, watch bool) ([]string, *client.Stat, <-chan client.Event, error) {
 	f, err := c.begin(ctx, OpChildren, p)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var names []string
-	var st zk.Stat
-	var ch chan zk.Event
+	var st client.Stat
+	var ch chan client.Event
 	if !f.Lost {
 		s := c.s
 		s.mu.Lock()
 		if n := s.nodes[p]; n == nil {
-			err = zk.ErrNoNode
+			err = client.ErrNoNode
 		} else {
 			names, st = s.listLocked(p), n.stat
 			if watch {
-				ch = make(chan zk.Event, 1)
+				ch = make(chan client.Event, 1)
 				s.childW[p] = append(s.childW[p], childWatch{c.sid, ch})
 				s.childWs = append(s.childWs, Watch{c.sid, p})
 				s.changedLocked()
@@ -155,30 +155,30 @@ func (c *Conn) children(ctx context.Context, p string, watch bool) ([]string, *z
 }
 
 // Stat returns p's stat, or nil if p does not exist.
-func (c *Conn) Stat(ctx context.Context, p string) (*zk.Stat, error) {
+func (c *Conn) Stat(ctx context.Context, p string) (*client.Stat, error) {
 	_, st, err := c.get(ctx, OpStat, p)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, client.ErrNoNode) {
 		return nil, nil
 	}
 	return st, err
 }
 
 // Get returns p's data and stat.
-func (c *Conn) Get(ctx context.Context, p string) ([]byte, *zk.Stat, error) {
+func (c *Conn) Get(ctx context.Context, p string) ([]byte, *client.Stat, error) {
 	return c.get(ctx, OpGet, p)
 }
 
-func (c *Conn) get(ctx context.Context, op Op, p string) ([]byte, *zk.Stat, error) {
+func (c *Conn) get(ctx context.Context, op Op, p string) ([]byte, *client.Stat, error) {
 	f, err := c.begin(ctx, op, p)
 	if err != nil {
 		return nil, nil, err
 	}
 	var data []byte
-	var st zk.Stat
+	var st client.Stat
 	if !f.Lost {
 		c.s.mu.Lock()
 		if n := c.s.nodes[p]; n == nil {
-			err = zk.ErrNoNode
+			err = client.ErrNoNode
 		} else {
 			data, st = slices.Clone(n.data), n.stat
 		}
@@ -200,7 +200,7 @@ func (c *Conn) Delete(ctx context.Context, p string) error {
 		c.s.mu.Lock()
 		err = c.s.deleteLocked(p)
 		c.s.mu.Unlock()
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, client.ErrNoNode) {
 			err = nil
 		}
 	}
@@ -322,9 +322,9 @@ func (c *Conn) watchLocked(p string, f Fault, ep *epoch) func(context.Context) (
 	}
 }
 
-// DeleteUntil is Delete that gives up, with ctx's error, once stop closes.
-func (c *Conn) DeleteUntil(ctx context.Context, p string, stop <-chan struct{}) error {
-	ctx, cancel := untilStop(ctx, stop)
+// DeleteUntil is Delete that gives up, with ctx's error, once ep ends.
+func (c *Conn) DeleteUntil(ctx context.Context, p string, ep queue.Epoch) error {
+	ctx, cancel := untilStop(ctx, ep.Done)
 	defer cancel()
 	return c.Delete(ctx, p)
 }
@@ -332,8 +332,8 @@ func (c *Conn) DeleteUntil(ctx context.Context, p string, stop <-chan struct{}) 
 // ReleaseUntil is DeleteUntil with the release announced: p's data is set
 // and p deleted in one step, which fires p's data watches with Released.
 // It takes the faults of OpDelete.
-func (c *Conn) ReleaseUntil(ctx context.Context, p string, stop <-chan struct{}) error {
-	ctx, cancel := untilStop(ctx, stop)
+func (c *Conn) ReleaseUntil(ctx context.Context, p string, ep queue.Epoch) error {
+	ctx, cancel := untilStop(ctx, ep.Done)
 	defer cancel()
 	f, err := c.begin(ctx, OpDelete, p)
 	if err != nil {
@@ -344,7 +344,7 @@ func (c *Conn) ReleaseUntil(ctx context.Context, p string, stop <-chan struct{})
 		c.s.calls[OpRelease]++
 		err = c.s.releaseLocked(p)
 		c.s.mu.Unlock()
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, client.ErrNoNode) {
 			err = nil
 		}
 	}
@@ -384,7 +384,7 @@ func (c *Conn) SetData(ctx context.Context, p string, data []byte, version int32
 	bad := n != nil && version != -1 && n.stat.Version != version
 	c.s.mu.Unlock()
 	if bad {
-		return zk.ErrBadVersion
+		return client.ErrBadVersion
 	}
 	return c.s.SetData(p, data)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // Op names a kind of request, for faults and counts.
@@ -36,14 +36,14 @@ type Fault struct {
 	// reap a parent, end the epoch, start a new session, cancel the ctx.
 	Before func()
 	// Lost: the request never reaches the tree. Unless Err or Hang says
-	// otherwise, the caller gets zk.ErrConnectionClosed. For WaitChange,
-	// the watch is never set (go-zookeeper failed to restore it after a
+	// otherwise, the caller gets client.ErrConnectionLoss. For WaitChange,
+	// the watch is never set (the server did not restore it after a
 	// reconnect): only the epoch's end or ctx wakes the caller.
 	Lost bool
 	// After runs once the request was applied (or lost), before the reply.
 	After func()
 	// Err replaces the reply: the request was applied (unless Lost) and the
-	// caller gets Err, say zk.ErrConnectionClosed.
+	// caller gets Err, say client.ErrConnectionLoss.
 	Err error
 	// Hang: no reply comes. The call blocks until its ctx ends and returns
 	// ctx.Err(); a CreateSeq or CreateAndList then removes the node it made,
@@ -117,7 +117,7 @@ func (c *Conn) end(ctx context.Context, op Op, f Fault, undo func(), applied err
 	case f.Err != nil:
 		return f.Err
 	case f.Lost:
-		return zk.ErrConnectionClosed
+		return client.ErrConnectionLoss
 	}
 	return applied
 }

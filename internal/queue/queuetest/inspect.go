@@ -3,18 +3,18 @@ package queuetest
 import (
 	"slices"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // What a test reads of the tree and of what the Conns did.
 
 // Node returns p's data and stat; ok is false if p does not exist.
-func (s *Server) Node(p string) (data []byte, st zk.Stat, ok bool) {
+func (s *Server) Node(p string) (data []byte, st client.Stat, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.nodes[p]
 	if n == nil {
-		return nil, zk.Stat{}, false
+		return nil, client.Stat{}, false
 	}
 	return slices.Clone(n.data), n.stat, true
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 	"go.uber.org/goleak"
 )
@@ -47,7 +47,7 @@ func TestCreateSeq(t *testing.T) {
 	if !slices.Equal(names, []string{"x-0000000002"}) {
 		t.Fatalf("listing %v", names)
 	}
-	if _, _, _, err := c.CreateSeq(ctx, "/none/x-", nil); !errors.Is(err, zk.ErrNoNode) {
+	if _, _, _, err := c.CreateSeq(ctx, "/none/x-", nil); !errors.Is(err, client.ErrNoNode) {
 		t.Fatalf("create under a missing parent: %v", err)
 	}
 	if st, err := c.Stat(ctx, "/q/none"); st != nil || err != nil {
@@ -72,7 +72,7 @@ func TestExpire(t *testing.T) {
 	must(t, err)
 	old := c.SessionID()
 	c.Expire()
-	if ev := <-ch; ev.Type != zk.EventNotWatching {
+	if ev := <-ch; ev.Type != client.EventNotWatching {
 		t.Fatalf("child watch: %v", ev) // the epoch's end fires it first, as the real Conn's state change does
 	}
 	<-ep.Done
@@ -105,10 +105,10 @@ func TestWaitChange(t *testing.T) {
 		{nil, func(p string) { must(t, c.Delete(ctx, p)) }, queue.Deleted},
 		{nil, func(string) { c.EndEpoch(); c.NewEpoch() }, queue.LookAgain},
 		{announcing, func(p string) { must(t, s.SetData(p, []byte("x"))) }, queue.Released},
-		{announcing, func(p string) { must(t, c.ReleaseUntil(ctx, p, nil)) }, queue.Released},
+		{announcing, func(p string) { must(t, c.ReleaseUntil(ctx, p, queue.Epoch{})) }, queue.Released},
 		// A node that does not announce: a data change proves nothing.
 		{nil, func(p string) { must(t, s.SetData(p, []byte("x"))) }, queue.LookAgain},
-		{[]byte("d"), func(p string) { must(t, c.ReleaseUntil(ctx, p, nil)) }, queue.LookAgain},
+		{[]byte("d"), func(p string) { must(t, c.ReleaseUntil(ctx, p, queue.Epoch{})) }, queue.LookAgain},
 	} {
 		p, _, _, err := c.CreateSeq(ctx, "/q/x-", tc.data)
 		must(t, err)
@@ -144,9 +144,9 @@ func TestFaults(t *testing.T) {
 	c := s.Connect()
 	must(t, c.CreateContainer(ctx, "/q"))
 	c.Inject(OpCreate, Fault{Lost: true})
-	c.Inject(OpCreate, Fault{Err: zk.ErrConnectionClosed})
+	c.Inject(OpCreate, Fault{Err: client.ErrConnectionLoss})
 	for range 2 {
-		if _, _, _, err := c.CreateSeq(ctx, "/q/x-", nil); !errors.Is(err, zk.ErrConnectionClosed) {
+		if _, _, _, err := c.CreateSeq(ctx, "/q/x-", nil); !errors.Is(err, client.ErrConnectionLoss) {
 			t.Fatalf("CreateSeq: %v", err)
 		}
 	}

@@ -23,7 +23,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -46,14 +46,14 @@ type Server struct {
 
 type znode struct {
 	data      []byte
-	stat      zk.Stat
+	stat      client.Stat
 	container bool
 	children  map[string]struct{}
 }
 
 type childWatch struct {
 	sid int64
-	ch  chan zk.Event
+	ch  chan client.Event
 }
 
 type blocker struct {
@@ -119,20 +119,20 @@ func (s *Server) createLocked(p string, data []byte, owner int64, seq, container
 	parent := s.nodes[dir]
 	switch {
 	case parent == nil:
-		return "", nil, zk.ErrNoNode
+		return "", nil, client.ErrNoNode
 	case parent.stat.EphemeralOwner != 0:
-		return "", nil, zk.ErrNoChildrenForEphemerals
+		return "", nil, client.ErrNoChildrenForEphemerals
 	}
 	if seq {
 		p += fmt.Sprintf("%010d", parent.stat.Cversion)
 	}
 	if s.nodes[p] != nil {
-		return "", nil, zk.ErrNodeExists
+		return "", nil, client.ErrNodeExists
 	}
 	s.zxid++
 	n := &znode{
 		data:      slices.Clone(data),
-		stat:      zk.Stat{Czxid: s.zxid, Mzxid: s.zxid, Pzxid: s.zxid, EphemeralOwner: owner, DataLength: int32(len(data))},
+		stat:      client.Stat{Czxid: s.zxid, Mzxid: s.zxid, Pzxid: s.zxid, EphemeralOwner: owner, DataLength: int32(len(data))},
 		container: container,
 		children:  map[string]struct{}{},
 	}
@@ -142,7 +142,7 @@ func (s *Server) createLocked(p string, data []byte, owner int64, seq, container
 	parent.stat.NumChildren++
 	parent.stat.Pzxid = s.zxid
 	s.history = append(s.history, Change{Created: true, Path: p, Owner: owner, Zxid: s.zxid})
-	s.fireChildLocked(dir, zk.EventNodeChildrenChanged)
+	s.fireChildLocked(dir, client.EventNodeChildrenChanged)
 	s.changedLocked()
 	return p, n, nil
 }
@@ -151,9 +151,9 @@ func (s *Server) deleteLocked(p string) error {
 	n := s.nodes[p]
 	switch {
 	case n == nil:
-		return zk.ErrNoNode
+		return client.ErrNoNode
 	case len(n.children) > 0:
-		return zk.ErrNotEmpty
+		return client.ErrNotEmpty
 	}
 	s.zxid++
 	delete(s.nodes, p)
@@ -164,8 +164,8 @@ func (s *Server) deleteLocked(p string) error {
 	parent.stat.Pzxid = s.zxid
 	s.history = append(s.history, Change{Path: p, Owner: n.stat.EphemeralOwner, Zxid: s.zxid})
 	s.fireDataLocked(p, queue.Deleted)
-	s.fireChildLocked(p, zk.EventNodeDeleted)
-	s.fireChildLocked(path.Dir(p), zk.EventNodeChildrenChanged)
+	s.fireChildLocked(p, client.EventNodeDeleted)
+	s.fireChildLocked(path.Dir(p), client.EventNodeChildrenChanged)
 	s.changedLocked()
 	return nil
 }
@@ -197,9 +197,9 @@ func (s *Server) fireDataLocked(p string, what queue.Change) {
 	delete(s.dataW, p)
 }
 
-func (s *Server) fireChildLocked(p string, t zk.EventType) {
+func (s *Server) fireChildLocked(p string, t client.EventType) {
 	for _, w := range s.childW[p] {
-		w.ch <- zk.Event{Type: t, Path: p}
+		w.ch <- client.Event{Type: t, Path: p, Watched: p, Kind: client.WatchChildren}
 	}
 	delete(s.childW, p)
 }
@@ -224,7 +224,7 @@ func (s *Server) expireLocked(sid int64) {
 	for p, ws := range s.childW {
 		ws = slices.DeleteFunc(ws, func(w childWatch) bool {
 			if w.sid == sid {
-				w.ch <- zk.Event{Type: zk.EventNotWatching, State: zk.StateExpired, Path: p}
+				w.ch <- client.Event{Type: client.EventNotWatching, Path: p, Watched: p, Kind: client.WatchChildren, Err: client.ErrSessionExpired}
 			}
 			return w.sid == sid
 		})
@@ -251,7 +251,7 @@ func (s *Server) SetData(p string, data []byte) error {
 	defer s.mu.Unlock()
 	n := s.nodes[p]
 	if n == nil {
-		return zk.ErrNoNode
+		return client.ErrNoNode
 	}
 	s.setDataLocked(n, p, data)
 	s.changedLocked()
@@ -270,7 +270,7 @@ func (s *Server) setDataLocked(n *znode, p string, data []byte) {
 func (s *Server) releaseLocked(p string) error {
 	n := s.nodes[p]
 	if n == nil {
-		return zk.ErrNoNode
+		return client.ErrNoNode
 	}
 	s.setDataLocked(n, p, nil)
 	return s.deleteLocked(p)

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -77,7 +77,7 @@ func (c *Conn) endEpochLocked(cleanup bool) {
 	for p, ws := range c.s.childW {
 		c.s.childW[p] = slices.DeleteFunc(ws, func(w childWatch) bool {
 			if w.sid == ep.sid {
-				w.ch <- zk.Event{Type: zk.EventNotWatching, Path: p}
+				w.ch <- client.Event{Type: client.EventNotWatching, Path: p, Watched: p, Kind: client.WatchChildren}
 			}
 			return w.sid == ep.sid
 		})
@@ -125,7 +125,7 @@ func (c *Conn) Expire() {
 }
 
 // Close ends the session: its epoch ends, its nodes are deleted, and Epoch
-// fails with zk.ErrClosing from then on.
+// fails with client.ErrClosed from then on.
 func (c *Conn) Close() {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
@@ -183,7 +183,7 @@ func (c *Conn) awaitEpoch(ctx context.Context) (*epoch, error) {
 		c.s.mu.Unlock()
 		switch {
 		case closed:
-			return nil, zk.ErrClosing
+			return nil, client.ErrClosed
 		case ep != nil:
 			return ep, nil
 		case !counted:
