@@ -74,7 +74,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		ready: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	c.hosts.init(cfg.Servers)
+	c.hosts.init(cfg.Servers, cfg.MaxReconnectDelay)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
 	select {

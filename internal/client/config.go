@@ -45,6 +45,12 @@ type Config struct {
 	// and the session handshake. Default: the session timeout divided
 	// among the servers, at most a quarter of it, at least 250ms.
 	HandshakeTimeout time.Duration
+	// MaxReconnectDelay bounds the pause between rounds of attempts to
+	// connect (every server tried once), which doubles from 50ms after
+	// each round in which none answered. Default: 1s. A client that must
+	// be back the moment its server is (an observer of a lone server) sets
+	// it lower.
+	MaxReconnectDelay time.Duration
 	// Logger receives the client's log lines. Default: none.
 	Logger *slog.Logger
 
@@ -92,6 +98,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = max(min(c.Timeout/time.Duration(len(servers)), c.Timeout/4), 250*time.Millisecond)
+	}
+	if c.MaxReconnectDelay <= 0 {
+		c.MaxReconnectDelay = backoffMax
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -7,9 +7,10 @@ import (
 
 // Reconnect pacing: after a connection is lost every server is tried at
 // once, in turn; after each round in which none answered, the client
-// waits, from backoffMin doubling up to backoffMax, with jitter (half the
-// delay plus a random part of the other half), so that clients of a
-// restarting ensemble do not come back in step.
+// waits, from backoffMin doubling up to Config.MaxReconnectDelay (by
+// default backoffMax), with jitter (half the delay plus a random part of
+// the other half), so that clients of a restarting ensemble do not come
+// back in step.
 const (
 	backoffMin = 50 * time.Millisecond
 	backoffMax = time.Second
@@ -22,12 +23,14 @@ type hostList struct {
 	next   int
 	failed int // attempts since the last connection
 	delay  time.Duration
+	max    time.Duration
 }
 
-func (h *hostList) init(addrs []string) {
+func (h *hostList) init(addrs []string, maxDelay time.Duration) {
 	h.addrs = append([]string(nil), addrs...)
 	rand.Shuffle(len(h.addrs), func(i, j int) { h.addrs[i], h.addrs[j] = h.addrs[j], h.addrs[i] })
-	h.delay = backoffMin
+	h.max = maxDelay
+	h.delay = min(backoffMin, h.max)
 }
 
 // pick returns the next server and how long to wait before trying it.
@@ -35,7 +38,7 @@ func (h *hostList) pick() (string, time.Duration) {
 	var wait time.Duration
 	if h.failed > 0 && h.failed%len(h.addrs) == 0 {
 		wait = h.delay/2 + rand.N(h.delay/2+1)
-		h.delay = min(2*h.delay, backoffMax)
+		h.delay = min(2*h.delay, h.max)
 	}
 	addr := h.addrs[h.next]
 	h.next = (h.next + 1) % len(h.addrs)
@@ -46,5 +49,5 @@ func (h *hostList) pick() (string, time.Duration) {
 // connected resets the pacing: the next loss retries at once.
 func (h *hostList) connected() {
 	h.failed = 0
-	h.delay = backoffMin
+	h.delay = min(backoffMin, h.max)
 }

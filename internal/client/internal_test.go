@@ -12,7 +12,7 @@ import (
 // to at most 1s, with jitter in [delay/2, delay]; a connection resets it.
 func TestHostPacing(t *testing.T) {
 	var h hostList
-	h.init([]string{"a:1", "b:1", "c:1"})
+	h.init([]string{"a:1", "b:1", "c:1"}, backoffMax)
 	seen := map[string]bool{}
 	for range 3 {
 		addr, wait := h.pick()
@@ -40,6 +40,16 @@ func TestHostPacing(t *testing.T) {
 	h.connected()
 	if _, wait := h.pick(); wait != 0 {
 		t.Fatalf("the first attempt after a connection waits %v", wait)
+	}
+
+	// Config.MaxReconnectDelay lowers the bound: a lone server is tried
+	// again at most that long after each failed attempt.
+	var lone hostList
+	lone.init([]string{"a:1"}, 20*time.Millisecond)
+	for i := range 10 {
+		if _, wait := lone.pick(); i > 0 && (wait < 10*time.Millisecond || wait > 20*time.Millisecond) {
+			t.Fatalf("attempt %d waits %v, want within [10ms, 20ms]", i, wait)
+		}
 	}
 }
 
