@@ -23,6 +23,16 @@ func transient(err error) bool {
 		errors.Is(err, client.ErrThrottledOp))
 }
 
+// retryable reports whether retry may send a request again: a transient
+// error, or the expiry of the session the request waited in. The client
+// holds a request made while it is disconnected for the next connection,
+// and fails it with ErrSessionExpired, unsent, when that connection finds
+// the session expired; the new session may send it again. (Creates are
+// never retried: the queue decides what a failed create means.)
+func retryable(err error) bool {
+	return transient(err) || errors.Is(err, client.ErrSessionExpired)
+}
+
 // errStopped is returned by callUntil and retryUntil when their epoch
 // ends first.
 var errStopped = errors.New("zklock: stopped")
@@ -54,9 +64,9 @@ func callUntil[T any](ctx context.Context, ep *epoch, f func(context.Context) (T
 	return v, err
 }
 
-// retry runs f until it succeeds, fails with a non-transient error, or ctx
-// ends, backing off between attempts by the session's retry policy. Only
-// idempotent requests may be retried this way.
+// retry runs f until it succeeds, fails with an error that is not
+// retryable, or ctx ends, backing off between attempts by the session's
+// retry policy. Only idempotent requests may be retried this way.
 func retry[T any](ctx context.Context, c *Conn, f func(context.Context) (T, error)) (T, error) {
 	return retryUntil(ctx, c, nil, f)
 }
@@ -67,7 +77,7 @@ func retry[T any](ctx context.Context, c *Conn, f func(context.Context) (T, erro
 // read.
 func retryUntil[T any](ctx context.Context, c *Conn, ep *epoch, f func(context.Context) (T, error)) (T, error) {
 	v, err := callUntil(ctx, ep, f)
-	if !transient(err) {
+	if !retryable(err) {
 		return v, err
 	}
 	var stop <-chan struct{}
@@ -76,7 +86,7 @@ func retryUntil[T any](ctx context.Context, c *Conn, ep *epoch, f func(context.C
 	}
 	b := backoff.WithContext(c.cfg.Backoff(), ctx)
 wait:
-	for transient(err) {
+	for retryable(err) {
 		d := b.NextBackOff()
 		if d == backoff.Stop { // ctx ended, or the policy gave up
 			break

@@ -32,6 +32,30 @@ func TestTransient(t *testing.T) {
 	}
 }
 
+// A request that waited for a connection until its session expired was not
+// sent: retry sends it again (in the new session); nothing else that is
+// not transient is retried.
+func TestRetryable(t *testing.T) {
+	require.True(t, retryable(&client.Error{Op: "children", Path: "/x", Err: client.ErrSessionExpired}))
+	require.True(t, retryable(client.ErrConnectionLoss))
+	require.False(t, transient(client.ErrSessionExpired), "not a connection loss: no outcome to recover")
+	for _, err := range []error{nil, client.ErrNoNode, client.ErrClosed, client.ErrAuthFailed} {
+		require.False(t, retryable(err), "%v", err)
+	}
+	policies := 0
+	c := testConn(t, &policies)
+	attempts := 0
+	v, err := retry(context.Background(), c, func(context.Context) (int, error) {
+		if attempts++; attempts == 1 {
+			return 0, &client.Error{Op: "children", Path: "/x", Err: client.ErrSessionExpired}
+		}
+		return 5, nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 5, v)
+	require.Equal(t, 2, attempts)
+}
+
 // callUntil reports the client's ErrClosed as the Conn's, an epoch that
 // ends during the request as errStopped (the request's ctx ended with it),
 // and the caller's own ctx as that ctx's error, not errStopped.
