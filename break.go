@@ -7,7 +7,6 @@ import (
 	pathpkg "path"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -57,7 +56,7 @@ func Break(ctx context.Context, s *Session, path string, force bool) ([]Contende
 	var out []Contender
 	for _, n := range nodes {
 		data, st, err := s.c.Get(ctx, n)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, ErrNoNode) {
 			continue // released meanwhile
 		}
 		if err != nil {

@@ -10,24 +10,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 )
 
 // ephemeralsUnder lists every ephemeral node below root (lock, lease and
 // candidate nodes; not the CONTAINER parents a waiter may have created).
-func ephemeralsUnder(t *testing.T, conn *zk.Conn, root string) []string {
+func ephemeralsUnder(t *testing.T, conn *zklock.Client, root string) []string {
 	t.Helper()
-	kids, _, err := conn.Children(root)
-	if errors.Is(err, zk.ErrNoNode) {
+	kids, _, err := conn.Children(t.Context(), root)
+	if errors.Is(err, zklock.ErrNoNode) {
 		return nil
 	}
 	require.NoError(t, err)
 	var out []string
 	for _, k := range kids {
 		p := root + "/" + k
-		ok, st, err := conn.Exists(p)
+		st, ok, err := conn.Exists(t.Context(), p)
 		require.NoError(t, err)
 		if ok && st.EphemeralOwner != 0 {
 			out = append(out, p)
@@ -39,13 +38,13 @@ func ephemeralsUnder(t *testing.T, conn *zk.Conn, root string) []string {
 }
 
 // ephemeralsOf lists the ephemeral nodes below root that session sid owns.
-func ephemeralsOf(t *testing.T, conn *zk.Conn, root string, sid int64) []string {
+func ephemeralsOf(t *testing.T, conn *zklock.Client, root string, sid int64) []string {
 	t.Helper()
 	var out []string
 	for _, p := range ephemeralsUnder(t, conn, root) {
-		_, st, err := conn.Exists(p)
+		st, ok, err := conn.Exists(t.Context(), p)
 		require.NoError(t, err)
-		if st != nil && st.EphemeralOwner == sid {
+		if ok && st.EphemeralOwner == sid {
 			out = append(out, p)
 		}
 	}
@@ -56,7 +55,7 @@ func ephemeralsOf(t *testing.T, conn *zk.Conn, root string, sid int64) []string 
 // session sid owns a node below root, and returns what it owns then. A
 // cancellation test cancels only after this, so that its "nothing left"
 // checks a node that was there to leave; it fails after 10s.
-func awaitEphemeralOf(t *testing.T, conn *zk.Conn, root string, sid int64) []string {
+func awaitEphemeralOf(t *testing.T, conn *zklock.Client, root string, sid int64) []string {
 	t.Helper()
 	var nodes []string
 	eventually(t, 10*time.Second, "the waiter's node on the server", func() bool {
@@ -168,13 +167,13 @@ func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
 			holder := newSession(t, c.Servers())
 			waiter := newSession(t, c.Servers())
 			require.NoError(t, p.hold(ctx, holder, lockDir))
-			want := ephemeralsUnder(t, holder.Conn(), lockDir)
+			want := ephemeralsUnder(t, holder.Client(), lockDir)
 			bound := time.Duration(p.graces) * min(waiter.Timeout()/2, 2*time.Second)
 			rng := rand.New(rand.NewPCG(1, uint64(len(name))))
 			slowest := time.Duration(0)
 			reached := [2]int{} // attempts that changed the server, by span
 			for i := 0; i < 200; i++ {
-				before := footprint(t, holder.Conn(), lockDir)
+				before := footprint(t, holder.Client(), lockDir)
 				span := 2 * time.Millisecond
 				if i%2 == 1 {
 					span = 50 * time.Millisecond
@@ -187,9 +186,9 @@ func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
 				require.ErrorIs(t, err, context.DeadlineExceeded, "attempt %d", i)
 				require.Less(t, late, bound+time.Second, "attempt %d returned %v after its deadline", i, late)
 				slowest = max(slowest, late)
-				require.Equal(t, want, ephemeralsUnder(t, holder.Conn(), lockDir),
+				require.Equal(t, want, ephemeralsUnder(t, holder.Client(), lockDir),
 					"attempt %d left a node (%s)", i, path.Base(lockDir))
-				if footprint(t, holder.Conn(), lockDir) != before {
+				if footprint(t, holder.Client(), lockDir) != before {
 					reached[i%2]++
 				}
 			}
@@ -203,10 +202,10 @@ func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
 // footprint describes the persistent nodes from root down (the parents):
 // each one's czxid and cversion, which changes whenever a child is created
 // or deleted, or the parent is created again.
-func footprint(t *testing.T, conn *zk.Conn, root string) string {
+func footprint(t *testing.T, conn *zklock.Client, root string) string {
 	t.Helper()
-	kids, st, err := conn.Children(root)
-	if errors.Is(err, zk.ErrNoNode) {
+	kids, st, err := conn.Children(t.Context(), root)
+	if errors.Is(err, zklock.ErrNoNode) {
 		return ""
 	}
 	require.NoError(t, err)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
@@ -150,19 +149,19 @@ func TestCohortBoundsRemoteWait(t *testing.T) {
 		// Counted from when the remote waiter's node is seen (a child
 		// watch fires), which is after it exists: a count that can only
 		// be low, and by less than one local hold.
-		_, _, ch, err := rs.Conn().ChildrenW(path)
+		_, _, ch, err := rs.Client().ChildrenW(ctx, path)
 		require.NoError(t, err)
 		got := make(chan error, 1)
 		go func() { got <- r.Lock(ctx) }()
 		for seen := false; !seen; {
 			select {
-			case <-ch:
+			case <-ch.Done():
 			case <-ctx.Done():
 				t.Fatal(ctx.Err())
 			}
 			seen = len(ownedBy(t, rs, rs.SessionID(), path)) == 1
 			if !seen {
-				_, _, ch, err = rs.Conn().ChildrenW(path)
+				_, _, ch, err = rs.Client().ChildrenW(ctx, path)
 				require.NoError(t, err)
 			}
 		}
@@ -195,8 +194,8 @@ func TestCohortGuard(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
 	ga := a.Guard()
-	write := func(guard *zk.CheckVersionRequest, v string) error {
-		_, err := s.Multi(ctx, guard, &zk.SetDataRequest{Path: path, Data: []byte(v), Version: -1})
+	write := func(guard *zklock.CheckOp, v string) error {
+		_, err := s.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte(v), Version: -1})
 		return err
 	}
 	require.NoError(t, write(ga, "a"), "the holder's guard commits")
@@ -207,7 +206,7 @@ func TestCohortGuard(t *testing.T) {
 	require.NoError(t, <-got)
 	require.Zero(t, a.Token(), "a holds nothing")
 	require.Equal(t, ga.Path, b.Node(), "b holds the cohort's node by a local handoff")
-	require.ErrorIs(t, write(ga, "stale a"), zk.ErrBadVersion, "a's guard after the handoff")
+	require.ErrorIs(t, write(ga, "stale a"), zklock.ErrBadVersion, "a's guard after the handoff")
 	require.NoError(t, write(b.Guard(), "b"), "b's guard commits")
 	require.NoError(t, b.Unlock(ctx))
 	requireNoEphemerals(t, c, s.SessionID(), path, false)

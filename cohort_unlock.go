@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -91,12 +90,12 @@ func (c *cohort) releaseLocked(h *queue.Held, ctx context.Context) error {
 
 // guard is Mutex.Guard for m's local hold: it checks the node's data
 // version as the cohort last wrote it, which the next local grant bumps.
-func (c *cohort) guard(m *Mutex, path string) *zk.CheckVersionRequest {
+func (c *cohort) guard(m *Mutex, path string) *CheckOp {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.holder != m || c.held == nil || c.held.Path != path {
 		return nil
 	}
 	c.guarded = true
-	return &zk.CheckVersionRequest{Path: path, Version: c.version}
+	return &CheckOp{Path: path, Version: c.version}
 }

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
@@ -196,24 +195,24 @@ func contractCancel(t *testing.T, _ string, p primitive) {
 	hs, ws := newSession(t, c.Servers()), newSession(t, px.Addrs())
 	holder := p.rival(t, hs, path)
 	require.NoError(t, holder.acquire(ctx))
-	want := ephemeralsUnder(t, hs.Conn(), path)
+	want := ephemeralsUnder(t, hs.Client(), path)
 	w := p.ours(t, ws, path)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	res := async(func() error { return w.acquire(wctx) })
-	awaitEphemeralOf(t, hs.Conn(), path, ws.SessionID())
+	awaitEphemeralOf(t, hs.Client(), path, ws.SessionID())
 	// 100ms each way: a delete takes 200ms, within the cleanup grace (1s).
 	px.SetLatency(100 * time.Millisecond)
 	cancel()
 	require.ErrorIs(t, await(t, res, 10*time.Second, "the cancelled acquisition").err, context.Canceled)
-	require.Empty(t, ephemeralsOf(t, hs.Conn(), path, ws.SessionID()), "the cancelled waiter left a node")
-	require.Equal(t, want, ephemeralsUnder(t, hs.Conn(), path), "the holder's nodes changed")
+	require.Empty(t, ephemeralsOf(t, hs.Client(), path, ws.SessionID()), "the cancelled waiter left a node")
+	require.Equal(t, want, ephemeralsUnder(t, hs.Client(), path), "the holder's nodes changed")
 	px.Heal()
 
 	require.NoError(t, holder.release(ctx))
 	require.NoError(t, w.acquire(ctx), "the handle acquires after a cancelled acquisition")
 	require.NoError(t, w.release(ctx))
-	require.Empty(t, ephemeralsUnder(t, hs.Conn(), path))
+	require.Empty(t, ephemeralsUnder(t, hs.Client(), path))
 }
 
 // herdWaiters is how many contenders queue in the herd contract: a release
@@ -291,7 +290,7 @@ func contractLossBeforeRival(t *testing.T, _ string, p primitive) {
 	lost := h.lost()
 	rival := p.rival(t, rs, path)
 	res := async(func() error { return rival.acquire(ctx) })
-	awaitEphemeralOf(t, rs.Conn(), path, rs.SessionID()) // the rival waits
+	awaitEphemeralOf(t, rs.Client(), path, rs.SessionID()) // the rival waits
 
 	px.Blackhole()
 	var lostAt time.Time
@@ -328,12 +327,12 @@ func contractReenqueue(t *testing.T, _ string, p primitive) {
 	w := p.ours(t, ws, path)
 	res := async(func() error { return w.acquire(ctx) })
 	old := ws.SessionID()
-	awaitEphemeralOf(t, hs.Conn(), path, old)
+	awaitEphemeralOf(t, hs.Client(), path, old)
 
 	require.NoError(t, zktest.ExpireSession(ctx, c, px, old))
 	eventually(t, 20*time.Second, "a new session", func() bool { return ws.SessionID() != old })
 	sid := ws.SessionID()
-	awaitEphemeralOf(t, hs.Conn(), path, sid) // queued again
+	awaitEphemeralOf(t, hs.Client(), path, sid) // queued again
 	select {
 	case r := <-res:
 		t.Fatalf("the waiter returned (err %v) while the holder holds", r.err)
@@ -341,12 +340,12 @@ func contractReenqueue(t *testing.T, _ string, p primitive) {
 	}
 	require.NoError(t, holder.release(ctx))
 	require.NoError(t, await(t, res, 10*time.Second, "the re-enqueued waiter").err)
-	_, st, err := hs.Conn().Exists(w.node())
+	st, _, err := hs.Client().Exists(ctx, w.node())
 	require.NoError(t, err)
 	require.Equal(t, sid, st.EphemeralOwner, "the waiter holds with a node of its new session")
 	require.Equal(t, st.Czxid<<12, w.token())
 	require.NoError(t, w.release(ctx))
-	require.Empty(t, ephemeralsUnder(t, hs.Conn(), path))
+	require.Empty(t, ephemeralsUnder(t, hs.Client(), path))
 }
 
 // The holder process of contractKilled is this test binary run again with
@@ -377,7 +376,7 @@ func contractKilled(t *testing.T, name string, p primitive) {
 	s := newSession(t, c.Servers())
 	w := p.rival(t, s, path)
 	res := async(func() error { return w.acquire(ctx) })
-	awaitEphemeralOf(t, s.Conn(), path, s.SessionID()) // the waiter waits
+	awaitEphemeralOf(t, s.Client(), path, s.SessionID()) // the waiter waits
 	require.NoError(t, cmd.Process.Kill())
 	killed := time.Now()
 	r := await(t, res, 30*time.Second, "the waiter after the kill")
@@ -426,12 +425,12 @@ func contractTokens(t *testing.T, _ string, p primitive) {
 		require.NoError(t, h.acquire(ctx))
 		require.Greater(t, h.token(), token, "round %d", round)
 		token = h.token()
-		_, st, err := s.Conn().Exists(parentOf(h.node()))
+		st, _, err := s.Client().Exists(ctx, parentOf(h.node()))
 		require.NoError(t, err)
 		require.Greater(t, st.Czxid, parent, "round %d: the node's parent was not created again", round)
 		parent = st.Czxid
 		require.NoError(t, h.release(ctx))
-		deleteTree(t, s.Conn(), path)
+		deleteTree(t, s.Client(), path)
 	}
 }
 
@@ -450,13 +449,13 @@ func contractReplyLost(t *testing.T, _ string, p primitive) {
 		require.NoError(t, h.acquire(ctx)) // the parents exist now
 		dir := parentOf(h.node())
 		require.NoError(t, h.release(ctx))
-		_, before, err := obs.Conn().Exists(dir)
+		before, _, err := obs.Client().Exists(ctx, dir)
 		require.NoError(t, err)
 		var hit atomic.Bool
-		px.ResetAfterRequest(func(op int32) bool { return op == 1 && !hit.Swap(true) }) // create
+		px.ResetAfterRequest(func(op int32) bool { return op == 15 && !hit.Swap(true) }) // create2
 		require.NoError(t, h.acquire(ctx))
 		require.True(t, hit.Load(), "no create was sent")
-		_, after, err := obs.Conn().Exists(dir)
+		after, _, err := obs.Client().Exists(ctx, dir)
 		require.NoError(t, err)
 		if after.Czxid == before.Czxid {
 			break // the lost reply was our node's create's
@@ -466,13 +465,13 @@ func contractReplyLost(t *testing.T, _ string, p primitive) {
 		require.Less(t, attempt, 3, "the parent was reaped before every attempt")
 		require.NoError(t, h.release(ctx))
 	}
-	require.Equal(t, []string{h.node()}, ephemeralsUnder(t, obs.Conn(), path), "exactly one node, ours")
-	_, st, err := obs.Conn().Exists(h.node())
+	require.Equal(t, []string{h.node()}, ephemeralsUnder(t, obs.Client(), path), "exactly one node, ours")
+	st, _, err := obs.Client().Exists(ctx, h.node())
 	require.NoError(t, err)
 	require.Equal(t, s.SessionID(), st.EphemeralOwner)
 	require.Equal(t, st.Czxid<<12, h.token(), "the token is the node's czxid << 12")
 	require.NoError(t, h.release(ctx))
-	require.Empty(t, ephemeralsUnder(t, obs.Conn(), path))
+	require.Empty(t, ephemeralsUnder(t, obs.Client(), path))
 }
 
 // parentOf returns the parent of a node's path.
@@ -480,17 +479,17 @@ func parentOf(node string) string { return node[:strings.LastIndex(node, "/")] }
 
 // deleteTree deletes p and everything below it; what is already gone is
 // fine.
-func deleteTree(t *testing.T, conn *zk.Conn, p string) {
+func deleteTree(t *testing.T, conn *zklock.Client, p string) {
 	t.Helper()
-	kids, _, err := conn.Children(p)
-	if errors.Is(err, zk.ErrNoNode) {
+	kids, _, err := conn.Children(t.Context(), p)
+	if errors.Is(err, zklock.ErrNoNode) {
 		return
 	}
 	require.NoError(t, err)
 	for _, k := range kids {
 		deleteTree(t, conn, p+"/"+k)
 	}
-	if err := conn.Delete(p, -1); !errors.Is(err, zk.ErrNoNode) {
+	if err := conn.Delete(t.Context(), p, -1); !errors.Is(err, zklock.ErrNoNode) {
 		require.NoError(t, err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 )
@@ -13,7 +12,7 @@ import (
 type heldThing interface {
 	Lost() <-chan struct{}
 	Token() int64
-	Guard() *zk.CheckVersionRequest
+	Guard() *zklock.CheckOp
 	Node() string
 }
 
@@ -24,11 +23,11 @@ func requireHeld(t *testing.T, s *zklock.Session, h heldThing) {
 	t.Helper()
 	node := h.Node()
 	require.NotEmpty(t, node)
-	ok, st, err := s.Conn().Exists(node)
+	st, ok, err := s.Client().Exists(t.Context(), node)
 	require.NoError(t, err)
 	require.True(t, ok, "the node exists")
 	require.Equal(t, st.Czxid<<12, h.Token(), "the token is the node's czxid << 12")
-	require.Equal(t, &zk.CheckVersionRequest{Path: node, Version: -1}, h.Guard())
+	require.Equal(t, &zklock.CheckOp{Path: node, Version: -1}, h.Guard())
 	select {
 	case <-h.Lost():
 		t.Fatal("Lost is closed while held")

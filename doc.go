@@ -39,7 +39,7 @@
 // restored) makes the waiter list the queue again. The proof rests on one
 // premise: nothing but a release writes the data of a tagged node. Where
 // something might, such as Curator's Revoker aimed at zklock nodes or
-// writes through Session.Conn, give every zklock handle on the path
+// writes through Session.Client, give every zklock handle on the path
 // WithListingHandoff. The tag itself cannot come from a caller: WithData
 // and Election.Campaign refuse data holding ReservedData.
 //

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -211,7 +210,7 @@ func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
 
 func (e *Election) leader(ctx context.Context) (LeaderInfo, error) {
 	names, err := e.q.Conn.Children(ctx, e.q.Dir)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, ErrNoNode) {
 		return LeaderInfo{}, ErrNoLeader
 	}
 	if err != nil {
@@ -220,7 +219,7 @@ func (e *Election) leader(ctx context.Context) (LeaderInfo, error) {
 	for _, c := range queue.Sort(names, e.q.Accept...) {
 		p := e.q.Dir + "/" + c.Name
 		data, st, err := e.q.Conn.Get(ctx, p)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, ErrNoNode) {
 			continue // it resigned since the listing; the next one leads
 		}
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -27,8 +26,8 @@ const observeRetry = time.Second
 // Observe waits on one ZooKeeper watch at a time: on the leader's node
 // while there is a leader (so it wakes only when the leader changes, not for
 // every candidate that queues), and on the election path while there is
-// none. go-zookeeper cannot remove a watch, so a watch Observe no longer
-// needs stays registered until it fires; watches on a node are shared.
+// none. A watch Observe no longer needs stays registered until it fires;
+// watches on a node are shared.
 func (e *Election) Observe(ctx context.Context) (<-chan LeaderInfo, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
@@ -79,7 +78,7 @@ func (e *Election) awaitChange(ctx context.Context, info LeaderInfo) error {
 		return err
 	}
 	names, _, ch, err := e.q.Conn.ChildrenW(ctx, e.q.Dir)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, ErrNoNode) {
 		return e.q.Conn.WaitExists(ctx, e.q.Dir)
 	}
 	if err != nil {
@@ -88,9 +87,8 @@ func (e *Election) awaitChange(ctx context.Context, info LeaderInfo) error {
 	if len(queue.Sort(names, e.q.Accept...)) > 0 {
 		return nil // a candidate arrived since we looked
 	}
-	// go-zookeeper cannot remove a watch; one left behind when ctx ends is a
-	// buffered channel with no goroutine, dropped by the client when the
-	// watch fires or the session ends.
+	// A watch left behind when ctx ends is a buffered channel with no
+	// goroutine, dropped when the watch fires or the session ends.
 	select {
 	case <-ch:
 		return nil

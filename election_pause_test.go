@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 )
@@ -36,7 +35,7 @@ func TestElectionPausedLeaderProcessIsFenced(t *testing.T) {
 	ctx := ctxFor(t)
 	path, resource := lockPath(t, "e"), "/fenced-resource" // the server is this test's own
 	s := newSession(t, c.Servers())
-	_, err := s.Conn().Create(resource, nil, 0, zk.WorldACL(zk.PermAll))
+	_, err := s.Client().Create(ctx, resource, nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
 	require.NoError(t, err)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestElectionHelperProcess$")
@@ -53,7 +52,7 @@ func TestElectionPausedLeaderProcessIsFenced(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGSTOP))
 	r := <-successor // the frozen leader's session expires on the server
 	require.NoError(t, r.err)
-	_, err = s.Multi(ctx, r.t.Guard(), &zk.SetDataRequest{Path: resource, Data: token(r.t), Version: -1})
+	_, err = s.Multi(ctx, r.t.Guard(), &zklock.SetDataOp{Path: resource, Data: token(r.t), Version: -1})
 	require.NoError(t, err)
 
 	resumed := time.Now()
@@ -67,7 +66,7 @@ func TestElectionPausedLeaderProcessIsFenced(t *testing.T) {
 	}
 	t.Logf("the resumed leader reported its term over %v after SIGCONT; %d writes of it were fenced meanwhile",
 		time.Since(resumed).Round(time.Millisecond), fenced)
-	data, _, err := s.Conn().Get(resource)
+	data, _, err := s.Client().Get(ctx, resource)
 	require.NoError(t, err)
 	require.Equal(t, string(token(r.t)), string(data), "the resource holds the successor's write")
 	require.NoError(t, cmd.Wait())
@@ -141,7 +140,7 @@ func TestElectionHelperProcess(t *testing.T) {
 			frozen = " after-pause" // this loop stalled: the process was frozen
 		}
 		last = time.Now()
-		_, err := s.Multi(ctx, term.Guard(), &zk.SetDataRequest{Path: parts[2], Data: token(term), Version: -1})
+		_, err := s.Multi(ctx, term.Guard(), &zklock.SetDataOp{Path: parts[2], Data: token(term), Version: -1})
 		fmt.Printf("WRITE %s%s\n", map[bool]string{true: "ok", false: "rejected"}[err == nil], frozen)
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -114,8 +113,8 @@ func (t *Term) SessionID() int64 { return t.session }
 // Guard returns a ZooKeeper check operation that succeeds only while our
 // node exists. Put it first in Session.Multi so the other writes commit
 // only while this candidate is still first in the queue.
-func (t *Term) Guard() *zk.CheckVersionRequest {
-	return &zk.CheckVersionRequest{Path: t.node, Version: -1}
+func (t *Term) Guard() *CheckOp {
+	return &CheckOp{Path: t.node, Version: -1}
 }
 
 // Context returns a copy of parent that is cancelled when the term ends

@@ -38,7 +38,7 @@ type termResult struct {
 // children returns the names under path, none if it does not exist.
 func children(t *testing.T, s *zklock.Session, path string) []string {
 	t.Helper()
-	names, _, err := s.Conn().Children(path)
+	names, _, err := s.Client().Children(t.Context(), path)
 	if err != nil && !strings.Contains(err.Error(), "node does not exist") {
 		require.NoError(t, err)
 	}
@@ -97,7 +97,7 @@ func TestElectionCampaignCancelledLeavesNothing(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	queued := campaignAsync(cctx, e, "b")
-	awaitEphemeralOf(t, s1.Conn(), path, s2.SessionID()) // cancel a queued candidate
+	awaitEphemeralOf(t, s1.Client(), path, s2.SessionID()) // cancel a queued candidate
 	cancel()
 	select {
 	case r := <-queued:
@@ -226,7 +226,7 @@ func TestElectionRunRequeues(t *testing.T) {
 	// session can take longer than the first term).
 	bothQueued := func(lctx context.Context) {
 		for i := 0; i < 500 && lctx.Err() == nil; i++ {
-			if names, _, err := watcher.Conn().Children(path); err == nil && len(names) >= 2 {
+			if names, _, err := watcher.Client().Children(ctx, path); err == nil && len(names) >= 2 {
 				return
 			}
 			time.Sleep(10 * time.Millisecond)

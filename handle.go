@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -115,11 +114,11 @@ func (a acquisition) path() string {
 // guard is a multi-op that succeeds only while our node exists (version -1
 // matches any data version). Our node's name is unique, so it existing means
 // we still hold.
-func (a acquisition) guard() *zk.CheckVersionRequest {
+func (a acquisition) guard() *CheckOp {
 	if a.h == nil {
 		return nil
 	}
-	return &zk.CheckVersionRequest{Path: a.h.Path, Version: -1}
+	return &CheckOp{Path: a.h.Path, Version: -1}
 }
 
 // Contender describes one node in a lock's queue, as returned by the
@@ -172,7 +171,7 @@ func checkCtx(ctx context.Context) error {
 type holder interface {
 	Lost() <-chan struct{}
 	Token() int64
-	Guard() *zk.CheckVersionRequest
+	Guard() *CheckOp
 	Node() string
 }
 

@@ -1,15 +1,15 @@
 package zklock_test
 
 import (
+	"errors"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 )
 
 // curatorNode creates a node the way Curator does (protected name,
-// EPHEMERAL_SEQUENTIAL, data = IP) through s's raw connection, and returns
+// EPHEMERAL_SEQUENTIAL, data = IP) through s's Client, and returns
 // its path.
 func curatorNode(t *testing.T, s *zklock.Session, dir, kind string) string {
 	t.Helper()
@@ -17,13 +17,13 @@ func curatorNode(t *testing.T, s *zklock.Session, dir, kind string) string {
 		if i < len(dir) && dir[i] != '/' {
 			continue
 		}
-		_, err := s.Conn().Create(dir[:i], nil, 0, zk.WorldACL(zk.PermAll))
-		if err != nil && err != zk.ErrNodeExists {
+		_, err := s.Client().Create(t.Context(), dir[:i], nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+		if err != nil && !errors.Is(err, zklock.ErrNodeExists) {
 			require.NoError(t, err)
 		}
 	}
-	path, err := s.Conn().Create(dir+"/_c_3f2c1a0e-8b7d-4e6f-9a1b-2c3d4e5f6a7b-"+kind, []byte("127.0.0.1"),
-		zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	path, err := s.Client().Create(t.Context(), dir+"/_c_3f2c1a0e-8b7d-4e6f-9a1b-2c3d4e5f6a7b-"+kind, []byte("127.0.0.1"),
+		zklock.ModeEphemeralSequential, zklock.WorldACL(zklock.PermAll)...)
 	require.NoError(t, err)
 	return path
 }
@@ -40,13 +40,13 @@ func TestRWMutexCuratorNodes(t *testing.T) {
 	w := curatorNode(t, s, path, "__WRIT__")
 	require.ErrorIs(t, m.TryRLock(ctx), zklock.ErrLocked)
 	require.ErrorIs(t, m.TryLock(ctx), zklock.ErrLocked)
-	require.NoError(t, s.Conn().Delete(w, -1))
+	require.NoError(t, s.Client().Delete(ctx, w, -1))
 
 	r := curatorNode(t, s, path, "__READ__")
 	require.NoError(t, m.TryRLock(ctx), "readers share with Curator's")
 	require.NoError(t, m.RUnlock(ctx))
 	require.ErrorIs(t, m.TryLock(ctx), zklock.ErrLocked)
-	require.NoError(t, s.Conn().Delete(r, -1))
+	require.NoError(t, s.Client().Delete(ctx, r, -1))
 	require.NoError(t, m.TryLock(ctx))
 	require.NoError(t, m.Unlock(ctx))
 }
@@ -70,8 +70,8 @@ func TestSemaphoreCuratorNodes(t *testing.T) {
 	lock := curatorNode(t, s, path+"/locks", "lock-")
 	_, err = sem.TryAcquire(ctx, 1)
 	require.ErrorIs(t, err, zklock.ErrNotAcquired, "a queued Curator client goes first")
-	require.NoError(t, s.Conn().Delete(lock, -1))
-	require.NoError(t, s.Conn().Delete(lease, -1))
+	require.NoError(t, s.Client().Delete(ctx, lock, -1))
+	require.NoError(t, s.Client().Delete(ctx, lease, -1))
 	l, err = sem.TryAcquire(ctx, 2)
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 )
@@ -216,9 +215,9 @@ func TestWrongKindSharedKinds(t *testing.T) {
 	for _, kind := range []string{"lock-", "__lock__"} {
 		n := curatorNode(t, s, path, kind)
 		require.ErrorIs(t, m.TryLock(ctx), zklock.ErrLocked, kind)
-		require.NoError(t, s.Conn().Delete(n, -1))
+		require.NoError(t, s.Client().Delete(ctx, n, -1))
 	}
-	_, err = s.Conn().Create(path+"/unrelated", nil, 0, zk.WorldACL(zk.PermAll))
+	_, err = s.Client().Create(ctx, path+"/unrelated", nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
 	require.NoError(t, err)
 	require.NoError(t, m.TryLock(ctx), "a child of no known kind is ignored")
 	require.NoError(t, m.Unlock(ctx))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -98,7 +97,7 @@ func (l *Lease) Node() string {
 
 // Guard returns a ZooKeeper check operation that succeeds only while the
 // node behind Token exists (see Mutex.Guard), or nil once released.
-func (l *Lease) Guard() *zk.CheckVersionRequest {
+func (l *Lease) Guard() *CheckOp {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.held) == 0 {

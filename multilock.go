@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // Part is one hold of a MultiLock: the write or read side of an RWMutex,
@@ -308,17 +306,18 @@ func (m *MultiLock) Lost() <-chan struct{} {
 	return m.lost
 }
 
-// Guard returns one ZooKeeper check per part, in path order, each
-// succeeding only while its part is held: put them first in Session.Multi
-// so that the other writes commit only while every part is held. It
-// returns nil when nothing is held.
-func (m *MultiLock) Guard() []any {
+// Guard returns one ZooKeeper check per part (each a *CheckOp), in path
+// order, each succeeding only while its part is held: put them first in
+// Session.Multi (append the writes: s.Multi(ctx, append(ml.Guard(),
+// writes...)...)) so that the writes commit only while every part is held.
+// It returns nil when nothing is held.
+func (m *MultiLock) Guard() []Op {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.held {
 		return nil
 	}
-	ops := make([]any, 0, len(m.order))
+	ops := make([]Op, 0, len(m.order))
 	for _, i := range m.order {
 		ops = append(ops, m.parts[i].hold().Guard())
 	}
@@ -358,7 +357,7 @@ func (m *MultiLock) Nodes() []string {
 // noHold is the holder of a part that holds nothing.
 type noHold struct{}
 
-func (noHold) Lost() <-chan struct{}          { return closedCh }
-func (noHold) Token() int64                   { return 0 }
-func (noHold) Guard() *zk.CheckVersionRequest { return nil }
-func (noHold) Node() string                   { return "" }
+func (noHold) Lost() <-chan struct{} { return closedCh }
+func (noHold) Token() int64          { return 0 }
+func (noHold) Guard() *CheckOp       { return nil }
+func (noHold) Node() string          { return "" }

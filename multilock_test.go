@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
@@ -160,8 +159,8 @@ func TestMultiLockGuardAndArguments(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ml.Lock(ctx))
 	require.ErrorIs(t, ml.Lock(ctx), zklock.ErrAlreadyLocked)
-	write := func(guard []any) error {
-		_, err := s.Multi(ctx, append(guard, &zk.SetDataRequest{Path: root, Data: []byte("x"), Version: -1})...)
+	write := func(guard []zklock.Op) error {
+		_, err := s.Multi(ctx, append(guard, &zklock.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
 		return err
 	}
 	guard := ml.Guard()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -193,10 +192,10 @@ func (m *Mutex) Token() int64 {
 }
 
 // Guard returns a ZooKeeper check operation that succeeds only while this
-// acquisition's node exists. Put it first in Session.Multi (or go-zookeeper's
-// Conn.Multi) so the other writes commit only while the lock is held. It
-// returns nil when nothing is held.
-func (m *Mutex) Guard() *zk.CheckVersionRequest {
+// acquisition's node exists. Put it first in Session.Multi so the other
+// writes commit only while the lock is held. It returns nil when nothing is
+// held (Session.Multi refuses a nil op).
+func (m *Mutex) Guard() *CheckOp {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.acq.c != nil {

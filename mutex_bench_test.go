@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
@@ -18,19 +17,19 @@ func BenchmarkMutex(b *testing.B) {
 	c := benchServer(b)
 	b.Run("raw-minimum", func(b *testing.B) {
 		s := benchSessions(b, c, 1)[0]
-		conn := s.Conn()
+		conn := s.Client()
 		dir := "/bench/raw"
-		_, _ = conn.Create("/bench", nil, 0, zk.WorldACL(zk.PermAll))
-		_, _ = conn.Create(dir, nil, 0, zk.WorldACL(zk.PermAll))
-		measure(b, c, 1, func(context.Context, int) error {
-			p, err := conn.Create(dir+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		_, _ = conn.Create(b.Context(), "/bench", nil, zklock.ModePersistent)
+		_, _ = conn.Create(b.Context(), dir, nil, zklock.ModePersistent)
+		measure(b, c, 1, func(ctx context.Context, _ int) error {
+			p, err := conn.Create(ctx, dir+"/n-", nil, zklock.ModeEphemeralSequential)
 			if err != nil {
 				return err
 			}
-			if _, _, err := conn.Children(dir); err != nil {
+			if _, _, err := conn.Children(ctx, dir); err != nil {
 				return err
 			}
-			return conn.Delete(p, -1)
+			return conn.Delete(ctx, p, -1)
 		})
 	})
 	b.Run("uncontended", func(b *testing.B) {
@@ -56,27 +55,6 @@ func BenchmarkMutex(b *testing.B) {
 	}
 }
 
-// BenchmarkGoZKLock is go-zookeeper's zk.Lock in BenchmarkMutex's shapes,
-// each client on its own connection: the reference for zklock's client
-// CPU per acquisition (cpu-µs/cycle).
-func BenchmarkGoZKLock(b *testing.B) {
-	c := benchServer(b)
-	for _, n := range []int{1, 16} {
-		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
-			ls := make([]*zk.Lock, n)
-			for i, s := range benchSessions(b, c, n) {
-				ls[i] = zk.NewLock(s.Conn(), fmt.Sprintf("/bench/gozk-%d", n), zk.WorldACL(zk.PermAll))
-			}
-			measure(b, c, n, func(_ context.Context, i int) error {
-				if err := ls[i].Lock(); err != nil {
-					return err
-				}
-				return ls[i].Unlock()
-			})
-		})
-	}
-}
-
 func cycle(ctx context.Context, m *zklock.Mutex) error {
 	if err := m.Lock(ctx); err != nil {
 		return err
@@ -89,11 +67,11 @@ func cycle(ctx context.Context, m *zklock.Mutex) error {
 func BenchmarkOneWrite(b *testing.B) {
 	c := benchServer(b)
 	s := benchSessions(b, c, 1)[0]
-	conn := s.Conn()
-	_, _ = conn.Create("/bench", nil, 0, zk.WorldACL(zk.PermAll))
-	_, _ = conn.Create("/bench/one-write", nil, 0, zk.WorldACL(zk.PermAll))
-	measure(b, c, 1, func(context.Context, int) error {
-		_, err := conn.Set("/bench/one-write", nil, -1)
+	conn := s.Client()
+	_, _ = conn.Create(b.Context(), "/bench", nil, zklock.ModePersistent)
+	_, _ = conn.Create(b.Context(), "/bench/one-write", nil, zklock.ModePersistent)
+	measure(b, c, 1, func(ctx context.Context, _ int) error {
+		_, err := conn.Set(ctx, "/bench/one-write", nil, -1)
 		return err
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
@@ -33,7 +32,7 @@ func ExampleMutex_Lock() {
 	}
 	// Write under the lock: the guard makes the write commit only while the
 	// lock is held, and the token lets other resources reject a stale holder.
-	_, err = s.Multi(ctx, m.Guard(), &zk.CreateRequest{Path: "/jobs/last-run", Data: []byte(fmt.Sprint(m.Token())), Acl: zk.WorldACL(zk.PermAll)})
+	_, err = s.Multi(ctx, m.Guard(), &zklock.CreateOp{Path: "/jobs/last-run", Data: []byte(fmt.Sprint(m.Token())), ACL: zklock.WorldACL(zklock.PermAll)})
 	fmt.Println("guarded write:", err)
 	select {
 	case <-m.Lost():

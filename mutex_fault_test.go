@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
@@ -30,7 +29,7 @@ func TestMutexHolderCutOffLosesBeforeRival(t *testing.T) {
 	p.Heal()
 	guard := m.Guard()
 	require.NotNil(t, guard)
-	_, err := s.Multi(ctx, guard, &zk.SetDataRequest{Path: path, Data: []byte("stale"), Version: -1})
+	_, err := s.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})
 	require.Error(t, err, "guarded write by a holder that lost its lock")
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, rival.Unlock(ctx))
@@ -83,7 +82,7 @@ func TestMutexUnlockConvergesThroughOutage(t *testing.T) {
 	go func() { time.Sleep(500 * time.Millisecond); p.Heal() }()
 	require.NoError(t, m.Unlock(ctx))
 	require.Empty(t, m.Node())
-	ok, _, err := obs.Conn().Exists(node)
+	_, ok, err := obs.Client().Exists(ctx, node)
 	require.NoError(t, err)
 	require.False(t, ok, "the node is deleted")
 }

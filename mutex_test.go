@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 )
@@ -17,8 +16,8 @@ import (
 // nodesUnder lists path's children as the server sees them (none if missing).
 func nodesUnder(t *testing.T, s *zklock.Session, path string) []string {
 	t.Helper()
-	kids, _, err := s.Conn().Children(path)
-	if errors.Is(err, zk.ErrNoNode) {
+	kids, _, err := s.Client().Children(t.Context(), path)
+	if errors.Is(err, zklock.ErrNoNode) {
 		return nil
 	}
 	require.NoError(t, err)
@@ -94,17 +93,17 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 	tctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	res := async(func() error { return m.Lock(tctx) })
-	awaitEphemeralOf(t, s.Conn(), path, other.SessionID())
+	awaitEphemeralOf(t, s.Client(), path, other.SessionID())
 	require.NoError(t, tctx.Err(), "the waiter's node appeared only after its deadline")
 	require.ErrorIs(t, await(t, res, 10*time.Second, "timed-out Lock").err, context.DeadlineExceeded)
-	require.Equal(t, holderOnly, ephemeralsUnder(t, s.Conn(), path), "timed-out waiter left its node")
+	require.Equal(t, holderOnly, ephemeralsUnder(t, s.Client(), path), "timed-out waiter left its node")
 
 	cctx, cancel2 := context.WithCancel(ctx)
 	res = async(func() error { return m.Lock(cctx) })
-	awaitEphemeralOf(t, s.Conn(), path, other.SessionID())
+	awaitEphemeralOf(t, s.Client(), path, other.SessionID())
 	cancel2()
 	require.ErrorIs(t, await(t, res, 10*time.Second, "cancelled Lock").err, context.Canceled)
-	require.Equal(t, holderOnly, ephemeralsUnder(t, s.Conn(), path), "cancelled waiter left its node")
+	require.Equal(t, holderOnly, ephemeralsUnder(t, s.Client(), path), "cancelled waiter left its node")
 
 	err := m.TryLock(ctx)
 	require.ErrorIs(t, err, zklock.ErrLocked)
@@ -167,7 +166,7 @@ func TestMutexRejectsBadInput(t *testing.T) {
 	require.ErrorIs(t, m.Lock(done), context.Canceled)
 	require.ErrorIs(t, m.TryLock(done), context.Canceled)
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrNotLocked)
-	ok, _, err := s.Conn().Exists(strings.TrimSuffix(lockPath(t, ""), "/"))
+	_, ok, err := s.Client().Exists(ctx, strings.TrimSuffix(lockPath(t, ""), "/"))
 	require.NoError(t, err)
 	require.False(t, ok, "nothing may be created on the server")
 

@@ -1,6 +1,7 @@
 package zklock
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -11,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
 )
@@ -20,15 +21,18 @@ import (
 // value makes NewSession return an error wrapping ErrInvalidOption.
 type SessionOption func(*sessionOptions) error
 
+// dialFunc is what WithDialer takes.
+type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
 type sessionOptions struct {
 	servers   []string
 	timeout   time.Duration
 	margin    time.Duration // 0: derived from the negotiated timeout
 	logger    *slog.Logger
-	acl       []zk.ACL
+	acl       []client.ACL
 	aclSet    bool // WithACL was given: WithDigestAuth keeps its ACL
-	creds     []session.Credential
-	dialer    zk.Dialer
+	creds     []client.Credential
+	dialer    dialFunc    // nil: a net.Dialer
 	tls       *tls.Config // nil: plain connections
 	metrics   Metrics     // nil: none
 	backoff   func() backoff.BackOff
@@ -43,8 +47,7 @@ func defaultSessionOptions() sessionOptions {
 		timeout: DefaultSessionTimeout,
 		timing:  session.Timing{Tick: 2 * time.Second, SyncLimit: 5},
 		logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		acl:     zk.WorldACL(zk.PermAll),
-		dialer:  net.DialTimeout,
+		acl:     toClientACL(WorldACL(PermAll)),
 		backoff: defaultBackoff,
 		maxReq:  DefaultMaxRequestSize,
 	}
@@ -159,17 +162,24 @@ func WithLogger(l *slog.Logger) SessionOption {
 }
 
 // WithACL sets the ACL of every node zklock creates through the session:
-// lock, lease and candidate nodes and the CONTAINER parents of their paths.
-// The default is zk.WorldACL(zk.PermAll), or zk.AuthACL(zk.PermAll) with
+// lock, lease and candidate nodes and the CONTAINER parents of their paths,
+// and of nodes Session.Client and Session.Multi create without an ACL of
+// their own. The default is WorldACL(PermAll), or AuthACL(PermAll) with
 // WithDigestAuth. An ACL of scheme "auth" needs an authenticated session
 // (WithAuth, WithDigestAuth, or a client certificate with WithTLS); the
-// server refuses creates with zk.ErrInvalidACL otherwise.
-func WithACL(acl []zk.ACL) SessionOption {
+// server refuses creates with ErrInvalidACL otherwise. An entry with an
+// empty scheme is refused.
+func WithACL(acl ...ACL) SessionOption {
 	return func(o *sessionOptions) error {
 		if len(acl) == 0 {
 			return invalid("empty ACL")
 		}
-		o.acl = append([]zk.ACL(nil), acl...)
+		for _, a := range acl {
+			if a.Scheme == "" {
+				return invalid("ACL entry %+v without a scheme", a)
+			}
+		}
+		o.acl = toClientACL(acl)
 		o.aclSet = true
 		return nil
 	}
@@ -183,15 +193,19 @@ func WithAuth(scheme string, auth []byte) SessionOption {
 		if scheme == "" {
 			return invalid("empty auth scheme")
 		}
-		o.creds = append(o.creds, session.Credential{Scheme: scheme, Auth: append([]byte(nil), auth...)})
+		o.creds = append(o.creds, client.Credential{Scheme: scheme, Auth: append([]byte(nil), auth...)})
 		return nil
 	}
 }
 
 // WithDialer sets how connections to servers are made (for example through
-// a SOCKS proxy). WithTLS runs TLS over the connections it makes. The
-// default is net.DialTimeout.
-func WithDialer(d zk.Dialer) SessionOption {
+// a SOCKS proxy): dial opens a connection to addr ("host:port", as given to
+// WithServers, resolved by dial at each attempt) over network ("tcp"), and
+// must return when ctx ends, which bounds each attempt (the session's
+// handshake timeout) and ends at Close. The session's 'conf' and 'srvr'
+// questions to the servers go through it too. WithTLS runs TLS over the
+// connections it makes. The default is a net.Dialer's DialContext.
+func WithDialer(d func(ctx context.Context, network, addr string) (net.Conn, error)) SessionOption {
 	return func(o *sessionOptions) error {
 		if d == nil {
 			return invalid("nil dialer")
@@ -228,9 +242,10 @@ const (
 	// on the session with it.
 	DefaultMaxRequestSize = 1<<20 - 1
 
-	// maxSendSize is the largest request go-zookeeper can send (its send
-	// buffer, 1536 KiB, holds the length too).
-	maxSendSize = 1536<<10 - 4
+	// maxSendSize bounds WithMaxRequestSize: zklock's client reads no
+	// frame over 64 MiB (a corrupt length must not make it allocate
+	// more), so a node it wrote larger could not be read back.
+	maxSendSize = 64<<20 - 4
 )
 
 // WithMaxRequestSize sets the largest request, in bytes after its 4-byte
@@ -238,8 +253,8 @@ const (
 // in their constructor (and Election.Campaign for its value) a path or data
 // that would make a create request larger, instead of sending it and losing
 // the connection. Set it to follow servers started with a larger
-// jute.maxbuffer. The default is DefaultMaxRequestSize; at most 1536 KiB
-// less 4 bytes, the most go-zookeeper can send.
+// jute.maxbuffer. The default is DefaultMaxRequestSize; at most 64 MiB
+// less 4 bytes, the largest reply zklock reads.
 func WithMaxRequestSize(n int) SessionOption {
 	return func(o *sessionOptions) error {
 		if n < 1 || n > maxSendSize {
@@ -350,7 +365,7 @@ const ReservedData = queue.TagPrefix
 // writes that node's data. Give this option to every zklock handle on a
 // path where something might: Curator's Revoker.attemptRevoke aimed at a
 // zklock node (its revocation request is a data write on a holder's or a
-// waiter's node), or writes through Session.Conn(). Without it, such a
+// waiter's node), or writes through Session.Client. Without it, such a
 // write to the node ahead of a zklock waiter lets the waiter hold while
 // that node may still hold. Deletions are safe either way: a waiter never
 // takes a plain deletion for a release unless its listing showed the

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
@@ -186,11 +185,11 @@ func TestLockLongPathLeavesNothing(t *testing.T) {
 }
 
 // plainCreates makes n persistent sequential nodes under dir through
-// Session.Conn from 16 goroutines, as an application sharing the session
-// may; every one of those creates passes the wire observer too.
+// Session.Client from 16 goroutines, as an application sharing the
+// session may: creates on the same connection that zklock did not send.
 func plainCreates(t *testing.T, s *zklock.Session, dir string, n int) error {
-	conn := s.Conn()
-	if _, err := conn.Create(dir, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	conn := s.Client()
+	if _, err := conn.Create(t.Context(), dir, nil, zklock.ModePersistent); err != nil && !errors.Is(err, zklock.ErrNodeExists) {
 		return err
 	}
 	var next atomic.Int64
@@ -201,7 +200,7 @@ func plainCreates(t *testing.T, s *zklock.Session, dir string, n int) error {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(n) {
-				if _, err := conn.Create(dir+"/n-", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+				if _, err := conn.Create(t.Context(), dir+"/n-", nil, zklock.ModePersistentSequential); err != nil {
 					errs <- err
 					return
 				}
@@ -259,8 +258,10 @@ var primitiveCycles = map[string]cycler{
 
 // TestPrimitivesWhilePlainCreates: 32 goroutines cycle a primitive on 32
 // existing paths while the same session makes 16,000 plain creates through
-// Session.Conn. Those creates once filled the wire observer's records, whose
-// wholesale clear made a concurrent lock create fail and leave its node.
+// Session.Client. Those creates once filled the wire observer's records,
+// whose wholesale clear made a concurrent lock create fail and leave its
+// node; the observer is gone (a create's reply carries its czxid and
+// owner), and creates zklock did not send must still disturb nothing.
 func TestPrimitivesWhilePlainCreates(t *testing.T) {
 	c := standalone(t)
 	for name, cycle := range primitiveCycles {

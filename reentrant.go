@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // ReentrantMutex is a distributed lock that its owner may lock again while
@@ -132,7 +130,7 @@ func (r *ReentrantMutex) Lost() <-chan struct{} { return r.m.Lost() }
 func (r *ReentrantMutex) Token() int64 { return r.m.Token() }
 
 // Guard is Mutex.Guard for this owner's acquisition.
-func (r *ReentrantMutex) Guard() *zk.CheckVersionRequest { return r.m.Guard() }
+func (r *ReentrantMutex) Guard() *CheckOp { return r.m.Guard() }
 
 // Node returns the full path of our lock node, or "" when nothing is held.
 func (r *ReentrantMutex) Node() string { return r.m.Node() }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -107,7 +106,7 @@ func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
 		}
 	}
 	for _, n := range nodes {
-		if err := s.c.SetData(ctx, n, []byte(RevokeMessage), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if err := s.c.SetData(ctx, n, []byte(RevokeMessage), -1); err != nil && !errors.Is(err, ErrNoNode) {
 			return nil, err
 		}
 	}
@@ -120,7 +119,7 @@ func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
 // first writer.
 func holders(ctx context.Context, s *Session, p string) ([]string, error) {
 	names, err := s.c.Children(ctx, p)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, ErrNoNode) {
 		return nil, fmt.Errorf("%w: %s does not exist", ErrNotLocked, p)
 	}
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 )
@@ -127,7 +126,7 @@ func TestRevokeNeedsPermission(t *testing.T) {
 	require.NoError(t, m.Lock(ctx))
 	stranger := newSession(t, c.Servers(), zklock.WithDigestAuth("stranger", "other"))
 	_, err = zklock.Revoke(ctx, stranger, path)
-	require.ErrorIs(t, err, zk.ErrNoAuth)
+	require.ErrorIs(t, err, zklock.ErrNoAuth)
 	select {
 	case <-m.Revoked():
 		t.Fatal("revoked by a client without permission")
@@ -225,7 +224,7 @@ func TestBreak(t *testing.T) {
 
 	stranger := newSession(t, c.Servers(), zklock.WithDigestAuth("stranger", "other"))
 	_, err = zklock.Break(ctx, stranger, path, true)
-	require.ErrorIs(t, err, zk.ErrNoAuth)
+	require.ErrorIs(t, err, zklock.ErrNoAuth)
 
 	guard := m.Guard()
 	broken, err := zklock.Break(ctx, op, path, true)
@@ -234,8 +233,8 @@ func TestBreak(t *testing.T) {
 	require.Equal(t, m.Node(), broken[0].Path)
 	require.NoError(t, <-got, "the next contender holds")
 	require.Greater(t, w.Token(), m.Token())
-	_, err = owner.Multi(ctx, guard, &zk.SetDataRequest{Path: path, Data: []byte("stale"), Version: -1})
-	require.ErrorIs(t, err, zk.ErrNoNode, "the broken holder's guard")
+	_, err = owner.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})
+	require.ErrorIs(t, err, zklock.ErrNoNode, "the broken holder's guard")
 	require.NoError(t, w.Unlock(ctx))
 	_, err = zklock.Break(ctx, op, path, true)
 	require.ErrorIs(t, err, zklock.ErrNotLocked)

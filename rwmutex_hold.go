@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // Unlock undoes one Lock. When the write count drops to zero it deletes the
@@ -91,7 +89,7 @@ func (m *RWMutex) Token() int64 {
 
 // Guard returns a ZooKeeper check operation that succeeds only while the
 // node behind Token exists (see Mutex.Guard), or nil when nothing is held.
-func (m *RWMutex) Guard() *zk.CheckVersionRequest {
+func (m *RWMutex) Guard() *CheckOp {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.current().guard()

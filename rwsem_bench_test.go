@@ -39,7 +39,7 @@ func benchSessions(b *testing.B, c *zktest.Cluster, n int) []*zklock.Session {
 
 // measure runs cycle b.N times spread over clients goroutines (client i
 // runs cycle(i)) and reports cycles/s, server requests per cycle and
-// goroutines started per cycle (by the whole process: zklock, go-zookeeper
+// goroutines started per cycle (by the whole process: zklock, its client
 // and the benchmark's own, which start none per cycle).
 func measure(b *testing.B, c *zktest.Cluster, clients int, cycle func(ctx context.Context, client int) error) {
 	b.Helper()

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
@@ -26,8 +25,8 @@ func manySessions(t *testing.T, addrs []string, n int, opts ...zklock.SessionOpt
 // nodeNames returns the children of path, none if it does not exist.
 func nodeNames(t testing.TB, s *zklock.Session, path string) []string {
 	t.Helper()
-	names, _, err := s.Conn().Children(path)
-	if errors.Is(err, zk.ErrNoNode) {
+	names, _, err := s.Client().Children(t.Context(), path)
+	if errors.Is(err, zklock.ErrNoNode) {
 		return nil
 	}
 	require.NoError(t, err)
@@ -191,8 +190,8 @@ func ownedBy(t testing.TB, s *zklock.Session, sid int64, dirs ...string) []strin
 	var out []string
 	for _, dir := range dirs {
 		for _, name := range nodeNames(t, s, dir) {
-			_, st, err := s.Conn().Get(dir + "/" + name)
-			if errors.Is(err, zk.ErrNoNode) {
+			_, st, err := s.Client().Get(t.Context(), dir+"/"+name)
+			if errors.Is(err, zklock.ErrNoNode) {
 				continue
 			}
 			require.NoError(t, err)

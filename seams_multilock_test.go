@@ -51,7 +51,7 @@ func TestMultiLockPartLostWhileAcquiringZK(t *testing.T) {
 	require.NoError(t, <-mlgot)
 	require.False(t, closed(ml.Lost()), "MultiLock.Lock returned a lost hold")
 	for _, n := range ml.Nodes() {
-		_, st, err := ms.Conn().Get(n)
+		_, st, err := ms.Client().Get(ctx, n)
 		require.NoError(t, err)
 		require.Equal(t, ms.SessionID(), st.EphemeralOwner)
 	}

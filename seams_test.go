@@ -27,7 +27,7 @@ func watches(t *testing.T, c *zktest.Cluster, sid int64, node string) bool {
 // exists reports whether node exists, as seen by s.
 func exists(t *testing.T, s *zklock.Session, node string) bool {
 	t.Helper()
-	ok, _, err := s.Conn().Exists(node)
+	_, ok, err := s.Client().Exists(t.Context(), node)
 	require.NoError(t, err)
 	return ok
 }

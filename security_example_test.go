@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
@@ -29,8 +28,8 @@ func ExampleWithDigestAuth() {
 		fmt.Println(err)
 		return
 	}
-	acl, _, err := s.Conn().GetACL(m.Node())
-	fmt.Println("ACL:", acl[0].Scheme, acl[0].Perms == zk.PermAll, err)
+	acl, _, err := s.Client().GetACL(ctx, m.Node())
+	fmt.Println("ACL:", acl[0].Scheme, acl[0].Perms == zklock.PermAll, err)
 
 	anon, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
 	if err != nil {
@@ -39,8 +38,8 @@ func ExampleWithDigestAuth() {
 	}
 	defer anon.Close()
 	rival, _ := zklock.NewMutex(anon, "/billing/invoice-run")
-	fmt.Println("anonymous Lock refused:", errors.Is(rival.Lock(ctx), zk.ErrNoAuth))
-	fmt.Println("anonymous delete refused:", errors.Is(anon.Conn().Delete(m.Node(), -1), zk.ErrNoAuth))
+	fmt.Println("anonymous Lock refused:", errors.Is(rival.Lock(ctx), zklock.ErrNoAuth))
+	fmt.Println("anonymous delete refused:", errors.Is(anon.Client().Delete(ctx, m.Node(), -1), zklock.ErrNoAuth))
 	fmt.Println("unlock:", m.Unlock(ctx))
 	// Output:
 	// ACL: digest true <nil>

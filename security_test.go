@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
@@ -15,15 +14,15 @@ import (
 
 // digestACL is the creator-all ACL of a node made by a session
 // authenticated as user:pass, as the server stores it.
-func digestACL(user, pass string) []zk.ACL {
-	return zk.DigestACL(zk.PermAll, user, pass)
+func digestACL(user, pass string) []zklock.ACL {
+	return zklock.DigestACL(zklock.PermAll, user, pass)
 }
 
 // tree lists path and every node below it, depth first.
-func tree(t *testing.T, c *zk.Conn, p string) []string {
+func tree(t *testing.T, c *zklock.Client, p string) []string {
 	t.Helper()
 	out := []string{p}
-	kids, _, err := c.Children(p)
+	kids, _, err := c.Children(t.Context(), p)
 	require.NoError(t, err, "list %s", p)
 	sort.Strings(kids)
 	for _, k := range kids {
@@ -73,10 +72,10 @@ func TestSecurityACLOnEveryNode(t *testing.T) {
 	require.NoError(t, term.Err())
 
 	want := digestACL("alice", "secret")
-	nodes := tree(t, alice.Conn(), path.Dir(root+"x"))
+	nodes := tree(t, alice.Client(), path.Dir(root+"x"))
 	require.Greater(t, len(nodes), 12, "nodes: %v", nodes)
 	for _, p := range append(nodes, "/zklock-test") {
-		acl, _, err := alice.Conn().GetACL(p)
+		acl, _, err := alice.Client().GetACL(ctx, p)
 		require.NoError(t, err, p)
 		require.Equal(t, want, acl, "ACL of %s", p)
 	}
@@ -88,7 +87,7 @@ func TestSecurityACLOnEveryNode(t *testing.T) {
 
 // TestSecurityOtherCredentialsCannotTamper: a session authenticated as
 // another user can neither delete, overwrite nor re-ACL a held lock's node,
-// and its own lock attempts fail at once with zk.ErrNoAuth; the holder keeps
+// and its own lock attempts fail at once with zklock.ErrNoAuth; the holder keeps
 // the lock.
 func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 	c := standalone(t)
@@ -102,26 +101,26 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 	require.NoError(t, held.Lock(ctx))
 	node := held.Node()
 
-	mc := mallory.Conn()
-	require.ErrorIs(t, mc.Delete(node, -1), zk.ErrNoAuth)
-	_, err = mc.Set(node, []byte("mallory"), -1)
-	require.ErrorIs(t, err, zk.ErrNoAuth)
-	_, err = mc.SetACL(node, zk.WorldACL(zk.PermAll), -1)
-	require.ErrorIs(t, err, zk.ErrNoAuth)
-	_, err = mc.SetACL(p, zk.WorldACL(zk.PermAll), -1)
-	require.ErrorIs(t, err, zk.ErrNoAuth)
+	mc := mallory.Client()
+	require.ErrorIs(t, mc.Delete(ctx, node, -1), zklock.ErrNoAuth)
+	_, err = mc.Set(ctx, node, []byte("mallory"), -1)
+	require.ErrorIs(t, err, zklock.ErrNoAuth)
+	_, err = mc.SetACL(ctx, node, zklock.WorldACL(zklock.PermAll), -1)
+	require.ErrorIs(t, err, zklock.ErrNoAuth)
+	_, err = mc.SetACL(ctx, p, zklock.WorldACL(zklock.PermAll), -1)
+	require.ErrorIs(t, err, zklock.ErrNoAuth)
 	// A node slipped in ahead of the holder's would be a grant by tampering.
-	_, err = mc.Create(p+"/_c_00000000-0000-0000-0000-000000000000-lock-", nil,
-		zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-	require.ErrorIs(t, err, zk.ErrNoAuth)
+	_, err = mc.Create(ctx, p+"/_c_00000000-0000-0000-0000-000000000000-lock-", nil,
+		zklock.ModeEphemeralSequential, zklock.WorldACL(zklock.PermAll)...)
+	require.ErrorIs(t, err, zklock.ErrNoAuth)
 
 	rival, err := zklock.NewMutex(mallory, p)
 	require.NoError(t, err)
-	require.ErrorIs(t, rival.TryLock(ctx), zk.ErrNoAuth)
+	require.ErrorIs(t, rival.TryLock(ctx), zklock.ErrNoAuth)
 	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	err = rival.Lock(lctx)
-	require.ErrorIs(t, err, zk.ErrNoAuth, "a permission error, not a wait: %v", err)
+	require.ErrorIs(t, err, zklock.ErrNoAuth, "a permission error, not a wait: %v", err)
 	require.NoError(t, lctx.Err())
 
 	select {
@@ -137,7 +136,7 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 }
 
 // TestSecurityNoCredentials: a session without credentials gets
-// zk.ErrNoAuth from every primitive on paths another user owns, at once,
+// zklock.ErrNoAuth from every primitive on paths another user owns, at once,
 // and leaves nothing behind.
 func TestSecurityNoCredentials(t *testing.T) {
 	c := standalone(t)
@@ -160,7 +159,7 @@ func TestSecurityNoCredentials(t *testing.T) {
 	require.NoError(t, err)
 	_, err = e.Campaign(ctx, nil)
 	require.NoError(t, err)
-	before := tree(t, alice.Conn(), path.Dir(root+"x"))
+	before := tree(t, alice.Client(), path.Dir(root+"x"))
 
 	attempts := map[string]func(context.Context) error{
 		"Mutex.Lock": func(ctx context.Context) error {
@@ -191,18 +190,18 @@ func TestSecurityNoCredentials(t *testing.T) {
 			actx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			defer cancel()
 			err := attempt(actx)
-			require.ErrorIs(t, err, zk.ErrNoAuth, "got %v", err)
+			require.ErrorIs(t, err, zklock.ErrNoAuth, "got %v", err)
 			require.NoError(t, actx.Err(), "it waited instead of failing")
 		})
 	}
-	require.Equal(t, before, tree(t, alice.Conn(), path.Dir(root+"x")), "nodes were left behind")
+	require.Equal(t, before, tree(t, alice.Client(), path.Dir(root+"x")), "nodes were left behind")
 	require.NoError(t, lease.Release(ctx))
 
 	// An "auth" ACL needs an authenticated session: the server says so.
-	strict := newSession(t, c.Servers(), zklock.WithACL(zk.AuthACL(zk.PermAll)))
+	strict := newSession(t, c.Servers(), zklock.WithACL(zklock.AuthACL(zklock.PermAll)...))
 	sm, err := zklock.NewMutex(strict, lockPath(t, "strict"))
 	require.NoError(t, err)
-	require.ErrorIs(t, sm.Lock(ctx), zk.ErrInvalidACL)
+	require.ErrorIs(t, sm.Lock(ctx), zklock.ErrInvalidACL)
 }
 
 // TestAuthSurvivesReconnect: after the connection is reset, the session
@@ -228,7 +227,7 @@ func TestAuthSurvivesReconnect(t *testing.T) {
 		// Deleting our node needs DELETE on its parent, which only alice has.
 		require.NoError(t, m.Unlock(ctx))
 		require.NoError(t, m.Lock(ctx))
-		_, err = s.Conn().Set(m.Node(), []byte("still alice"), -1)
+		_, err = s.Client().Set(ctx, m.Node(), []byte("still alice"), -1)
 		require.NoError(t, err)
 	}
 	require.NoError(t, m.Unlock(ctx))
@@ -237,12 +236,13 @@ func TestAuthSurvivesReconnect(t *testing.T) {
 func TestAuthOptionsRejectBadInput(t *testing.T) {
 	ctx := ctxFor(t)
 	for name, opt := range map[string]zklock.SessionOption{
-		"empty user":      zklock.WithDigestAuth("", "pw"),
-		"colon in user":   zklock.WithDigestAuth("a:b", "pw"),
-		"nil TLS config":  zklock.WithTLS(nil),
-		"nil metrics":     zklock.WithMetrics(nil),
-		"empty auth":      zklock.WithAuth("", nil),
-		"empty ACL given": zklock.WithACL(nil),
+		"empty user":         zklock.WithDigestAuth("", "pw"),
+		"colon in user":      zklock.WithDigestAuth("a:b", "pw"),
+		"nil TLS config":     zklock.WithTLS(nil),
+		"nil metrics":        zklock.WithMetrics(nil),
+		"empty auth":         zklock.WithAuth("", nil),
+		"empty ACL given":    zklock.WithACL(),
+		"ACL without scheme": zklock.WithACL(zklock.ACL{Perms: zklock.PermAll, ID: "anyone"}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := zklock.NewSession(ctx, opt)
@@ -266,7 +266,7 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 	require.NoError(t, m.Lock(ctx))
 	// A persistent child keeps the CONTAINER (and its creator-only ACL) from
 	// being reaped while the lock node is gone; the queue ignores it.
-	_, err = keeper.Conn().Create(lp+"/keep", nil, 0, zk.AuthACL(zk.PermAll))
+	_, err = keeper.Client().Create(ctx, lp+"/keep", nil, zklock.ModePersistent, zklock.AuthACL(zklock.PermAll)...)
 	require.NoError(t, err)
 	old := s.SessionID()
 
@@ -276,9 +276,21 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 	})
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, m.Lock(ctx))
-	acl, _, err := s.Conn().GetACL(m.Node())
+	acl, _, err := s.Client().GetACL(ctx, m.Node())
 	require.NoError(t, err)
 	require.Equal(t, digestACL("alice", "secret"), acl)
 	require.NoError(t, m.Unlock(ctx))
-	require.NoError(t, keeper.Conn().Delete(lp+"/keep", -1))
+	require.NoError(t, keeper.Client().Delete(ctx, lp+"/keep", -1))
+}
+
+// TestNewSessionAuthFailed: a credential the server rejects (a scheme it
+// has no provider for) makes NewSession return ErrAuthFailed, without
+// waiting for its ctx, and leave nothing running.
+func TestNewSessionAuthFailed(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	s, err := zklock.NewSession(ctx, zklock.WithServers(c.Servers()...), zklock.WithAuth("nosuchscheme", []byte("x")))
+	require.Nil(t, s)
+	require.ErrorIs(t, err, zklock.ErrAuthFailed)
+	require.NoError(t, ctx.Err(), "it waited for its ctx")
 }

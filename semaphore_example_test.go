@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
@@ -61,11 +60,11 @@ func ExampleLease() {
 		fmt.Println("lost: stop working")
 	default:
 		_, err := s.Multi(ctx, lease.Guard(),
-			&zk.CreateRequest{Path: "/jobs/result", Data: []byte("done"), Acl: zk.WorldACL(zk.PermAll)})
+			&zklock.CreateOp{Path: "/jobs/result", Data: []byte("done"), ACL: zklock.WorldACL(zklock.PermAll)})
 		fmt.Println("guarded write:", err)
 	}
 	fmt.Println("release:", lease.Release(ctx))
-	_, err = s.Multi(ctx, &zk.CheckVersionRequest{Path: "/jobs/result", Version: 0})
+	_, err = s.Multi(ctx, &zklock.CheckOp{Path: "/jobs/result", Version: 0})
 	fmt.Println("result stays:", err)
 	// Output:
 	// guarded write: <nil>

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -56,7 +56,7 @@ func (s *Semaphore) precheck(ctx context.Context, leasesCzxid int64) error {
 	}
 	data, _, err := s.readDir(ctx)
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
+	case errors.Is(err, ErrNoNode):
 		return nil // reaped since: the queue starts over in a new incarnation
 	case err != nil:
 		return err
@@ -101,7 +101,7 @@ func (s *Semaphore) verifyLimit(ctx context.Context) error {
 			return s.compareLimit(data)
 		}
 		err = s.l.Conn.SetData(ctx, s.path, want, st.Version)
-		if !errors.Is(err, zk.ErrBadVersion) { // bad version: read again
+		if !errors.Is(err, ErrBadVersion) { // bad version: read again
 			return err
 		}
 	}
@@ -116,7 +116,7 @@ var semChildren = []string{queue.LocksChild, queue.LeasesChild}
 // listing is sent concurrently with the read, so it adds a request but
 // hardly any time; and it is made only when the limit is verified, usually
 // once per Semaphore (see check).
-func (s *Semaphore) readDir(ctx context.Context) ([]byte, *zk.Stat, error) {
+func (s *Semaphore) readDir(ctx context.Context) ([]byte, *client.Stat, error) {
 	listed := make(chan error, 1)
 	go func() { listed <- s.checkKinds(ctx) }()
 	data, st, err := s.l.Conn.Get(ctx, s.path)
@@ -129,7 +129,7 @@ func (s *Semaphore) readDir(ctx context.Context) ([]byte, *zk.Stat, error) {
 func (s *Semaphore) checkKinds(ctx context.Context) error {
 	names, err := s.l.Conn.Children(ctx, s.path)
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
+	case errors.Is(err, ErrNoNode):
 		return nil
 	case err != nil:
 		return err

@@ -207,7 +207,7 @@ func TestSemaphoreQueueLimitMismatch(t *testing.T) {
 		_, err = other.TryAcquire(ctx, 1)
 		require.ErrorIs(t, err, zklock.ErrLimitMismatch)
 	}
-	require.Empty(t, ephemeralsOf(t, ss[0].Conn(), path, ss[2].SessionID()), "a mismatch leaves nothing")
+	require.Empty(t, ephemeralsOf(t, ss[0].Client(), path, ss[2].SessionID()), "a mismatch leaves nothing")
 	require.NoError(t, l.Release(ctx))
 	require.NoError(t, await(t, res, 10*time.Second, "waiter").err)
 }

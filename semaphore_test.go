@@ -62,7 +62,7 @@ func TestSemaphoreBasics(t *testing.T) {
 	require.Contains(t, l1.Nodes()[0], path+"/leases/_c_")
 	require.Contains(t, l1.Nodes()[0], "-lease-")
 	require.NotNil(t, l1.Guard())
-	data, _, err := ss[0].Conn().Get(path)
+	data, _, err := ss[0].Client().Get(ctx, path)
 	require.NoError(t, err)
 	require.Equal(t, "2", string(data), "the limit is stored in the path's data")
 
@@ -241,15 +241,15 @@ func TestSemaphoreCancelLeavesNothing(t *testing.T) {
 	defer cancel()
 	queued, _ := acquireAsync(qctx, newSem(t, ss[2], path, 3), 2)
 	// Cancelled once its place in the internal mutex is on the server.
-	awaitEphemeralOf(t, ss[0].Conn(), path+"/locks", ss[2].SessionID())
+	awaitEphemeralOf(t, ss[0].Client(), path+"/locks", ss[2].SessionID())
 	cancel()
 	require.ErrorIs(t, await(t, queued, 10*time.Second, "queued").err, context.Canceled)
-	require.Empty(t, ephemeralsOf(t, ss[0].Conn(), path, ss[2].SessionID()), "the queued waiter left a node")
+	require.Empty(t, ephemeralsOf(t, ss[0].Client(), path, ss[2].SessionID()), "the queued waiter left a node")
 	require.Len(t, nodeNames(t, ss[0], path+"/locks"), 1, "only the head's mutex node is left")
 
 	headCancel()
 	require.ErrorIs(t, await(t, headRes, 10*time.Second, "head").err, context.Canceled)
-	require.Empty(t, ephemeralsOf(t, ss[0].Conn(), path, ss[1].SessionID()), "the head left a node")
+	require.Empty(t, ephemeralsOf(t, ss[0].Client(), path, ss[1].SessionID()), "the head left a node")
 	require.Len(t, nodeNames(t, ss[0], path+"/leases"), 2, "only the holder's leases are left")
 	require.Empty(t, nodeNames(t, ss[0], path+"/locks"))
 	require.NoError(t, held.Release(ctx))
@@ -307,7 +307,7 @@ func TestSemaphoreBadInput(t *testing.T) {
 			require.ErrorIs(t, err, tc.want)
 		})
 	}
-	ok, _, err := s.Conn().Exists(path)
+	_, ok, err := s.Client().Exists(ctx, path)
 	require.NoError(t, err)
 	require.False(t, ok, "bad input created nodes")
 

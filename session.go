@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/session"
 )
 
@@ -40,7 +39,12 @@ type Session struct {
 }
 
 // NewSession connects to ZooKeeper and waits until a session is established
-// or ctx ends. On error nothing is left running.
+// or ctx ends. On error nothing is left running. When ctx ends first, the
+// error wraps ctx's error and the last connection attempt's (errors.Is
+// finds context.DeadlineExceeded, and syscall.ECONNREFUSED for a server
+// that refused the connection, *net.DNSError for a name that does not
+// resolve, ...); a credential the server rejects makes it return
+// ErrAuthFailed.
 func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -130,12 +134,6 @@ func (s *Session) State() State { return State(s.c.State()) }
 // servers' conf tells.
 func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
 
-// Conn returns the underlying go-zookeeper connection, for reads and writes
-// outside zklock's recipes. Do not close it; close the Session. Writes
-// through it are neither fenced nor tracked by zklock: guard them with a
-// hold's Guard in Session.Multi to make them conditional on holding.
-func (s *Session) Conn() *zk.Conn { return s.c.ZK() }
-
 // OwnershipDeadline returns the instant after which the server may have
 // expired the session: the anchor, plus the session timeout, minus the
 // safety margin.
@@ -168,14 +166,3 @@ func (s *Session) OwnershipDeadline() time.Time { return s.c.OwnershipDeadline()
 // Close. While no epoch is live (for example after the deadline passed and
 // before the client reconnects) it returns a closed channel.
 func (s *Session) Ownership() <-chan struct{} { return s.c.Ownership() }
-
-// Multi runs ops (go-zookeeper's *zk.CreateRequest, *zk.DeleteRequest,
-// *zk.SetDataRequest, *zk.CheckVersionRequest) atomically: all or none. It
-// is not retried on connection loss, since its outcome is then unknown.
-// Combine it with a lock's Guard to write only while holding the lock.
-func (s *Session) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
-	return s.c.Multi(ctx, ops...)
-}

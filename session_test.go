@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
@@ -37,14 +37,14 @@ func TestSessionCloseDeletesEphemeralsAtOnce(t *testing.T) {
 	ctx := ctxFor(t)
 	owner := newSession(t, c.Servers(), zklock.WithSessionTimeout(20*time.Second))
 	watcher := newSession(t, c.Servers())
-	_, err := owner.Conn().Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	_, err := owner.Client().Create(ctx, "/eph", nil, zklock.ModeEphemeral, zklock.WorldACL(zklock.PermAll)...)
 	require.NoError(t, err)
 
 	require.NoError(t, owner.Close())
 	<-owner.Done()
 	require.Equal(t, zklock.StateClosed, owner.State())
 	// With a 20s session timeout, only the explicit close can have removed it.
-	ok, _, err := watcher.Conn().Exists("/eph")
+	_, ok, err := watcher.Client().Exists(ctx, "/eph")
 	require.NoError(t, err)
 	require.False(t, ok, "ephemeral node survived Close")
 	require.NoError(t, owner.Close(), "Close is idempotent")
@@ -63,7 +63,7 @@ func TestSessionServerRestartWithinTimeout(t *testing.T) {
 	events, err := s.Subscribe(ctx)
 	require.NoError(t, err)
 	sid := s.SessionID()
-	_, err = s.Conn().Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	_, err = s.Client().Create(ctx, "/eph", nil, zklock.ModeEphemeral, zklock.WorldACL(zklock.PermAll)...)
 	require.NoError(t, err)
 
 	require.NoError(t, c.Server(0).Stop())
@@ -72,7 +72,7 @@ func TestSessionServerRestartWithinTimeout(t *testing.T) {
 	ev := expect(t, events, 20*time.Second, zklock.StateReconnected, zklock.StateExpired)
 	require.Equal(t, sid, ev.SessionID)
 	require.Equal(t, sid, s.SessionID())
-	ok, _, err := s.Conn().Exists("/eph")
+	_, ok, err := s.Client().Exists(ctx, "/eph")
 	require.NoError(t, err)
 	require.True(t, ok, "ephemeral node lost across a restart within the timeout")
 }
@@ -122,11 +122,11 @@ func TestSessionSurvivesEnsembleLeaderKill(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Server(leader).Kill())
 
-	_, err = s.Conn().Create("/after-kill", []byte("x"), 0, zk.WorldACL(zk.PermAll))
+	_, err = s.Client().Create(ctx, "/after-kill", []byte("x"), zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
 	for i := 0; err != nil && i < 100; i++ { // bounded: ~20s of retries
 		time.Sleep(200 * time.Millisecond)
-		_, err = s.Conn().Create("/after-kill", []byte("x"), 0, zk.WorldACL(zk.PermAll))
-		if errors.Is(err, zk.ErrNodeExists) {
+		_, err = s.Client().Create(ctx, "/after-kill", []byte("x"), zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+		if errors.Is(err, zklock.ErrNodeExists) {
 			err = nil
 		}
 	}
@@ -184,7 +184,7 @@ func TestNewSessionRejectsBadInput(t *testing.T) {
 		{"negative margin", ctx, []zklock.SessionOption{zklock.WithSafetyMargin(-1)}, zklock.ErrInvalidOption},
 		{"nil logger", ctx, []zklock.SessionOption{zklock.WithLogger((*slog.Logger)(nil))}, zklock.ErrInvalidOption},
 		{"nil dialer", ctx, []zklock.SessionOption{zklock.WithDialer(nil)}, zklock.ErrInvalidOption},
-		{"empty ACL", ctx, []zklock.SessionOption{zklock.WithACL(nil)}, zklock.ErrInvalidOption},
+		{"empty ACL", ctx, []zklock.SessionOption{zklock.WithACL()}, zklock.ErrInvalidOption},
 		{"empty auth scheme", ctx, []zklock.SessionOption{zklock.WithAuth("", nil)}, zklock.ErrInvalidOption},
 		{"nil retry", ctx, []zklock.SessionOption{zklock.WithRetry(nil)}, zklock.ErrInvalidOption},
 		{"nil option", ctx, []zklock.SessionOption{nil}, zklock.ErrInvalidOption},
@@ -225,6 +225,20 @@ func TestNewSessionRejectsMarginAboveTimeout(t *testing.T) {
 	}
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(max), zklock.WithSafetyMargin(max-c.TickTime()))
 	require.Equal(t, max, s.Timeout(), "a margin just below the timeout is accepted")
+}
+
+// TestNewSessionNamesCause: NewSession to an address where nothing listens
+// returns when its ctx ends, with an error that wraps both ctx's error and
+// the last connection attempt's (issue 37: it was ctx's error alone, the
+// cause logged at debug level).
+func TestNewSessionNamesCause(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers("127.0.0.1:1"))
+	require.Nil(t, s)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, syscall.ECONNREFUSED, "NewSession: %v", err)
+	require.Contains(t, err.Error(), "127.0.0.1:1")
 }
 
 func TestNewSessionHonoursCtx(t *testing.T) {

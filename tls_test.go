@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
@@ -24,16 +23,16 @@ func TestTLS(t *testing.T) {
 	require.NotEqual(t, c.Servers(), c.SecureServers())
 
 	s := newSession(t, c.SecureServers(), zklock.WithTLS(c.TLSConfig()),
-		zklock.WithACL(zk.AuthACL(zk.PermAll)))
+		zklock.WithACL(zklock.AuthACL(zklock.PermAll)...))
 	require.Equal(t, 2*time.Second, s.Timeout(), "the wire observer saw the connect response")
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
 	// The client certificate authenticated the session: an "auth" ACL
 	// names its subject.
-	acl, _, err := s.Conn().GetACL(m.Node())
+	acl, _, err := s.Client().GetACL(ctx, m.Node())
 	require.NoError(t, err)
-	require.Equal(t, []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: "CN=zktest-client"}}, acl)
+	require.Equal(t, []zklock.ACL{{Perms: zklock.PermAll, Scheme: "x509", ID: "CN=zktest-client"}}, acl)
 	require.NoError(t, m.Unlock(ctx))
 
 	noCert := c.TLSConfig()
@@ -67,9 +66,10 @@ func TestTLSComposesWithDialer(t *testing.T) {
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.SecureServers())
 	var dials atomic.Int32
-	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+	dialer := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dials.Add(1)
-		return net.DialTimeout(network, addr, timeout)
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
 	}
 	cfg := c.TLSConfig()
 	cfg.ServerName = "127.0.0.1"

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
@@ -135,8 +134,8 @@ func ExampleBreak() {
 	fmt.Println("broken:", len(broken), err)
 	// The old holder is not told (its Lost does not fire): fencing is what
 	// keeps it out. Its guarded writes now fail.
-	_, err = s.Multi(ctx, m.Guard(), &zk.CreateRequest{Path: "/ex/break/out", Acl: zk.WorldACL(zk.PermAll)})
-	fmt.Println("old holder's guarded write refused:", errors.Is(err, zk.ErrNoNode))
+	_, err = s.Multi(ctx, m.Guard(), &zklock.CreateOp{Path: "/ex/break/out", ACL: zklock.WorldACL(zklock.PermAll)})
+	fmt.Println("old holder's guarded write refused:", errors.Is(err, zklock.ErrNoNode))
 	_ = m.Unlock(ctx)
 	// Output:
 	// broken: 1 <nil>
@@ -176,8 +175,8 @@ func ExampleTerm() {
 	work, cancel := term.Context(ctx)
 	defer cancel()
 	// Writes that must not outlive the term go in a multi with its guard.
-	_, err = s.Multi(work, term.Guard(), &zk.CreateRequest{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
-		Acl: zk.WorldACL(zk.PermAll)})
+	_, err = s.Multi(work, term.Guard(), &zklock.CreateOp{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
+		ACL: zklock.WorldACL(zklock.PermAll)})
 	fmt.Println("guarded write:", err)
 	_ = e.Resign(ctx)
 	<-term.Lost() // closed when the term ends, resigned or lost
@@ -278,7 +277,7 @@ func ExampleNewMultiLock() {
 		return
 	}
 	// One multi commits only while every part is held.
-	ops := append(both.Guard(), &zk.CreateRequest{Path: "/ex/multi/transfer", Acl: zk.WorldACL(zk.PermAll)})
+	ops := append(both.Guard(), &zklock.CreateOp{Path: "/ex/multi/transfer", ACL: zklock.WorldACL(zklock.PermAll)})
 	_, err = s.Multi(ctx, ops...)
 	fmt.Println("guarded transfer:", err, "tokens:", len(both.Tokens()))
 	fmt.Println("unlock:", both.Unlock(ctx))

@@ -1,0 +1,281 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zklock/zklock/internal/client"
+)
+
+// Client makes ZooKeeper requests through a Session's connection, for
+// reads and writes outside zklock's recipes (Session.Client returns it).
+//
+// Every request takes ctx first and returns ctx's error when ctx ends; a
+// write may then have been applied or not. A request made while the
+// session is disconnected waits for a connection; one in flight when the
+// connection is lost fails with ErrConnectionLoss (its outcome unknown).
+// Nothing is retried. Failures wrap ZooKeeper's errors (ErrNoNode,
+// ErrNodeExists, ErrBadVersion, ...; test with errors.Is); after
+// Session.Close, requests fail with ErrSessionClosed.
+//
+// Writes through a Client are neither fenced nor tracked: a write is not
+// conditional on holding any lock (use Session.Multi with a hold's Guard
+// for that), and a node created through it is not deleted when an
+// ownership epoch ends (an ephemeral node goes with the ZooKeeper session,
+// as always). Do not write the data of zklock's lock nodes through it: a
+// data change on a node that announces its release is taken for one (see
+// WithListingHandoff).
+//
+// A Client is safe for concurrent use and may be copied; it is valid for
+// the Session's life.
+type Client struct {
+	s *Session
+}
+
+// Client returns the Session's Client.
+func (s *Session) Client() *Client { return &Client{s: s} }
+
+func (c *Client) cl() *client.Client { return c.s.c.Client() }
+
+// CreateMode is the kind of node Client.Create and CreateOp make.
+type CreateMode int32
+
+// The create modes (ZooKeeper's CreateMode). Sequential modes append a
+// ten-digit counter to the name; ephemeral nodes are deleted when their
+// session ends; a container is deleted by the server once it has had
+// children and has none left.
+const (
+	ModePersistent           CreateMode = CreateMode(client.ModePersistent)
+	ModeEphemeral            CreateMode = CreateMode(client.ModeEphemeral)
+	ModePersistentSequential CreateMode = CreateMode(client.ModePersistentSequential)
+	ModeEphemeralSequential  CreateMode = CreateMode(client.ModeEphemeralSequential)
+	ModeContainer            CreateMode = CreateMode(client.ModeContainer)
+)
+
+func (m CreateMode) valid() bool { return m >= ModePersistent && m <= ModeContainer }
+
+// Stat is a node's metadata, as ZooKeeper keeps it. Times are milliseconds
+// since the Unix epoch. It is a plain value.
+type Stat struct {
+	Czxid          int64 // zxid of the node's create: increases with every node created
+	Mzxid          int64 // zxid of the last change of the data
+	Ctime          int64 // when the node was created
+	Mtime          int64 // when the data last changed
+	Version        int32 // changes of the data
+	Cversion       int32 // changes of the children
+	Aversion       int32 // changes of the ACL
+	EphemeralOwner int64 // the session that owns an ephemeral node; 0 for others
+	DataLength     int32
+	NumChildren    int32
+	Pzxid          int64 // zxid of the last change of the children
+}
+
+func fromClientStat(st client.Stat) Stat { return Stat(st) }
+
+// publicErr reports a closed client as the closed Session it is.
+func publicErr(err error) error {
+	if errors.Is(err, client.ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrSessionClosed, err)
+	}
+	return err
+}
+
+// Create creates a node at path with data, of mode, and returns its name
+// (with the counter of a sequential node). acl is the node's ACL; none
+// gives it the session's (WithACL, WithDigestAuth).
+func (c *Client) Create(ctx context.Context, path string, data []byte, mode CreateMode, acl ...ACL) (string, error) {
+	if err := checkCtx(ctx); err != nil {
+		return "", err
+	}
+	if !mode.valid() {
+		return "", fmt.Errorf("%w: create mode %d", ErrInvalidArgument, mode)
+	}
+	a := c.s.opts.acl
+	if len(acl) > 0 {
+		a = toClientACL(acl)
+	}
+	name, _, err := c.cl().Create(ctx, path, data, client.CreateMode(mode), a)
+	return name, publicErr(err)
+}
+
+// Get returns the data and Stat of the node at path.
+func (c *Client) Get(ctx context.Context, path string) ([]byte, Stat, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, Stat{}, err
+	}
+	data, st, err := c.cl().Get(ctx, path)
+	return data, fromClientStat(st), publicErr(err)
+}
+
+// Set sets the data of the node at path if its version is version (-1:
+// any), and returns its new Stat.
+func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (Stat, error) {
+	if err := checkCtx(ctx); err != nil {
+		return Stat{}, err
+	}
+	st, err := c.cl().Set(ctx, path, data, version)
+	return fromClientStat(st), publicErr(err)
+}
+
+// Delete deletes the node at path if its version is version (-1: any).
+func (c *Client) Delete(ctx context.Context, path string, version int32) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	return publicErr(c.cl().Delete(ctx, path, version))
+}
+
+// Exists returns the Stat of the node at path and true, or false (and no
+// error) if there is none.
+func (c *Client) Exists(ctx context.Context, path string) (Stat, bool, error) {
+	if err := checkCtx(ctx); err != nil {
+		return Stat{}, false, err
+	}
+	st, ok, err := c.cl().Exists(ctx, path)
+	return fromClientStat(st), ok, publicErr(err)
+}
+
+// Children returns the names of the children of the node at path, in no
+// particular order, and the node's Stat.
+func (c *Client) Children(ctx context.Context, path string) ([]string, Stat, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, Stat{}, err
+	}
+	names, st, err := c.cl().Children(ctx, path)
+	return names, fromClientStat(st), publicErr(err)
+}
+
+// GetACL returns the ACL and Stat of the node at path.
+func (c *Client) GetACL(ctx context.Context, path string) ([]ACL, Stat, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, Stat{}, err
+	}
+	acl, st, err := c.cl().GetACL(ctx, path)
+	return fromClientACL(acl), fromClientStat(st), publicErr(err)
+}
+
+// SetACL sets the ACL of the node at path if its ACL version is version
+// (-1: any), and returns its new Stat.
+func (c *Client) SetACL(ctx context.Context, path string, acl []ACL, version int32) (Stat, error) {
+	if err := checkCtx(ctx); err != nil {
+		return Stat{}, err
+	}
+	st, err := c.cl().SetACL(ctx, path, toClientACL(acl), version)
+	return fromClientStat(st), publicErr(err)
+}
+
+// ExistsW is Exists that also sets a watch: on the node's deletion or data
+// change if it exists, on its creation if not.
+func (c *Client) ExistsW(ctx context.Context, path string) (Stat, bool, *Watch, error) {
+	if err := checkCtx(ctx); err != nil {
+		return Stat{}, false, nil, err
+	}
+	st, ok, w, err := c.cl().ExistsW(ctx, path)
+	if err != nil {
+		return Stat{}, false, nil, publicErr(err)
+	}
+	return fromClientStat(st), ok, &Watch{w: w}, nil
+}
+
+// GetW is Get that also sets a watch on the node's data change or
+// deletion.
+func (c *Client) GetW(ctx context.Context, path string) ([]byte, Stat, *Watch, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, Stat{}, nil, err
+	}
+	data, st, w, err := c.cl().GetW(ctx, path)
+	if err != nil {
+		return nil, Stat{}, nil, publicErr(err)
+	}
+	return data, fromClientStat(st), &Watch{w: w}, nil
+}
+
+// ChildrenW is Children that also sets a watch on a change of the node's
+// children, or its deletion.
+func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, Stat, *Watch, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, Stat{}, nil, err
+	}
+	names, st, w, err := c.cl().ChildrenW(ctx, path)
+	if err != nil {
+		return nil, Stat{}, nil, publicErr(err)
+	}
+	return names, fromClientStat(st), &Watch{w: w}, nil
+}
+
+// Watch is a one-shot ZooKeeper watch set by Client.ExistsW, GetW or
+// ChildrenW: it fires once, with the change it was set for, or ends
+// without one (NodeWatchEnded: the ZooKeeper session expired or the
+// Session closed). No event is ever dropped. The server keeps the watch
+// across reconnects of the same ZooKeeper session, and fires it at once on
+// reconnect if its node changed meanwhile. A Watch is safe for concurrent
+// use.
+type Watch struct {
+	w    *client.Watch
+	once sync.Once
+	ev   NodeEvent
+}
+
+// Done returns a channel that is closed once the watch has fired or
+// ended; Event then tells what happened.
+func (w *Watch) Done() <-chan struct{} { return w.w.Ready() }
+
+// Event returns what fired the watch, once Done is closed; before, the
+// zero NodeEvent.
+func (w *Watch) Event() NodeEvent {
+	select {
+	case <-w.w.Ready():
+	default:
+		return NodeEvent{}
+	}
+	w.once.Do(func() {
+		ev, err := w.w.Next(context.Background()) // ready: returns at once
+		if err != nil {
+			w.ev = NodeEvent{Type: NodeWatchEnded, Path: w.w.Path(), Err: err}
+			return
+		}
+		w.ev = NodeEvent{Type: NodeEventType(ev.Type), Path: ev.Path, Err: publicErr(ev.Err)}
+		if ev.Type == client.EventNotWatching {
+			w.ev.Type = NodeWatchEnded
+		}
+	})
+	return w.ev
+}
+
+// Remove ends the watch (its Event is NodeWatchEnded) and asks the server
+// to drop it, unless another Watch shares it; ctx bounds that request.
+func (w *Watch) Remove(ctx context.Context) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	return publicErr(w.w.Remove(ctx))
+}
+
+// NodeEvent is what a Watch saw.
+type NodeEvent struct {
+	Type NodeEventType
+	// Path is the watched node.
+	Path string
+	// Err is why a watch ended without a change (NodeWatchEnded):
+	// ErrSessionExpired, ErrSessionClosed, ErrAuthFailed, or an error
+	// wrapping the removal for Watch.Remove.
+	Err error
+}
+
+// NodeEventType is what happened to a watched node.
+type NodeEventType int32
+
+// The node event types (ZooKeeper's Watcher.Event.EventType).
+const (
+	NodeCreated         NodeEventType = NodeEventType(client.EventNodeCreated)
+	NodeDeleted         NodeEventType = NodeEventType(client.EventNodeDeleted)
+	NodeDataChanged     NodeEventType = NodeEventType(client.EventNodeDataChanged)
+	NodeChildrenChanged NodeEventType = NodeEventType(client.EventNodeChildrenChanged)
+	// NodeWatchEnded: the watch ended without a change of its node.
+	NodeWatchEnded NodeEventType = NodeEventType(client.EventNotWatching)
+)
+
+// String returns the type's name, as in logs.
+func (t NodeEventType) String() string { return client.EventType(t).String() }

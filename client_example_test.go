@@ -1,0 +1,277 @@
+package zklock_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zklock/zklock"
+)
+
+// A Session's Client reads and writes nodes outside the recipes.
+func ExampleClient() {
+	ctx, s, done := sharedSession()
+	defer done()
+	c := s.Client()
+	name, err := c.Create(ctx, "/example-client-config", []byte("v1"), zklock.ModePersistent)
+	fmt.Println("created:", name, err)
+	st, err := c.Set(ctx, name, []byte("v2"), 0) // only at version 0
+	fmt.Println("set: version", st.Version, err)
+	_, err = c.Set(ctx, name, []byte("v3"), 0)
+	fmt.Println("stale version:", errors.Is(err, zklock.ErrBadVersion))
+	data, _, err := c.Get(ctx, name)
+	fmt.Println("get:", string(data), err)
+	fmt.Println("delete:", c.Delete(ctx, name, -1))
+	_, _, err = c.Get(ctx, name)
+	fmt.Println("gone:", errors.Is(err, zklock.ErrNoNode))
+	// Output:
+	// created: /example-client-config <nil>
+	// set: version 1 <nil>
+	// stale version: true
+	// get: v2 <nil>
+	// delete: <nil>
+	// gone: true
+}
+
+func ExampleStat() {
+	ctx, s, done := sharedSession()
+	defer done()
+	c := s.Client()
+	name, err := c.Create(ctx, "/example-stat-", nil, zklock.ModeEphemeralSequential)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	st, ok, err := c.Exists(ctx, name)
+	fmt.Println("exists:", ok, err)
+	fmt.Println("ephemeral of this session:", st.EphemeralOwner == s.SessionID())
+	fmt.Println("data version:", st.Version, "children:", st.NumChildren)
+	// Output:
+	// exists: true <nil>
+	// ephemeral of this session: true
+	// data version: 0 children: 0
+}
+
+func ExampleCreateMode() {
+	ctx, s, done := sharedSession()
+	defer done()
+	c := s.Client()
+	if _, err := c.Create(ctx, "/example-modes", nil, zklock.ModeContainer); err != nil {
+		fmt.Println(err)
+		return
+	}
+	a, _ := c.Create(ctx, "/example-modes/job-", nil, zklock.ModeEphemeralSequential)
+	b, _ := c.Create(ctx, "/example-modes/job-", nil, zklock.ModeEphemeralSequential)
+	fmt.Println("sequential names increase:", a < b)
+	// Output:
+	// sequential names increase: true
+}
+
+func ExampleWatch() {
+	ctx, s, done := sharedSession()
+	defer done()
+	c := s.Client()
+	name, err := c.Create(ctx, "/example-watched", []byte("a"), zklock.ModeEphemeral)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, _, w, err := c.GetW(ctx, name)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := c.Set(ctx, name, []byte("b"), -1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	<-w.Done()
+	fmt.Println(w.Event().Type, w.Event().Path)
+	// Output:
+	// data changed /example-watched
+}
+
+func ExampleNodeEvent() {
+	ctx, s, done := sharedSession()
+	defer done()
+	c := s.Client()
+	// A watch on a node that does not exist yet fires at its creation.
+	_, ok, w, err := c.ExistsW(ctx, "/example-node-event")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("exists:", ok)
+	if _, err := c.Create(ctx, "/example-node-event", nil, zklock.ModeEphemeral); err != nil {
+		fmt.Println(err)
+		return
+	}
+	<-w.Done()
+	ev := w.Event()
+	fmt.Println(ev.Type == zklock.NodeCreated, ev.Path, ev.Err)
+	// Output:
+	// exists: false
+	// true /example-node-event <nil>
+}
+
+func ExampleNodeEventType() {
+	ctx, s, done := sharedSession()
+	_, _, w, err := s.Client().ChildrenW(ctx, "/")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	done() // the Session closes: the watch ends without a change
+	<-w.Done()
+	fmt.Println(w.Event().Type, errors.Is(w.Event().Err, zklock.ErrSessionClosed))
+	fmt.Println(zklock.NodeDeleted, zklock.NodeChildrenChanged)
+	// Output:
+	// not watching true
+	// deleted children changed
+}
+
+func ExampleACL() {
+	ctx, s, done := sharedSession()
+	defer done()
+	c := s.Client()
+	// Anyone may read; only the digest identity app:secret may change it.
+	acl := append(zklock.WorldACL(zklock.PermRead), zklock.DigestACL(zklock.PermAll, "app", "secret")...)
+	name, err := c.Create(ctx, "/example-acl", []byte("x"), zklock.ModeEphemeral, acl...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, _, err := c.GetACL(ctx, name)
+	fmt.Println(len(got), got[0].Scheme, got[1].Scheme, err)
+	_, err = c.Set(ctx, name, []byte("y"), -1)
+	fmt.Println("write refused:", errors.Is(err, zklock.ErrNoAuth))
+	// Output:
+	// 2 world digest <nil>
+	// write refused: true
+}
+
+// A fenced write: the check of the lock's node and the write commit
+// together, or not at all.
+func ExampleOp() {
+	ctx, s, done := sharedSession()
+	defer done()
+	m, err := zklock.NewMutex(s, "/example-op/lock")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := m.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ops := []zklock.Op{
+		m.Guard(),
+		&zklock.CreateOp{Path: "/example-op/state", Data: []byte("1"), Mode: zklock.ModePersistent},
+	}
+	_, err = s.Multi(ctx, ops...)
+	fmt.Println("while holding:", err)
+	if err := m.Unlock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = s.Multi(ctx, ops...) // the same guard, after Unlock
+	fmt.Println("after Unlock:", errors.Is(err, zklock.ErrNoNode))
+	_, _, err = s.Client().Get(ctx, "/example-op/state")
+	fmt.Println("written once:", err)
+	// Output:
+	// while holding: <nil>
+	// after Unlock: true
+	// written once: <nil>
+}
+
+func ExampleCheckOp() {
+	ctx, s, done := sharedSession()
+	defer done()
+	c := s.Client()
+	if _, err := c.Create(ctx, "/example-check", []byte("0"), zklock.ModeEphemeral); err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Write /example-check only if nobody changed it since version 0 was read.
+	_, err := s.Multi(ctx, &zklock.CheckOp{Path: "/example-check", Version: 0},
+		&zklock.SetDataOp{Path: "/example-check", Data: []byte("1"), Version: -1})
+	fmt.Println("at version 0:", err)
+	_, err = s.Multi(ctx, &zklock.CheckOp{Path: "/example-check", Version: 0},
+		&zklock.SetDataOp{Path: "/example-check", Data: []byte("2"), Version: -1})
+	fmt.Println("no longer:", errors.Is(err, zklock.ErrBadVersion))
+	// Output:
+	// at version 0: <nil>
+	// no longer: true
+}
+
+func ExampleCreateOp() {
+	ctx, s, done := sharedSession()
+	defer done()
+	res, err := s.Multi(ctx,
+		&zklock.CreateOp{Path: "/example-create-op", Mode: zklock.ModeContainer},
+		&zklock.CreateOp{Path: "/example-create-op/item-", Data: []byte("x"), Mode: zklock.ModeEphemeralSequential})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res[0].Path, len(res[1].Path) == len("/example-create-op/item-0000000000"))
+	// Output:
+	// /example-create-op true
+}
+
+func ExampleSetDataOp() {
+	ctx, s, done := sharedSession()
+	defer done()
+	c := s.Client()
+	for _, p := range []string{"/example-set-a", "/example-set-b"} {
+		if _, err := c.Create(ctx, p, []byte("old"), zklock.ModeEphemeral); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	// Both or neither.
+	res, err := s.Multi(ctx,
+		&zklock.SetDataOp{Path: "/example-set-a", Data: []byte("new"), Version: -1},
+		&zklock.SetDataOp{Path: "/example-set-b", Data: []byte("new"), Version: -1})
+	fmt.Println(res[0].Stat.Version, res[1].Stat.Version, err)
+	// Output:
+	// 1 1 <nil>
+}
+
+func ExampleDeleteOp() {
+	ctx, s, done := sharedSession()
+	defer done()
+	c := s.Client()
+	if _, err := c.Create(ctx, "/example-delete-op", nil, zklock.ModeEphemeral); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := s.Multi(ctx,
+		&zklock.DeleteOp{Path: "/example-delete-op", Version: -1},
+		&zklock.DeleteOp{Path: "/example-delete-op-missing", Version: -1})
+	fmt.Println(errors.Is(err, zklock.ErrNoNode))
+	fmt.Println(errors.Is(res[0].Err, zklock.ErrRolledBack), errors.Is(res[1].Err, zklock.ErrNoNode))
+	_, ok, _ := c.Exists(ctx, "/example-delete-op")
+	fmt.Println("still there:", ok)
+	// Output:
+	// true
+	// true true
+	// still there: true
+}
+
+func ExampleOpResult() {
+	ctx, s, done := sharedSession()
+	defer done()
+	res, err := s.Multi(ctx,
+		&zklock.CreateOp{Path: "/example-op-result", Data: []byte("a"), Mode: zklock.ModeEphemeral},
+		&zklock.SetDataOp{Path: "/example-op-result", Data: []byte("b"), Version: 0})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range res {
+		fmt.Printf("path %q, data version %d, err %v\n", r.Path, r.Stat.Version, r.Err)
+	}
+	// Output:
+	// path "/example-op-result", data version 0, err <nil>
+	// path "", data version 1, err <nil>
+}
