@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock/internal/client"
 
 	"github.com/zklock/zklock/zktest"
 )
@@ -29,9 +29,9 @@ func TestStandalone(t *testing.T) {
 	assert.Positive(t, c.StartupTime())
 
 	conn, _ := connect(t, c.Servers(), 2*time.Second)
-	_, err := conn.Create("/hello", []byte("world"), 0, openACL)
+	_, _, err := conn.Create(reqCtx(t), "/hello", []byte("world"), client.ModePersistent, openACL)
 	require.NoError(t, err)
-	data, _, err := conn.Get("/hello")
+	data, _, err := conn.Get(reqCtx(t), "/hello")
 	require.NoError(t, err)
 	assert.Equal(t, "world", string(data))
 
@@ -53,16 +53,16 @@ func TestStandalone(t *testing.T) {
 func TestContainerCheckInterval(t *testing.T) {
 	c := zktest.Start(t, zktest.WithContainerCheckInterval(100*time.Millisecond))
 	conn, _ := connect(t, c.Servers(), 2*time.Second)
-	_, err := conn.CreateContainer("/box", nil, zk.FlagContainer, openACL)
+	_, _, err := conn.Create(reqCtx(t), "/box", nil, client.ModeContainer, openACL)
 	require.NoError(t, err)
-	_, err = conn.Create("/box/x", nil, 0, openACL)
+	_, _, err = conn.Create(reqCtx(t), "/box/x", nil, client.ModePersistent, openACL)
 	require.NoError(t, err)
-	require.NoError(t, conn.Delete("/box/x", -1))
+	require.NoError(t, conn.Delete(reqCtx(t), "/box/x", -1))
 	// An emptied container is reaped at the next check.
 	eventually(t, "container reaped", func() error {
-		ok, _, err := conn.Exists("/box")
+		_, ok, err := conn.Exists(reqCtx(t), "/box")
 		if err == nil && ok {
-			return zk.ErrNodeExists
+			return client.ErrNodeExists
 		}
 		return err
 	})
@@ -72,7 +72,7 @@ func TestStopStartKeepsData(t *testing.T) {
 	c := zktest.Start(t)
 	s := c.Server(0)
 	conn, _ := connect(t, c.Servers(), 2*time.Second)
-	_, err := conn.Create("/kept", []byte("v1"), 0, openACL)
+	_, _, err := conn.Create(reqCtx(t), "/kept", []byte("v1"), client.ModePersistent, openACL)
 	require.NoError(t, err)
 
 	require.NoError(t, s.Stop())
@@ -83,7 +83,7 @@ func TestStopStartKeepsData(t *testing.T) {
 	require.NoError(t, c.WaitReady(context.Background()))
 
 	eventually(t, "read after restart", func() error {
-		data, _, err := conn.Get("/kept")
+		data, _, err := conn.Get(reqCtx(t), "/kept")
 		if err == nil && string(data) != "v1" {
 			t.Fatalf("got %q after restart", data)
 		}

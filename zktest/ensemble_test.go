@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock/internal/client"
 
 	"github.com/zklock/zklock/zktest"
 )
@@ -23,7 +23,7 @@ func TestEnsembleLeaderFailover(t *testing.T) {
 	old, err := c.Leader(ctx)
 	require.NoError(t, err)
 	conn, _ := connect(t, c.Servers(), 4*time.Second)
-	_, err = conn.Create("/before", []byte("1"), 0, openACL)
+	_, _, err = conn.Create(reqCtx(t), "/before", []byte("1"), client.ModePersistent, openACL)
 	require.NoError(t, err)
 	alive, err := c.SessionAlive(ctx, conn.SessionID())
 	require.NoError(t, err)
@@ -35,8 +35,8 @@ func TestEnsembleLeaderFailover(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, old, leader, "a new leader was elected")
 	eventually(t, "write after failover", func() error {
-		_, err := conn.Create("/after", []byte("2"), 0, openACL)
-		if err == zk.ErrNodeExists {
+		_, _, err := conn.Create(reqCtx(t), "/after", []byte("2"), client.ModePersistent, openACL)
+		if err == client.ErrNodeExists {
 			return nil // an earlier try went through but its reply was lost
 		}
 		return err
@@ -57,11 +57,11 @@ func restartAndRejoin(t *testing.T, c *zktest.Cluster, i int) {
 	assert.Contains(t, out, "Mode: follower")
 	direct, _ := connect(t, []string{c.Server(i).Addr()}, 4*time.Second)
 	eventually(t, "read on the rejoined server", func() error {
-		_, err := direct.Sync("/")
+		err := direct.Sync(reqCtx(t), "/")
 		if err != nil {
 			return err
 		}
-		_, _, err = direct.Get("/after")
+		_, _, err = direct.Get(reqCtx(t), "/after")
 		return err
 	})
 	nodes, err := c.MntrSum(ctx, "zk_znode_count")

@@ -2,14 +2,13 @@ package zktest_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -28,36 +27,23 @@ func inTest(f func(t testing.TB)) {
 	})
 }
 
-// dial opens a go-zookeeper connection to addrs and waits until it has a
-// session.
-func dial(addrs []string) (*zk.Conn, error) {
-	conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		return nil, err
-	}
-	timeout := time.After(time.Minute)
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				return conn, nil
-			}
-		case <-timeout:
-			conn.Close()
-			return nil, errors.New("no session within a minute")
-		}
-	}
+// connectTo opens a zklock session on addrs (any ZooKeeper client connects
+// the same way) and waits until it has a ZooKeeper session.
+func connectTo(addrs []string) (*zklock.Session, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return zklock.NewSession(ctx, zklock.WithServers(addrs...), zklock.WithSessionTimeout(10*time.Second))
 }
 
 func ExampleStart() {
 	inTest(func(t testing.TB) {
 		c := zktest.Start(t) // a standalone ZooKeeper, stopped when the test ends
-		conn, err := dial(c.Servers())
+		s, err := connectTo(c.Servers())
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
-		_, err = conn.Create("/hello", []byte("world"), 0, zk.WorldACL(zk.PermAll))
+		defer s.Close()
+		_, err = s.Client().Create(context.Background(), "/hello", []byte("world"), zklock.ModePersistent)
 		fmt.Println("create:", err, "servers:", c.Len())
 	})
 	// Output:
@@ -97,13 +83,13 @@ func ExampleLaunch() {
 		return
 	}
 	defer c.Close()
-	conn, err := dial(c.Servers())
+	s, err := connectTo(c.Servers())
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer conn.Close()
-	ok, _, err := conn.Exists("/zookeeper")
+	defer s.Close()
+	_, ok, err := s.Client().Exists(ctx, "/zookeeper")
 	fmt.Println("root exists:", ok, err)
 	// Output:
 	// root exists: true <nil>
@@ -171,14 +157,14 @@ func ExampleProxy_Blackhole() {
 	inTest(func(t testing.TB) {
 		c := zktest.Start(t)
 		p := zktest.NewProxy(t, c.Servers()) // the client connects through p
-		conn, err := dial(p.Addrs())
+		s, err := connectTo(p.Addrs())
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
+		defer s.Close()
 		p.Blackhole() // bytes stop flowing both ways; connections stay open
 		done := make(chan error, 1)
-		go func() { _, _, err := conn.Get("/zookeeper"); done <- err }()
+		go func() { _, _, err := s.Client().Get(context.Background(), "/zookeeper"); done <- err }()
 		select {
 		case <-done:
 			fmt.Println("answered through a black hole")
@@ -202,14 +188,14 @@ func ExampleExpireSession() {
 	inTest(func(t testing.TB) {
 		c := zktest.Start(t)
 		p := zktest.NewProxy(t, c.Servers())
-		conn, err := dial(p.Addrs())
+		s, err := connectTo(p.Addrs())
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
+		defer s.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		sid := conn.SessionID()
+		sid := s.SessionID()
 		// Cut the client off until the server has expired its session.
 		if err := zktest.ExpireSession(ctx, c, p, sid); err != nil {
 			t.Fatal(err)

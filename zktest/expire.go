@@ -10,7 +10,7 @@ import (
 // must be connected, and only that client), waits until the leader's 'dump'
 // no longer lists the session (Cluster.WaitSessionExpired, bounded by
 // Cluster.ExpiryBound), then heals p. On healing, the client reconnects and
-// is told its session has expired (go-zookeeper: StateExpired), and the
+// is told its session has expired (zklock: StateExpired), and the
 // session's ephemeral nodes are gone.
 //
 // The 'dump' of ZooKeeper 3.8 lists every live session on the leader,

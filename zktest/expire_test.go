@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock/internal/client"
 
 	"github.com/zklock/zklock/zktest"
 )
@@ -17,7 +17,7 @@ func TestExpireSession(t *testing.T) {
 	p := zktest.NewProxy(t, c.Servers())
 	// Asks for more than the server's maximum (2s by default) and gets it.
 	conn, rec := connect(t, p.Addrs(), 10*time.Second)
-	_, err := conn.Create("/mine", nil, zk.FlagEphemeral, openACL)
+	_, _, err := conn.Create(reqCtx(t), "/mine", nil, client.ModeEphemeral, openACL)
 	require.NoError(t, err)
 	observer, _ := connect(t, c.Servers(), 2*time.Second)
 
@@ -31,13 +31,13 @@ func TestExpireSession(t *testing.T) {
 	alive, err = c.SessionAlive(ctx, id)
 	require.NoError(t, err)
 	assert.False(t, alive)
-	exists, _, err := observer.Exists("/mine")
+	_, exists, err := observer.Exists(reqCtx(t), "/mine")
 	require.NoError(t, err)
 	assert.False(t, exists, "the expired session's ephemeral node is gone")
 
 	// Healed, the client learns its session expired, then gets a new one.
-	rec.waitCount(t, zk.StateExpired, 1)
-	rec.waitCount(t, zk.StateHasSession, 2)
+	rec.waitCount(t, client.StateExpired, 1)
+	rec.waitCount(t, client.StateConnected, 2)
 	assert.NotEqual(t, id, conn.SessionID())
 }
 
@@ -46,14 +46,14 @@ func TestExpireSessionEnsemble(t *testing.T) {
 	p := zktest.NewProxy(t, c.Servers())
 	require.Len(t, p.Addrs(), 3)
 	conn, rec := connect(t, p.Addrs(), 2*time.Second)
-	_, err := conn.Create("/mine", nil, zk.FlagEphemeral, openACL)
+	_, _, err := conn.Create(reqCtx(t), "/mine", nil, client.ModeEphemeral, openACL)
 	require.NoError(t, err)
 
 	ctx := context.Background()
 	require.NoError(t, zktest.ExpireSession(ctx, c, p, conn.SessionID()))
-	rec.waitCount(t, zk.StateExpired, 1)
-	rec.waitCount(t, zk.StateHasSession, 2)
-	exists, _, err := conn.Exists("/mine")
+	rec.waitCount(t, client.StateExpired, 1)
+	rec.waitCount(t, client.StateConnected, 2)
+	_, exists, err := conn.Exists(reqCtx(t), "/mine")
 	require.NoError(t, err)
 	assert.False(t, exists)
 }

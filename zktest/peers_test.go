@@ -4,44 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock/internal/client"
 
 	"github.com/zklock/zklock/zktest"
 )
 
-// orderedHosts is a go-zookeeper HostProvider that tries servers in the
-// given order, so a test knows which server a session starts on.
-type orderedHosts struct {
-	servers []string
-	next    int
-}
-
-// Init ignores servers, which go-zookeeper has shuffled.
-func (h *orderedHosts) Init([]string) error { return nil }
-func (h *orderedHosts) Len() int            { return len(h.servers) }
-func (h *orderedHosts) Connected()          {}
-func (h *orderedHosts) Next() (string, bool) {
-	s := h.servers[h.next%len(h.servers)]
-	h.next++
-	return s, h.next%len(h.servers) == 0
-}
-
-// connectFirst opens a session that starts on addrs[0] and moves on in order.
-func connectFirst(t *testing.T, addrs []string, timeout time.Duration) (*zk.Conn, *recorder) {
+// connectFirst opens a session that starts on addrs[0] (the client tries
+// its servers in a random order: its dialer refuses the others until the
+// first connection) and may move to any of them afterwards.
+func connectFirst(t *testing.T, addrs []string, timeout time.Duration) (*client.Client, *recorder) {
 	t.Helper()
-	rec := newRecorder()
-	conn, _, err := zk.Connect(addrs, timeout, zk.WithEventCallback(rec.callback),
-		zk.WithLogger(quietLogger{}), zk.WithHostProvider(&orderedHosts{servers: addrs}))
-	require.NoError(t, err)
-	t.Cleanup(conn.Close)
-	rec.waitCount(t, zk.StateHasSession, 1)
-	require.Equal(t, addrs[0], conn.Server(), "the session starts on the first server")
+	var started atomic.Bool
+	dialer := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if !started.Load() && addr != addrs[0] {
+			return nil, fmt.Errorf("the first connection goes to %s", addrs[0])
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	conn, rec := dial(t, client.Config{Servers: addrs, Timeout: timeout, Dialer: dialer})
+	started.Store(true)
+	require.Equal(t, addrs[0], rec.lastServer(), "the session starts on the first server")
 	return conn, rec
 }
 
@@ -106,10 +97,10 @@ func TestPeerNetworkIsolatedLeader(t *testing.T) {
 	rest := others(c, old)
 
 	pinned, pinnedRec := connect(t, addrsOf(c, old), 2*time.Second)
-	_, err = pinned.Create("/pinned", nil, zk.FlagEphemeral, openACL)
+	_, _, err = pinned.Create(reqCtx(t), "/pinned", nil, client.ModeEphemeral, openACL)
 	require.NoError(t, err)
 	mover, moverRec := connectFirst(t, addrsOf(c, append([]int{old}, rest...)...), 4*time.Second)
-	_, err = mover.Create("/mover", nil, zk.FlagEphemeral, openACL)
+	_, _, err = mover.Create(reqCtx(t), "/mover", nil, client.ModeEphemeral, openACL)
 	require.NoError(t, err)
 	majority, _ := connect(t, addrsOf(c, rest...), 4*time.Second)
 
@@ -121,44 +112,44 @@ func TestPeerNetworkIsolatedLeader(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, rest, leader, "the new leader is on the majority side")
 	waitNotServing(t, c, old)
-	pinnedRec.waitCount(t, zk.StateDisconnected, 1)
+	pinnedRec.waitCount(t, client.StateDisconnected, 1)
 
 	eventually(t, "write on the majority side", func() error {
-		_, err := majority.Create("/during", []byte("x"), 0, openACL)
-		if errors.Is(err, zk.ErrNodeExists) {
+		_, _, err := majority.Create(reqCtx(t), "/during", []byte("x"), client.ModePersistent, openACL)
+		if errors.Is(err, client.ErrNodeExists) {
 			return nil
 		}
 		return err
 	})
 	eventually(t, "the pinned session expires", func() error {
-		if ok, _, err := majority.Exists("/pinned"); err != nil || ok {
+		if _, ok, err := majority.Exists(reqCtx(t), "/pinned"); err != nil || ok {
 			return fmt.Errorf("ephemeral still there (err %v)", err)
 		}
 		return nil
 	})
-	ok, _, err := majority.Exists("/mover")
+	_, ok, err := majority.Exists(reqCtx(t), "/mover")
 	require.NoError(t, err)
 	assert.True(t, ok, "the session that moved to the majority lives")
-	assert.GreaterOrEqual(t, countOf(moverRec, zk.StateHasSession), 2, "the mover reconnected")
-	assert.Contains(t, addrsOf(c, rest...), mover.Server())
+	assert.GreaterOrEqual(t, countOf(moverRec, client.StateConnected), 2, "the mover reconnected")
+	assert.Contains(t, addrsOf(c, rest...), moverRec.lastServer())
 
 	require.NoError(t, c.HealNetwork())
 	require.NoError(t, c.WaitReady(ctx))
 	out, err := c.FourLetter(ctx, old, "srvr")
 	require.NoError(t, err)
 	assert.Contains(t, out, "Mode: follower", "the old leader rejoins as a follower")
-	pinnedRec.waitCount(t, zk.StateExpired, 1)
+	pinnedRec.waitCount(t, client.StateExpired, 1)
 	direct, _ := connect(t, addrsOf(c, old), 4*time.Second)
 	eventually(t, "the write made without it, read on the old leader", func() error {
-		if _, err := direct.Sync("/"); err != nil {
+		if err := direct.Sync(reqCtx(t), "/"); err != nil {
 			return err
 		}
-		_, _, err := direct.Get("/during")
+		_, _, err := direct.Get(reqCtx(t), "/during")
 		return err
 	})
 }
 
-func countOf(r *recorder, s zk.State) int {
+func countOf(r *recorder, s client.State) int {
 	n, _ := r.count(s)
 	return n
 }
@@ -184,8 +175,8 @@ func TestPeerNetworkSplitFive(t *testing.T) {
 	}
 	conn, _ := connect(t, addrsOf(c, majoritySide...), 4*time.Second)
 	eventually(t, "write on the majority side", func() error {
-		_, err := conn.Create("/split", nil, 0, openACL)
-		if errors.Is(err, zk.ErrNodeExists) {
+		_, _, err := conn.Create(reqCtx(t), "/split", nil, client.ModePersistent, openACL)
+		if errors.Is(err, client.ErrNodeExists) {
 			return nil
 		}
 		return err
@@ -196,10 +187,10 @@ func TestPeerNetworkSplitFive(t *testing.T) {
 	for _, i := range minority {
 		direct, _ := connect(t, addrsOf(c, i), 4*time.Second)
 		eventually(t, fmt.Sprintf("read on server %d after the heal", i), func() error {
-			if _, err := direct.Sync("/"); err != nil {
+			if err := direct.Sync(reqCtx(t), "/"); err != nil {
 				return err
 			}
-			_, _, err := direct.Get("/split")
+			_, _, err := direct.Get(reqCtx(t), "/split")
 			return err
 		})
 	}
@@ -224,7 +215,7 @@ func TestPeerNetworkCutOneWay(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, leader, now, "the leader keeps its quorum")
 	conn, _ := connect(t, addrsOf(c, leader), 4*time.Second)
-	_, err = conn.Create("/one-way", nil, 0, openACL)
+	_, _, err = conn.Create(reqCtx(t), "/one-way", nil, client.ModePersistent, openACL)
 	require.NoError(t, err)
 
 	require.NoError(t, c.HealNetwork())
@@ -249,12 +240,12 @@ func TestPeerNetworkLatency(t *testing.T) {
 	require.NoError(t, c.SetPeerLatency(leader, f, d))
 	for i := range 3 {
 		began := time.Now()
-		_, err := conn.Create(fmt.Sprintf("/slow-%d", i), nil, 0, openACL)
+		_, _, err := conn.Create(reqCtx(t), fmt.Sprintf("/slow-%d", i), nil, client.ModePersistent, openACL)
 		require.NoError(t, err)
 		assert.GreaterOrEqual(t, time.Since(began), 2*d, "the write crossed the delayed link")
 	}
 	require.NoError(t, c.HealNetwork())
-	_, err = conn.Create("/after-heal", nil, 0, openACL)
+	_, _, err = conn.Create(reqCtx(t), "/after-heal", nil, client.ModePersistent, openACL)
 	require.NoError(t, err)
 }
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock/internal/client"
 
 	"github.com/zklock/zklock/zktest"
 )
@@ -18,7 +18,7 @@ import (
 // proxied starts a server and a client connected to it through a proxy.
 // The session timeout is long enough that the short faults below neither
 // expire the session nor make the client give up on its connection.
-func proxied(t *testing.T) (*zktest.Cluster, *zktest.Proxy, *zk.Conn, *recorder) {
+func proxied(t *testing.T) (*zktest.Cluster, *zktest.Proxy, *client.Client, *recorder) {
 	t.Helper()
 	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 20*time.Second))
 	p := zktest.NewProxy(t, c.Servers())
@@ -29,9 +29,9 @@ func proxied(t *testing.T) (*zktest.Cluster, *zktest.Proxy, *zk.Conn, *recorder)
 
 func TestProxyForwards(t *testing.T) {
 	_, p, conn, _ := proxied(t)
-	_, err := conn.Create("/through", []byte("proxy"), 0, openACL)
+	_, _, err := conn.Create(reqCtx(t), "/through", []byte("proxy"), client.ModePersistent, openACL)
 	require.NoError(t, err)
-	data, _, err := conn.Get("/through")
+	data, _, err := conn.Get(reqCtx(t), "/through")
 	require.NoError(t, err)
 	assert.Equal(t, "proxy", string(data))
 	conns, up, down := p.Stats()
@@ -42,13 +42,13 @@ func TestProxyForwards(t *testing.T) {
 
 func TestProxyBlackholeHeal(t *testing.T) {
 	_, p, conn, _ := proxied(t)
-	_, err := conn.Create("/bh", []byte("x"), 0, openACL)
+	_, _, err := conn.Create(reqCtx(t), "/bh", []byte("x"), client.ModePersistent, openACL)
 	require.NoError(t, err)
 
 	p.Blackhole()
 	result := make(chan error, 1)
 	go func() {
-		_, _, err := conn.Get("/bh")
+		_, _, err := conn.Get(reqCtx(t), "/bh")
 		result <- err
 	}()
 	select {
@@ -68,9 +68,9 @@ func TestProxyBlackholeHeal(t *testing.T) {
 func TestProxyReset(t *testing.T) {
 	_, p, conn, rec := proxied(t)
 	p.Reset()
-	rec.waitCount(t, zk.StateDisconnected, 1)
-	rec.waitCount(t, zk.StateHasSession, 2)
-	_, _, err := conn.Exists("/")
+	rec.waitCount(t, client.StateDisconnected, 1)
+	rec.waitCount(t, client.StateConnected, 2)
+	_, _, err := conn.Exists(reqCtx(t), "/")
 	require.NoError(t, err)
 	conns, _, _ := p.Stats()
 	assert.GreaterOrEqual(t, conns, 2, "the client reconnected through the proxy")
@@ -80,7 +80,7 @@ func TestProxyRefuse(t *testing.T) {
 	_, p, conn, rec := proxied(t)
 	p.Refuse(true)
 	p.Reset()
-	rec.waitCount(t, zk.StateDisconnected, 1)
+	rec.waitCount(t, client.StateDisconnected, 1)
 	// Refused reconnections are counted; the session is not back.
 	eventually(t, "refused reconnection", func() error {
 		if conns, _, _ := p.Stats(); conns < 2 {
@@ -88,12 +88,12 @@ func TestProxyRefuse(t *testing.T) {
 		}
 		return nil
 	})
-	if n, _ := rec.count(zk.StateHasSession); n != 1 {
+	if n, _ := rec.count(client.StateConnected); n != 1 {
 		t.Fatalf("session re-established %d times while refusing", n-1)
 	}
 	p.Refuse(false)
-	rec.waitCount(t, zk.StateHasSession, 2)
-	_, _, err := conn.Exists("/")
+	rec.waitCount(t, client.StateConnected, 2)
+	_, _, err := conn.Exists(reqCtx(t), "/")
 	require.NoError(t, err)
 }
 
@@ -102,35 +102,35 @@ func TestProxyLatency(t *testing.T) {
 	const latency = 200 * time.Millisecond
 	p.SetLatency(latency)
 	began := time.Now()
-	_, _, err := conn.Exists("/")
+	_, _, err := conn.Exists(reqCtx(t), "/")
 	require.NoError(t, err)
 	// Only a lower bound: a busy machine may add any amount on top.
 	assert.GreaterOrEqual(t, time.Since(began), 2*latency, "one delay each way")
 	p.Heal()
-	_, _, err = conn.Exists("/")
+	_, _, err = conn.Exists(reqCtx(t), "/")
 	require.NoError(t, err)
 }
 
 func TestProxyResetAfterRequest(t *testing.T) {
 	c, p, conn, rec := proxied(t)
-	const opCreate = 1
-	p.ResetAfterRequest(func(op int32) bool { return op == opCreate })
+	const opCreate2 = 15 // zklock's client creates with create2
+	p.ResetAfterRequest(func(op int32) bool { return op == opCreate2 })
 
 	// Reads pass untouched while a create is awaited.
-	_, _, err := conn.Exists("/")
+	_, _, err := conn.Exists(reqCtx(t), "/")
 	require.NoError(t, err)
-	_, err = conn.Create("/lost-reply", []byte("x"), 0, openACL)
-	require.ErrorIs(t, err, zk.ErrConnectionClosed, "the reply was lost")
-	rec.waitCount(t, zk.StateHasSession, 2)
+	_, _, err = conn.Create(reqCtx(t), "/lost-reply", []byte("x"), client.ModePersistent, openACL)
+	require.ErrorIs(t, err, client.ErrConnectionLoss, "the reply was lost")
+	rec.waitCount(t, client.StateConnected, 2)
 
 	// The server did perform it: the node is there, seen directly.
 	direct, _ := connect(t, c.Servers(), 4*time.Second)
-	data, _, err := direct.Get("/lost-reply")
+	data, _, err := direct.Get(reqCtx(t), "/lost-reply")
 	require.NoError(t, err)
 	assert.Equal(t, "x", string(data))
 
 	// One-shot: the next create goes through.
-	_, err = conn.Create("/second", nil, 0, openACL)
+	_, _, err = conn.Create(reqCtx(t), "/second", nil, client.ModePersistent, openACL)
 	require.NoError(t, err)
 }
 
@@ -151,7 +151,7 @@ func TestProxyOnly(t *testing.T) {
 			}
 			return nil
 		})
-		_, _, err := conn.Exists("/")
+		_, _, err := conn.Exists(reqCtx(t), "/")
 		require.NoError(t, err)
 		for j := range 3 {
 			if j == i {
@@ -163,6 +163,6 @@ func TestProxyOnly(t *testing.T) {
 		}
 		p.Heal()
 	}
-	n, _ := rec.count(zk.StateExpired)
+	n, _ := rec.count(client.StateExpired)
 	require.Zero(t, n, "moving between servers kept the session")
 }

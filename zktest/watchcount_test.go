@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock/internal/client"
 
 	"github.com/zklock/zklock/zktest"
 )
@@ -31,18 +31,18 @@ func TestWatchCount(t *testing.T) {
 		return n
 	}
 	require.Zero(t, count())
-	_, err := a.Create("/w", nil, 0, openACL)
+	_, _, err := a.Create(reqCtx(t), "/w", nil, client.ModePersistent, openACL)
 	require.NoError(t, err)
 
 	packets, err := c.MntrSum(ctx, "zk_packets_received")
 	require.NoError(t, err)
-	_, _, fired, err := a.GetW("/w")
+	_, _, fired, err := a.GetW(reqCtx(t), "/w")
 	require.NoError(t, err)
-	_, _, _, err = a.ExistsW("/w")
+	_, _, _, err = a.ExistsW(reqCtx(t), "/w")
 	require.NoError(t, err)
-	_, _, _, err = a.ChildrenW("/w")
+	_, _, _, err = a.ChildrenW(reqCtx(t), "/w")
 	require.NoError(t, err)
-	_, _, _, err = b.GetW("/w")
+	_, _, _, err = b.GetW(reqCtx(t), "/w")
 	require.NoError(t, err)
 	after, err := c.MntrSum(ctx, "zk_packets_received")
 	require.NoError(t, err)
@@ -50,11 +50,13 @@ func TestWatchCount(t *testing.T) {
 	require.Equal(t, int64(3), count(),
 		"one watch for a's data and exists watches together, one for a's child watch, one for b's")
 
-	_, err = b.Set("/w", []byte("x"), -1)
+	_, err = b.Set(reqCtx(t), "/w", []byte("x"), -1)
 	require.NoError(t, err)
 	select {
-	case ev := <-fired:
-		require.Equal(t, zk.EventNodeDataChanged, ev.Type)
+	case <-fired.Ready():
+		ev, err := fired.Next(ctx)
+		require.NoError(t, err)
+		require.Equal(t, client.EventNodeDataChanged, ev.Type)
 	case <-ctx.Done():
 		t.Fatal("the data watch did not fire")
 	}

@@ -1,12 +1,13 @@
 package zktest_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock/internal/client"
 	"go.uber.org/goleak"
 )
 
@@ -18,30 +19,31 @@ func TestMain(m *testing.M) {
 // no test asserts that anything is fast.
 const waitLimit = 60 * time.Second
 
-// recorder keeps every session state go-zookeeper reports. Its event
-// channel drops events when full, so tests use the callback instead.
+// recorder keeps every state the client reports (its OnState hook), and
+// the server of the last connection.
 type recorder struct {
 	mu     sync.Mutex
-	states []zk.State
-	change chan struct{} // closed and replaced on every event
+	states []client.State
+	server string        // of the last StateConnected
+	change chan struct{} // closed and replaced on every state
 }
 
 func newRecorder() *recorder { return &recorder{change: make(chan struct{})} }
 
-func (r *recorder) callback(ev zk.Event) {
-	if ev.Type != zk.EventSession {
-		return
-	}
+func (r *recorder) on(st client.State, info client.StateInfo) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.states = append(r.states, ev.State)
+	r.states = append(r.states, st)
+	if st == client.StateConnected {
+		r.server = info.Server
+	}
 	close(r.change)
 	r.change = make(chan struct{})
 }
 
 // count returns how many times state has been seen, and a channel closed at
-// the next event.
-func (r *recorder) count(state zk.State) (int, chan struct{}) {
+// the next state.
+func (r *recorder) count(state client.State) (int, chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -53,8 +55,15 @@ func (r *recorder) count(state zk.State) (int, chan struct{}) {
 	return n, r.change
 }
 
+// lastServer returns the server the client last connected to.
+func (r *recorder) lastServer() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.server
+}
+
 // waitCount waits until state has been seen at least n times.
-func (r *recorder) waitCount(t *testing.T, state zk.State, n int) {
+func (r *recorder) waitCount(t *testing.T, state client.State, n int) {
 	t.Helper()
 	deadline := time.After(waitLimit)
 	for {
@@ -70,20 +79,32 @@ func (r *recorder) waitCount(t *testing.T, state zk.State, n int) {
 	}
 }
 
-type quietLogger struct{}
+// connect opens a client session on addrs (zklock's own client) and waits
+// until it has a session. The client is closed by t.Cleanup.
+func connect(t *testing.T, addrs []string, timeout time.Duration) (*client.Client, *recorder) {
+	t.Helper()
+	return dial(t, client.Config{Servers: addrs, Timeout: timeout})
+}
 
-func (quietLogger) Printf(string, ...any) {}
-
-// connect opens a client session on addrs and waits until it has a session.
-// The connection is closed by t.Cleanup.
-func connect(t *testing.T, addrs []string, timeout time.Duration) (*zk.Conn, *recorder) {
+// dial is connect with cfg.
+func dial(t *testing.T, cfg client.Config) (*client.Client, *recorder) {
 	t.Helper()
 	rec := newRecorder()
-	conn, _, err := zk.Connect(addrs, timeout, zk.WithEventCallback(rec.callback), zk.WithLogger(quietLogger{}))
+	cfg.OnState = rec.on
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	conn, err := client.Dial(ctx, cfg)
 	require.NoError(t, err)
-	t.Cleanup(conn.Close)
-	rec.waitCount(t, zk.StateHasSession, 1)
+	t.Cleanup(func() { conn.Close() })
 	return conn, rec
+}
+
+// reqCtx bounds one request of a test: a request made while the client is
+// disconnected waits for a connection.
+func reqCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // eventually retries f every 100ms until it returns nil, for at most waitLimit.
@@ -102,4 +123,4 @@ func eventually(t *testing.T, what string, f func() error) {
 	}
 }
 
-var openACL = zk.WorldACL(zk.PermAll)
+var openACL = client.WorldACL(client.PermAll)
