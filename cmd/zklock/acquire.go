@@ -26,7 +26,7 @@ func (f *runFlags) acquirer(path string) func(context.Context, *zklock.Session) 
 		opts = append(opts, zklock.WithData([]byte(f.data)))
 	}
 	return func(ctx context.Context, s *zklock.Session) (grant, error) {
-		if err := checkKind(s, path, f.kind()); err != nil {
+		if err := checkKind(ctx, s, path, f.kind()); err != nil {
 			return grant{}, err
 		}
 		switch f.kind() {

@@ -77,7 +77,7 @@ func observing(args []string) bool {
 }
 
 func campaign(ctx context.Context, s *zklock.Session, path string, value []byte) (grant, error) {
-	if err := checkKind(s, path, kindLock); err != nil {
+	if err := checkKind(ctx, s, path, kindLock); err != nil {
 		return grant{}, err
 	}
 	e, err := zklock.NewElection(s, path)

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/internal/queue"
 )
@@ -29,9 +29,9 @@ func checkPath(s *zklock.Session, path string) error {
 
 // detectKind tells which kind of primitive uses path from its children, or
 // returns "" when no holder or waiter is there.
-func detectKind(s *zklock.Session, path string) (string, error) {
-	names, _, err := s.Conn().Children(path)
-	if errors.Is(err, zk.ErrNoNode) {
+func detectKind(ctx context.Context, s *zklock.Session, path string) (string, error) {
+	names, _, err := s.Client().Children(ctx, path)
+	if errors.Is(err, zklock.ErrNoNode) {
 		return "", nil
 	}
 	if err != nil {
@@ -87,11 +87,11 @@ func kindName(kind string) string {
 // checkKind fails with a *layoutError when path is in use by another kind
 // of primitive than want. (Racy by nature: it catches a mistake, it does not
 // arbitrate between clients that start at the same instant.)
-func checkKind(s *zklock.Session, path, want string) error {
+func checkKind(ctx context.Context, s *zklock.Session, path, want string) error {
 	if err := checkPath(s, path); err != nil {
 		return err
 	}
-	found, err := detectKind(s, path)
+	found, err := detectKind(ctx, s, path)
 	if err != nil || found == "" || found == want {
 		return err
 	}

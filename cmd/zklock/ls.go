@@ -52,7 +52,7 @@ func (c *cli) ls(args []string) int {
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	w := &walk{ctx: ctx, conn: s.Conn(), root: prefix, max: int64(f.maxNodes)}
+	w := &walk{ctx: ctx, conn: s.Client(), root: prefix, max: int64(f.maxNodes)}
 	if !within(ctx, s, w.run) {
 		if sc, ok := interrupted(ctx); ok {
 			return sc.exitCode()
@@ -70,10 +70,9 @@ func checkPrefix(p string) error {
 	return queue.CheckPath(p)
 }
 
-// within runs f, which may wait in go-zookeeper calls that no context can
-// end (while the connection is down), and returns true when f returns. If
-// ctx ends first, it closes s, which fails those calls, waits for f and
-// returns false.
+// within runs f and returns true when f returns. If ctx ends first (f's
+// requests take ctx, but a listing may be between them), it closes s,
+// which fails what is left of them, waits for f and returns false.
 func within(ctx context.Context, s *zklock.Session, f func()) bool {
 	done := make(chan struct{})
 	go func() {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
 )
@@ -210,7 +209,7 @@ func TestLsEmptyMissingAndCapped(t *testing.T) {
 	s := newSession(t, servers)
 	empty := lockPath(t, "empty")
 	for _, p := range []string{"/zklock-cmd-test", lockPath(t, ""), empty, empty + "/plain"} {
-		if _, err := s.Conn().Create(strings.TrimSuffix(p, "/"), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := s.Client().Create(t.Context(), strings.TrimSuffix(p, "/"), nil, zklock.ModePersistent); err != nil && !errors.Is(err, zklock.ErrNodeExists) {
 			t.Fatal(err)
 		}
 	}

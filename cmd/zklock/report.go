@@ -43,7 +43,7 @@ func list(ctx context.Context, s *zklock.Session, path, kind string) (report, er
 	detect := kind == ""
 	if detect {
 		var err error
-		if kind, err = detectKind(s, path); err != nil {
+		if kind, err = detectKind(ctx, s, path); err != nil {
 			return report{}, err
 		}
 	}
@@ -128,7 +128,7 @@ func rwMode(c zklock.Contender) string {
 // fillSemQueue: the permit nodes carry the limit; those whose leases fit
 // within it, in queue order, hold.
 func (r *report) fillSemQueue(ctx context.Context, s *zklock.Session) error {
-	names, _, err := s.Conn().Children(r.Path)
+	names, _, err := s.Client().Children(ctx, r.Path)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (r *report) fillSemQueue(ctx context.Context, s *zklock.Session) error {
 // head of the queue, which is listed among the waiters; so only the first
 // limit lease nodes are holders.
 func (r *report) fillSemaphore(ctx context.Context, s *zklock.Session) error {
-	if data, _, err := s.Conn().Get(r.Path); err == nil {
+	if data, _, err := s.Client().Get(ctx, r.Path); err == nil {
 		r.Limit, _ = strconv.Atoi(string(data))
 	}
 	sem, err := zklock.NewSemaphore(s, r.Path, max(r.Limit, 1))

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -21,7 +21,7 @@ const walkers = 8
 // primitives in it.
 type walk struct {
 	ctx         context.Context
-	conn        *zk.Conn
+	conn        *zklock.Client
 	root        string
 	max         int64
 	reads       atomic.Int64
@@ -127,15 +127,15 @@ func (r *reader) children(p string) ([]string, bool) {
 	if r.refused = r.refused || !r.take(); r.refused {
 		return nil, false
 	}
-	names, _, err := r.conn.Children(p)
+	names, _, err := r.conn.Children(r.ctx, p)
 	return names, r.check(p, err)
 }
 
-func (r *reader) get(p string) ([]byte, *zk.Stat, bool) {
+func (r *reader) get(p string) ([]byte, zklock.Stat, bool) {
 	if r.refused = r.refused || !r.take(); r.refused {
-		return nil, nil, false
+		return nil, zklock.Stat{}, false
 	}
-	data, st, err := r.conn.Get(p)
+	data, st, err := r.conn.Get(r.ctx, p)
 	return data, st, r.check(p, err)
 }
 
@@ -145,10 +145,10 @@ func (w *walk) check(p string, err error) bool {
 	if err == nil {
 		return true
 	}
-	if errors.Is(err, zk.ErrNoNode) && p == w.root {
+	if errors.Is(err, zklock.ErrNoNode) && p == w.root {
 		w.rootMissing.Store(true)
 	}
-	if !errors.Is(err, zk.ErrNoNode) && w.ctx.Err() == nil {
+	if !errors.Is(err, zklock.ErrNoNode) && w.ctx.Err() == nil {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if w.nprob++; len(w.problems) < 3 {

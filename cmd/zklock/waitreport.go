@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
@@ -92,7 +91,7 @@ func (r *reporter) followQueue(ctx context.Context, s *zklock.Session) (stop fun
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		w := &watcher{s: s, path: r.j.path, kind: r.j.kind, armed: map[string]<-chan zk.Event{}}
+		w := &watcher{s: s, path: r.j.path, kind: r.j.kind, armed: map[string]*zklock.Watch{}}
 		last := ""
 		for ctx.Err() == nil {
 			rep, err := w.refresh(ctx)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/internal/queue"
 )
@@ -34,7 +33,7 @@ func (c *cli) watchStatus(ctx context.Context, s *zklock.Session, path, kind str
 	if err != nil {
 		return c.opFailed(err)
 	}
-	w := &watcher{s: s, path: path, kind: kind, armed: map[string]<-chan zk.Event{}}
+	w := &watcher{s: s, path: path, kind: kind, armed: map[string]*zklock.Watch{}}
 	out := &statusPrinter{w: c.stdout, asJSON: asJSON, tty: !asJSON && isTerminal(c.stdout)}
 	lastErr := ""
 	for {
@@ -68,14 +67,13 @@ func (c *cli) watchStatus(ctx context.Context, s *zklock.Session, path, kind str
 // watcher keeps one ZooKeeper watch on everything the status of path shows:
 // the path itself (created, deleted, its data: a semaphore's limit), its
 // children, a semaphore's leases and queue, and the holders' nodes (their
-// data). go-zookeeper cannot remove a watch, so each is set once and again
-// only after it fired: a watch no longer needed stays registered until its
-// node changes, a buffered channel that nobody reads.
+// data). Each is set once and again only after it fired: a watch no longer
+// needed stays registered until its node changes, its one event unread.
 type watcher struct {
 	s     *zklock.Session
 	path  string
 	kind  string // "" detects it on each listing
-	armed map[string]<-chan zk.Event
+	armed map[string]*zklock.Watch
 	dirty bool // a holder changed between the listing and its watch
 }
 
@@ -83,20 +81,20 @@ type watcher struct {
 // the watches were set fires one, so none is missed between the listing and
 // the wait.
 func (w *watcher) refresh(ctx context.Context) (report, error) {
-	conn := w.s.Conn() // after an expiry, the session's new connection
-	if err := w.armPath(conn); err != nil {
+	conn := w.s.Client()
+	if err := w.armPath(ctx, conn); err != nil {
 		return report{}, err
 	}
 	r, err := list(ctx, w.s, w.path, w.kind)
 	if err != nil {
 		return r, err
 	}
-	return r, w.armHolders(conn, r)
+	return r, w.armHolders(ctx, conn, r)
 }
 
-func (w *watcher) armPath(conn *zk.Conn) error {
+func (w *watcher) armPath(ctx context.Context, conn *zklock.Client) error {
 	if _, ok := w.armed["exists:"+w.path]; !ok {
-		_, _, ch, err := conn.ExistsW(w.path)
+		_, _, ch, err := conn.ExistsW(ctx, w.path)
 		if err != nil {
 			return err
 		}
@@ -106,9 +104,9 @@ func (w *watcher) armPath(conn *zk.Conn) error {
 		if _, ok := w.armed["children:"+p]; ok {
 			continue
 		}
-		_, _, ch, err := conn.ChildrenW(p)
+		_, _, ch, err := conn.ChildrenW(ctx, p)
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, zklock.ErrNoNode):
 			// Its creation changes the children of its parent, or creates
 			// the path: both watched already.
 		case err != nil:
@@ -123,7 +121,7 @@ func (w *watcher) armPath(conn *zk.Conn) error {
 // armHolders watches the data of the holders' nodes. A holder whose node is
 // gone, or whose data changed, since the listing makes the next wait return
 // at once.
-func (w *watcher) armHolders(conn *zk.Conn, r report) error {
+func (w *watcher) armHolders(ctx context.Context, conn *zklock.Client, r report) error {
 	holders := map[string]entry{}
 	for _, e := range r.Holders[:min(len(r.Holders), maxWatchedHolders)] {
 		holders["data:"+e.Node] = e
@@ -138,9 +136,9 @@ func (w *watcher) armHolders(conn *zk.Conn, r report) error {
 		if _, ok := w.armed[k]; ok {
 			continue
 		}
-		data, _, ch, err := conn.GetW(e.Node)
+		data, _, ch, err := conn.GetW(ctx, e.Node)
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, zklock.ErrNoNode):
 			w.dirty = true
 		case err != nil:
 			return err
@@ -153,10 +151,9 @@ func (w *watcher) armHolders(conn *zk.Conn, r report) error {
 }
 
 // wait returns true when a watch fired, the session changed state (after a
-// reconnect a restored watch may silently be missing, go-zookeeper issue
-// #83, and after an expiry the old connection's are gone: every watch is set
-// again), or retry (if not 0) passed; false when ctx ended or the session
-// was closed.
+// reconnect a restored watch is not trusted alone, and after an expiry the
+// old session's are gone: every watch is set again), or retry (if not 0)
+// passed; false when ctx ended or the session was closed.
 func (w *watcher) wait(ctx context.Context, events <-chan zklock.Event, retry time.Duration) bool {
 	if w.dirty {
 		return ctx.Err() == nil
@@ -174,7 +171,7 @@ func (w *watcher) wait(ctx context.Context, events <-chan zklock.Event, retry ti
 	keys := make([]string, 0, len(w.armed))
 	for k, ch := range w.armed {
 		keys = append(keys, k)
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch.Done())})
 	}
 	i, _, ok := reflect.Select(cases)
 	switch {
@@ -188,7 +185,7 @@ func (w *watcher) wait(ctx context.Context, events <-chan zklock.Event, retry ti
 	// Every watch that fired meanwhile is covered by the one listing.
 	for k, ch := range w.armed {
 		select {
-		case <-ch:
+		case <-ch.Done():
 			delete(w.armed, k)
 		default:
 		}
