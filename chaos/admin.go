@@ -7,11 +7,9 @@ import (
 	"path"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
@@ -26,14 +24,15 @@ type admin struct {
 }
 
 // again runs f until it succeeds or fails otherwise than by connection loss,
-// for at most limit: the servers may be restarting.
-func again(ctx context.Context, limit time.Duration, f func() error) error {
+// for at most limit: the servers may be restarting. (A request made while
+// the session is disconnected waits for a connection, within f's ctx.)
+func again(ctx context.Context, limit time.Duration, f func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	for {
-		err := f()
-		if err == nil || !(errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-			errors.Is(err, zk.ErrSessionExpired) || strings.Contains(err.Error(), "unknown error")) {
+		err := f(ctx)
+		if err == nil || !(errors.Is(err, zklock.ErrConnectionLoss) || errors.Is(err, zklock.ErrSessionMoved) ||
+			errors.Is(err, zklock.ErrSessionExpired)) {
 			return err
 		}
 		select {
@@ -46,29 +45,29 @@ func again(ctx context.Context, limit time.Duration, f func() error) error {
 
 // layout creates the counters (at 0) and the receipts' parents.
 func (a *admin) layout(ctx context.Context) error {
-	c := a.s.Conn()
+	c := a.s.Client()
 	for _, prim := range Primitives {
 		for _, p := range []string{path.Dir(a.paths.Receipts(prim)), a.paths.Receipts(prim)} {
-			if err := createAll(c, p); err != nil {
+			if err := createAll(ctx, c, p); err != nil {
 				return err
 			}
 		}
-		if _, err := c.Create(a.paths.Counter(prim), []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		if _, err := c.Create(ctx, a.paths.Counter(prim), []byte("0"), zklock.ModePersistent); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func createAll(c *zk.Conn, p string) error {
+func createAll(ctx context.Context, c *zklock.Client, p string) error {
 	if p == "/" {
 		return nil
 	}
-	if err := createAll(c, path.Dir(p)); err != nil {
+	if err := createAll(ctx, c, path.Dir(p)); err != nil {
 		return err
 	}
-	_, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
-	if errors.Is(err, zk.ErrNodeExists) {
+	_, err := c.Create(ctx, p, nil, zklock.ModePersistent)
+	if errors.Is(err, zklock.ErrNodeExists) {
 		return nil
 	}
 	return err
@@ -78,15 +77,15 @@ func createAll(c *zk.Conn, p string) error {
 // does not pile up nodes. A receipt read but not deleted is read again and
 // recognised by its sequence number.
 func (a *admin) harvest(ctx context.Context) error {
-	c := a.s.Conn()
+	c := a.s.Client()
 	for _, prim := range Primitives {
-		names, _, err := c.Children(a.paths.Receipts(prim))
+		names, _, err := c.Children(ctx, a.paths.Receipts(prim))
 		if err != nil {
 			return err
 		}
 		for _, n := range names {
 			p := a.paths.Receipts(prim) + "/" + n
-			data, st, err := c.Get(p)
+			data, st, err := c.Get(ctx, p)
 			if err != nil {
 				return err
 			}
@@ -100,7 +99,7 @@ func (a *admin) harvest(ctx context.Context) error {
 				return err
 			}
 			a.keep(prim, r)
-			if err := c.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if err := c.Delete(ctx, p, -1); err != nil && !errors.Is(err, zklock.ErrNoNode) {
 				return err
 			}
 		}
@@ -109,10 +108,10 @@ func (a *admin) harvest(ctx context.Context) error {
 }
 
 // pending returns how many receipts await harvest.
-func (a *admin) pending() (int64, error) {
+func (a *admin) pending(ctx context.Context) (int64, error) {
 	var n int64
 	for _, prim := range Primitives {
-		ok, st, err := a.s.Conn().Exists(a.paths.Receipts(prim))
+		st, ok, err := a.s.Client().Exists(ctx, a.paths.Receipts(prim))
 		if err != nil {
 			return 0, err
 		}
@@ -157,10 +156,10 @@ func (a *admin) receipts() map[string][]Receipt {
 }
 
 // counters reads every primitive's counter.
-func (a *admin) counters() (map[string]int64, error) {
+func (a *admin) counters(ctx context.Context) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, prim := range Primitives {
-		data, _, err := a.s.Conn().Get(a.paths.Counter(prim))
+		data, _, err := a.s.Client().Get(ctx, a.paths.Counter(prim))
 		if err != nil {
 			return nil, err
 		}
@@ -172,9 +171,9 @@ func (a *admin) counters() (map[string]int64, error) {
 }
 
 // ephemerals lists the ephemeral nodes left anywhere under the lock paths.
-func (a *admin) ephemerals(p string) ([]string, error) {
-	names, _, err := a.s.Conn().Children(p)
-	if errors.Is(err, zk.ErrNoNode) {
+func (a *admin) ephemerals(ctx context.Context, p string) ([]string, error) {
+	names, _, err := a.s.Client().Children(ctx, p)
+	if errors.Is(err, zklock.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
@@ -183,14 +182,14 @@ func (a *admin) ephemerals(p string) ([]string, error) {
 	var out []string
 	for _, n := range names {
 		child := p + "/" + n
-		_, st, err := a.s.Conn().Exists(child)
+		st, ok, err := a.s.Client().Exists(ctx, child)
 		if err != nil {
 			return nil, err
 		}
-		if st != nil && st.EphemeralOwner != 0 {
+		if ok && st.EphemeralOwner != 0 {
 			out = append(out, child)
 		}
-		sub, err := a.ephemerals(child)
+		sub, err := a.ephemerals(ctx, child)
 		if err != nil {
 			return nil, err
 		}

@@ -18,7 +18,6 @@ type Outcome struct {
 	Counters       map[string]int64     // final value, by primitive
 	Leftover       []string             // ephemeral nodes left after every worker exited
 	Crashes        []string             // panics and data races in the workers' output
-	UpstreamRaces  []string             // data races entirely inside go-zookeeper
 	Limit          int                  // the semaphore's
 	SessionTimeout time.Duration        // negotiated
 	Samples        []Sample             // workers' and servers' resources over time
@@ -89,7 +88,6 @@ func Check(r *Outcome) *Report {
 	for _, c := range r.Crashes {
 		rep.violate("worker output: %s", c)
 	}
-	rep.UpstreamRaces = r.UpstreamRaces
 	for _, n := range r.Leftover {
 		rep.violate("node left on the server after every client exited: %s", n)
 	}

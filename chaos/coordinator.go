@@ -216,7 +216,9 @@ func (c *coordinator) sampleLoop(ctx context.Context) {
 		s, err := sampleServers(ctx, c.cluster)
 		var pending int64
 		if err == nil {
-			pending, err = c.admin.pending()
+			pctx, cancel := context.WithTimeout(ctx, SampleEvery)
+			pending, err = c.admin.pending(pctx)
+			cancel()
 		}
 		if err == nil {
 			// Receipts come and go with the harvest rounds (a few hundred
@@ -234,11 +236,11 @@ func (c *coordinator) sampleLoop(ctx context.Context) {
 // collect reads the final state once every worker has exited.
 func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome, error) {
 	run := &Outcome{Start: start, Stop: stop, Faults: c.faults, Limit: c.cfg.Limit, SessionTimeout: c.admin.s.Timeout()}
-	if err := again(ctx, time.Minute, func() error { return c.admin.harvest(ctx) }); err != nil {
+	if err := again(ctx, time.Minute, func(ctx context.Context) error { return c.admin.harvest(ctx) }); err != nil {
 		return nil, fmt.Errorf("final harvest: %w", err)
 	}
 	run.Receipts, run.Reused = c.admin.receipts(), c.admin.reused()
-	err := again(ctx, time.Minute, func() (err error) { run.Counters, err = c.admin.counters(); return err })
+	err := again(ctx, time.Minute, func(ctx context.Context) (err error) { run.Counters, err = c.admin.counters(ctx); return err })
 	if err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
@@ -266,9 +268,7 @@ func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome,
 		run.Samples = append(run.Samples, ss...)
 		outPath := strings.TrimSuffix(p, ".jsonl") + ".out"
 		out, _ := os.ReadFile(outPath)
-		ours, upstream := Crashes(filepath.Base(outPath), string(out))
-		run.Crashes = append(run.Crashes, ours...)
-		run.UpstreamRaces = append(run.UpstreamRaces, upstream...)
+		run.Crashes = append(run.Crashes, Crashes(filepath.Base(outPath), string(out))...)
 	}
 	if c.nodes != nil {
 		if run.Nodes, err = readNodes(filepath.Join(c.cfg.Dir, nodesFile), peerNodes(run.Events)); err != nil {
@@ -285,8 +285,8 @@ func (c *coordinator) leftovers(ctx context.Context) ([]string, error) {
 	deadline := time.Now().Add(c.cluster.ExpiryBound() + 5*time.Second)
 	for i := 0; ; i++ {
 		var left []string
-		err := again(ctx, time.Minute, func() (err error) {
-			left, err = c.admin.ephemerals(c.admin.paths.Root + "/locks")
+		err := again(ctx, time.Minute, func(ctx context.Context) (err error) {
+			left, err = c.admin.ephemerals(ctx, c.admin.paths.Root+"/locks")
 			return err
 		})
 		if err != nil || len(left) == 0 || time.Now().After(deadline) || i == 10_000 {

@@ -4,16 +4,10 @@ import (
 	"strings"
 )
 
-// upstreamPkg is the ZooKeeper client zklock is built on.
-const upstreamPkg = "github.com/go-zookeeper/zk."
-
 // Crashes scans a worker's output (name says whose) for panics, fatal errors
-// and data race reports. A race whose two conflicting accesses both happen
-// inside go-zookeeper is returned apart, as upstream: go-zookeeper v1.0.4
-// races on Conn.lastZxid between recvLoop and sendSetWatches on every
-// reconnect with watches (go-zookeeper/zk#35, samuel/go-zookeeper#178),
-// which zklock cannot fix and which must not hide a race of its own.
-func Crashes(name, out string) (ours, upstream []string) {
+// and data race reports, each a violation: every goroutine of a zklock
+// worker runs zklock's own code, its ZooKeeper client included.
+func Crashes(name, out string) (ours []string) {
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, "panic:") || strings.HasPrefix(line, "fatal error:") {
 			ours = append(ours, name+": "+line)
@@ -23,14 +17,9 @@ func Crashes(name, out string) (ours, upstream []string) {
 		if !strings.HasPrefix(block, "WARNING: DATA RACE") {
 			continue
 		}
-		frames := accessFrames(block)
-		if inside(frames, upstreamPkg) {
-			upstream = append(upstream, name+": "+strings.Join(frames, " vs "))
-		} else {
-			ours = append(ours, name+": WARNING: DATA RACE at "+strings.Join(frames, " vs "))
-		}
+		ours = append(ours, name+": WARNING: DATA RACE at "+strings.Join(accessFrames(block), " vs "))
 	}
-	return ours, upstream
+	return ours
 }
 
 // accessFrames returns the innermost frame of each access a race report
@@ -46,14 +35,4 @@ func accessFrames(block string) []string {
 		}
 	}
 	return frames
-}
-
-// inside reports whether every frame is in package pkg (and there are some).
-func inside(frames []string, pkg string) bool {
-	for _, f := range frames {
-		if !strings.HasPrefix(f, pkg) {
-			return false
-		}
-	}
-	return len(frames) > 0
 }

@@ -78,9 +78,8 @@
 //   - a fault that failed (its record carries the error);
 //   - a worker that exited on its own (a worker that cannot write its log
 //     stops with the error), would not stop when told to, or printed a panic
-//     or a data race. Races entirely inside go-zookeeper (its lastZxid race
-//     on reconnect, go-zookeeper/zk#35) are listed in the report instead:
-//     zklock cannot fix them.
+//     or a data race (anywhere: a zklock worker runs only zklock's code,
+//     its ZooKeeper client included).
 //
 // Peer workers join the zklock workers and write through the same counters,
 // with the same log format plus their connection states (EvConn): Curator

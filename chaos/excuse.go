@@ -14,8 +14,8 @@ import (
 //   - The rival comes no sooner than RivalAfterFreeze after the freeze
 //     began. The server expires a session no sooner than its timeout after
 //     the last packet it received, and the holder's client sent one at most
-//     a ping interval (a third of the timeout: go-zookeeper pings that
-//     often whatever else it sends) before it was frozen. 2s sessions give
+//     a ping interval (a third of the timeout: the client pings after that
+//     long without sending anything) before it was frozen. 2s sessions give
 //     1.333s; the runs before issue 33 recorded 2.01s at the least, over 359
 //     frozen overlaps.
 //   - The holder stops believing within MaxBeliefAfterResume of being

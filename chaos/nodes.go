@@ -2,21 +2,19 @@ package chaos
 
 import (
 	"context"
-	"net"
 	"os"
 	"path"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // NodeLife is what the coordinator saw of one node under a lock path, on
 // the clock of Now: when a listing first showed it, and by when it was
 // gone (0: never seen gone). Gone is an upper bound: the earliest of a
-// NodeDeleted notification (stamped as go-zookeeper reads it, before any
+// NodeDeleted notification (stamped as the client reads it, before any
 // other work), a listing without it, or a read that found no node, on a
 // connection to any of the servers that had listed it.
 type NodeLife struct {
@@ -52,8 +50,7 @@ type nodeRecord struct {
 // deletion. Each session keeps a child watch on each directory and a data
 // watch on each node (getData: no watch is left on a node already gone),
 // lists a directory again when its watch fires, when a session is made or
-// restored (go-zookeeper's restored watches may fail: its issue #83), and
-// every 2s. It creates nothing, and its watches sit beside the workers'
+// restored (a restored watch is not trusted alone), and every 2s. It creates nothing, and its watches sit beside the workers'
 // without changing whom a change wakes: each waiter still watches the node
 // ahead of it only. Nodes with zklock's data (host:pid) are not written
 // out; only the peers' matter.
@@ -86,8 +83,17 @@ func startNodeWatcher(ctx context.Context, servers, dirs []string, logPath strin
 	w := &nodeWatcher{dirs: dirs, self: host + ":", log: log, table: map[string]*watchedNode{}, stop: cancel}
 	for _, s := range servers {
 		c := &watchConn{w: w, known: map[string]map[string]bool{}, wake: make(chan struct{}, 1), all: true}
-		conn, _, err := zk.Connect([]string{s}, SessionTimeout, zk.WithEventCallback(c.event), zk.WithLogger(quiet{}),
-			zk.WithHostProvider(&pacedHost{stop: ctx.Done()}), zk.WithDialer(dialCapped))
+		conn, err := client.Dial(ctx, client.Config{
+			Servers: []string{s}, Timeout: SessionTimeout,
+			// Tried again every 50ms while its server is down: a second's
+			// pause (the default after a few failed attempts) left the
+			// watcher blind that long after each server fault (a 3-minute
+			// run: 7 of 1,268 peer nodes unseen, all during a leader kill
+			// or isolation).
+			MaxReconnectDelay: 50 * time.Millisecond,
+			OnState:           c.state,
+			OnWatch:           c.event,
+		})
 		if err != nil {
 			w.close()
 			return nil, err
@@ -101,72 +107,6 @@ func startNodeWatcher(ctx context.Context, servers, dirs []string, logPath strin
 	go func() { defer w.wg.Done(); w.flushLoop(ctx) }()
 	return w, nil
 }
-
-// pacedHost is a zk.HostProvider for one server. go-zookeeper's own waits
-// a second before every attempt to a lone server, which left the watcher
-// blind for that long after each server fault (a 3-minute run: 7 of 1,268
-// peer nodes unseen, all during a leader kill or isolation); this one tries
-// again every 50ms, and once stop is closed reports a wrap-around, so that
-// go-zookeeper sees its Close instead of dialling a dead server forever.
-type pacedHost struct {
-	stop  <-chan struct{}
-	addr  string
-	tried atomic.Bool // an attempt since the last connection
-}
-
-func (p *pacedHost) Init(servers []string) error { p.addr = servers[0]; return nil }
-func (p *pacedHost) Len() int                    { return 1 }
-func (p *pacedHost) Connected()                  { p.tried.Store(false) }
-
-func (p *pacedHost) Next() (string, bool) {
-	if p.tried.Swap(true) {
-		t := time.NewTimer(50 * time.Millisecond)
-		select {
-		case <-t.C:
-		case <-p.stop:
-		}
-		t.Stop()
-	}
-	select {
-	case <-p.stop:
-		return p.addr, true
-	default:
-		return p.addr, false
-	}
-}
-
-// dialCapped dials like net.DialTimeout, with a connection whose read and
-// write deadlines are at most a session timeout away. go-zookeeper gives
-// the connect handshake ten receive timeouts (13.3s for 2s sessions), and
-// a server that accepts connections while it starts up may never answer
-// the handshake: TestNodeWatcher saw a session blind for 13.3s after a
-// restart. Its other deadlines are two thirds of the session timeout, under
-// the cap.
-func dialCapped(network, address string, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout(network, address, timeout)
-	if err != nil {
-		return nil, err
-	}
-	return cappedConn{c}, nil
-}
-
-type cappedConn struct{ net.Conn }
-
-func (c cappedConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(capped(t)) }
-func (c cappedConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(capped(t)) }
-
-// capped returns t, or a session timeout from now if t is later; the zero
-// time (no deadline) stays.
-func capped(t time.Time) time.Time {
-	if limit := time.Now().Add(SessionTimeout); !t.IsZero() && t.After(limit) {
-		return limit
-	}
-	return t
-}
-
-type quiet struct{}
-
-func (quiet) Printf(string, ...any) {}
 
 // seen records that a listing at t showed p.
 func (w *nodeWatcher) seen(p string, t int64) {

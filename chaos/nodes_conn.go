@@ -8,13 +8,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // watchConn is one of the node watcher's sessions, pinned to one server.
 type watchConn struct {
 	w     *nodeWatcher
-	conn  *zk.Conn
+	conn  *client.Client
 	mu    sync.Mutex
 	known map[string]map[string]bool // by directory: the names this session listed and has not seen go
 	dirty map[string]bool            // directories to list again
@@ -23,29 +23,47 @@ type watchConn struct {
 	wake  chan struct{}
 }
 
-// event is go-zookeeper's callback, run as each event is read, before any
-// other work: the moment a deletion is stamped.
-func (c *watchConn) event(ev zk.Event) {
+// event is the client's OnWatch hook, run as each event is read, before
+// any other work: the moment a deletion is stamped. The client tells it
+// once per watch an event fires (a deletion fires a node's data watch and
+// its directory's child watch): each case is idempotent.
+func (c *watchConn) event(ev client.Event) {
 	now := Now()
 	c.mu.Lock()
 	switch {
-	case ev.Type == zk.EventNodeDeleted && c.w.dirOf(ev.Path) != "":
+	case ev.Type == client.EventNodeDeleted && c.w.dirOf(ev.Path) != "":
 		c.w.gone(ev.Path, now)
 		delete(c.known[path.Dir(ev.Path)], path.Base(ev.Path))
-	case ev.Type == zk.EventNodeDeleted && slices.Contains(c.w.dirs, ev.Path):
+	case ev.Type == client.EventNodeDeleted && slices.Contains(c.w.dirs, ev.Path):
 		for name := range c.known[ev.Path] { // a directory goes only once empty
 			c.w.gone(ev.Path+"/"+name, now)
 		}
 		c.known[ev.Path] = nil
 		c.mark(ev.Path)
-	case ev.Type == zk.EventNodeDataChanged && c.w.dirOf(ev.Path) != "":
+	case ev.Type == client.EventNodeDataChanged && c.w.dirOf(ev.Path) != "":
 		c.watchAgain(ev.Path)
-	case ev.Type == zk.EventNodeChildrenChanged || ev.Type == zk.EventNodeCreated:
+	case ev.Type == client.EventNodeChildrenChanged || ev.Type == client.EventNodeCreated:
 		c.mark(ev.Path)
-	case ev.Type == zk.EventNotWatching || (ev.Type == zk.EventSession && ev.State == zk.StateHasSession):
+	case ev.Type == client.EventNotWatching:
 		c.all = true
 	}
 	c.mu.Unlock()
+	c.poke()
+}
+
+// state is the client's OnState hook: a session made or restored lists
+// everything again.
+func (c *watchConn) state(st client.State, _ client.StateInfo) {
+	if st != client.StateConnected {
+		return
+	}
+	c.mu.Lock()
+	c.all = true
+	c.mu.Unlock()
+	c.poke()
+}
+
+func (c *watchConn) poke() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -80,7 +98,7 @@ func (c *watchConn) run(ctx context.Context) {
 		dirty, watch := c.take(due)
 		failed := false
 		for d := range dirty {
-			if err := c.list(d); err != nil {
+			if err := c.list(ctx, d); err != nil {
 				failed = true
 				c.mu.Lock()
 				c.mark(d)
@@ -88,7 +106,7 @@ func (c *watchConn) run(ctx context.Context) {
 			}
 		}
 		for p := range watch {
-			if err := c.watchNode(p); err != nil {
+			if err := c.watchNode(ctx, p); err != nil {
 				failed = true
 				c.mu.Lock()
 				c.watchAgain(p)
@@ -137,11 +155,11 @@ func (c *watchConn) take(resync bool) (dirty, watch map[string]bool) {
 // by the time the listing came back; a new one is recorded and watched.
 // A directory that does not exist (not created yet, or reaped once empty:
 // the lock paths are containers) is watched until it does.
-func (c *watchConn) list(dir string) error {
-	names, _, _, err := c.conn.ChildrenW(dir)
+func (c *watchConn) list(ctx context.Context, dir string) error {
+	names, _, _, err := c.conn.ChildrenW(ctx, dir)
 	t := Now()
-	if errors.Is(err, zk.ErrNoNode) {
-		return c.dirGone(dir, t)
+	if errors.Is(err, client.ErrNoNode) {
+		return c.dirGone(ctx, dir, t)
 	}
 	if err != nil {
 		return err
@@ -166,7 +184,7 @@ func (c *watchConn) list(dir string) error {
 	}
 	c.mu.Unlock()
 	for _, p := range added {
-		if err := c.watchNode(p); err != nil {
+		if err := c.watchNode(ctx, p); err != nil {
 			c.mu.Lock()
 			c.watchAgain(p)
 			c.mu.Unlock()
@@ -178,14 +196,14 @@ func (c *watchConn) list(dir string) error {
 // dirGone records that dir, found missing at t, had lost every node this
 // session knew in it (a directory goes only once empty), and watches for
 // it to be made again.
-func (c *watchConn) dirGone(dir string, t int64) error {
+func (c *watchConn) dirGone(ctx context.Context, dir string, t int64) error {
 	c.mu.Lock()
 	for name := range c.known[dir] {
 		c.w.gone(dir+"/"+name, t)
 	}
 	c.known[dir] = nil
 	c.mu.Unlock()
-	ok, _, _, err := c.conn.ExistsW(dir)
+	_, ok, _, err := c.conn.ExistsW(ctx, dir)
 	if err == nil && ok {
 		err = errors.New("created meanwhile") // list it again
 	}
@@ -194,9 +212,9 @@ func (c *watchConn) dirGone(dir string, t int64) error {
 
 // watchNode sets a data watch on p, which this session listed: if p is
 // gone already, it was deleted by the time the read came back.
-func (c *watchConn) watchNode(p string) error {
-	data, _, _, err := c.conn.GetW(p)
-	if errors.Is(err, zk.ErrNoNode) {
+func (c *watchConn) watchNode(ctx context.Context, p string) error {
+	data, _, _, err := c.conn.GetW(ctx, p)
+	if errors.Is(err, client.ErrNoNode) {
 		t := Now()
 		c.mu.Lock()
 		c.w.gone(p, t)

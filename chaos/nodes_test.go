@@ -8,9 +8,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/zktest"
 )
+
+// testClient opens a client session on servers, closed when the test ends.
+func testClient(t *testing.T, servers []string) *client.Client {
+	t.Helper()
+	cl, err := client.Dial(t.Context(), client.Config{Servers: servers, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+var openACL = client.WorldACL(client.PermAll)
 
 // eventually polls cond every 20ms until it holds or d passes.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
@@ -41,18 +54,14 @@ func (w *nodeWatcher) inTable(p string) (seen, gone bool) {
 func TestNodeWatcher(t *testing.T) {
 	c := zktest.Start(t)
 	ctx := t.Context()
-	cl, _, err := zk.Connect(c.Servers(), 2*time.Second, zk.WithLogger(quiet{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := testClient(t, c.Servers())
 	const dir = "/nw/locks"
 	mkdir := func() {
 		t.Helper()
-		if _, err := cl.Create("/nw", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, _, err := cl.Create(ctx, "/nw", nil, client.ModePersistent, openACL); err != nil && !errors.Is(err, client.ErrNodeExists) {
 			t.Fatal(err)
 		}
-		if _, err := cl.CreateContainer(dir, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, _, err := cl.Create(ctx, dir, nil, client.ModeContainer, openACL); err != nil && !errors.Is(err, client.ErrNodeExists) {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +69,7 @@ func TestNodeWatcher(t *testing.T) {
 	// sequence numbers start again in a remade directory.
 	create := func(data string) string {
 		t.Helper()
-		p, err := cl.Create(dir+"/_c_"+strings.ReplaceAll(data, ":", "")+"-lock-", []byte(data), zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+		p, _, err := cl.Create(ctx, dir+"/_c_"+strings.ReplaceAll(data, ":", "")+"-lock-", []byte(data), client.ModeEphemeralSequential, openACL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,25 +92,23 @@ func TestNodeWatcher(t *testing.T) {
 
 	// A rival on its own session: its watch fires, it reads once, and then
 	// it would be granted.
-	rival, _, err := zk.Connect(c.Servers(), 2*time.Second, zk.WithLogger(quiet{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rival.Close()
-	_, _, fired, err := rival.ExistsW(peer)
+	rival := testClient(t, c.Servers())
+	_, _, fired, err := rival.ExistsW(ctx, peer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t0 := Now()
-	if err := cl.Delete(peer, -1); err != nil {
+	if err := cl.Delete(ctx, peer, -1); err != nil {
 		t.Fatal(err)
 	}
-	<-fired
-	if _, _, err := rival.Children(dir); err != nil {
+	if _, err := fired.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rival.Children(ctx, dir); err != nil {
 		t.Fatal(err)
 	}
 	granted := Now()
-	if err := cl.Delete(mine, -1); err != nil {
+	if err := cl.Delete(ctx, mine, -1); err != nil {
 		t.Fatal(err)
 	}
 
@@ -116,14 +123,14 @@ func TestNodeWatcher(t *testing.T) {
 	}
 	t2 := Now()
 	eventually(t, 20*time.Second, "the client deletes the third node after the restart", func() bool {
-		err := cl.Delete(again, -1)
-		return err == nil || errors.Is(err, zk.ErrNoNode)
+		err := cl.Delete(ctx, again, -1)
+		return err == nil || errors.Is(err, client.ErrNoNode)
 	})
 
 	// The directory is reaped once empty (zktest checks containers every
 	// second), then made again with a node in it.
 	eventually(t, 20*time.Second, "the server reaps the empty container", func() bool {
-		ok, _, err := cl.Exists(dir)
+		_, ok, err := cl.Exists(ctx, dir)
 		return err == nil && !ok
 	})
 	mkdir()

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
@@ -46,7 +45,7 @@ type hold struct {
 	mode    string
 	n       int // leases of a semaphore hold
 	token   int64
-	guard   *zk.CheckVersionRequest
+	guard   *zklock.CheckOp
 	lost    <-chan struct{}
 	release func(context.Context) error
 }

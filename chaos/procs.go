@@ -102,8 +102,8 @@ func (p *procs) start(w *worker) error {
 	}
 	cmd.Env = append(cmd.Env, EnvSessionMS+"="+sessionMS(p.session))
 	// Under the race detector a worker must not fail by its exit status
-	// alone: its output is scanned instead (see Crashes), which tells
-	// go-zookeeper's own races from ours.
+	// alone: its output is scanned instead (see Crashes), which names each
+	// race by its frames in the report.
 	cmd.Env = append(cmd.Env, "GORACE="+os.Getenv("GORACE")+" exitcode=0", EnvProc+"="+proc, EnvLog+"="+logPath,
 		EnvAddrs+"="+strings.Join(w.proxy.Addrs(), ","),
 		EnvSeed+"="+strconv.FormatUint(p.seed*1000+uint64(w.id*100+w.inc), 10))

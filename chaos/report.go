@@ -26,7 +26,6 @@ type Report struct {
 	DeadlineLeads  []time.Duration            // logged ownership deadline to the next conflicting acquisition (see deadlineLeads)
 	PeerMargins    []time.Duration            // a peer's node deleted to the rival's grant, over PeerOverlaps with a rival
 	NodeLeads      []time.Duration            // a released peer node seen gone to the next conflicting zklock grant (see watcherLeads)
-	UpstreamRaces  []string                   // data races the race detector found inside go-zookeeper
 	Usage          []Usage                    // resources by worker incarnation and of the servers
 	ServerLost     []Reuse                    // proof that the servers lost committed transactions
 	Violations     []string
@@ -146,10 +145,6 @@ func (r *Report) String() string {
 			fmt.Fprintf(&b, "  BEYOND THE TOLERANCE: the watcher saw a node gone %v after a grant that needed it gone; its excuses of this run are suspect\n",
 				(-ls[0]).Round(time.Microsecond))
 		}
-	}
-	if len(r.UpstreamRaces) > 0 {
-		fmt.Fprintf(&b, "data races inside go-zookeeper, not zklock (reported, not counted): %d, e.g. %s\n",
-			len(r.UpstreamRaces), r.UpstreamRaces[0])
 	}
 	if len(r.Usage) > 0 {
 		fmt.Fprintf(&b, "resources (median of the first tenth of the samples -> of the last tenth):\n%s", usageString(r.Usage))

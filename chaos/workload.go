@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
@@ -128,7 +127,7 @@ func (w *workload) work(ctx context.Context, h *hold, lostAt func() int64) {
 	for i, tries := 0, 0; i < n && tries < maxTries && ctx.Err() == nil; tries++ {
 		sleep(ctx, time.Duration(w.rnd.IntN(pause))*time.Millisecond)
 		if h.mode == ModeRead {
-			if _, _, err := w.s.Conn().Get(w.paths.Counter(w.prim)); err == nil || lostAt() != 0 {
+			if _, _, err := w.read(ctx); err == nil || lostAt() != 0 {
 				i++
 			}
 			continue
@@ -171,7 +170,7 @@ func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) 
 		w.add(Event{Ev: EvWrite, T: Now(), Tok: h.token, W: id, Res: ResSkipped})
 		return true
 	}
-	data, st, err := w.s.Conn().Get(w.paths.Counter(w.prim))
+	data, st, err := w.read(ctx)
 	if err != nil {
 		w.add(Event{Ev: EvWrite, T: Now(), Tok: h.token, W: id, Res: ResSkipped, Err: err.Error()})
 		return lostAt() != 0
@@ -189,13 +188,13 @@ func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) 
 		version = st.Version
 	}
 	rc, _ := json.Marshal(Receipt{Proc: w.proc, W: id, Tok: h.token, V: v})
-	var ops []any
+	var ops []zklock.Op
 	if !w.broken.NoGuard {
 		ops = append(ops, h.guard)
 	}
 	ops = append(ops,
-		&zk.SetDataRequest{Path: w.paths.Counter(w.prim), Data: []byte(strconv.FormatInt(v, 10)), Version: version},
-		&zk.CreateRequest{Path: w.paths.Receipts(w.prim) + "/w-", Data: rc, Flags: zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)})
+		&zklock.SetDataOp{Path: w.paths.Counter(w.prim), Data: []byte(strconv.FormatInt(v, 10)), Version: version},
+		&zklock.CreateOp{Path: w.paths.Receipts(w.prim) + "/w-", Data: rc, Mode: zklock.ModePersistentSequential})
 	cctx, cancel := context.WithTimeout(ctx, opLimit)
 	dl := w.deadline(h)
 	t0 := Now()
@@ -206,10 +205,17 @@ func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) 
 	if err != nil {
 		e.Err = err.Error()
 	} else if len(resps) > 0 {
-		e.Seq, _ = receiptSeq(resps[len(resps)-1].String)
+		e.Seq, _ = receiptSeq(resps[len(resps)-1].Path)
 	}
 	w.add(e)
 	return e.Res != ResUnknown || lostAt() != 0
+}
+
+// read reads the counter, waiting for a connection at most opLimit.
+func (w *workload) read(ctx context.Context) ([]byte, zklock.Stat, error) {
+	ctx, cancel := context.WithTimeout(ctx, opLimit)
+	defer cancel()
+	return w.s.Client().Get(ctx, w.paths.Counter(w.prim))
 }
 
 // receiptSeq returns the sequence number of the receipt node at path
@@ -225,7 +231,7 @@ func outcome(err error) string {
 	switch {
 	case err == nil:
 		return ResOK
-	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists):
+	case errors.Is(err, zklock.ErrNoNode), errors.Is(err, zklock.ErrBadVersion), errors.Is(err, zklock.ErrNodeExists):
 		return ResRejected
 	}
 	return ResUnknown
