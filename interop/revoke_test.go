@@ -163,7 +163,7 @@ func watchedBy(t *testing.T, w *world, sid int64) []string {
 
 func exists(t *testing.T, p party, node string) bool {
 	t.Helper()
-	ok, _, err := p.s.Conn().Exists(node)
+	_, ok, err := p.s.Client().Exists(t.Context(), node)
 	if err != nil {
 		t.Fatal(fmt.Errorf("exists %s: %w", node, err))
 	}
