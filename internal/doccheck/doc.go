@@ -7,8 +7,8 @@
 //
 //	func fragment(ctx context.Context, s *zklock.Session) error
 //
-// in a file that imports context, errors, fmt, log, os, sync, time,
-// go-zookeeper's zk and zklock (each used once by the file itself, so a
+// in a file that imports context, errors, fmt, log, os, sync, time and
+// zklock (each used once by the file itself, so a
 // fragment need not use them all); import declarations at the top of a
 // fragment are lifted into that file, and a fragment that then declares
 // functions or types (a test function, say) stays at the file's top level. A fragment must therefore compile in

@@ -62,7 +62,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
 )
 
@@ -73,7 +72,6 @@ var (
 	_ = os.Exit
 	_ sync.Mutex
 	_ = time.Second
-	_ = zk.WorldACL
 	_ = zklock.NewSession
 )
 
@@ -137,9 +135,8 @@ func TestSnippetsCompile(t *testing.T) {
 	// zklock from the checkout: its requirements (indirect ones included)
 	// keep the module graph as pruned as zklock's own, so the build needs
 	// no module that zklock's build does not (on a fresh machine it may
-	// download them first, as zklock's own build does), and its
-	// replacements (the patched go-zookeeper) hold with their paths made
-	// absolute.
+	// download them first, as zklock's own build does), and any
+	// replacement holds with its path made absolute.
 	mod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
 	if err != nil {
 		t.Fatal(err)

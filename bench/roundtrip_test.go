@@ -1,4 +1,4 @@
-package client_test
+package main
 
 import (
 	"context"
@@ -10,22 +10,28 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/zktest"
 )
 
-// BenchmarkRoundTrip measures this client and go-zookeeper (the version
-// the module requires) side by side in one run, on the same local
-// standalone server, the same requests in the same loop: one goroutine
-// (round-trip latency) and 64 goroutines sharing the session (pipelined).
-// Allocations are the client's own per request (the server's are in
-// another process).
+// BenchmarkRoundTrip measures zklock's ZooKeeper client (internal/client)
+// and go-zookeeper (the version this module requires) side by side in one
+// run, on the same local standalone server, the same requests in the same
+// loop: one goroutine (round-trip latency) and 64 goroutines sharing the
+// session (pipelined). Allocations are the client's own per request (the
+// server's are in another process). It lives here, beside the other
+// comparisons with go-zookeeper, because zklock's own module does not
+// require go-zookeeper at all.
 func BenchmarkRoundTrip(b *testing.B) {
+	const testTimeout = 10 * time.Second
 	ctx := context.Background()
-	c, err := client.Dial(ctx, client.Config{Servers: shared.Servers(), Timeout: testTimeout})
+	server := zktest.Start(b)
+	open := client.WorldACL(client.PermAll)
+	c, err := client.Dial(ctx, client.Config{Servers: server.Servers(), Timeout: testTimeout})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	z, events, err := zk.Connect(shared.Servers(), testTimeout, zk.WithLogger(log.New(io.Discard, "", 0)), zk.WithLogInfo(false))
+	z, events, err := zk.Connect(server.Servers(), testTimeout, zk.WithLogger(log.New(io.Discard, "", 0)), zk.WithLogInfo(false))
 	if err != nil {
 		b.Fatal(err)
 	}
