@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -162,6 +163,12 @@ func (c *Client) serve(cn *conn) error {
 	}
 	cn.nc.Close()
 	<-rd.done
+	if errors.Is(err, net.ErrClosed) && rd.err != nil {
+		// The reader closed the connection (a read deadline, a bad
+		// packet) while the writer was writing, before it signalled its
+		// end: the reader's error is the cause.
+		err = rd.err
+	}
 	lost := ErrConnectionLoss
 	if c.closing() {
 		lost = ErrClosed
