@@ -173,7 +173,7 @@ func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) 
 	data, st, err := w.read(ctx)
 	if err != nil {
 		w.add(Event{Ev: EvWrite, T: Now(), Tok: h.token, W: id, Res: ResSkipped, Err: err.Error()})
-		return lostAt() != 0
+		return w.stops(lostAt)
 	}
 	// Again, as late as possible: the read may have waited out a fault.
 	lost := lostAt() != 0
@@ -208,7 +208,16 @@ func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) 
 		e.Seq, _ = receiptSeq(resps[len(resps)-1].Path)
 	}
 	w.add(e)
-	return e.Res != ResUnknown || lostAt() != 0
+	return e.Res != ResUnknown || w.stops(lostAt)
+}
+
+// stops reports whether a holder whose step failed counts it done: once
+// it saw the loss signal, unless it ignores that signal ("ignorelost"),
+// which tries again until a write is in, as the bug it plays would: its
+// reads fail while it is cut off, and its write, unguarded ("noguard"),
+// commits once the client is back under a new session.
+func (w *workload) stops(lostAt func() int64) bool {
+	return lostAt() != 0 && !w.broken.IgnoreLost
 }
 
 // read reads the counter, waiting for a connection at most opLimit.
