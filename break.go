@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	pathpkg "path"
-	"time"
 
 	"github.com/zklock/zklock/internal/queue"
 )
@@ -49,34 +47,16 @@ func Break(ctx context.Context, s *Session, path string, force bool) ([]Contende
 	if err := queue.CheckPath(path); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
 	}
-	nodes, err := holders(ctx, s, path)
+	entries, err := queue.Break(ctx, s.c, path, force)
+	out := make([]Contender, len(entries))
+	for i, e := range entries {
+		out[i] = contender(path, e)
+	}
+	if errors.Is(err, ErrHolderAlive) {
+		return nil, &HolderAliveError{Holder: out[0]}
+	}
 	if err != nil {
 		return nil, err
-	}
-	var out []Contender
-	for _, n := range nodes {
-		data, st, err := s.c.Get(ctx, n)
-		if errors.Is(err, ErrNoNode) {
-			continue // released meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		q, _ := queue.Parse(pathpkg.Base(n))
-		c := Contender{Path: n, Kind: q.Kind, Seq: q.Seq, Session: st.EphemeralOwner,
-			Token: st.Czxid << tokenShift, Created: time.UnixMilli(st.Ctime), Data: queue.UserData(data)}
-		if !force {
-			return nil, &HolderAliveError{Holder: c}
-		}
-		out = append(out, c)
-	}
-	for _, c := range out {
-		if err := s.c.Delete(ctx, c.Path); err != nil {
-			return nil, err
-		}
-	}
-	if len(out) == 0 {
-		return nil, ErrNotLocked
 	}
 	return out, nil
 }

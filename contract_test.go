@@ -129,9 +129,9 @@ func semPartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock.O
 	}
 }
 
-// semQueueParty is semParty in the one-queue layout (WithQueueLayout).
+// semQueueParty is semParty in the one-queue layout (WithPermitLayout).
 func semQueueParty(t *testing.T, s *zklock.Session, path string) *party {
-	return semPartyWith(t, s, path, zklock.WithQueueLayout())
+	return semPartyWith(t, s, path, zklock.WithPermitLayout())
 }
 
 // electionParty campaigns; release resigns. Its accessors are the

@@ -43,6 +43,15 @@
 // WithListingHandoff. The tag itself cannot come from a caller: WithData
 // and Election.Campaign refuse data holding ReservedData.
 //
+// # Handles and goroutines
+//
+// A Mutex, RWMutex or ReentrantMutex behaves like its sync counterpart
+// across goroutines: shared by several, a Lock waits while it is held and
+// the goroutines are granted in the order their calls reached the session,
+// each acquisition with its own fencing token (a ReentrantMutex is one
+// owner: its Lock while it holds counts). Cohorting (WithCohort) is the
+// same local queue, with one node kept across local grants.
+//
 // # Combining features
 //
 // Options and recipes combine (a bounded hold that downgrades, a cohort's

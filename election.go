@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -36,38 +37,39 @@ import (
 // Methods are safe for concurrent use. An Election campaigns once at a
 // time: while a Campaign waits, a term is current or Run runs, another
 // Campaign or Run on it returns ErrAlreadyCampaigning at once and queues
-// nothing, as a second Lock on a Mutex returns ErrAlreadyLocked. An
+// nothing. An
 // Election must not be copied.
 type Election struct {
 	s    *Session
-	q    queue.Queue
+	q    *queue.Queue
+	line *hold.Line
 	data []byte
 
 	mu          sync.Mutex
 	campaigning bool // a Campaign is between begin and its return
 	running     bool // a Run is in progress: only its own Campaigns may begin
-	held        *queue.Held
+	held        *hold.Hold
 	term        *Term
 }
+
+// electionSpec: a candidate's data is its value exactly (Curator's
+// LeaderSelector reads it as the participant id), so it carries no
+// announcement, and a term's end is a plain deletion (its successor lists,
+// or holds at once when it was the only one ahead).
+var electionSpec = spec{kind: KindElection, node: queue.KindLock, accept: mutexSpec.accept, quiet: true}
 
 // NewElection returns an Election on path. Nothing is sent to the server
 // until Campaign, Leader or Observe. The path rules, request size included,
 // are NewMutex's. WithData sets the value Campaign uses when given a nil
 // value.
 func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
-	q, o, err := newQueue(s, path, queue.KindLock, []string{queue.KindLock, queue.KindKazooLock}, opts)
+	q, o, err := build(s, path, electionSpec, opts)
 	if err != nil {
 		return nil, err
 	}
-	if o.cohort != nil || o.revocable || o.maxHold > 0 {
-		return nil, invalid("WithCohort, WithRevocable and WithMaxHold apply to locks only")
-	}
-	// A candidate's data is its value exactly: Curator's LeaderSelector
-	// reads it as the participant id. So it carries no announcement, and a
-	// term's end is a plain deletion (its successor lists, or holds at
-	// once when it was the only one ahead).
-	q.Quiet = true
-	return &Election{s: s, q: q, data: o.data}, nil
+	l, _ := s.line(q, q, electionSpec, o)
+	l.LostErr = ErrLeadershipLost
+	return &Election{s: s, q: q, line: l, data: o.data}, nil
 }
 
 // Campaign blocks until this candidate leads, ctx ends, or the session is
@@ -93,7 +95,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 // campaign is Campaign; inRun says that Run calls it, which already holds
 // the Election's one campaign.
 func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Term, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := hold.CheckCtx(ctx); err != nil {
 		return nil, err
 	}
 	if len(value) > MaxDataSize {
@@ -111,10 +113,7 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 	if err := e.begin(inRun); err != nil {
 		return nil, err
 	}
-	start := e.s.now()
-	h, err := e.q.Acquire(ctx, queue.Request{Data: value})
-	err = mapQueueErr(err)
-	e.s.acquired(KindElection, e.q.Dir, start, h, err)
+	h, err := e.line.Acquire(ctx, queue.Request{Data: value})
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.campaigning = false
@@ -136,7 +135,7 @@ func (e *Election) begin(inRun bool) error {
 		return ErrAlreadyCampaigning
 	}
 	if e.held != nil {
-		e.q.Conn.Untrack(e.held.Epoch, e.held.Path)
+		e.line.Abandon(e.held) // lost: its node is gone, or goes with its epoch
 	}
 	e.held, e.term = nil, nil
 	e.campaigning = true
@@ -160,7 +159,7 @@ func (e *Election) busyLocked() bool {
 // succeeds or the session is gone. In every case the Election may Campaign
 // again.
 func (e *Election) Resign(ctx context.Context) error {
-	if err := checkCtx(ctx); err != nil {
+	if err := hold.CheckCtx(ctx); err != nil {
 		return err
 	}
 	e.mu.Lock()
@@ -171,20 +170,19 @@ func (e *Election) Resign(ctx context.Context) error {
 		return ErrNotLeader
 	}
 	select {
-	case <-h.Epoch.Done: // lost already; the watcher may not have said so yet
+	case <-h.Epoch().Done: // lost already; the watcher may not have said so yet
 		t.end(ErrLeadershipLost)
 	default:
 		t.end(ErrResigned)
 	}
-	e.s.released(h) // the term ended with t.end, whatever the delete does
-	err := e.q.Release(ctx, h)
+	err := e.line.Release(ctx, h)
 	switch {
-	case errors.Is(err, queue.ErrLost) || (err == nil && errors.Is(t.Err(), ErrLeadershipLost)):
+	case errors.Is(err, ErrLeadershipLost) || (err == nil && errors.Is(t.Err(), ErrLeadershipLost)):
 		return ErrLeadershipLost
 	case err == nil:
 		return nil
 	}
-	e.q.Conn.Discard(h.Path, h.Epoch.SessionID)
+	e.line.Abandon(h) // the term is over: its node goes in the background
 	return err
 }
 
@@ -209,30 +207,19 @@ func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
 }
 
 func (e *Election) leader(ctx context.Context) (LeaderInfo, error) {
-	names, err := e.q.Conn.Children(ctx, e.q.Dir)
-	if errors.Is(err, ErrNoNode) {
+	f, ok, err := e.q.First(ctx)
+	switch {
+	case err != nil:
+		return LeaderInfo{}, err
+	case !ok:
 		return LeaderInfo{}, ErrNoLeader
 	}
-	if err != nil {
-		return LeaderInfo{}, err
-	}
-	for _, c := range queue.Sort(names, e.q.Accept...) {
-		p := e.q.Dir + "/" + c.Name
-		data, st, err := e.q.Conn.Get(ctx, p)
-		if errors.Is(err, ErrNoNode) {
-			continue // it resigned since the listing; the next one leads
-		}
-		if err != nil {
-			return LeaderInfo{}, err
-		}
-		return LeaderInfo{Node: p, Value: data, Session: st.EphemeralOwner,
-			Token: st.Czxid << tokenShift, Since: time.UnixMilli(st.Ctime)}, nil
-	}
-	return LeaderInfo{}, ErrNoLeader
+	return LeaderInfo{Node: e.q.Dir + "/" + f.Name, Value: f.Data, Session: f.Stat.EphemeralOwner,
+		Token: f.Stat.Czxid << hold.TokenShift, Since: time.UnixMilli(f.Stat.Ctime)}, nil
 }
 
 // Candidates lists the election's queue: the leader first, then the other
 // candidates in the order they will lead, each with its value as Data.
 func (e *Election) Candidates(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, &e.q)
+	return listContenders(ctx, e.q)
 }

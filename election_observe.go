@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path"
 	"sync"
 	"time"
-
-	"github.com/zklock/zklock/internal/queue"
 )
 
 // observeRetry is how long Observe waits after an error that retrying the
@@ -26,8 +25,8 @@ const observeRetry = time.Second
 // Observe waits on one ZooKeeper watch at a time: on the leader's node
 // while there is a leader (so it wakes only when the leader changes, not for
 // every candidate that queues), and on the election path while there is
-// none. A watch Observe no longer needs stays registered until it fires;
-// watches on a node are shared.
+// none. go-zookeeper cannot remove a watch, so a watch Observe no longer
+// needs stays registered until it fires; watches on a node are shared.
 func (e *Election) Observe(ctx context.Context) (<-chan LeaderInfo, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
@@ -68,35 +67,14 @@ func sameLeader(a, b LeaderInfo) bool {
 	return a.Node == b.Node && bytes.Equal(a.Value, b.Value)
 }
 
-// awaitChange waits until info may no longer describe the leader: the
-// leader's node changed or went, or, with no leader, a child was added.
+// awaitChange waits until info may no longer describe the leader (see
+// queue.AwaitFirstChange); the session's Close ends the wait too.
 func (e *Election) awaitChange(ctx context.Context, info LeaderInfo) error {
+	first := ""
 	if info.Node != "" {
-		// A data watch fires on deletion and on a new value. Only deletion can
-		// change who leads: a new candidate always queues behind the leader.
-		_, err := e.q.Conn.WaitChange(ctx, info.Node)
-		return err
+		first = path.Base(info.Node)
 	}
-	names, _, ch, err := e.q.Conn.ChildrenW(ctx, e.q.Dir)
-	if errors.Is(err, ErrNoNode) {
-		return e.q.Conn.WaitExists(ctx, e.q.Dir)
-	}
-	if err != nil {
-		return err
-	}
-	if len(queue.Sort(names, e.q.Accept...)) > 0 {
-		return nil // a candidate arrived since we looked
-	}
-	// A watch left behind when ctx ends is a buffered channel with no
-	// goroutine, dropped when the watch fires or the session ends.
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-e.s.Done():
-		return ErrSessionClosed
-	}
+	return e.q.AwaitFirstChange(ctx, first)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -33,10 +34,10 @@ type Term struct {
 // Close waits for them) that end it when h's epoch ends or our node is
 // deleted while the session lives (by hand, say): then the next candidate
 // leads.
-func newTerm(conn queue.Conn, h *queue.Held) *Term {
-	t := &Term{token: acquisition{h: h}.token(), node: h.Path, session: h.Epoch.SessionID,
+func newTerm(conn queue.Conn, h *hold.Hold) *Term {
+	t := &Term{token: h.Token(), node: h.Node(), session: h.Epoch().SessionID,
 		done: make(chan struct{})}
-	lost := h.Epoch.Done
+	lost := h.Epoch().Done
 	// The epoch ends at Close too, before the session waits for its
 	// goroutines, so the first one always ends, and cancels the second.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -114,7 +115,7 @@ func (t *Term) SessionID() int64 { return t.session }
 // node exists. Put it first in Session.Multi so the other writes commit
 // only while this candidate is still first in the queue.
 func (t *Term) Guard() *CheckOp {
-	return &CheckOp{Path: t.node, Version: -1}
+	return checkOp(&hold.Guard{Path: t.node, Version: -1})
 }
 
 // Context returns a copy of parent that is cancelled when the term ends

@@ -147,7 +147,7 @@ func TestElectionResignHandsOver(t *testing.T) {
 	require.Len(t, cands, 3)
 	for i, want := range []string{"a", "b", "c"} {
 		require.Equal(t, want, string(cands[i].Data))
-		require.Equal(t, "lock-", cands[i].Kind, "Curator LeaderSelector's node kind")
+		require.Equal(t, zklock.KindMutex, cands[i].Kind, "Curator LeaderSelector's nodes are lock nodes")
 	}
 	require.Equal(t, first.Node(), cands[0].Path)
 	require.Equal(t, first.Token(), info.Token)

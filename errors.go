@@ -1,13 +1,11 @@
 package zklock
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/zklock/zklock/internal/client"
-	"github.com/zklock/zklock/internal/queue"
-	"github.com/zklock/zklock/internal/session"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // Errors returned by zklock. Each may be wrapped with detail; test for them
@@ -17,83 +15,76 @@ var (
 	// ErrInvalidOption is returned by constructors given a bad option value:
 	// an empty server list, an unparsable address, a non-positive timeout, a
 	// nil logger, and so on.
-	ErrInvalidOption = errors.New("zklock: invalid option")
+	ErrInvalidOption = errs.ErrInvalidOption
 
 	// ErrInvalidPath is returned by constructors given a path ZooKeeper would
 	// refuse or that zklock must not use: empty, relative, with a trailing
 	// slash or empty segment, "." or "..", invalid characters, under
 	// /zookeeper, or so long that a create request under it would exceed the
 	// session's maximum request size (WithMaxRequestSize).
-	ErrInvalidPath = errors.New("zklock: invalid path")
+	ErrInvalidPath = errs.ErrInvalidPath
 
 	// ErrDataTooLarge is returned by WithData and Election.Campaign for data
 	// over MaxDataSize, and by constructors and Campaign when the data with
 	// the path make a create request over the session's maximum request size
 	// (WithMaxRequestSize): the server would drop the connection instead.
-	ErrDataTooLarge = errors.New("zklock: data too large")
+	ErrDataTooLarge = errs.ErrDataTooLarge
 
 	// ErrNilContext is returned by every blocking method given a nil context.
-	ErrNilContext = errors.New("zklock: nil context")
+	ErrNilContext = errs.ErrNilContext
 
 	// ErrSessionClosed is returned by operations on a closed Session, and by
 	// blocking calls whose Session is closed while they wait.
-	ErrSessionClosed = session.ErrClosed
+	ErrSessionClosed = errs.ErrSessionClosed
 
 	// ErrLocked is returned by TryLock (and TryRLock) when another owner
 	// holds the lock. It is wrapped in a *LockedError naming the holder.
-	ErrLocked = errors.New("zklock: locked by another owner")
+	ErrLocked = errs.ErrLocked
 
 	// ErrNotLocked is returned by Unlock (and RUnlock) when the handle holds
 	// nothing: Unlock without Lock, a second Unlock, or more unlocks than
 	// locks.
-	ErrNotLocked = errors.New("zklock: not locked")
+	ErrNotLocked = errs.ErrNotLocked
 
-	// ErrAlreadyLocked is returned by Lock and TryLock on a non-reentrant
-	// handle that already holds the lock, and by the RWMutex methods that
-	// would start an acquisition while another one on the same handle is in
-	// progress.
-	ErrAlreadyLocked = errors.New("zklock: already locked by this handle")
+	// ErrAlreadyLocked is returned by MultiLock.Lock while the MultiLock
+	// holds or acquires. (A Mutex, RWMutex or ReentrantMutex shared by
+	// goroutines waits instead, as its sync counterpart does.)
+	ErrAlreadyLocked = errs.ErrAlreadyLocked
 
 	// ErrNotOwner is returned when an owner releases a lock held by another
 	// owner of the same Session.
-	ErrNotOwner = errors.New("zklock: not the owner")
+	ErrNotOwner = errs.ErrNotOwner
 
 	// ErrLockLost is returned by Unlock after the acquisition's loss signal
 	// fired: the ownership deadline passed, the session expired, or the
 	// bound (WithMaxHold) passed, so the lock may have been granted to
 	// another client; with WithCohort also once the cohort saw its node
-	// deleted by another client (Break). Re-entry into such a hold (an
-	// RWMutex's or a ReentrantMutex's Lock, RLock) and an RWMutex downgrade
-	// of it return it too, counting and creating nothing. The handle may
-	// lock again once it released the lost hold.
-	ErrLockLost = errors.New("zklock: lock lost")
+	// deleted by another client (Break). Re-entry into such a hold (a
+	// ReentrantMutex's Lock) and an RWMutex's Downgrade of it return it too,
+	// counting and creating nothing. The handle may lock again once it
+	// released the lost hold.
+	ErrLockLost = errs.ErrLockLost
 
 	// ErrAlreadyCampaigning is returned at once by Campaign and Run on an
 	// Election that is already campaigning (a Campaign waits), leading or
 	// running Run: an Election is one candidate, so the second call queues
-	// nothing, as a second Lock on a Mutex returns ErrAlreadyLocked.
-	ErrAlreadyCampaigning = errors.New("zklock: already campaigning")
+	// nothing.
+	ErrAlreadyCampaigning = errs.ErrAlreadyCampaign
 
 	// ErrNotLeader is returned by Resign when the Election does not lead:
 	// it never campaigned, its Campaign has not returned, or it resigned.
-	ErrNotLeader = errors.New("zklock: not the leader")
+	ErrNotLeader = errs.ErrNotLeader
 
 	// ErrNoLeader is returned by Leader when no candidate is campaigning.
-	ErrNoLeader = errors.New("zklock: no leader")
+	ErrNoLeader = errs.ErrNoLeader
 
 	// ErrLeadershipLost is returned by Resign, and is a Term's Err, once the
 	// term's loss signal fired: the ownership deadline passed, the session
 	// expired or it was closed, so another candidate may lead.
-	ErrLeadershipLost = errors.New("zklock: leadership lost")
+	ErrLeadershipLost = errs.ErrLeadershipLost
 
 	// ErrResigned is a Term's Err after Resign ended it.
-	ErrResigned = errors.New("zklock: resigned")
-
-	// ErrUpgrade is returned at once by RWMutex.Lock and TryLock when the
-	// handle holds only the read lock: two readers upgrading together would
-	// wait for each other forever. RUnlock first (the write lock may then
-	// go to another owner first), or take the write lock and downgrade.
-	ErrUpgrade = errors.New("zklock: cannot upgrade a read lock to a write lock")
+	ErrResigned = errs.ErrResigned
 
 	// ErrInvalidArgument is returned for a bad argument (options have
 	// ErrInvalidOption): by every constructor given a nil Session, by
@@ -102,14 +93,14 @@ var (
 	// function, and by Session.Multi for a nil Op (a Guard taken while
 	// nothing was held is nil) or a CreateOp of an unknown mode. Nothing is
 	// sent to the server.
-	ErrInvalidArgument = errors.New("zklock: invalid argument")
+	ErrInvalidArgument = errs.ErrInvalidArgument
 
 	// ErrLimitMismatch is returned by Semaphore.Acquire and TryAcquire when
 	// the limit stored on the server for the semaphore's path differs from
 	// the Semaphore's own, smaller or larger: processes must agree on the
 	// limit. It comes before the acquisition waits or queues, never after a
 	// wait for leases, and nothing is left on the server.
-	ErrLimitMismatch = errors.New("zklock: semaphore limit mismatch")
+	ErrLimitMismatch = errs.ErrLimitMismatch
 
 	// ErrWrongKind is returned at once by Mutex.Lock and TryLock,
 	// ReentrantMutex.Lock and TryLock, the RWMutex methods that acquire,
@@ -127,33 +118,33 @@ var (
 	// A semaphore's locks and leases nodes outlive its last lease until the
 	// server reaps them. It is wrapped in a *WrongKindError naming what was
 	// found, and nothing is left on the server.
-	ErrWrongKind = errors.New("zklock: path in use by another kind of primitive")
+	ErrWrongKind = errs.ErrWrongKind
 
 	// ErrNotAcquired is returned by Semaphore.TryAcquire when the leases are
 	// not free at once or other clients are queued for them.
-	ErrNotAcquired = errors.New("zklock: leases not acquired")
+	ErrNotAcquired = errs.ErrNotAcquired
 
 	// ErrLeaseReleased is returned by Lease.Release when the lease was
 	// already released.
-	ErrLeaseReleased = errors.New("zklock: lease already released")
+	ErrLeaseReleased = errs.ErrLeaseReleased
 
 	// ErrLeaseLost is returned by Lease.Release after the lease's loss signal
 	// fired: the ownership deadline passed or the session expired, so the
 	// leases may have been granted to others. The lease counts as released.
-	ErrLeaseLost = errors.New("zklock: lease lost")
+	ErrLeaseLost = errs.ErrLeaseLost
 
 	// ErrNotRevocable is returned by Revoke for a zklock node whose holder
 	// is not revocable (see WithRevocable) and whose node announces
 	// releases, so that writing a request into it would let the waiter
 	// behind it take the write for a release; and for a semaphore's lease,
 	// which no semaphore would hear.
-	ErrNotRevocable = errors.New("zklock: holder not revocable")
+	ErrNotRevocable = errs.ErrNotRevocable
 
 	// ErrHolderAlive is returned by Break, without force, when a holder's
 	// node exists: its session is alive as far as ZooKeeper knows, and the
 	// holder may be acting on the resource. It is wrapped in a
 	// *HolderAliveError naming the holder.
-	ErrHolderAlive = errors.New("zklock: holder's session is alive")
+	ErrHolderAlive = errs.ErrHolderAlive
 )
 
 // Errors of ZooKeeper, as the server reports them, wrapped with the
@@ -219,83 +210,16 @@ func (e *HolderAliveError) Error() string {
 func (e *HolderAliveError) Unwrap() error { return ErrHolderAlive }
 
 // WrongKindError is returned, wrapping ErrWrongKind, by a primitive that
-// found another kind of primitive's nodes on its path.
-type WrongKindError struct {
-	Path string // the primitive's path
-	Node string // the child that belongs to another kind: a node name, "locks" or "leases"
-	// Found is the kind of primitive the child belongs to: KindMutex (also
-	// an Election's or a ReentrantMutex's node, or Curator's or Kazoo's
-	// lock), KindRWMutexRead, KindRWMutexWrite, KindSemaphore (Curator's
-	// layout), FoundSemaphoreQueue (WithQueueLayout), "curator_leader_latch"
-	// or "kazoo_read_lock".
-	Found string
-}
+// found another kind of primitive's nodes on its path: Path, the
+// primitive's path; Node, the child that shows the other kind (a node
+// name, "locks" or "leases"); Found, that kind: KindMutex (also an
+// Election's or a ReentrantMutex's node, or Curator's or Kazoo's lock),
+// KindRWMutexRead, KindRWMutexWrite, KindSemaphore (Curator's layout),
+// KindSemaphorePermit (WithPermitLayout), KindCuratorLeaderLatch or
+// KindKazooReadLock.
+type WrongKindError = errs.WrongKindError
 
-// Error names the path, the kind found there and the node that shows it.
-func (e *WrongKindError) Error() string {
-	return fmt.Sprintf("%v: %s is used by a %s (node %s)", ErrWrongKind, e.Path, e.Found, e.Node)
-}
-
-// Unwrap returns ErrWrongKind.
-func (e *WrongKindError) Unwrap() error { return ErrWrongKind }
-
-// Kinds of foreign recipe a WrongKindError can report besides zklock's own.
-const (
-	foundLeaderLatch   = "curator_leader_latch"
-	foundKazooReadLock = "kazoo_read_lock"
-	// FoundSemaphoreQueue is WrongKindError.Found for a Semaphore in the
-	// one-queue layout (WithQueueLayout).
-	FoundSemaphoreQueue = "semaphore_queue"
-)
-
-// wrongKind describes c, a child of path that belongs to another kind of
-// primitive, in the terms of the public API.
-func wrongKind(path string, c queue.Contender) *WrongKindError {
-	found := KindMutex // lock- and Kazoo's __lock__
-	switch c.Kind {
-	case queue.KindRead:
-		found = KindRWMutexRead
-	case queue.KindWrite:
-		found = KindRWMutexWrite
-	case queue.KindLease, queue.LocksChild, queue.LeasesChild:
-		found = KindSemaphore
-	case queue.KindLatch:
-		found = foundLeaderLatch
-	case queue.KindKazooRLock:
-		found = foundKazooReadLock
-	case queue.KindPermit:
-		found = FoundSemaphoreQueue
-	}
-	return &WrongKindError{Path: path, Node: c.Name, Found: found}
-}
-
-// LockedError is returned by TryLock when another owner holds the lock; it
-// wraps ErrLocked.
-type LockedError struct {
-	Holder  string // the holder's node name
-	Session int64  // the holder's session id (0 if unknown)
-	Data    []byte // the holder's node data (see WithData)
-}
-
-// Error names the holder, its session and its data.
-func (e *LockedError) Error() string {
-	return fmt.Sprintf("%v: held by %s (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
-}
-
-// Unwrap returns ErrLocked.
-func (e *LockedError) Unwrap() error { return ErrLocked }
-
-// mapQueueErr turns the queue's internal errors into zklock's sentinels.
-func mapQueueErr(err error) error {
-	var le *queue.LockedError
-	var ke *queue.KindError
-	switch {
-	case errors.As(err, &le):
-		return &LockedError{Holder: le.Holder.Name, Session: le.Owner, Data: le.Data}
-	case errors.As(err, &ke):
-		return wrongKind(ke.Dir, ke.Found)
-	case errors.Is(err, queue.ErrLost):
-		return ErrLockLost
-	}
-	return err
-}
+// LockedError is returned, wrapping ErrLocked, by TryLock (TryRLock) when
+// another owner holds the lock: Holder, the holder's node name; Session,
+// its session id (0 if unknown); Data, its node data (see WithData).
+type LockedError = errs.LockedError

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )
@@ -38,7 +39,7 @@ func fakeRW(t *testing.T, s *Session, c *queuetest.Conn, path string, opts ...Op
 	if err != nil {
 		t.Fatalf("NewRWMutex: %v", err)
 	}
-	m.rq.Conn, m.wq.Conn = c, c
+	m.rq.Conn, m.q.Conn = c, c
 	return m
 }
 
@@ -155,20 +156,19 @@ type bounds struct {
 	chs []chan time.Time // in the order the timers were started
 }
 
-func newBounds() *bounds { return &bounds{} }
-
-// option makes a handle's max holds use b's timers.
-func (b *bounds) option() Option {
-	return func(o *primitiveOptions) error {
-		o.holdTimer = func(time.Duration) (<-chan time.Time, func() bool) {
-			ch := make(chan time.Time, 1)
-			b.mu.Lock()
-			b.chs = append(b.chs, ch)
-			b.mu.Unlock()
-			return ch, func() bool { return true }
-		}
-		return nil
+// newBounds makes every max hold's timer b's until the test ends.
+func newBounds(t *testing.T) *bounds {
+	b := &bounds{}
+	prev := hold.BoundTimer
+	hold.BoundTimer = func(time.Duration) (<-chan time.Time, func() bool) {
+		ch := make(chan time.Time, 1)
+		b.mu.Lock()
+		b.chs = append(b.chs, ch)
+		b.mu.Unlock()
+		return ch, func() bool { return true }
 	}
+	t.Cleanup(func() { hold.BoundTimer = prev })
+	return b
 }
 
 // started waits until n timers have been started.
@@ -189,4 +189,14 @@ func (b *bounds) pass(t *testing.T, i int) {
 	ch := b.chs[i]
 	b.mu.Unlock()
 	ch <- time.Now()
+}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

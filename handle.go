@@ -2,131 +2,107 @@ package zklock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+
+	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 )
 
-// This file holds what every primitive's handle shares: the queue it is
-// built on, the state of a granted acquisition, and the listing of its
-// contenders.
+// This file is what every primitive's facade shares: its description for
+// the hold engine (spec), the queue and line its constructor builds from
+// its options, and the listing of its contenders.
 
-func newQueue(s *Session, path, kind string, accept []string, opts []Option) (queue.Queue, primitiveOptions, error) {
+// spec describes a primitive to the engine.
+type spec struct {
+	kind   Kind     // in metrics and errors
+	node   string   // its nodes' kind on the wire (queue.KindLock, ...)
+	accept []string // the node kinds that share its queue
+	takes  takes    // the options it takes; the others are refused
+	quiet  bool     // its nodes never announce a release (an election's value)
+}
+
+// takes is a set of options a primitive takes.
+type takes uint8
+
+const (
+	takesCohort takes = 1 << iota
+	takesRevocable
+	takesMaxHold
+	takesPermits
+)
+
+// build checks the arguments every constructor gets and returns the
+// primitive's queue with its options. A pair of primitive and option that
+// cannot be made safe is refused here, with ErrInvalidOption and the
+// reason (docs/recipes.md, "What happens when...").
+func build(s *Session, path string, sp spec, opts []Option) (*queue.Queue, primitiveOptions, error) {
 	if s == nil {
-		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+		return nil, primitiveOptions{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
 	if err := queue.CheckPath(path); err != nil {
-		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+		return nil, primitiveOptions{}, fmt.Errorf("%w: %v", ErrInvalidPath, err)
 	}
 	o, err := applyOptions(opts)
 	if err != nil {
-		return queue.Queue{}, o, err
+		return nil, o, err
 	}
-	if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)+len(queue.Announcer)); err != nil {
-		return queue.Queue{}, o, err
+	if err := o.refuse(sp); err != nil {
+		return nil, o, err
 	}
-	if o.queueLayout && kind != queue.KindLease {
-		return queue.Queue{}, o, invalid("WithQueueLayout applies to a Semaphore only")
-	}
-	if o.cohort != nil && (o.revocable || o.maxHold > 0) {
-		return queue.Queue{}, o, invalid("WithCohort cannot be combined with WithRevocable or WithMaxHold")
+	if err := s.opts.checkCreate(queue.LongestNode(path, sp.node), len(o.data)+queue.LongestTag); err != nil {
+		return nil, o, err
 	}
 	// A cohort writes its node's data to invalidate a guard, a revoker a
 	// revocable holder's: such a node must not announce releases, or a
 	// waiter would take that write for one.
-	return queue.Queue{Conn: s.c, Dir: path, Kind: kind, Accept: accept, OneKind: true,
-		Handoff: !o.listingHandoff, Quiet: o.cohort != nil, Revocable: o.revocable}, o, nil
+	return &queue.Queue{Conn: s.c, Dir: path, Kind: sp.node, Accept: sp.accept, OneKind: true,
+		Handoff: !o.listingHandoff, Quiet: sp.quiet || o.cohort != nil, Revocable: o.revocable}, o, nil
 }
 
-// closedCh is returned as the loss signal of nothing held.
-var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-// acquisition is the granted state every lock handle exposes.
-type acquisition struct {
-	h     *queue.Held
-	local int          // the grant's index among its cohort node's grants
-	c     *cohort      // the cohort the hold is of, nil without WithCohort
-	w     *watchedHold // WithRevocable, WithMaxHold; nil without
-}
-
-func (a acquisition) lost() <-chan struct{} {
+// refuse returns the error of an option sp does not take, or of a pair of
+// options that do not go together.
+func (o primitiveOptions) refuse(sp spec) error {
 	switch {
-	case a.h == nil:
-		return closedCh
-	case a.w != nil && a.w.lost != nil && !closed(a.h.Epoch.Done):
-		// The bound's goroutine closes w.lost at the epoch's end too, a
-		// wake-up later: a hold asked after the epoch ended is lost now.
-		return a.w.lost
+	case o.cohort != nil && sp.takes&takesCohort == 0:
+		return invalid("WithCohort applies to Mutex and ReentrantMutex only")
+	case o.revocable && sp.takes&takesRevocable == 0:
+		return invalid("WithRevocable applies to Mutex, ReentrantMutex and RWMutex only")
+	case o.maxHold > 0 && sp.takes&takesMaxHold == 0:
+		return invalid("WithMaxHold applies to Mutex, ReentrantMutex and RWMutex only")
+	case o.permits && sp.takes&takesPermits == 0:
+		return invalid("WithPermitLayout applies to a Semaphore only")
+	case o.cohort != nil && (o.revocable || o.maxHold > 0):
+		// A cohort's holds share a node that outlives each: a bound or a
+		// revocation of one would end the others' too.
+		return invalid("WithCohort cannot be combined with WithRevocable or WithMaxHold")
 	}
-	return a.h.Epoch.Lost()
+	return nil
 }
 
-// closed reports whether ch is closed.
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
+// line returns the primitive's Line on q, and the Acquirer its handles
+// acquire through: the Line, or with WithCohort the session's cohort of
+// q's path.
+func (s *Session) line(q *queue.Queue, p hold.Protocol, sp spec, o primitiveOptions) (*hold.Line, hold.Acquirer) {
+	l := &hold.Line{P: p, Kind: sp.kind, Path: q.Dir,
+		Layers: hold.Layers{MaxHold: o.maxHold, Revocable: o.revocable, Q: q}}
+	if s.metrics != nil {
+		l.Events = s.metrics
 	}
+	if o.cohort == nil {
+		return l, l
+	}
+	form := func() *hold.Cohort { return hold.NewCohort(l, q, o.data, *o.cohort) }
+	return l, hold.CohortLine{R: &s.cohorts, Path: q.Dir, Form: form}
 }
 
-// revoked is the hold's revocation signal, nil when none can come.
-func (a acquisition) revoked() <-chan struct{} {
-	if a.w == nil {
-		return nil
-	}
-	return a.w.revoked
-}
-
-// release ends the hold: it deletes the node, then stops the hold's
-// watch. A hold whose bound passed (WithMaxHold) is lost: its node is
-// deleted all the same, and ErrLockLost returned. A release that fails
-// otherwise (ctx ended) keeps the hold, and its watch: the bound and the
-// revocation watch still apply to it.
-func (a acquisition) release(ctx context.Context, release func(context.Context, *queue.Held) error) error {
-	err := mapQueueErr(release(ctx, a.h))
-	if err != nil && !errors.Is(err, ErrLockLost) {
-		return err
-	}
-	if a.w.end() && err == nil {
-		return ErrLockLost
-	}
-	return err
-}
-
-func (a acquisition) token() int64 {
-	if a.h == nil {
-		return 0
-	}
-	return a.h.Token<<tokenShift | int64(a.local)
-}
-
-func (a acquisition) path() string {
-	if a.h == nil {
-		return ""
-	}
-	return a.h.Path
-}
-
-// guard is a multi-op that succeeds only while our node exists (version -1
-// matches any data version). Our node's name is unique, so it existing means
-// we still hold.
-func (a acquisition) guard() *CheckOp {
-	if a.h == nil {
-		return nil
-	}
-	return &CheckOp{Path: a.h.Path, Version: -1}
-}
-
-// Contender describes one node in a lock's queue, as returned by the
-// Contenders methods: the holder (or holders) first, then the waiters in the
-// order they will be granted.
+// Contender describes one node in a queue, as returned by the Contenders
+// methods: the holder (or holders) first, then the waiters in the order
+// they will be granted.
 type Contender struct {
 	Path    string    // full node path
-	Kind    string    // "lock-", "__READ__", "__WRIT__", "lease-", ...
+	Kind    Kind      // the kind of primitive the node is of: KindMutex, KindRWMutexRead, ...
 	Seq     int32     // sequence number assigned by the server
 	Session int64     // owning session id
 	Token   int64     // the fencing token of the node's first grant (see Mutex.Token)
@@ -135,7 +111,7 @@ type Contender struct {
 }
 
 func listContenders(ctx context.Context, q *queue.Queue) ([]Contender, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := hold.CheckCtx(ctx); err != nil {
 		return nil, err
 	}
 	entries, err := q.List(ctx)
@@ -144,30 +120,27 @@ func listContenders(ctx context.Context, q *queue.Queue) ([]Contender, error) {
 	}
 	out := make([]Contender, len(entries))
 	for i, e := range entries {
-		out[i] = Contender{
-			Path:    q.Dir + "/" + e.Name,
-			Kind:    e.Kind,
-			Seq:     e.Seq,
-			Session: e.Stat.EphemeralOwner,
-			Token:   e.Stat.Czxid << tokenShift,
-			Created: time.UnixMilli(e.Stat.Ctime),
-			Data:    e.Data,
-		}
+		out[i] = contender(q.Dir, e)
 	}
 	return out, nil
 }
 
-// checkCtx rejects a nil or already finished ctx before anything is sent.
-func checkCtx(ctx context.Context) error {
-	if ctx == nil {
-		return ErrNilContext
+// contender describes e, a node of the queue at dir.
+func contender(dir string, e queue.Entry) Contender {
+	return Contender{
+		Path:    dir + "/" + e.Name,
+		Kind:    queue.KindOf(e.Contender),
+		Seq:     e.Seq,
+		Session: e.Stat.EphemeralOwner,
+		Token:   e.Stat.Czxid << hold.TokenShift,
+		Created: time.UnixMilli(e.Stat.Ctime),
+		Data:    e.Data,
 	}
-	return ctx.Err()
 }
 
-// holder is the dialect every held acquisition speaks: the loss signal, the
-// fencing token, the guard for Session.Multi and our node, under the same
-// names everywhere.
+// holder is the dialect every held acquisition speaks: the loss signal,
+// the fencing token, the guard for Session.Multi and the node, under the
+// same names everywhere.
 type holder interface {
 	Lost() <-chan struct{}
 	Token() int64
@@ -176,3 +149,28 @@ type holder interface {
 }
 
 var _ = []holder{(*Mutex)(nil), (*ReentrantMutex)(nil), (*RWMutex)(nil), (*Lease)(nil), (*Term)(nil)}
+
+// checkCtx rejects a nil or finished ctx before anything is sent.
+var checkCtx = hold.CheckCtx
+
+// closedCh is the loss signal of nothing held.
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Part is one hold of a MultiLock: the write or read side of an RWMutex,
+// a Mutex or ReentrantMutex, or a Semaphore lease. Make one with
+// Mutex.Part, ReentrantMutex.Part, RWMutex.WritePart, RWMutex.ReadPart or
+// Semaphore.Part. The zero Part is invalid.
+type Part struct{ p hold.Part }
+
+// slotPart is the Part of a handle whose hold is its slot's: the MultiLock
+// locks and unlocks it as its owner would.
+func slotPart(path string, key any, s *hold.Slot, lock, unlock func(context.Context) error) Part {
+	return Part{hold.Part{Path: path, Key: key,
+		Acquire: func(ctx context.Context) (*hold.Hold, error) {
+			if err := lock(ctx); err != nil {
+				return nil, err
+			}
+			return s.Current(), nil
+		},
+		Release: func(ctx context.Context, _ *hold.Hold) error { return unlock(ctx) }}}
+}

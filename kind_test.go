@@ -14,7 +14,7 @@ import (
 // holder takes one kind of primitive on path and returns its release.
 type holder struct {
 	name string
-	kind string // WrongKindError.Found when another kind finds it
+	kind zklock.Kind // WrongKindError.Found when another kind finds it
 	take func(ctx context.Context, s *zklock.Session, path string) (release func(context.Context) error, err error)
 }
 
@@ -56,12 +56,12 @@ var kindHolders = []holder{
 		return m.RUnlock, m.RLock(ctx)
 	}},
 	{"Semaphore", zklock.KindSemaphore, semTake()},
-	{"Semaphore queue", zklock.FoundSemaphoreQueue, semTake(zklock.WithQueueLayout())},
+	{"Semaphore queue", zklock.KindSemaphorePermit, semTake(zklock.WithPermitLayout())},
 }
 
-var familyOf = map[string]string{
+var familyOf = map[zklock.Kind]string{
 	zklock.KindMutex: "lock", zklock.KindRWMutexWrite: "rw", zklock.KindRWMutexRead: "rw", zklock.KindSemaphore: "sem",
-	zklock.FoundSemaphoreQueue: "semq",
+	zklock.KindSemaphorePermit: "semq",
 }
 
 var kindContenders = []contender{
@@ -108,8 +108,8 @@ var kindContenders = []contender{
 	}},
 	{"Semaphore.Acquire", "sem", semCall(false)},
 	{"Semaphore.TryAcquire", "sem", semCall(true)},
-	{"Semaphore.Acquire (queue layout)", "semq", semCall(false, zklock.WithQueueLayout())},
-	{"Semaphore.TryAcquire (queue layout)", "semq", semCall(true, zklock.WithQueueLayout())},
+	{"Semaphore.Acquire (queue layout)", "semq", semCall(false, zklock.WithPermitLayout())},
+	{"Semaphore.TryAcquire (queue layout)", "semq", semCall(true, zklock.WithPermitLayout())},
 }
 
 // semTake holds one lease of a semaphore of two on the path.
@@ -226,7 +226,7 @@ func TestWrongKindSharedKinds(t *testing.T) {
 	err = m.Lock(ctx)
 	var wk *zklock.WrongKindError
 	require.ErrorAs(t, err, &wk)
-	require.Equal(t, "curator_leader_latch", wk.Found)
+	require.Equal(t, zklock.KindCuratorLeaderLatch, wk.Found)
 	require.Equal(t, n[len(path)+1:], wk.Node)
 	require.Equal(t, sorted([]string{"unrelated", n[len(path)+1:]}), sorted(nodeNames(t, s, path)), "the refused Mutex left its node")
 }

@@ -2,8 +2,10 @@ package zklock
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -28,14 +30,14 @@ type Metrics interface {
 	// nil when granted. A refused Try returns an error wrapping ErrLocked
 	// (locks) or ErrNotAcquired (semaphores); a timeout,
 	// context.DeadlineExceeded.
-	AcquireWait(kind, path string, d time.Duration, err error)
+	AcquireWait(kind Kind, path string, d time.Duration, err error)
 	// Hold reports that a granted acquisition ended after d: released
 	// (Unlock, RUnlock, Lease.Release, Resign) or lost.
-	Hold(kind, path string, d time.Duration)
+	Hold(kind Kind, path string, d time.Duration)
 	// Loss reports that the loss signal of a held acquisition fired (the
 	// ownership deadline passed or the session expired) before it was
 	// released. Closing the Session while holding is not reported as a loss.
-	Loss(kind, path string)
+	Loss(kind Kind, path string)
 	// SessionState reports every session state transition.
 	SessionState(st State)
 }
@@ -47,30 +49,36 @@ type Metrics interface {
 type RecipeMetrics interface {
 	// Revoked reports that a revocable holder (WithRevocable) received a
 	// revocation request.
-	Revoked(kind, path string)
+	Revoked(kind Kind, path string)
 	// Expired reports that a bounded hold (WithMaxHold) passed its bound:
 	// its loss signal fired and its node is being released.
-	Expired(kind, path string)
+	Expired(kind Kind, path string)
 }
 
 // recipe reports a recipe event to a Metrics that takes them.
-func (s *Session) recipe(report func(RecipeMetrics)) {
-	if s.metrics == nil {
-		return
-	}
-	if rm, ok := s.metrics.m.(RecipeMetrics); ok {
+func (ms *metricsState) recipe(report func(RecipeMetrics)) {
+	if rm, ok := ms.m.(RecipeMetrics); ok {
 		report(rm)
 	}
 }
 
 // Kinds of primitive, as passed to Metrics.
+// Kind names a kind of primitive: in metrics (the kind argument of
+// Metrics' methods), in WrongKindError.Found and in Contender.Kind.
+type Kind = errs.Kind
+
+// The kinds. KindCuratorLeaderLatch and KindKazooReadLock are the peers'
+// recipes a zklock primitive can meet on a path.
 const (
-	KindMutex          = "mutex"
-	KindReentrantMutex = "reentrant_mutex"
-	KindRWMutexRead    = "rwmutex_read"
-	KindRWMutexWrite   = "rwmutex_write"
-	KindSemaphore      = "semaphore"
-	KindElection       = "election"
+	KindMutex              = errs.Mutex
+	KindReentrantMutex     = errs.ReentrantMutex
+	KindRWMutexRead        = errs.RWMutexRead
+	KindRWMutexWrite       = errs.RWMutexWrite
+	KindSemaphore          = errs.Semaphore       // Curator's layout
+	KindSemaphorePermit    = errs.SemaphorePermit // WithPermitLayout
+	KindElection           = errs.Election
+	KindCuratorLeaderLatch = errs.LeaderLatch
+	KindKazooReadLock      = errs.KazooReadLock
 )
 
 // WithMetrics sends the session's measurements to m. The default is none.
@@ -90,6 +98,7 @@ func WithMetrics(m Metrics) SessionOption {
 // nil *metricsState (no WithMetrics) does nothing, at no cost.
 type metricsState struct {
 	m       Metrics
+	closing atomic.Bool // the session is closed: an epoch's end is no loss
 	mu      sync.Mutex
 	holds   map[*queue.Held]holdRec
 	reports reporter
@@ -98,8 +107,9 @@ type metricsState struct {
 
 // holdRec is a granted acquisition awaiting its Hold report.
 type holdRec struct {
-	kind, path string
-	since      time.Time
+	kind  Kind
+	path  string
+	since time.Time
 }
 
 // newMetricsState starts the reporter; it ends once StateClosed, which
@@ -123,27 +133,19 @@ func (ms *metricsState) wait() {
 
 // now returns the start of an acquisition for Metrics: the zero Time when
 // there are none, so the hot path does not even read the clock.
-func (s *Session) now() time.Time {
-	if s.metrics == nil {
-		return time.Time{}
-	}
-	return time.Now()
-}
+// The metrics state is the hold engine's Events (internal/hold).
 
-// acquired reports an acquisition that began at start and, when h was
-// granted, remembers it until released or its epoch's end reports its Hold.
-func (s *Session) acquired(kind, path string, start time.Time, h *queue.Held, err error) {
-	ms := s.metrics
-	if ms == nil {
-		return
-	}
+// Now returns the time an acquisition starts.
+func (ms *metricsState) Now() time.Time { return time.Now() }
+
+// Acquired reports an acquisition that started at start, and begins the
+// hold it granted (h, the node that identifies it).
+func (ms *metricsState) Acquired(kind Kind, path string, start time.Time, h *queue.Held, err error) {
 	now := time.Now()
 	ms.m.AcquireWait(kind, path, now.Sub(start), err)
 	if err != nil || h == nil {
 		return
 	}
-	// The epoch's end closes Done before epochEnded takes ms.mu: either the
-	// hold is recorded here first and reported there, or it is seen lost here.
 	ms.mu.Lock()
 	live := true
 	select {
@@ -154,19 +156,15 @@ func (s *Session) acquired(kind, path string, start time.Time, h *queue.Held, er
 	}
 	ms.mu.Unlock()
 	if !live { // the epoch ended between the grant and now
-		if s.State() != StateClosed {
+		if !ms.closing.Load() {
 			ms.m.Loss(kind, path)
 		}
 		ms.m.Hold(kind, path, 0)
 	}
 }
 
-// released reports the Hold of h, unless its loss already did.
-func (s *Session) released(h *queue.Held) {
-	ms := s.metrics
-	if ms == nil || h == nil {
-		return
-	}
+// Released ends the hold h identifies.
+func (ms *metricsState) Released(h *queue.Held) {
 	ms.mu.Lock()
 	rec, ok := ms.holds[h]
 	delete(ms.holds, h)
@@ -176,9 +174,16 @@ func (s *Session) released(h *queue.Held) {
 	}
 }
 
-// epochEnded queues Loss (unless the session is closing) and Hold for every
-// acquisition held in the epoch with key. It runs under the session
-// machine's lock.
+// Revoked and Expired report a revocation request heard (WithRevocable)
+// and a bound passed (WithMaxHold), to a RecipeMetrics.
+func (ms *metricsState) Revoked(kind Kind, path string) {
+	ms.recipe(func(m RecipeMetrics) { m.Revoked(kind, path) })
+}
+
+func (ms *metricsState) Expired(kind Kind, path string) {
+	ms.recipe(func(m RecipeMetrics) { m.Expired(kind, path) })
+}
+
 func (ms *metricsState) epochEnded(key any, closing bool) {
 	if ms == nil {
 		return
@@ -204,6 +209,9 @@ func (ms *metricsState) epochEnded(key any, closing bool) {
 // state queues the SessionState report of st.
 func (ms *metricsState) state(st State) {
 	if ms != nil {
+		if st == StateClosed {
+			ms.closing.Store(true)
+		}
 		ms.reports.push(func() { ms.m.SessionState(st) }, st == StateClosed)
 	}
 }

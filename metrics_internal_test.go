@@ -1,28 +1,32 @@
 package zklock
 
 import (
-	"errors"
 	"testing"
+	"time"
 
 	"github.com/zklock/zklock/internal/queue"
 )
 
-// Without Metrics, the calls every acquisition and release makes cost no
-// allocation.
-func TestMetricsHooksAllocateNothingWhenUnset(t *testing.T) {
+// Without Metrics a primitive's line has no Events: acquisitions and
+// releases read no clock and report nothing (the engine calls Events only
+// when set).
+func TestNoEventsWithoutMetrics(t *testing.T) {
 	s := &Session{opts: defaultSessionOptions()}
-	h := &queue.Held{}
-	err := errors.New("x")
-	allocs := testing.AllocsPerRun(100, func() {
-		start := s.now()
-		s.acquired(KindMutex, "/p", start, h, nil)
-		s.acquired(KindMutex, "/p", start, nil, err)
-		s.released(h)
-	})
-	if allocs != 0 {
-		t.Fatalf("%v allocations per acquisition without Metrics", allocs)
+	q := &queue.Queue{Dir: "/p"}
+	l, _ := s.line(q, q, mutexSpec, defaultPrimitiveOptions())
+	if l.Events != nil {
+		t.Fatalf("a line of a session without Metrics has Events %v", l.Events)
 	}
-	if !s.now().IsZero() {
-		t.Fatal("the clock was read without Metrics")
+	s.metrics = newMetricsState(nopMetrics{})
+	t.Cleanup(func() { s.metrics.state(StateClosed); s.metrics.wait() })
+	if l, _ := s.line(q, q, mutexSpec, defaultPrimitiveOptions()); l.Events == nil {
+		t.Fatal("a line of a session with Metrics has no Events")
 	}
 }
+
+type nopMetrics struct{}
+
+func (nopMetrics) AcquireWait(Kind, string, time.Duration, error) {}
+func (nopMetrics) Hold(Kind, string, time.Duration)               {}
+func (nopMetrics) Loss(Kind, string)                              {}
+func (nopMetrics) SessionState(State)                             {}

@@ -17,10 +17,11 @@ import (
 
 // metricsCall is one Metrics call as recorded.
 type metricsCall struct {
-	method, kind, path string
-	d                  time.Duration
-	err                error
-	state              zklock.State
+	method, path string
+	kind         zklock.Kind
+	d            time.Duration
+	err          error
+	state        zklock.State
 }
 
 // metricsRecorder is a Metrics that records every call.
@@ -37,13 +38,13 @@ func (r *metricsRecorder) add(c metricsCall) {
 	r.calls = append(r.calls, c)
 }
 
-func (r *metricsRecorder) AcquireWait(kind, path string, d time.Duration, err error) {
+func (r *metricsRecorder) AcquireWait(kind zklock.Kind, path string, d time.Duration, err error) {
 	r.add(metricsCall{method: "AcquireWait", kind: kind, path: path, d: d, err: err})
 }
-func (r *metricsRecorder) Hold(kind, path string, d time.Duration) {
+func (r *metricsRecorder) Hold(kind zklock.Kind, path string, d time.Duration) {
 	r.add(metricsCall{method: "Hold", kind: kind, path: path, d: d})
 }
-func (r *metricsRecorder) Loss(kind, path string) {
+func (r *metricsRecorder) Loss(kind zklock.Kind, path string) {
 	r.add(metricsCall{method: "Loss", kind: kind, path: path})
 }
 func (r *metricsRecorder) SessionState(st zklock.State) {
@@ -85,7 +86,7 @@ func requireCalls(t *testing.T, want, got []metricsCall) {
 	require.Len(t, got, len(want), "calls: %+v", got)
 	for i, w := range want {
 		g := got[i]
-		require.Equal(t, w.method+" "+w.kind+" "+w.path, g.method+" "+g.kind+" "+g.path, "metricsCall %d: %+v", i, got)
+		require.Equal(t, w.method+" "+string(w.kind)+" "+w.path, g.method+" "+string(g.kind)+" "+g.path, "metricsCall %d: %+v", i, got)
 		require.GreaterOrEqual(t, g.d, time.Duration(0))
 		if w.err == nil {
 			require.NoError(t, g.err, "metricsCall %d", i)
@@ -131,7 +132,7 @@ func TestMetricsEveryPrimitive(t *testing.T) {
 	rw, err := zklock.NewRWMutex(s, root+"rw")
 	require.NoError(t, err)
 	require.NoError(t, rw.Lock(ctx))
-	require.NoError(t, rw.RLock(ctx)) // downgrade
+	require.NoError(t, rw.Downgrade(ctx))
 	require.NoError(t, rw.Unlock(ctx))
 	require.NoError(t, rw.RUnlock(ctx))
 	requireCalls(t, []metricsCall{

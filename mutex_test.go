@@ -171,7 +171,10 @@ func TestMutexRejectsBadInput(t *testing.T) {
 	require.False(t, ok, "nothing may be created on the server")
 
 	require.NoError(t, m.Lock(ctx))
-	require.ErrorIs(t, m.Lock(ctx), zklock.ErrAlreadyLocked)
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, m.Lock(short), context.DeadlineExceeded, "Lock on a held Mutex waits, as sync.Mutex's")
+	require.ErrorIs(t, m.TryLock(ctx), zklock.ErrLocked, "TryLock on a held Mutex fails, as sync.Mutex's")
 	require.NoError(t, m.Unlock(ctx))
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrNotLocked, "double Unlock")
 }

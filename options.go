@@ -13,6 +13,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
 )
@@ -297,13 +298,10 @@ type Option func(*primitiveOptions) error
 type primitiveOptions struct {
 	data           []byte
 	listingHandoff bool
-	cohort         *cohortBound  // WithCohort; Mutex and ReentrantMutex only
+	cohort         *hold.Bound   // WithCohort
 	revocable      bool          // WithRevocable
 	maxHold        time.Duration // WithMaxHold; 0: unbounded
-	queueLayout    bool          // WithQueueLayout; Semaphore only
-	// holdTimer starts the timer of a max hold; nil: time.NewTimer's. Only
-	// the package's own tests set it, to pass the bound when they choose.
-	holdTimer func(time.Duration) (<-chan time.Time, func() bool)
+	permits        bool          // WithPermitLayout
 }
 
 func defaultPrimitiveOptions() primitiveOptions {
@@ -377,7 +375,7 @@ func WithListingHandoff() Option {
 	}
 }
 
-// WithQueueLayout gives a Semaphore zklock's one-queue layout instead of
+// WithPermitLayout gives a Semaphore zklock's permit layout instead of
 // Curator's InterProcessSemaphoreV2 layout, which is the default. Each
 // acquisition of n leases is one ephemeral sequential node directly under
 // the semaphore's path, named "_c_<uuid>-<n>of<limit>permit-<seq>", which
@@ -403,9 +401,9 @@ func WithListingHandoff() Option {
 //
 // It applies to NewSemaphore only; other constructors refuse it with
 // ErrInvalidOption.
-func WithQueueLayout() Option {
+func WithPermitLayout() Option {
 	return func(o *primitiveOptions) error {
-		o.queueLayout = true
+		o.permits = true
 		return nil
 	}
 }

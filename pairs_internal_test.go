@@ -22,15 +22,15 @@ func TestPairsRefusedAtConstruction(t *testing.T) {
 		{"Semaphore WithRevocable", func() error { _, err := NewSemaphore(fs, p, 2, WithRevocable()); return err }},
 		{"Semaphore WithCohort", func() error { _, err := NewSemaphore(fs, p, 2, WithCohort(0, 0)); return err }},
 		{"Semaphore queue WithMaxHold", func() error {
-			_, err := NewSemaphore(fs, p, 2, WithQueueLayout(), WithMaxHold(time.Second))
+			_, err := NewSemaphore(fs, p, 2, WithPermitLayout(), WithMaxHold(time.Second))
 			return err
 		}},
 		{"Semaphore queue WithRevocable", func() error {
-			_, err := NewSemaphore(fs, p, 2, WithQueueLayout(), WithRevocable())
+			_, err := NewSemaphore(fs, p, 2, WithPermitLayout(), WithRevocable())
 			return err
 		}},
 		{"Semaphore queue WithCohort", func() error {
-			_, err := NewSemaphore(fs, p, 2, WithQueueLayout(), WithCohort(0, 0))
+			_, err := NewSemaphore(fs, p, 2, WithPermitLayout(), WithCohort(0, 0))
 			return err
 		}},
 		{"Election WithMaxHold", func() error { _, err := NewElection(fs, p, WithMaxHold(time.Second)); return err }},
@@ -50,12 +50,12 @@ func TestPairsRefusedAtConstruction(t *testing.T) {
 			_, err := NewReentrantMutex(fs, p, WithCohort(0, 0), WithMaxHold(time.Second))
 			return err
 		}},
-		{"Mutex WithQueueLayout", func() error { _, err := NewMutex(fs, p, WithQueueLayout()); return err }},
+		{"Mutex WithPermitLayout", func() error { _, err := NewMutex(fs, p, WithPermitLayout()); return err }},
 		{"Mutex reserved data", func() error { _, err := NewMutex(fs, p, reserved); return err }},
 		{"ReentrantMutex reserved data", func() error { _, err := NewReentrantMutex(fs, p, reserved); return err }},
 		{"RWMutex reserved data", func() error { _, err := NewRWMutex(fs, p, reserved); return err }},
 		{"Semaphore reserved data", func() error { _, err := NewSemaphore(fs, p, 2, reserved); return err }},
-		{"Semaphore queue reserved data", func() error { _, err := NewSemaphore(fs, p, 2, WithQueueLayout(), reserved); return err }},
+		{"Semaphore queue reserved data", func() error { _, err := NewSemaphore(fs, p, 2, WithPermitLayout(), reserved); return err }},
 		{"Election reserved data", func() error { _, err := NewElection(fs, p, reserved); return err }},
 	} {
 		if err := tc.make(); !errors.Is(err, ErrInvalidOption) {

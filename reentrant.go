@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/zklock/zklock/internal/hold"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 // ReentrantMutex is a distributed lock that its owner may lock again while
@@ -20,35 +23,42 @@ import (
 // returns ErrNotOwner when another owner of the same Session holds the path
 // and ErrNotLocked otherwise (including more unlocks than locks).
 //
-// Methods are safe for concurrent use, but a second Lock that starts while
-// the owner's first is still waiting returns ErrAlreadyLocked. A
+// Methods are safe for concurrent use. A Lock that starts while the
+// owner's first is still waiting waits for it, then counts. A
 // ReentrantMutex must not be copied. Lost, Token and Guard behave as on
 // Mutex.
 type ReentrantMutex struct {
-	m *Mutex
+	s    *Session
+	q    *queue.Queue
+	data []byte
+	h    hold.Slot
 
-	mu    sync.Mutex
-	count int
+	mu     sync.Mutex
+	count  int
+	taking chan struct{} // closed when the owner's first Lock in flight returns
 }
+
+var reentrantSpec = spec{kind: KindReentrantMutex, node: queue.KindLock, accept: mutexSpec.accept, takes: mutexSpec.takes}
 
 // NewReentrantMutex returns a new owner of the reentrant lock at path. It
 // takes the same options as NewMutex and uses the same wire names, so
 // ReentrantMutex, Mutex and Curator's InterProcessMutex owners on one path
 // exclude each other.
 func NewReentrantMutex(s *Session, path string, opts ...Option) (*ReentrantMutex, error) {
-	m, err := NewMutex(s, path, opts...)
+	q, o, err := build(s, path, reentrantSpec, opts)
 	if err != nil {
 		return nil, err
 	}
-	m.kind = KindReentrantMutex
-	return &ReentrantMutex{m: m}, nil
+	_, a := s.line(q, q, reentrantSpec, o)
+	return &ReentrantMutex{s: s, q: q, data: o.data, h: hold.Slot{A: a}}, nil
 }
 
 // Lock acquires the lock, or increments the hold count if this owner holds
-// it already. It returns ErrLockLost, without changing the count, if the
-// owner holds a lock whose loss signal has fired: release it first.
-// Otherwise it behaves as Mutex.Lock, refusing a path that holds another
-// kind of primitive's nodes with ErrWrongKind.
+// it already; a Lock of the owner's still in flight is waited for first.
+// It returns ErrLockLost, without changing the count, if the owner holds a
+// lock whose loss signal has fired: release it first. Otherwise it behaves
+// as Mutex.Lock, refusing a path that holds another kind of primitive's
+// nodes with ErrWrongKind.
 func (r *ReentrantMutex) Lock(ctx context.Context) error { return r.lock(ctx, false) }
 
 // TryLock is Lock that fails with a *LockedError (wrapping ErrLocked) rather
@@ -56,65 +66,74 @@ func (r *ReentrantMutex) Lock(ctx context.Context) error { return r.lock(ctx, fa
 func (r *ReentrantMutex) TryLock(ctx context.Context) error { return r.lock(ctx, true) }
 
 func (r *ReentrantMutex) lock(ctx context.Context, try bool) error {
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
-	if ok, err := r.reenter(); ok || err != nil {
-		return err
-	}
-	if err := r.m.lock(ctx, try); err != nil {
+	if err := hold.CheckCtx(ctx); err != nil {
 		return err
 	}
 	r.mu.Lock()
-	r.count = 1
+	for r.count == 0 && r.taking != nil && !try {
+		taking := r.taking
+		r.mu.Unlock()
+		select {
+		case <-taking:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		r.mu.Lock()
+	}
+	if r.count > 0 {
+		defer r.mu.Unlock()
+		if r.h.Current().IsLost() {
+			return ErrLockLost
+		}
+		r.count++
+		return nil
+	}
+	taking := make(chan struct{})
+	r.taking = taking
 	r.mu.Unlock()
-	r.m.s.owners.set(r.m.q.Dir, r)
-	return nil
-}
-
-func (r *ReentrantMutex) reenter() (bool, error) {
+	err := r.h.Lock(ctx, queue.Request{Data: r.data, Try: try})
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.count == 0 {
-		return false, nil
+	close(taking)
+	if r.taking == taking {
+		r.taking = nil
 	}
-	select {
-	case <-r.m.Lost():
-		return false, ErrLockLost
-	default:
+	if err == nil {
+		r.count = 1
+		r.s.owners.Store(r.q.Dir, r)
 	}
-	r.count++
-	return true, nil
+	return err
 }
 
 // Unlock decrements the hold count and releases the lock when it reaches
 // zero, as Mutex.Unlock does. If the release fails because ctx ended, the
 // count stays at one and Unlock may be called again.
 func (r *ReentrantMutex) Unlock(ctx context.Context) error {
-	if err := checkCtx(ctx); err != nil {
+	if err := hold.CheckCtx(ctx); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
-	case r.count == 0 && r.m.s.owners.get(r.m.q.Dir) != nil:
-		return ErrNotOwner
 	case r.count == 0:
+		if o, ok := r.s.owners.Load(r.q.Dir); ok && o != r {
+			return ErrNotOwner
+		}
 		return ErrNotLocked
 	case r.count > 1:
 		r.count--
 		return nil
 	}
-	err := r.m.Unlock(ctx)
+	err := r.h.Unlock(ctx)
 	if err == nil || errors.Is(err, ErrLockLost) {
 		r.count = 0
-		r.m.s.owners.set(r.m.q.Dir, nil)
+		r.s.owners.CompareAndDelete(r.q.Dir, r)
 	}
 	return err
 }
 
 // Revoked is Mutex.Revoked for this owner's hold (see WithRevocable).
-func (r *ReentrantMutex) Revoked() <-chan struct{} { return r.m.Revoked() }
+func (r *ReentrantMutex) Revoked() <-chan struct{} { return r.h.Current().Revoked() }
 
 // HoldCount returns how many times the owner has locked without unlocking.
 func (r *ReentrantMutex) HoldCount() int {
@@ -124,58 +143,27 @@ func (r *ReentrantMutex) HoldCount() int {
 }
 
 // Lost is Mutex.Lost for this owner's acquisition.
-func (r *ReentrantMutex) Lost() <-chan struct{} { return r.m.Lost() }
+func (r *ReentrantMutex) Lost() <-chan struct{} { return r.h.Current().Lost() }
 
 // Token is Mutex.Token for this owner's acquisition.
-func (r *ReentrantMutex) Token() int64 { return r.m.Token() }
+func (r *ReentrantMutex) Token() int64 { return r.h.Current().Token() }
 
 // Guard is Mutex.Guard for this owner's acquisition.
-func (r *ReentrantMutex) Guard() *CheckOp { return r.m.Guard() }
+func (r *ReentrantMutex) Guard() *CheckOp { return checkOp(r.h.Current().Guard()) }
 
 // Node returns the full path of our lock node, or "" when nothing is held.
-func (r *ReentrantMutex) Node() string { return r.m.Node() }
+func (r *ReentrantMutex) Node() string { return r.h.Current().Node() }
 
 // Locker returns a sync.Locker whose Lock and Unlock call r's with
 // context.Background(), counting holds as r does. They panic on error (for
 // example a closed session, or Unlock by a non-owner), as sync.Locker has no
 // way to report one.
-func (r *ReentrantMutex) Locker() sync.Locker { return reentrantLocker{r} }
-
-type reentrantLocker struct{ r *ReentrantMutex }
-
-var _ sync.Locker = reentrantLocker{}
-
-func (l reentrantLocker) Lock()   { must(l.r.Lock(context.Background())) }
-func (l reentrantLocker) Unlock() { must(l.r.Unlock(context.Background())) }
+func (r *ReentrantMutex) Locker() sync.Locker { return locker{r.Lock, r.Unlock} }
 
 // Contenders lists the lock's queue, holder first.
 func (r *ReentrantMutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return r.m.Contenders(ctx)
+	return listContenders(ctx, r.q)
 }
 
-// owners records, per Session, which ReentrantMutex holds each path, so that
-// Unlock by another owner of the same session is named ErrNotOwner rather
-// than ErrNotLocked.
-type owners struct {
-	mu sync.Mutex
-	m  map[string]*ReentrantMutex
-}
-
-func (o *owners) set(path string, r *ReentrantMutex) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if r == nil {
-		delete(o.m, path)
-		return
-	}
-	if o.m == nil {
-		o.m = make(map[string]*ReentrantMutex)
-	}
-	o.m[path] = r
-}
-
-func (o *owners) get(path string) *ReentrantMutex {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.m[path]
-}
+// Part returns r as a part of a MultiLock.
+func (r *ReentrantMutex) Part() Part { return slotPart(r.q.Dir, r, &r.h, r.Lock, r.Unlock) }

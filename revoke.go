@@ -2,9 +2,7 @@ package zklock
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path"
 
 	"github.com/zklock/zklock/internal/queue"
 )
@@ -13,7 +11,7 @@ import (
 // data: Apache Curator's (LockInternals.REVOKE_MESSAGE), so that Curator's
 // Revoker reaches zklock holders and zklock's Revoke reaches Curator
 // holders made revocable.
-const RevokeMessage = "__REVOKE__"
+const RevokeMessage = queue.RevokeMessage
 
 // WithRevocable makes a Mutex, ReentrantMutex or RWMutex revocable: while
 // it holds, a revocation request written into its node (by Revoke, `zklock
@@ -33,27 +31,6 @@ func WithRevocable() Option {
 		o.revocable = true
 		return nil
 	}
-}
-
-// watchRevocation closes revoked once a revocation request is written into
-// node, and reports true, unless ctx ends or the node goes first.
-// A request written between the read and the watch is not missed: the
-// wait is on the version read (Conn.WaitData).
-func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked chan struct{}) bool {
-	for ctx.Err() == nil {
-		data, st, err := conn.Get(ctx, node)
-		switch {
-		case err != nil:
-			return false // the node is gone, the session closed, or ctx ended
-		case string(data) == RevokeMessage:
-			close(revoked)
-			return true
-		}
-		if ch, err := conn.WaitData(ctx, node, st.Version); err != nil || ch == queue.Deleted {
-			return false
-		}
-	}
-	return false
 }
 
 // Revoke asks the holders of a lock to release it, the way Curator's
@@ -89,69 +66,5 @@ func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
 	if err := queue.CheckPath(p); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
 	}
-	nodes := []string{p}
-	if _, ok := queue.Parse(path.Base(p)); !ok {
-		var err error
-		if nodes, err = holders(ctx, s, p); err != nil {
-			return nil, err
-		}
-	}
-	for _, n := range nodes {
-		data, _, err := s.c.Get(ctx, n)
-		if err != nil {
-			return nil, err
-		}
-		if c, _ := queue.Parse(path.Base(n)); queue.Announces(data) || c.Kind == queue.KindLease {
-			return nil, fmt.Errorf("%w: %s", ErrNotRevocable, n)
-		}
-	}
-	for _, n := range nodes {
-		if err := s.c.SetData(ctx, n, []byte(RevokeMessage), -1); err != nil && !errors.Is(err, ErrNoNode) {
-			return nil, err
-		}
-	}
-	return nodes, nil
-}
-
-// holders returns the nodes holding the lock at p: the first contender
-// (with, if it is a writer that downgraded, the read node beside it: the
-// same holder's, at its sequence number), or every reader ahead of the
-// first writer.
-func holders(ctx context.Context, s *Session, p string) ([]string, error) {
-	names, err := s.c.Children(ctx, p)
-	if errors.Is(err, ErrNoNode) {
-		return nil, fmt.Errorf("%w: %s does not exist", ErrNotLocked, p)
-	}
-	if err != nil {
-		return nil, err
-	}
-	cs := queue.Sort(names, queue.KindLock, queue.KindKazooLock, queue.KindRead, queue.KindWrite)
-	var out []string
-	for i, c := range cs {
-		if c.Kind != queue.KindRead {
-			if i == 0 {
-				out = append(out, p+"/"+c.Name)
-				out = append(out, beside(p, cs[1:], c)...)
-			}
-			break
-		}
-		out = append(out, p+"/"+c.Name)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no holder under %s", ErrNotLocked, p)
-	}
-	return out, nil
-}
-
-// beside returns the read nodes among cs (sorted) at w's sequence number:
-// a writer's downgrade (Queue.Join), which Sort puts right after it.
-func beside(p string, cs []queue.Contender, w queue.Contender) []string {
-	var out []string
-	for _, c := range cs {
-		if w.Kind != queue.KindWrite || c.Kind != queue.KindRead || c.Seq != w.Seq {
-			break
-		}
-		out = append(out, p+"/"+c.Name)
-	}
-	return out
+	return queue.Revoke(ctx, s.c, p)
 }

@@ -2,14 +2,26 @@ package zklock
 
 import (
 	"context"
+	"slices"
 	"sync"
-	"time"
 
+	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 )
 
 // RWMutex is a distributed reader/writer lock over ZooKeeper: any number of
 // readers, or one writer, across all processes using the same path.
+//
+// An RWMutex behaves like sync.RWMutex across goroutines too: any number of
+// goroutines may share one; Lock blocks while it is read- or write-locked,
+// by this handle or another, and RLock while it is write-locked or a
+// writer waits ahead. Each Lock and RLock is an acquisition of its own,
+// with its own fencing token. It is not reentrant: a goroutine that holds a
+// read lock and calls Lock waits forever, as with sync.RWMutex. Any
+// goroutine may Unlock or RUnlock. The accessors (Lost, Token, Guard, Node,
+// Revoked) describe the write lock while it is held, else the oldest read
+// lock of the handle. Methods are safe for concurrent use; an RWMutex must
+// not be copied.
 //
 // Nodes are named like Apache Curator's InterProcessReadWriteLock
 // (_c_<uuid>-__READ__<seq> and _c_<uuid>-__WRIT__<seq>) and ordered by one
@@ -24,211 +36,202 @@ import (
 // readers cannot starve writers. A release wakes only the owners it
 // unblocks.
 //
-// An RWMutex is one owner, reentrant for both modes: Lock while holding the
-// write lock, or RLock while holding the read lock, only counts, and each
-// needs its own Unlock or RUnlock; no server request is made until the count
-// drops to zero. Re-entry into a hold whose Lost has fired returns
-// ErrLockLost and counts nothing, as ReentrantMutex's does. Two goroutines that must exclude each other need two
-// RWMutex values, exactly as two processes would. Methods are safe for
-// concurrent use, but an owner's acquisitions are meant to be sequential: a
-// call that would start one while another is in progress on the same handle
-// returns ErrAlreadyLocked. An RWMutex must not be copied.
-//
-// Downgrade: RLock while holding the write lock succeeds at once and no
-// writer can get in between; Unlock then leaves the read lock held. The
-// downgrade relies on the write lock, so it is granted only while that
-// lock is live: once its Lost has fired (its bound, WithMaxHold, passed, or
-// its session's ownership ended), or its node was deleted by another client
-// (Break), RLock returns ErrLockLost and leaves nothing, since a writer
-// queued behind may hold. The read lock so taken keeps what the write lock
-// had: it is revocable with WithRevocable, and with WithMaxHold it ends at
-// the write lock's bound at the latest. Upgrade is refused: Lock while
-// holding only the read lock returns ErrUpgrade at once, since two readers
-// upgrading together would deadlock.
+// Downgrade turns the write lock into a read lock with no writer getting in
+// between (see there).
 //
 // Holding is not guaranteed once Lost fires: the session may have expired
 // and another client may hold the lock. Guard writes with Token or Guard.
 type RWMutex struct {
-	s    *Session
-	rq   queue.Queue // reader queue
-	wq   queue.Queue // writer queue (same path and order)
-	data []byte
-	o    primitiveOptions // WithRevocable, WithMaxHold
+	q, rq *queue.Queue // the write and the read queue (one path, one order)
+	rl    *hold.Line   // the read line
+	data  []byte
+	w     hold.Slot // the write lock
 
-	mu   sync.Mutex
-	busy bool // an acquisition is in progress
-	r, w hold
+	mu    sync.Mutex
+	reads []*hold.Hold // read holds, oldest first
 }
 
-// hold is one mode's acquisition and its reentrancy count.
-type hold struct {
-	acq acquisition
-	n   int
-}
+var (
+	rwKinds     = []string{queue.KindRead, queue.KindWrite}
+	rwWriteSpec = spec{kind: KindRWMutexWrite, node: queue.KindWrite, accept: rwKinds, takes: takesRevocable | takesMaxHold}
+	rwReadSpec  = spec{kind: KindRWMutexRead, node: queue.KindRead, accept: rwKinds, takes: takesRevocable | takesMaxHold}
+)
 
-// reenter counts one more acquisition of a hold, unless its loss signal
-// fired: then it returns ErrLockLost and counts nothing, as ReentrantMutex
-// does (release it first).
-func (h *hold) reenter() error {
-	if closed(h.acq.lost()) {
-		return ErrLockLost
-	}
-	h.n++
-	return nil
-}
-
-var rwKinds = []string{queue.KindRead, queue.KindWrite}
-
-// NewRWMutex returns an RWMutex on path. Nothing is sent to the server until
-// an acquisition. The path rules are NewMutex's.
+// NewRWMutex returns an RWMutex on path; see NewMutex for the path and
+// the options it takes (WithCohort is refused).
 func NewRWMutex(s *Session, path string, opts ...Option) (*RWMutex, error) {
-	wq, o, err := newQueue(s, path, queue.KindWrite, rwKinds, opts)
+	q, o, err := build(s, path, rwWriteSpec, opts)
 	if err != nil {
 		return nil, err
 	}
-	if o.cohort != nil {
-		return nil, invalid("WithCohort applies to Mutex and ReentrantMutex only")
-	}
-	rq := wq
+	rq := *q
 	rq.Kind = queue.KindRead
-	return &RWMutex{s: s, rq: rq, wq: wq, data: o.data, o: o}, nil
+	wl, _ := s.line(q, q, rwWriteSpec, o)
+	rl, _ := s.line(&rq, readQueue{&rq}, rwReadSpec, o)
+	return &RWMutex{q: q, rq: &rq, rl: rl, data: o.data, w: hold.Slot{A: wl}}, nil
 }
 
-// Lock blocks until the write lock is held, ctx ends, or the session is
-// closed. If the handle holds the write lock it only counts (ErrLockLost if
-// its Lost has fired); if it holds only the read lock it returns
-// ErrUpgrade. On error nothing is left on the
-// server, and errors.Is(err, ctx.Err()) holds when ctx ended; Lock returns
-// within the cleanup grace of ctx's end (see Cleanup in the package doc).
-// If the session expires while Lock waits, it re-enqueues under the new
-// session. A path that holds another kind of primitive's nodes (a Mutex's,
-// an Election's, a Semaphore's) returns a *WrongKindError (wrapping
-// ErrWrongKind) at once, without waiting.
-func (m *RWMutex) Lock(ctx context.Context) error { return m.lock(ctx, false) }
+// readQueue is the read protocol: the queue, where only writers ahead
+// block a reader.
+type readQueue struct{ q *queue.Queue }
 
-// TryLock is Lock without waiting: when other owners hold the lock or are
-// queued ahead, it returns a *LockedError (wrapping ErrLocked) and leaves
-// nothing behind. It returns a *WrongKindError as Lock does.
-func (m *RWMutex) TryLock(ctx context.Context) error { return m.lock(ctx, true) }
+func (r readQueue) Take(ctx context.Context, req queue.Request) (*queue.Place, error) {
+	req.Blocks = writer
+	return r.q.Take(ctx, req)
+}
 
-func (m *RWMutex) lock(ctx context.Context, try bool) error {
-	if err := checkCtx(ctx); err != nil {
-		return err
+func (r readQueue) Give(ctx context.Context, p *queue.Place) error { return r.q.Give(ctx, p) }
+
+func writer(c queue.Contender) bool { return c.Kind == queue.KindWrite }
+
+// Lock acquires the write lock, waiting while any read or write lock is
+// held; otherwise as Mutex.Lock.
+func (m *RWMutex) Lock(ctx context.Context) error {
+	return m.w.Lock(ctx, queue.Request{Data: m.data})
+}
+
+// TryLock is Lock that fails with a *LockedError rather than wait.
+func (m *RWMutex) TryLock(ctx context.Context) error {
+	return m.w.Lock(ctx, queue.Request{Data: m.data, Try: true})
+}
+
+// RLock acquires a read lock, waiting while a writer holds or waits ahead;
+// otherwise as Mutex.Lock.
+func (m *RWMutex) RLock(ctx context.Context) error { _, err := m.rlock(ctx, false); return err }
+
+// TryRLock is RLock that fails with a *LockedError rather than wait.
+func (m *RWMutex) TryRLock(ctx context.Context) error { _, err := m.rlock(ctx, true); return err }
+
+func (m *RWMutex) rlock(ctx context.Context, try bool) (*hold.Hold, error) {
+	h, err := m.rl.Acquire(ctx, queue.Request{Data: m.data, Try: try})
+	if err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
-	switch {
-	case m.w.n > 0:
-		defer m.mu.Unlock()
-		return m.w.reenter()
-	case m.r.n > 0:
-		m.mu.Unlock()
-		return ErrUpgrade
-	}
-	return m.acquire(ctx, &m.wq, &m.w, nil, try)
+	m.reads = append(m.reads, h)
+	m.mu.Unlock()
+	return h, nil
 }
 
-// RLock blocks until the read lock is held, ctx ends, or the session is
-// closed. If the handle holds the read lock it only counts (ErrLockLost if
-// its Lost has fired). If it holds the write lock, it downgrades: the read
-// lock is granted at once, beside the write lock's place in the queue, so
-// no waiting writer can get in between (two server requests: the read
-// node's create, then a read that finds the write node still there), or
-// ErrLockLost if the write lock was lost (see Downgrade in the type doc).
-// Errors are as for Lock.
-func (m *RWMutex) RLock(ctx context.Context) error { return m.rlock(ctx, false) }
-
-// TryRLock is RLock without waiting: when a writer holds the lock or is
-// queued, it returns a *LockedError (wrapping ErrLocked) and leaves nothing
-// behind. It returns a *WrongKindError as Lock does.
-func (m *RWMutex) TryRLock(ctx context.Context) error { return m.rlock(ctx, true) }
-
-func (m *RWMutex) rlock(ctx context.Context, try bool) error {
-	if err := checkCtx(ctx); err != nil {
-		return err
+// Downgrade takes a read lock beside the write lock this RWMutex holds, at
+// its position in the queue, so that no writer gets in between; Unlock then
+// releases the write lock and leaves the read lock held. It returns
+// ErrNotLocked when the write lock is not held. It relies on the write
+// lock, so it succeeds only while that lock is live: once its Lost has
+// fired (its bound, WithMaxHold, passed, or its session's ownership ended),
+// or its node was deleted by another client (Break), it returns
+// ErrLockLost and leaves nothing, since a writer queued behind may hold.
+// The read lock so taken keeps what the write lock had: it is revocable
+// with WithRevocable, and with WithMaxHold it ends at the write lock's
+// bound at the latest. It costs two requests (the read node, then a read
+// of the write node). Upgrade has no counterpart: release the read lock,
+// then Lock.
+func (m *RWMutex) Downgrade(ctx context.Context) error {
+	w := m.w.Current()
+	if w == nil {
+		return ErrNotLocked
 	}
-	m.mu.Lock()
-	switch {
-	case m.r.n > 0:
-		defer m.mu.Unlock()
-		return m.r.reenter()
-	case m.w.n > 0:
-		defer m.mu.Unlock()
-		return m.downgrade(ctx)
-	}
-	return m.acquire(ctx, &m.rq, &m.r, writer, try)
-}
-
-// downgrade takes the read lock beside our write node. m.mu stays held so
-// that Unlock cannot delete the write node before the read node exists:
-// a writer could get in between. The write hold is relied on, so it is
-// checked against its own loss signal (its bound, WithMaxHold, or its
-// epoch) before and after the read node is made, and its bound's release
-// is held off meanwhile (pin); Join checks that the write node still
-// exists (Break). The read hold inherits the write hold's revocation
-// watch and bound: it ends when the write hold would have at the latest.
-func (m *RWMutex) downgrade(ctx context.Context) error {
-	if m.busy {
-		return ErrAlreadyLocked
-	}
-	w := m.w.acq
-	if !w.w.pin() {
-		return ErrLockLost
-	}
-	start := m.s.now()
-	var h *queue.Held
-	err := ErrLockLost
-	if !closed(w.lost()) {
-		h, err = m.rq.Join(ctx, w.h, m.data)
-		err = mapQueueErr(err)
-	}
-	made := err == nil
-	if made && closed(w.lost()) {
-		// Lost while the read node was made: no read lock comes of it.
-		m.rq.Conn.Untrack(h.Epoch, h.Path)
-		m.rq.Conn.Discard(h.Path, h.Epoch.SessionID)
-		h, err = nil, ErrLockLost
-	}
-	w.w.unpin(made)
-	m.s.acquired(KindRWMutexRead, m.rq.Dir, start, h, err)
+	h, err := m.rl.Downgrade(ctx, w, m.rq, m.data)
 	if err != nil {
 		return err
 	}
-	o := m.o
-	if w.w != nil && o.maxHold > 0 {
-		o.maxHold = max(time.Until(w.w.until), time.Nanosecond)
-	}
-	m.r = hold{acquisition{h: h, w: watchHold(&m.rq, h, o, holdEvents{m.s, KindRWMutexRead, m.rq.Dir})}, 1}
+	m.mu.Lock()
+	m.reads = append(m.reads, h)
+	m.mu.Unlock()
 	return nil
 }
 
-// acquire enqueues on q and records the grant in to. m.mu is held on entry
-// and released on return.
-func (m *RWMutex) acquire(ctx context.Context, q *queue.Queue, to *hold, b queue.Blocks, try bool) error {
-	if m.busy {
+// Unlock releases the write lock, as Mutex.Unlock does. After a Downgrade
+// the read lock stays held.
+func (m *RWMutex) Unlock(ctx context.Context) error { return m.w.Unlock(ctx) }
+
+// RUnlock releases the oldest read lock of the handle, as Mutex.Unlock
+// does; ErrNotLocked when it holds none.
+func (m *RWMutex) RUnlock(ctx context.Context) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if len(m.reads) == 0 {
 		m.mu.Unlock()
-		return ErrAlreadyLocked
+		return ErrNotLocked
 	}
-	m.busy = true
+	h := m.reads[0]
 	m.mu.Unlock()
-	start := m.s.now()
-	h, err := q.Acquire(ctx, queue.Request{Data: m.data, Blocks: b, Try: try})
-	err = mapQueueErr(err)
-	kind := KindRWMutexRead
-	if q.Kind == queue.KindWrite {
-		kind = KindRWMutexWrite
+	return m.runlock(ctx, h)
+}
+
+// runlock releases h, a read hold of m's: it leaves m's reads while its
+// release is under way, so that a concurrent RUnlock takes another, and
+// comes back if it is still held (ctx ended first).
+func (m *RWMutex) runlock(ctx context.Context, h *hold.Hold) error {
+	m.mu.Lock()
+	i := slices.Index(m.reads, h)
+	if i < 0 {
+		m.mu.Unlock()
+		return ErrNotLocked
 	}
-	m.s.acquired(kind, q.Dir, start, h, err)
+	m.reads = slices.Delete(m.reads, i, i+1)
+	m.mu.Unlock()
+	err := m.rl.Release(ctx, h)
+	if !h.Released() {
+		m.mu.Lock()
+		m.reads = slices.Insert(m.reads, 0, h)
+		m.mu.Unlock()
+	}
+	return err
+}
+
+// current is the hold the accessors describe: the write lock's, else the
+// oldest read lock's.
+func (m *RWMutex) current() *hold.Hold {
+	if h := m.w.Current(); h != nil {
+		return h
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.busy = false
-	if err != nil {
-		return err
+	if len(m.reads) == 0 {
+		return nil
 	}
-	*to = hold{acquisition{h: h, w: watchHold(q, h, m.o, holdEvents{m.s, kind, q.Dir})}, 1}
-	return nil
+	return m.reads[0]
 }
 
-// writer is the reader's rule: a reader waits for the nearest writer ahead
-// of it only, and holds when no writer is ahead: readers never wait for
-// readers, nor for anything queued after them (Kazoo #649).
-func writer(c queue.Contender) bool { return c.Kind == queue.KindWrite }
+// Lost is Mutex.Lost for the current acquisition (see RWMutex).
+func (m *RWMutex) Lost() <-chan struct{} { return m.current().Lost() }
+
+// Revoked is Mutex.Revoked for the current acquisition (see WithRevocable).
+func (m *RWMutex) Revoked() <-chan struct{} { return m.current().Revoked() }
+
+// Token is Mutex.Token for the current acquisition.
+func (m *RWMutex) Token() int64 { return m.current().Token() }
+
+// Guard is Mutex.Guard for the current acquisition.
+func (m *RWMutex) Guard() *CheckOp { return checkOp(m.current().Guard()) }
+
+// Node returns the full path of the current acquisition's node, or "".
+func (m *RWMutex) Node() string { return m.current().Node() }
+
+// Contenders lists the queue: the holders first (the writer, or the
+// readers), then the waiters in the order they will be granted.
+func (m *RWMutex) Contenders(ctx context.Context) ([]Contender, error) {
+	return listContenders(ctx, m.q)
+}
+
+// RLocker returns a sync.Locker whose Lock and Unlock call RLock and
+// RUnlock with context.Background(), as sync.RWMutex's RLocker does. They
+// panic on error, as sync.Locker has no way to report one.
+func (m *RWMutex) RLocker() sync.Locker { return locker{m.RLock, m.RUnlock} }
+
+// Locker returns a sync.Locker whose Lock and Unlock call Lock and Unlock
+// with context.Background(), panicking on error.
+func (m *RWMutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
+
+// WritePart returns m's write lock as a part of a MultiLock.
+func (m *RWMutex) WritePart() Part { return slotPart(m.q.Dir, m, &m.w, m.Lock, m.Unlock) }
+
+// ReadPart returns a read lock of m as a part of a MultiLock.
+func (m *RWMutex) ReadPart() Part {
+	return Part{hold.Part{Path: m.q.Dir, Key: m,
+		Acquire: func(ctx context.Context) (*hold.Hold, error) { return m.rlock(ctx, false) },
+		Release: m.runlock}}
+}

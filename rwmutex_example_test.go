@@ -27,21 +27,22 @@ func ExampleRWMutex() {
 	fmt.Println("reader blocked:", errors.Is(r1.TryRLock(ctx), zklock.ErrLocked))
 	_ = w.Unlock(ctx)
 
-	// A reader cannot upgrade: two readers doing so would deadlock.
+	// Lock waits for every reader, the handle's own too, as with
+	// sync.RWMutex: release the read lock before taking the write lock.
 	_ = r1.RLock(ctx)
-	fmt.Println("upgrade:", r1.Lock(ctx))
+	fmt.Println("write while reading:", errors.Is(r1.TryLock(ctx), zklock.ErrLocked))
 	_ = r1.RUnlock(ctx)
 	// Output:
 	// reader 1: <nil>
 	// reader 2: <nil>
 	// writer blocked: true
-	// holders: __READ__ __READ__
+	// holders: rwmutex_read rwmutex_read
 	// writer: <nil>
 	// reader blocked: true
-	// upgrade: zklock: cannot upgrade a read lock to a write lock
+	// write while reading: true
 }
 
-func ExampleRWMutex_RLock() {
+func ExampleRWMutex_Downgrade() {
 	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
 	defer done()
 	m, _ := zklock.NewRWMutex(s, "/catalog/rw")
@@ -53,7 +54,7 @@ func ExampleRWMutex_RLock() {
 		return
 	}
 	fmt.Println("write token > 0:", m.Token() > 0)
-	fmt.Println("downgrade:", m.RLock(ctx))
+	fmt.Println("downgrade:", m.Downgrade(ctx))
 	fmt.Println("release write:", m.Unlock(ctx))
 
 	reader, _ := zklock.NewRWMutex(s, "/catalog/rw")
@@ -66,4 +67,21 @@ func ExampleRWMutex_RLock() {
 	// release write: <nil>
 	// another reader: <nil>
 	// release read: <nil>
+}
+
+func ExampleRWMutex_RLock() {
+	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
+	defer done()
+	m, _ := zklock.NewRWMutex(s, "/catalog/readers")
+
+	// Readers of one handle, as of sync.RWMutex, share the lock.
+	fmt.Println("reader 1:", m.RLock(ctx))
+	fmt.Println("reader 2:", m.RLock(ctx))
+	fmt.Println("writer blocked:", errors.Is(m.TryLock(ctx), zklock.ErrLocked))
+	fmt.Println("release:", m.RUnlock(ctx), m.RUnlock(ctx))
+	// Output:
+	// reader 1: <nil>
+	// reader 2: <nil>
+	// writer blocked: true
+	// release: <nil> <nil>
 }

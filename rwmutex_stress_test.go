@@ -100,7 +100,7 @@ func TestRWMutexCutOffWriter(t *testing.T) {
 	path := lockPath(t, "rw")
 	w, r := newRW(t, cut, path), newRW(t, other, path)
 	require.NoError(t, w.Lock(ctx))
-	require.NoError(t, w.RLock(ctx), "downgrade")
+	require.NoError(t, w.Downgrade(ctx), "downgrade")
 	rd := async(func() error { return r.Lock(ctx) })
 	pending(t, rd, 300*time.Millisecond, "writer while another holds")
 

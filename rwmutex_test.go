@@ -44,7 +44,7 @@ func TestRWMutexReadersShare(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cs, 3, "a failed TryLock leaves nothing")
 	for _, c := range cs {
-		require.Equal(t, "__READ__", c.Kind)
+		require.Equal(t, zklock.KindRWMutexRead, c.Kind)
 		require.True(t, strings.HasPrefix(c.Path, path+"/_c_"), c.Path)
 	}
 	for _, m := range readers {
@@ -91,7 +91,7 @@ func TestRWMutexReaderWriterReaderOrder(t *testing.T) {
 	rd := async(func() error { return r2.RLock(ctx) })
 	waitQueued(t, r1, 3)
 	pending(t, rd, 500*time.Millisecond, "second reader behind a queued writer")
-	require.ErrorIs(t, r2.TryRLock(ctx), zklock.ErrAlreadyLocked, "an acquisition is in progress")
+	require.ErrorIs(t, r2.TryRLock(ctx), zklock.ErrLocked, "a reader may not pass the queued writer")
 
 	require.NoError(t, r1.RUnlock(ctx))
 	wres := await(t, wr, 10*time.Second, "writer")
@@ -117,7 +117,7 @@ func TestRWMutexDowngradeKeepsQueuedWriterOut(t *testing.T) {
 	wr := async(func() error { return w.Lock(ctx) })
 	waitQueued(t, a, 2)
 
-	require.NoError(t, a.RLock(ctx), "downgrade is granted at once")
+	require.NoError(t, a.Downgrade(ctx), "downgrade is granted at once")
 	require.NoError(t, a.Unlock(ctx))
 	readNode := a.Node()
 	require.Contains(t, readNode, "__READ__")
@@ -140,22 +140,29 @@ func TestRWMutexDowngradeKeepsQueuedWriterOut(t *testing.T) {
 	require.NoError(t, r.RUnlock(ctx))
 }
 
-func TestRWMutexUpgradeFailsAtOnce(t *testing.T) {
+// Upgrade, as with sync.RWMutex, waits: Lock while the handle holds a read
+// lock (another goroutine's) queues behind it until RUnlock.
+func TestRWMutexLockWaitsForReaders(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	m := newRW(t, s, lockPath(t, "rw"))
 	require.NoError(t, m.RLock(ctx))
-	start := time.Now()
-	require.ErrorIs(t, m.Lock(ctx), zklock.ErrUpgrade)
-	require.ErrorIs(t, m.TryLock(ctx), zklock.ErrUpgrade)
-	require.Less(t, time.Since(start), time.Second)
+	var le *zklock.LockedError
+	require.ErrorAs(t, m.TryLock(ctx), &le, "the handle's own reader blocks a writer")
+	w := async(func() error { return m.Lock(ctx) })
+	waitQueued(t, m, 2)
+	pending(t, w, 300*time.Millisecond, "Lock while the handle's reader holds")
 	require.NoError(t, m.RUnlock(ctx))
-	require.NoError(t, m.Lock(ctx), "after RUnlock the write lock is free")
+	require.NoError(t, await(t, w, 10*time.Second, "writer").err, "after RUnlock the write lock is granted")
 	require.NoError(t, m.Unlock(ctx))
 }
 
-func TestRWMutexReentrant(t *testing.T) {
+// An RWMutex shared by goroutines behaves like sync.RWMutex: Lock while
+// the handle holds the write lock waits for Unlock (any goroutine's), RLock
+// takes a read lock of its own beside the handle's others, and each
+// release ends one acquisition.
+func TestRWMutexSharedHandle(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
@@ -164,14 +171,14 @@ func TestRWMutexReentrant(t *testing.T) {
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrNotLocked)
 	require.ErrorIs(t, m.RUnlock(ctx), zklock.ErrNotLocked)
 	require.NoError(t, m.Lock(ctx))
-	node, token := m.Node(), m.Token()
-	require.NoError(t, m.Lock(ctx))
-	require.NoError(t, m.TryLock(ctx))
-	require.Equal(t, node, m.Node(), "re-entry makes no new node")
-	require.Len(t, nodeNames(t, s, path), 1)
-	require.NoError(t, m.Unlock(ctx))
-	require.NoError(t, m.Unlock(ctx))
-	require.Equal(t, token, m.Token(), "still held after two of three unlocks")
+	token := m.Token()
+	second := async(func() error { return m.Lock(ctx) })
+	waitQueued(t, m, 2)
+	pending(t, second, 300*time.Millisecond, "a second Lock on the write-locked handle")
+	require.ErrorIs(t, m.TryLock(ctx), zklock.ErrLocked)
+	require.NoError(t, m.Unlock(ctx), "any goroutine may Unlock")
+	require.NoError(t, await(t, second, 10*time.Second, "the second Lock").err)
+	require.Greater(t, m.Token(), token, "each acquisition has its own token")
 	require.NoError(t, m.Unlock(ctx))
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrNotLocked)
 	require.Zero(t, m.Token())
@@ -182,8 +189,8 @@ func TestRWMutexReentrant(t *testing.T) {
 	}
 
 	require.NoError(t, m.RLock(ctx))
-	require.NoError(t, m.RLock(ctx))
-	require.Len(t, nodeNames(t, s, path), 1)
+	require.NoError(t, m.RLock(ctx), "readers share the lock")
+	require.Len(t, nodeNames(t, s, path), 2, "each read lock is an acquisition of its own")
 	require.NoError(t, m.RUnlock(ctx))
 	require.NoError(t, m.RUnlock(ctx))
 	require.ErrorIs(t, m.RUnlock(ctx), zklock.ErrNotLocked)

@@ -114,9 +114,9 @@ func BenchmarkSemaphore(b *testing.B) {
 	}{
 		{"uncontended", 1, 1, nil}, {"clients=16/limit=4", 16, 4, nil}, {"clients=16/limit=1", 16, 1, nil},
 		{"clients=8/limit=2", 8, 2, nil},
-		{"queue/uncontended", 1, 1, []zklock.Option{zklock.WithQueueLayout()}},
-		{"queue/clients=16/limit=4", 16, 4, []zklock.Option{zklock.WithQueueLayout()}},
-		{"queue/clients=8/limit=2", 8, 2, []zklock.Option{zklock.WithQueueLayout()}},
+		{"queue/uncontended", 1, 1, []zklock.Option{zklock.WithPermitLayout()}},
+		{"queue/clients=16/limit=4", 16, 4, []zklock.Option{zklock.WithPermitLayout()}},
+		{"queue/clients=8/limit=2", 8, 2, []zklock.Option{zklock.WithPermitLayout()}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			path := "/bench/" + b.Name()

@@ -71,7 +71,7 @@ func readNodeOf(t *testing.T, m *zklock.RWMutex, sid int64) string {
 	cs, err := m.Contenders(ctxFor(t))
 	require.NoError(t, err)
 	for _, c := range cs {
-		if c.Kind == "__READ__" && c.Session == sid {
+		if c.Kind == zklock.KindRWMutexRead && c.Session == sid {
 			return c.Path
 		}
 	}
@@ -112,7 +112,7 @@ func maxHoldBesideDowngrade(t *testing.T, c *zktest.Cluster, path string, bound 
 	bgot := make(chan error, 1)
 	go func() { bgot <- b.Lock(ctx) }()
 	eventually(t, 10*time.Second, "B waits for A's write node", func() bool { return watches(t, c, bs.SessionID(), write) })
-	if err := a.RLock(ctx); errors.Is(err, zklock.ErrLockLost) {
+	if err := a.Downgrade(ctx); errors.Is(err, zklock.ErrLockLost) {
 		require.NoError(t, <-bgot)
 		require.NoError(t, b.Unlock(ctx))
 		require.ErrorIs(t, a.Unlock(ctx), zklock.ErrLockLost)
@@ -189,9 +189,9 @@ func TestDowngradeAfterLossZK(t *testing.T) {
 			eventually(t, 10*time.Second, "B waits for A's write node", func() bool { return watches(t, c, bs.SessionID(), write) })
 			tc.lose(ctx, t, a, path)
 			require.NoError(t, <-bgot, "B holds once A's write node went")
-			err = a.RLock(ctx)
+			err = a.Downgrade(ctx)
 			if read := ownedBy(t, as, as.SessionID(), path); err == nil || len(read) > 0 {
-				t.Fatalf("RLock after the write hold was lost: %v; A's nodes %v, while writer B holds", err, read)
+				t.Fatalf("Downgrade after the write hold was lost: %v; A's nodes %v, while writer B holds", err, read)
 			}
 			require.ErrorIs(t, err, zklock.ErrLockLost)
 			if err := a.Unlock(ctx); err != nil {

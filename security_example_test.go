@@ -52,14 +52,16 @@ func ExampleWithDigestAuth() {
 // (see package metrics/prometheus).
 type countingMetrics struct{ acquired, held chan string }
 
-func (c countingMetrics) AcquireWait(kind, path string, d time.Duration, err error) {
+func (c countingMetrics) AcquireWait(kind zklock.Kind, path string, d time.Duration, err error) {
 	if err == nil {
-		c.acquired <- kind + " " + path
+		c.acquired <- string(kind) + " " + path
 	}
 }
-func (c countingMetrics) Hold(kind, path string, d time.Duration) { c.held <- kind + " " + path }
-func (countingMetrics) Loss(kind, path string)                    {}
-func (countingMetrics) SessionState(zklock.State)                 {}
+func (c countingMetrics) Hold(kind zklock.Kind, path string, d time.Duration) {
+	c.held <- string(kind) + " " + path
+}
+func (countingMetrics) Loss(kind zklock.Kind, path string) {}
+func (countingMetrics) SessionState(zklock.State)          {}
 
 func ExampleWithMetrics() {
 	servers, stop := exampleServer()

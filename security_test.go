@@ -47,7 +47,7 @@ func TestSecurityACLOnEveryNode(t *testing.T) {
 	rw, err := zklock.NewRWMutex(alice, root+"rw")
 	require.NoError(t, err)
 	require.NoError(t, rw.Lock(ctx))
-	require.NoError(t, rw.RLock(ctx)) // downgrade: a node made by Join
+	require.NoError(t, rw.Downgrade(ctx)) // a node made by Join
 	sem, err := zklock.NewSemaphore(alice, root+"sem", 1)
 	require.NoError(t, err)
 	lease, err := sem.Acquire(ctx, 1)

@@ -2,10 +2,9 @@ package zklock
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
+	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -49,16 +48,17 @@ import (
 // Lease, and two goroutines holding one lease each count as two holders. It
 // must not be copied.
 type Semaphore struct {
-	s     *Session
-	l     queue.Leases
-	p     *queue.Permits // WithQueueLayout; nil for Curator's layout
+	line  *hold.Line
+	q     *queue.Queue // the lease or permit queue, for listings
+	locks *queue.Queue // Curator's layout: the waiters' queue; nil in the permit layout
 	path  string
 	limit int
 	data  []byte
-
-	mu       sync.Mutex
-	verified int64 // czxid of the leases node under which the stored limit was checked
 }
+
+// semaphoreSpec is Curator's layout; WithPermitLayout's differs in its
+// kind, its node and the option it takes (NewSemaphore).
+var semaphoreSpec = spec{kind: KindSemaphore, node: queue.KindLease}
 
 // NewSemaphore returns a Semaphore on path allowing limit leases at once.
 // Nothing is sent to the server until an acquisition. A limit below 1 is
@@ -67,23 +67,30 @@ func NewSemaphore(s *Session, path string, limit int, opts ...Option) (*Semaphor
 	if limit < 1 {
 		return nil, fmt.Errorf("%w: limit %d must be at least 1", ErrInvalidArgument, limit)
 	}
-	q, o, err := newQueue(s, path, queue.KindLease, nil, opts)
+	o, err := applyOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	if o.cohort != nil || o.revocable || o.maxHold > 0 {
-		return nil, invalid("WithCohort, WithRevocable and WithMaxHold apply to locks only")
+	sp := semaphoreSpec
+	if o.permits {
+		sp.node = fmt.Sprintf("%dof%d%s", limit, limit, queue.KindPermit) // the longest permit node
+		sp.kind, sp.takes = KindSemaphorePermit, takesPermits
 	}
-	sem := &Semaphore{s: s, path: path, limit: limit, data: o.data}
-	sem.l = queue.Leases{Conn: q.Conn, Dir: path, Limit: limit}
-	if o.queueLayout {
-		kind := fmt.Sprintf("%dof%d%s", limit, limit, queue.KindPermit)
-		// A holder writes its rank after the data (queue.PermitTag).
-		if err := s.opts.checkCreate(queue.LongestNode(path, kind), len(o.data)+queue.LongestTag); err != nil {
-			return nil, err
-		}
-		sem.p = &queue.Permits{Conn: q.Conn, Dir: path, Limit: limit}
+	q, o, err := build(s, path, sp, opts)
+	if err != nil {
+		return nil, err
 	}
+	sem := &Semaphore{path: path, limit: limit, data: o.data}
+	var p hold.Protocol
+	if o.permits {
+		pm := &queue.Permits{Conn: q.Conn, Dir: path, Limit: limit}
+		p, sem.q = pm, &queue.Queue{Conn: q.Conn, Dir: path, Accept: []string{queue.KindPermit}}
+	} else {
+		l := &queue.Leases{Conn: q.Conn, Dir: path, Limit: limit}
+		p, sem.q, sem.locks = l, l.LeaseQueue(), l.LockQueue()
+	}
+	sem.line, _ = s.line(q, p, sp, o)
+	sem.line.LostErr, sem.line.NotHeldErr = ErrLeaseLost, ErrLeaseReleased
 	return sem, nil
 }
 
@@ -111,58 +118,76 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := hold.CheckCtx(ctx); err != nil {
 		return nil, err
 	}
 	if n < 1 || n > s.limit {
 		return nil, fmt.Errorf("%w: %d leases of a semaphore of %d", ErrInvalidArgument, n, s.limit)
 	}
-	if s.p != nil {
-		return s.acquirePermits(ctx, n, try)
-	}
-	start := s.s.now()
-	g, err := s.l.Acquire(ctx, queue.LeaseRequest{N: n, Data: s.data, Try: try,
-		Check: s.check, Precheck: s.precheck})
-	switch {
-	case errors.Is(err, queue.ErrFull):
-		err = ErrNotAcquired
-	case errors.Is(err, ErrWrongKind):
-		s.dropLayout(ctx)
-	}
-	err = mapQueueErr(err)
-	var last *queue.Held // identifies the Lease to Metrics
-	if err == nil {
-		last = g.Held[len(g.Held)-1]
-	}
-	s.s.acquired(KindSemaphore, s.path, start, last, err)
+	h, err := s.line.Acquire(ctx, queue.Request{N: n, Data: s.data, Try: try})
 	if err != nil {
 		return nil, err
 	}
-	return &Lease{sem: s, held: g.Held}, nil
+	return &Lease{line: s.line, h: h}, nil
 }
 
 // Holders lists the lease nodes present now, in the order they were
 // created: the granted leases, and those of the client at the head of the
 // queue while it waits for the count to drop to the limit. Each has Kind
 // "lease-"; children of <path>/leases that are not lease nodes count against
-// the limit but are not listed. With WithQueueLayout it lists the permit
+// the limit but are not listed. With WithPermitLayout it lists the permit
 // nodes (Kind "permit-") whose leases fit within the limit, in queue order:
 // those granted, and any about to be.
 func (s *Semaphore) Holders(ctx context.Context) ([]Contender, error) {
-	if s.p != nil {
+	if s.locks == nil {
 		h, _, err := s.listPermits(ctx)
 		return h, err
 	}
-	return listContenders(ctx, s.l.LeaseQueue())
+	return listContenders(ctx, s.q)
 }
 
 // Contenders lists the clients queued for leases, in the order they will be
 // served: the first is the one waiting for leases to be released. With
-// WithQueueLayout they are the permit nodes behind the holders.
+// WithPermitLayout they are the permit nodes behind the holders.
 func (s *Semaphore) Contenders(ctx context.Context) ([]Contender, error) {
-	if s.p != nil {
+	if s.locks == nil {
 		_, w, err := s.listPermits(ctx)
 		return w, err
 	}
-	return listContenders(ctx, s.l.LockQueue())
+	return listContenders(ctx, s.locks)
+}
+
+// listPermits splits the permit layout's queue into the holders and the
+// waiters: the holders are the first nodes whose weights fit the limit.
+func (s *Semaphore) listPermits(ctx context.Context) (holders, waiters []Contender, err error) {
+	all, err := listContenders(ctx, s.q)
+	if err != nil {
+		return nil, nil, err
+	}
+	used := 0
+	for i, c := range all {
+		n, _, ok := queue.PermitWeight(c.Path[len(s.path)+1:])
+		if !ok {
+			continue
+		}
+		if used += n; used > s.limit {
+			return holders, all[i:], nil
+		}
+		holders = append(holders, c)
+	}
+	return holders, nil, nil
+}
+
+// Part returns one lease of s as a part of a MultiLock; a MultiLock holds
+// one lease of the semaphore at a time.
+func (s *Semaphore) Part() Part {
+	return Part{hold.Part{Path: s.path, Key: s,
+		Acquire: func(ctx context.Context) (*hold.Hold, error) {
+			l, err := s.Acquire(ctx, 1)
+			if err != nil {
+				return nil, err
+			}
+			return l.h, nil
+		},
+		Release: s.line.Release}}
 }

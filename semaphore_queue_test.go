@@ -13,7 +13,7 @@ import (
 
 func newQueueSem(t *testing.T, s *zklock.Session, path string, limit int) *zklock.Semaphore {
 	t.Helper()
-	sem, err := zklock.NewSemaphore(s, path, limit, zklock.WithQueueLayout())
+	sem, err := zklock.NewSemaphore(s, path, limit, zklock.WithPermitLayout())
 	require.NoError(t, err)
 	return sem
 }
@@ -53,7 +53,7 @@ func TestSemaphoreQueueBasics(t *testing.T) {
 	hs, err := a.Holders(ctx)
 	require.NoError(t, err)
 	require.Len(t, hs, 2, "a failed TryAcquire leaves nothing")
-	require.Equal(t, "permit-", hs[0].Kind)
+	require.Equal(t, zklock.KindSemaphorePermit, hs[0].Kind)
 
 	res, _ := acquireAsync(ctx, a, 1)
 	eventually(t, 10*time.Second, "waiter queued", func() bool {
@@ -212,20 +212,20 @@ func TestSemaphoreQueueLimitMismatch(t *testing.T) {
 	require.NoError(t, await(t, res, 10*time.Second, "waiter").err)
 }
 
-// WithQueueLayout is a Semaphore's option only.
+// WithPermitLayout is a Semaphore's option only.
 func TestQueueLayoutOnlyForSemaphore(t *testing.T) {
 	c := standalone(t)
 	s := newSession(t, c.Servers())
 	path := lockPath(t, "semq")
-	_, err := zklock.NewMutex(s, path, zklock.WithQueueLayout())
+	_, err := zklock.NewMutex(s, path, zklock.WithPermitLayout())
 	require.ErrorIs(t, err, zklock.ErrInvalidOption)
-	_, err = zklock.NewRWMutex(s, path, zklock.WithQueueLayout())
+	_, err = zklock.NewRWMutex(s, path, zklock.WithPermitLayout())
 	require.ErrorIs(t, err, zklock.ErrInvalidOption)
-	_, err = zklock.NewElection(s, path, zklock.WithQueueLayout())
+	_, err = zklock.NewElection(s, path, zklock.WithPermitLayout())
 	require.ErrorIs(t, err, zklock.ErrInvalidOption)
-	_, err = zklock.NewReentrantMutex(s, path, zklock.WithQueueLayout())
+	_, err = zklock.NewReentrantMutex(s, path, zklock.WithPermitLayout())
 	require.ErrorIs(t, err, zklock.ErrInvalidOption)
-	_, err = zklock.NewSemaphore(s, path, 0, zklock.WithQueueLayout())
+	_, err = zklock.NewSemaphore(s, path, 0, zklock.WithPermitLayout())
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	sem := newQueueSem(t, s, path, 2)
 	_, err = sem.Acquire(ctxFor(t), 3)

@@ -91,7 +91,7 @@ var semLayouts = []struct {
 	opts []zklock.Option
 }{
 	{"curator layout", nil},
-	{"queue layout", []zklock.Option{zklock.WithQueueLayout()}},
+	{"queue layout", []zklock.Option{zklock.WithPermitLayout()}},
 }
 
 // semNodes lists every node a Semaphore of either layout keeps under path:

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/session"
 )
 
@@ -34,8 +35,8 @@ type Session struct {
 	closeOnce sync.Once
 	done      chan struct{} // closed when Close has finished
 
-	owners  owners  // ReentrantMutex holders by path (reentrant.go)
-	cohorts cohorts // WithCohort's cohorts by path (cohort.go)
+	owners  sync.Map     // ReentrantMutex holders by path, for ErrNotOwner
+	cohorts hold.Cohorts // WithCohort's cohorts by path
 }
 
 // NewSession connects to ZooKeeper and waits until a session is established

@@ -75,7 +75,7 @@ func ExampleContender() {
 		fmt.Printf("%s %s ours=%v token=%v\n", c.Kind, c.Data, c.Path == holder.Node(), c.Token == holder.Token())
 	}
 	// Output:
-	// lock- worker-1 ours=true token=true
+	// mutex worker-1 ours=true token=true
 }
 
 func ExampleLockedError() {
@@ -107,6 +107,18 @@ func ExampleWrongKindError() {
 	}
 	// Output:
 	// found: mutex true
+}
+
+func ExampleKind() {
+	ctx, s, done := sharedSession()
+	defer done()
+	r, _ := zklock.NewRWMutex(s, "/ex/kinds/rw")
+	_ = r.RLock(ctx)
+	defer r.RUnlock(ctx)
+	cs, _ := r.Contenders(ctx)
+	fmt.Println(cs[0].Kind, cs[0].Kind == zklock.KindRWMutexRead)
+	// Output:
+	// rwmutex_read true
 }
 
 func ExampleHolderAliveError() {
@@ -342,7 +354,7 @@ type exampleMetrics struct {
 	acquired, held, revoked int
 }
 
-func (c *exampleMetrics) AcquireWait(kind, path string, d time.Duration, err error) {
+func (c *exampleMetrics) AcquireWait(kind zklock.Kind, path string, d time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err == nil {
@@ -350,17 +362,17 @@ func (c *exampleMetrics) AcquireWait(kind, path string, d time.Duration, err err
 	}
 }
 
-func (c *exampleMetrics) Hold(kind, path string, d time.Duration) {
+func (c *exampleMetrics) Hold(kind zklock.Kind, path string, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.held++
 }
 
-func (c *exampleMetrics) Loss(kind, path string)       {}
-func (c *exampleMetrics) SessionState(st zklock.State) {}
-func (c *exampleMetrics) Expired(kind, path string)    {}
+func (c *exampleMetrics) Loss(kind zklock.Kind, path string)    {}
+func (c *exampleMetrics) SessionState(st zklock.State)          {}
+func (c *exampleMetrics) Expired(kind zklock.Kind, path string) {}
 
-func (c *exampleMetrics) Revoked(kind, path string) {
+func (c *exampleMetrics) Revoked(kind zklock.Kind, path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.revoked++

@@ -57,7 +57,7 @@ func queueWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]
 	if sc.Kind != kindSem {
 		return nil, nil, errors.New("the queue layout is a Semaphore's")
 	}
-	return zklockWith(ctx, e, sc, path, zklock.WithQueueLayout())
+	return zklockWith(ctx, e, sc, path, zklock.WithPermitLayout())
 }
 
 func zklockWith(ctx context.Context, e *servers, sc scenario, path string, opts ...zklock.Option) ([]worker, func(), error) {

@@ -44,7 +44,7 @@ const (
 	implEtcd    = "etcd"
 	implRedsync = "redsync"
 	implCohort  = "zklock-cohort" // zklock with WithCohort: the goroutines of a session share one node
-	implQueue   = "zklock-queue"  // zklock's Semaphore with WithQueueLayout
+	implQueue   = "zklock-queue"  // zklock's Semaphore with WithPermitLayout
 	implWrite   = "one-write"     // one go-zookeeper setData per cycle: the limit of a handoff
 )
 

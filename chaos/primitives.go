@@ -10,7 +10,7 @@ import (
 )
 
 // Primitives names the workloads, one per zklock primitive; "semqueue",
-// a Semaphore in the one-queue layout (WithQueueLayout); and "cohort":
+// a Semaphore in the one-queue layout (WithPermitLayout); and "cohort":
 // CohortSize goroutines of each process on one Mutex path, all with
 // WithCohort, so that local handoffs mix with remote ones.
 var Primitives = []string{"mutex", "reentrant", "rwmutex", "semaphore", "semqueue", "election", "cohort"}
@@ -82,7 +82,7 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 	case "semaphore", "semqueue":
 		var opts []zklock.Option
 		if prim == "semqueue" {
-			opts = append(opts, zklock.WithQueueLayout())
+			opts = append(opts, zklock.WithPermitLayout())
 		}
 		sem, err := zklock.NewSemaphore(s, path, limitOf(prim, limit), opts...)
 		return func(ctx context.Context, rnd *rand.Rand) (*hold, error) {

@@ -127,7 +127,7 @@ func testCuratorRWDowngrade(t *testing.T) {
 	j.send(t, "acquire write 60000")
 	w.waitQueue(m.Contenders, 2)
 	w.step("go", "end", "write", nil)
-	w.step("go", "start", "read", m.RLock(w.ctx)) // downgrade
+	w.step("go", "start", "read", m.Downgrade(w.ctx))
 	if err := m.Unlock(w.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func (f *runFlags) acquirer(path string) func(context.Context, *zklock.Session) 
 		case kindSemaphore:
 			return acquireLease(ctx, s, path, f.n, f.try, opts)
 		case kindSemQueue:
-			return acquireLease(ctx, s, path, f.n, f.try, append(opts, zklock.WithQueueLayout()))
+			return acquireLease(ctx, s, path, f.n, f.try, append(opts, zklock.WithPermitLayout()))
 		case kindRW:
 			return acquireRW(ctx, s, path, f.shared, f.try, opts)
 		}

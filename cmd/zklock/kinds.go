@@ -96,7 +96,7 @@ func (r *reader) lockQueue(p string, names []string) (found, bool) {
 	qs := queue.Sort(names, accept...)
 	cs := make([]zklock.Contender, len(qs))
 	for i, q := range qs {
-		cs[i] = zklock.Contender{Path: join(p, q.Name), Kind: q.Kind, Seq: q.Seq}
+		cs[i] = zklock.Contender{Path: join(p, q.Name), Kind: queue.KindOf(q), Seq: q.Seq}
 	}
 	held := make([]bool, len(cs))
 	f := found{Path: p, Kind: kind, Holders: []entry{}}
@@ -191,6 +191,6 @@ func (r *reader) contender(dir string, q queue.Contender) (zklock.Contender, []b
 	if !ok {
 		return zklock.Contender{}, nil, false
 	}
-	return zklock.Contender{Path: p, Kind: q.Kind, Seq: q.Seq, Session: st.EphemeralOwner,
+	return zklock.Contender{Path: p, Kind: queue.KindOf(q), Seq: q.Seq, Session: st.EphemeralOwner,
 		Token: st.Czxid << tokenShift, Created: time.UnixMilli(st.Ctime), Data: queue.UserData(data)}, data, true
 }

@@ -17,7 +17,7 @@ const (
 	kindLock      = "lock"            // Mutex (and Election): "lock-" nodes
 	kindRW        = "rw"              // RWMutex: "__READ__" and "__WRIT__" nodes
 	kindSemaphore = "semaphore"       // Semaphore: "locks" and "leases" children
-	kindSemQueue  = "semaphore-queue" // Semaphore WithQueueLayout: "permit-" nodes
+	kindSemQueue  = "semaphore-queue" // Semaphore WithPermitLayout: "permit-" nodes
 )
 
 // checkPath rejects a path the library would refuse, before anything is

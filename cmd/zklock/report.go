@@ -114,8 +114,10 @@ func rwHeld(cs []zklock.Contender) []bool {
 	return held
 }
 
+// isWriter: in a read-write queue a Kazoo lock node (KindMutex) is a
+// writer, as Kazoo's WriteLock's.
 func isWriter(c zklock.Contender) bool {
-	return c.Kind == queue.KindWrite || c.Kind == queue.KindKazooLock
+	return c.Kind == zklock.KindRWMutexWrite || c.Kind == zklock.KindMutex
 }
 
 func rwMode(c zklock.Contender) string {
@@ -138,7 +140,7 @@ func (r *report) fillSemQueue(ctx context.Context, s *zklock.Session) error {
 			break
 		}
 	}
-	sem, err := zklock.NewSemaphore(s, r.Path, max(r.Limit, 1), zklock.WithQueueLayout())
+	sem, err := zklock.NewSemaphore(s, r.Path, max(r.Limit, 1), zklock.WithPermitLayout())
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"github.com/zklock/zklock/internal/errs"
 	"testing"
 
 	"github.com/zklock/zklock/internal/client"
@@ -60,8 +61,8 @@ func TestEveryCreateAccountedFor(t *testing.T) {
 			acquire func(ctx context.Context, s *queuetest.Server, c *queuetest.Conn, try bool) error
 			refused error
 		}{
-			{"mutex", acquireMutex, queue.ErrLocked},
-			{"leases", acquireLease, queue.ErrFull},
+			{"mutex", acquireMutex, errs.ErrLocked},
+			{"leases", acquireLease, errs.ErrNotAcquired},
 		} {
 			t.Run(tc.name+"/"+prim.name, func(t *testing.T) {
 				s := queuetest.NewServer()

@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"errors"
+	"github.com/zklock/zklock/internal/errs"
 	"path"
 	"slices"
 	"testing"
@@ -21,11 +22,11 @@ func TestTryLocked(t *testing.T) {
 	await(t, s, "the waiter watches the holder", func() bool { return s.Watching(hh.Path) == 1 })
 
 	_, err := mutexQ(c).Acquire(testCtx(t), queue.Request{Try: true})
-	var le *queue.LockedError
-	if !errors.As(err, &le) || !errors.Is(err, queue.ErrLocked) {
+	var le *errs.LockedError
+	if !errors.As(err, &le) || !errors.Is(err, errs.ErrLocked) {
 		t.Fatalf("Try: %v, want a LockedError", err)
 	}
-	if le.Holder.Name != path.Base(hh.Path) || le.Owner != holder.SessionID() || string(le.Data) != "holder" {
+	if le.Holder != path.Base(hh.Path) || le.Session != holder.SessionID() || string(le.Data) != "holder" {
 		t.Fatalf("LockedError %+v, want holder %s of session %d", le, hh.Path, holder.SessionID())
 	}
 	if len(created(s, c.SessionID(), dir)) != 1 || len(watchesBy(s, c.SessionID())) != 0 {
@@ -96,7 +97,7 @@ func TestWaitDataChange(t *testing.T) {
 	holds(t, ch)
 }
 
-// A watch that never fires (the server did not restore it after a
+// A watch that never fires (go-zookeeper failed to restore it after a
 // reconnect) does not strand the waiter: the end of the epoch wakes it, and
 // it looks again.
 func TestWaitRechecksAfterEpochEnd(t *testing.T) {
@@ -174,9 +175,9 @@ func TestRelease(t *testing.T) {
 		kept    bool // the node remains, tracked
 	}{
 		{name: "deleted", deletes: 1},
-		{name: "epoch already ended", before: func(c *queuetest.Conn) { c.EndEpoch(); c.NewEpoch() }, want: queue.ErrLost},
+		{name: "epoch already ended", before: func(c *queuetest.Conn) { c.EndEpoch(); c.NewEpoch() }, want: errs.ErrLockLost},
 		// The delete cannot reach the server and the epoch ends meanwhile.
-		{name: "epoch ends during the delete", want: queue.ErrLost, deletes: 1},
+		{name: "epoch ends during the delete", want: errs.ErrLockLost, deletes: 1},
 		{name: "delete refused", fault: &queuetest.Fault{Lost: true, Err: client.ErrNoAuth}, want: client.ErrNoAuth, deletes: 1, kept: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

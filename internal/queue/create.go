@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zklock/zklock/internal/errs"
 	"strings"
 
 	"github.com/zklock/zklock/internal/client"
@@ -140,40 +141,15 @@ func (q *Queue) abandon(prefix string) {
 	q.Conn.Go(func(bg context.Context) { _, _, _ = q.recover(bg, prefix, false) })
 }
 
-// LockedError is returned (wrapping ErrLocked) by a Try acquisition that
-// would have to wait. Holder is the first contender in the queue.
-type LockedError struct {
-	Holder Contender
-	Data   []byte // the holder node's data, nil if it could not be read
-	Owner  int64  // the holder's session id, 0 if unknown
-}
-
-// ErrLocked is wrapped by *LockedError.
-var ErrLocked = errors.New("queue: locked")
-
-func (e *LockedError) Error() string {
-	return fmt.Sprintf("held by %s (session 0x%x, data %q)", e.Holder.Name, e.Owner, e.Data)
-}
-
-func (e *LockedError) Unwrap() error { return ErrLocked }
-
+// locked is the *errs.LockedError of a Try acquisition that would have to
+// wait: holder is the first contender in the queue, its data and session
+// read if they still can be.
 func (q *Queue) locked(ctx context.Context, holder Contender) error {
-	e := &LockedError{Holder: holder}
+	e := &errs.LockedError{Holder: holder.Name}
 	if data, st, err := q.Conn.Get(ctx, q.Dir+"/"+holder.Name); err == nil {
-		e.Data, e.Owner = UserData(data), st.EphemeralOwner
+		e.Data, e.Session = UserData(data), st.EphemeralOwner
 	}
 	return e
-}
-
-// KindError is returned by Acquire, with our node removed, when the path
-// holds another kind of primitive's node (see Queue.OneKind).
-type KindError struct {
-	Dir   string
-	Found Contender // Kind is a Kind constant, LocksChild or LeasesChild
-}
-
-func (e *KindError) Error() string {
-	return fmt.Sprintf("queue: %s holds %s, a node of another kind", e.Dir, e.Found.Name)
 }
 
 // nodeData is the data our node is created with.

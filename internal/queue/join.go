@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zklock/zklock/internal/errs"
 
 	"github.com/zklock/zklock/internal/client"
 )
@@ -27,7 +28,7 @@ const SeqLen = 10
 // beside it. A node ZooKeeper deleted never comes back under its name, so
 // at found after our create was there when ours was made.
 //
-// It returns ErrLost if at's epoch ends first or at is gone, and removes
+// It returns errs.ErrLockLost if at's epoch ends first or at is gone, and removes
 // the node on every failure.
 func (q *Queue) Join(ctx context.Context, at *Held, data []byte) (*Held, error) {
 	name := NewProtectedPrefix() + q.Kind + at.Node.Name[len(at.Node.Name)-SeqLen:]
@@ -56,7 +57,7 @@ func (q *Queue) beside(ctx context.Context, at *Held) error {
 	case err != nil:
 		return err
 	case st == nil:
-		return ErrLost
+		return errs.ErrLockLost
 	}
 	return nil
 }
@@ -65,7 +66,7 @@ func (q *Queue) join(ctx context.Context, at *Held, path string, data []byte) (*
 	for i := 0; i < maxCreates; i++ {
 		select {
 		case <-at.Epoch.Done:
-			return nil, ErrLost
+			return nil, errs.ErrLockLost
 		default:
 		}
 		czxid, owner, err := q.Conn.CreateEphemeral(ctx, path, data)
@@ -99,7 +100,7 @@ func (q *Queue) join(ctx context.Context, at *Held, path string, data []byte) (*
 func (q *Queue) joined(at *Held, path string, czxid, owner int64) (*Held, error) {
 	if owner != at.Epoch.SessionID || !q.Conn.Track(at.Epoch, path) {
 		q.Conn.Discard(path, owner) // a later session's node must not linger
-		return nil, ErrLost
+		return nil, errs.ErrLockLost
 	}
 	c, _ := Parse(path[len(q.Dir)+1:])
 	return &Held{Path: path, Node: c, Token: czxid, Epoch: at.Epoch}, nil

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"github.com/zklock/zklock/internal/errs"
 	"sync"
 	"sync/atomic"
 
@@ -50,6 +51,9 @@ type Leases struct {
 	// contended is set while acquisitions have to queue: the fast path would
 	// then find the mutex taken, and looking costs a request per cycle.
 	contended atomic.Bool
+	// verified is the czxid of the leases node under which the stored
+	// limit was last checked (lease_limit.go).
+	verified atomic.Int64
 }
 
 // Grant is a set of leases acquired together.
@@ -65,7 +69,7 @@ type Grant struct {
 type LeaseRequest struct {
 	N    int
 	Data []byte
-	Try  bool // do not wait: fail with ErrFull when the leases are not free now
+	Try  bool // do not wait: fail with errs.ErrNotAcquired when the leases are not free now
 	// Check, if set, runs after the count admitted us and before the grant,
 	// while our nodes pin Dir's incarnation (dirCzxid); an error fails the
 	// acquisition.
@@ -78,9 +82,6 @@ type LeaseRequest struct {
 	// removed: a client that can never be granted must not wait or queue.
 	Precheck func(ctx context.Context, dirCzxid int64) error
 }
-
-// ErrFull is returned by a Try acquisition that would have to wait.
-var ErrFull = errors.New("queue: no leases free")
 
 // errOver reports that the fast path found more leases than Limit.
 var errOver = errors.New("queue: over the limit")
@@ -138,7 +139,7 @@ func (l *Leases) acquire(ctx context.Context, r LeaseRequest) (*Grant, error) {
 // anything else queues.
 func (l *Leases) behind(ctx context.Context, r LeaseRequest) (*Grant, error) {
 	if r.Try {
-		return nil, ErrFull
+		return nil, errs.ErrNotAcquired
 	}
 	return l.slow(ctx, r)
 }

@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"github.com/zklock/zklock/internal/errs"
 	"slices"
 	"testing"
 
@@ -224,7 +225,7 @@ func TestLeaseAllOrNothing(t *testing.T) {
 		want    error
 		creates int // lease nodes made
 	}{
-		{name: "try, one free of two", r: queue.LeaseRequest{N: 2, Try: true}, want: queue.ErrFull, creates: 2},
+		{name: "try, one free of two", r: queue.LeaseRequest{N: 2, Try: true}, want: errs.ErrNotAcquired, creates: 2},
 		{name: "second create refused", r: queue.LeaseRequest{N: 2, Try: true}, want: client.ErrNoAuth, creates: 1,
 			faults: []queuetest.Fault{{}, {Lost: true, Err: client.ErrNoAuth}}},
 		{name: "check fails", r: queue.LeaseRequest{N: 1, Check: func(context.Context, int64) error { return errCheck }},
@@ -264,7 +265,7 @@ func TestLeaseTry(t *testing.T) {
 	await(t, s, "a waiter holds the mutex", func() bool { return s.ChildWatching(semLeases) == 1 })
 	before := s.Calls(queuetest.OpCreate)
 	// With a higher limit, only the waiter can make the Try fail.
-	if _, err := leases(c, 5).Acquire(testCtx(t), queue.LeaseRequest{N: 1, Try: true}); !errors.Is(err, queue.ErrFull) {
+	if _, err := leases(c, 5).Acquire(testCtx(t), queue.LeaseRequest{N: 1, Try: true}); !errors.Is(err, errs.ErrNotAcquired) {
 		t.Fatalf("Try with waiters: %v, want ErrFull", err)
 	}
 	if s.Calls(queuetest.OpCreate) != before {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/rand"
 	"fmt"
+	"github.com/zklock/zklock/internal/errs"
 	"math"
 	"slices"
 	"strconv"
@@ -205,4 +206,31 @@ func NewProtectedPrefix() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%s%x-%x-%x-%x-%x-", ProtectedPrefix, b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// WrongKind is the error of a path that holds c, a node of another kind
+// of primitive than the one acquiring there.
+func WrongKind(dir string, c Contender) *errs.WrongKindError {
+	return &errs.WrongKindError{Path: dir, Node: c.Name, Found: KindOf(c)}
+}
+
+// KindOf returns the kind of primitive c is a node of: the one vocabulary
+// of kinds (errs.Kind), where a node's own kind (KindLock, ...) is a wire
+// name.
+func KindOf(c Contender) errs.Kind {
+	switch c.Kind {
+	case KindRead:
+		return errs.RWMutexRead
+	case KindKazooRLock:
+		return errs.KazooReadLock
+	case KindWrite:
+		return errs.RWMutexWrite
+	case KindLease, LocksChild, LeasesChild:
+		return errs.Semaphore
+	case KindLatch:
+		return errs.LeaderLatch
+	case KindPermit:
+		return errs.SemaphorePermit
+	}
+	return errs.Mutex // lock- and Kazoo's __lock__
 }

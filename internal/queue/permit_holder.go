@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"github.com/zklock/zklock/internal/errs"
 	"time"
 
 	"github.com/zklock/zklock/internal/client"
@@ -168,7 +169,7 @@ func (rk *ranker) relist(ctx context.Context) (chain, bool) {
 // and the goroutine goes on.
 func (p *Permits) Release(ctx context.Context, pm *Permit) error {
 	err := p.queue(1).release(ctx, pm.Held, false)
-	if err == nil || errors.Is(err, ErrLost) {
+	if err == nil || errors.Is(err, errs.ErrLockLost) {
 		pm.Stop()
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zklock/zklock/internal/errs"
 	"strconv"
 	"strings"
 
@@ -80,7 +81,7 @@ type Permits struct {
 type PermitRequest struct {
 	N    int
 	Data []byte
-	Try  bool // do not wait: fail with ErrFull when the permits are not free now
+	Try  bool // do not wait: fail with errs.ErrNotAcquired when the permits are not free now
 }
 
 // Permit is a granted place in a Permits queue and its holder's watch on
@@ -89,17 +90,6 @@ type Permit struct {
 	Held *Held
 	stop context.CancelFunc
 	done chan struct{}
-}
-
-// LimitError is returned, with our node removed, when the queue holds a
-// node of another limit.
-type LimitError struct {
-	Dir   string
-	Found int
-}
-
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("queue: %s holds a permit of a semaphore of %d", e.Dir, e.Found)
 }
 
 // queue is the Queue our node is created through.
@@ -175,7 +165,8 @@ func (p *Permits) look(names []string, name string) (view, error) {
 			v.behind = true
 			return v, nil
 		case limit != p.Limit:
-			return v, &LimitError{Dir: p.Dir, Found: limit}
+			return v, fmt.Errorf("%w: %s holds a permit of a semaphore of %d, this one has %d",
+				errs.ErrLimitMismatch, p.Dir, limit, p.Limit)
 		case c.Name == name:
 			v.ours, found = c, true
 			continue
@@ -231,7 +222,7 @@ func (p *Permits) follow(ctx context.Context, q *Queue, n node, v view, r Permit
 			return p.grant(ctx, q, n, v, r, waited, pending)
 		}
 		if r.Try {
-			return nil, ErrFull
+			return nil, errs.ErrNotAcquired
 		}
 		waited = true
 		if pending == nil {

@@ -3,6 +3,8 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"github.com/zklock/zklock/internal/errs"
+	"strings"
 
 	"github.com/zklock/zklock/internal/client"
 	"testing"
@@ -230,9 +232,8 @@ func TestPermitsLimitMismatch(t *testing.T) {
 	a, b := s.Connect(), s.Connect()
 	pa := takePermits(t, a, 2, 1)
 	_, err := permitsQ(b, 3).Acquire(testCtx(t), queue.PermitRequest{N: 1})
-	var le *queue.LimitError
-	if !errors.As(err, &le) || le.Found != 2 {
-		t.Fatalf("err %v, want a LimitError finding 2", err)
+	if !errors.Is(err, errs.ErrLimitMismatch) || !strings.Contains(err.Error(), "of a semaphore of 2") {
+		t.Fatalf("err %v, want a limit mismatch finding 2", err)
 	}
 	await(t, s, "b's node gone", func() bool { return len(s.Ephemerals(b.SessionID())) == 0 })
 	if err := permitsQ(a, 2).Release(testCtx(t), pa); err != nil {

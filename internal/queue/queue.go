@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/zklock/zklock/internal/errs"
 
 	"github.com/zklock/zklock/internal/client"
 )
@@ -132,7 +133,7 @@ type Queue struct {
 	Kind   string   // our node kind
 	Accept []string // kinds that are contenders in this queue
 	// OneKind refuses a path that holds another primitive's nodes (see
-	// Foreign): Acquire then fails with a *KindError.
+	// Foreign): Acquire then fails with a *errs.WrongKindError.
 	OneKind bool
 	// Handoff is the listing-free handoff: an exclusive holder announces
 	// its release (Conn.ReleaseUntil), and a waiter takes the announcement
@@ -163,12 +164,17 @@ const TagPrefix = "\x00zklock:"
 // Reserved reports whether data holds TagPrefix, which only zklock writes.
 func Reserved(data []byte) bool { return bytes.Contains(data, []byte(TagPrefix)) }
 
+// RevokeMessage is the data a revoker writes into a revocable holder's
+// node: Curator's Revoker.revocationRequested, which Curator's revocable
+// locks, and zklock's, listen for.
+const RevokeMessage = "__REVOKE__"
+
 // RevocableTag ends the data of a revocable holder's node.
 const RevocableTag = TagPrefix + "r"
 
 // Announcer ends the data of a node whose holder announces its release
 // (Queue.Handoff): a NUL byte and a tag no Curator or Kazoo node carries.
-// Readers of node data (List, LockedError) strip it.
+// Readers of node data (List, a LockedError) strip it.
 const Announcer = TagPrefix + "a"
 
 // announces reports whether node data marks an announcing node.
@@ -233,7 +239,8 @@ type Held struct {
 type Request struct {
 	Data   []byte
 	Blocks Blocks // nil: the mutex rule
-	Try    bool   // do not wait: fail with *LockedError when blocked
+	Try    bool   // do not wait: fail with *errs.LockedError (leases, permits: errs.ErrNotAcquired)
+	N      int    // leases or permits to take at once (1 if 0)
 }
 
 // errGone reports that our node vanished while we waited: the session
@@ -356,7 +363,7 @@ func exclusive(kind string) bool { return kind == KindLock || kind == KindWrite 
 // of a later arrival.
 func (q *Queue) checkKinds(names []string) error {
 	if c, ok := Foreign(names, q.Accept); ok {
-		return &KindError{Dir: q.Dir, Found: c}
+		return WrongKind(q.Dir, c)
 	}
 	return nil
 }
@@ -377,7 +384,7 @@ func (q *Queue) grant(ctx context.Context, n node, c Contender) (*Held, error) {
 
 // Release deletes our node. It retries until the delete succeeds, ctx ends,
 // or the epoch ends (then the session's own cleanup deletes the node if the
-// session survived, and ErrLost is returned). With Handoff, the release of
+// session survived, and errs.ErrLockLost is returned). With Handoff, the release of
 // an exclusive node that had to wait is announced (see Released), so the
 // waiter behind it holds without listing the queue. One granted at once
 // is deleted plainly, which costs the server less: a waiter that queued
@@ -397,7 +404,7 @@ func (q *Queue) Leave(ctx context.Context, h *Held) error { return q.release(ctx
 func (q *Queue) release(ctx context.Context, h *Held, announce bool) error {
 	select {
 	case <-h.Epoch.Done:
-		return ErrLost
+		return errs.ErrLockLost
 	default:
 	}
 	// Stop retrying once the node went (or will go) with the epoch.
@@ -412,11 +419,8 @@ func (q *Queue) release(ctx context.Context, h *Held, announce bool) error {
 	}
 	select {
 	case <-h.Epoch.Done:
-		return ErrLost
+		return errs.ErrLockLost
 	default:
 		return err
 	}
 }
-
-// ErrLost is returned by Release when the epoch ended first.
-var ErrLost = errors.New("queue: ownership lost")

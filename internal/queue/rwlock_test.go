@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"github.com/zklock/zklock/internal/errs"
 	"path"
 	"slices"
 	"strings"
@@ -113,9 +114,9 @@ func TestJoinFaults(t *testing.T) {
 			fault: func(*queuetest.Conn, func()) queuetest.Fault { return queuetest.Fault{Err: client.ErrConnectionLoss} }},
 		{name: "cut off, not applied", creates: 2,
 			fault: func(*queuetest.Conn, func()) queuetest.Fault { return queuetest.Fault{Lost: true} }},
-		{name: "epoch ended", want: queue.ErrLost,
+		{name: "epoch ended", want: errs.ErrLockLost,
 			before: func(c *queuetest.Conn) { c.EndEpoch(); c.NewEpoch() }},
-		{name: "epoch ends during the create", want: queue.ErrLost, creates: 1,
+		{name: "epoch ends during the create", want: errs.ErrLockLost, creates: 1,
 			fault: func(c *queuetest.Conn, _ func()) queuetest.Fault {
 				return queuetest.Fault{After: func() { c.EndEpoch(); c.NewEpoch() }}
 			}},
@@ -220,7 +221,7 @@ func TestJoinBesideDeletedNode(t *testing.T) {
 	if err == nil || len(readers) > 0 {
 		t.Fatalf("Join beside a deleted write node: %+v, %v; read nodes %v while writer %s holds", r, err, readers, b.Path)
 	}
-	if !errors.Is(err, queue.ErrLost) {
+	if !errors.Is(err, errs.ErrLockLost) {
 		t.Fatalf("Join beside a deleted write node: %v, want ErrLost", err)
 	}
 }

@@ -31,11 +31,12 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // ErrClosed is returned by requests on a closed Conn, and by blocking calls
 // whose Conn is closed while they wait.
-var ErrClosed = errors.New("zklock: session closed")
+var ErrClosed = errs.ErrSessionClosed
 
 // ErrInvalid is wrapped by Dial's error when the configuration is at fault:
 // a server list the client refuses, or a safety margin that is not below

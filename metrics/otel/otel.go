@@ -174,17 +174,17 @@ func result(err error) string {
 
 // lockAttrs returns the attributes of the primitive kind at path.
 func (m *Metrics) lockAttrs(kind, path string) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(keyKind.String(kind), keyPath.String(m.path(path))))
+	return metric.WithAttributeSet(attribute.NewSet(keyKind.String(string(kind)), keyPath.String(m.path(path))))
 }
 
 // AcquireWait implements zklock.Metrics.
-func (m *Metrics) AcquireWait(kind, path string, d time.Duration, err error) {
+func (m *Metrics) AcquireWait(kind zklock.Kind, path string, d time.Duration, err error) {
 	ctx := context.Background()
 	path = m.path(path)
 	res := result(err)
 	m.wait.Record(ctx, d.Seconds(), metric.WithAttributeSet(attribute.NewSet(
-		keyKind.String(kind), keyPath.String(path), keyRes.String(res))))
-	lock := metric.WithAttributeSet(attribute.NewSet(keyKind.String(kind), keyPath.String(path)))
+		keyKind.String(string(kind)), keyPath.String(path), keyRes.String(res))))
+	lock := metric.WithAttributeSet(attribute.NewSet(keyKind.String(string(kind)), keyPath.String(path)))
 	switch res {
 	case "acquired":
 		m.acquisitions.Add(ctx, 1, lock)
@@ -195,26 +195,26 @@ func (m *Metrics) AcquireWait(kind, path string, d time.Duration, err error) {
 }
 
 // Hold implements zklock.Metrics.
-func (m *Metrics) Hold(kind, path string, d time.Duration) {
+func (m *Metrics) Hold(kind zklock.Kind, path string, d time.Duration) {
 	ctx := context.Background()
-	lock := m.lockAttrs(kind, path)
+	lock := m.lockAttrs(string(kind), path)
 	m.hold.Record(ctx, d.Seconds(), lock)
 	m.held.Add(ctx, -1, lock)
 }
 
 // Loss implements zklock.Metrics.
-func (m *Metrics) Loss(kind, path string) {
-	m.losses.Add(context.Background(), 1, m.lockAttrs(kind, path))
+func (m *Metrics) Loss(kind zklock.Kind, path string) {
+	m.losses.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }
 
 // Revoked implements zklock.RecipeMetrics.
-func (m *Metrics) Revoked(kind, path string) {
-	m.revocations.Add(context.Background(), 1, m.lockAttrs(kind, path))
+func (m *Metrics) Revoked(kind zklock.Kind, path string) {
+	m.revocations.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }
 
 // Expired implements zklock.RecipeMetrics.
-func (m *Metrics) Expired(kind, path string) {
-	m.expiries.Add(context.Background(), 1, m.lockAttrs(kind, path))
+func (m *Metrics) Expired(kind zklock.Kind, path string) {
+	m.expiries.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }
 
 // allStates are the states the zklock.session.state gauge has a value for.

@@ -166,39 +166,39 @@ func Result(err error) string {
 }
 
 // AcquireWait implements zklock.Metrics.
-func (m *Metrics) AcquireWait(kind, path string, d time.Duration, err error) {
+func (m *Metrics) AcquireWait(kind zklock.Kind, path string, d time.Duration, err error) {
 	path = m.path(path)
 	result := Result(err)
-	m.wait.WithLabelValues(kind, path, result).Observe(d.Seconds())
+	m.wait.WithLabelValues(string(kind), path, result).Observe(d.Seconds())
 	switch result {
 	case "acquired":
-		m.acquisitions.WithLabelValues(kind, path).Inc()
-		m.held.WithLabelValues(kind, path).Inc()
+		m.acquisitions.WithLabelValues(string(kind), path).Inc()
+		m.held.WithLabelValues(string(kind), path).Inc()
 	case "timeout":
-		m.timeouts.WithLabelValues(kind, path).Inc()
+		m.timeouts.WithLabelValues(string(kind), path).Inc()
 	}
 }
 
 // Hold implements zklock.Metrics.
-func (m *Metrics) Hold(kind, path string, d time.Duration) {
+func (m *Metrics) Hold(kind zklock.Kind, path string, d time.Duration) {
 	path = m.path(path)
-	m.hold.WithLabelValues(kind, path).Observe(d.Seconds())
-	m.held.WithLabelValues(kind, path).Dec()
+	m.hold.WithLabelValues(string(kind), path).Observe(d.Seconds())
+	m.held.WithLabelValues(string(kind), path).Dec()
 }
 
 // Loss implements zklock.Metrics.
-func (m *Metrics) Loss(kind, path string) {
-	m.losses.WithLabelValues(kind, m.path(path)).Inc()
+func (m *Metrics) Loss(kind zklock.Kind, path string) {
+	m.losses.WithLabelValues(string(kind), m.path(path)).Inc()
 }
 
 // Revoked implements zklock.RecipeMetrics.
-func (m *Metrics) Revoked(kind, path string) {
-	m.revocations.WithLabelValues(kind, m.path(path)).Inc()
+func (m *Metrics) Revoked(kind zklock.Kind, path string) {
+	m.revocations.WithLabelValues(string(kind), m.path(path)).Inc()
 }
 
 // Expired implements zklock.RecipeMetrics.
-func (m *Metrics) Expired(kind, path string) {
-	m.expiries.WithLabelValues(kind, m.path(path)).Inc()
+func (m *Metrics) Expired(kind zklock.Kind, path string) {
+	m.expiries.WithLabelValues(string(kind), m.path(path)).Inc()
 }
 
 // allStates are the states the session_state gauge has a series for.

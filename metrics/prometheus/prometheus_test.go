@@ -82,7 +82,7 @@ func TestMetricsMoveThroughALockCycle(t *testing.T) {
 	require.NoError(t, theirs.Unlock(ctx))
 	require.NoError(t, mu.Lock(ctx)) // held while gathering
 
-	lock := map[string]string{"kind": zklock.KindMutex, "path": path}
+	lock := map[string]string{"kind": string(zklock.KindMutex), "path": path}
 	with := func(k, v string) map[string]string {
 		out := map[string]string{k: v}
 		for k, v := range lock {
@@ -171,9 +171,9 @@ func TestRecipeEvents(t *testing.T) {
 	closedWithin(t, b.Lost(), "Lost at the bounded hold's end")
 	require.ErrorIs(t, b.Unlock(ctx), zklock.ErrLockLost)
 	require.Equal(t, 1.0, sample(t, reg, "zklock_revocations_total",
-		map[string]string{"kind": zklock.KindMutex, "path": revocable}).GetCounter().GetValue())
+		map[string]string{"kind": string(zklock.KindMutex), "path": revocable}).GetCounter().GetValue())
 	require.Equal(t, 1.0, sample(t, reg, "zklock_hold_expiries_total",
-		map[string]string{"kind": zklock.KindMutex, "path": bounded}).GetCounter().GetValue())
+		map[string]string{"kind": string(zklock.KindMutex), "path": bounded}).GetCounter().GetValue())
 }
 
 // closedWithin fails the test unless ch is closed within 30 seconds.

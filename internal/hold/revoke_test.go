@@ -1,10 +1,11 @@
-package zklock
+package hold
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )
 
@@ -25,7 +26,7 @@ func TestRevocationBetweenReadAndWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Inject(queuetest.OpWatch, queuetest.Fault{Before: func() {
-		if err := s.SetData(node, []byte(RevokeMessage)); err != nil {
+		if err := s.SetData(node, []byte(queue.RevokeMessage)); err != nil {
 			t.Error(err)
 		}
 	}})

@@ -1,4 +1,4 @@
-package zklock
+package hold
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 //   - at its first grant, which the queue's listing just proved;
 //   - right after a write to it succeeded (the guard bump found it);
 //   - or while that watch is set and has not reported the node deleted.
-// A node seen deleted is dropped: its holder's Unlock returns ErrLockLost
+// A node seen deleted is dropped: its holder's Release returns errs.ErrLockLost
 // and the waiters enqueue again, behind whoever holds now. The one window
 // left is the notification's own delay: a deletion the server has applied
 // but whose event has not reached us yet, which no client can close
@@ -25,28 +25,28 @@ import (
 // Guard fails, and the new holder's Token is larger).
 
 // grantableLocked reports whether held may be handed to a local waiter now.
-func (c *cohort) grantableLocked() bool {
-	return !closed(c.held.Epoch.Done) && (c.grants == 0 || c.proven || c.armed)
+func (c *Cohort) grantableLocked() bool {
+	return !isClosed(c.held.Epoch().Done) && (c.grants == 0 || c.proven || c.armed)
 }
 
 // watchLocked starts watching held, unless a watch runs already.
-func (c *cohort) watchLocked() {
+func (c *Cohort) watchLocked() {
 	if c.watch != nil || c.held == nil {
 		return
 	}
-	h := c.held
+	p := c.held
 	ctx, cancel := context.WithCancel(context.Background())
 	c.watch = cancel
 	if !c.q.Conn.Go(func(bg context.Context) {
 		defer context.AfterFunc(bg, cancel)()
-		c.watchNode(ctx, h)
+		c.watchNode(ctx, p)
 	}) {
 		cancel() // the session is closing: its epoch's end fails the waiters
 	}
 }
 
 // stopWatchLocked stops the watch on held, if one runs.
-func (c *cohort) stopWatchLocked() {
+func (c *Cohort) stopWatchLocked() {
 	if c.watch != nil {
 		c.watch()
 		c.watch = nil
@@ -55,7 +55,7 @@ func (c *cohort) stopWatchLocked() {
 }
 
 // forgetLocked forgets the node held (released, lost or deleted).
-func (c *cohort) forgetLocked() {
+func (c *Cohort) forgetLocked() {
 	c.held = nil
 	c.stopWatchLocked()
 }
@@ -63,26 +63,26 @@ func (c *cohort) forgetLocked() {
 // watchNode watches h until ctx ends (the cohort forgot h) or h is deleted.
 // Every data change fires a data watch (the cohort's own guard bump, a
 // revocation request): it is set again, with one more read.
-func (c *cohort) watchNode(ctx context.Context, h *queue.Held) {
+func (c *Cohort) watchNode(ctx context.Context, p *queue.Place) {
 	for try := 0; ctx.Err() == nil; {
-		_, ok, wait, err := c.q.Conn.ReadWatch(ctx, h.Path)
+		_, ok, wait, err := c.q.Conn.ReadWatch(ctx, p.Last().Path)
 		switch {
 		case err != nil:
 			try++
 			pause(ctx, try) // the session retries transient errors itself
 			continue
 		case !ok:
-			c.nodeGone(h)
+			c.nodeGone(p)
 			return
 		}
 		try = 0
-		if !c.setArmed(h, true) {
+		if !c.setArmed(p, true) {
 			return
 		}
 		ch, err := wait(ctx)
-		c.setArmed(h, false)
+		c.setArmed(p, false)
 		if err == nil && ch == queue.Deleted {
-			c.nodeGone(h)
+			c.nodeGone(p)
 			return
 		}
 	}
@@ -90,10 +90,10 @@ func (c *cohort) watchNode(ctx context.Context, h *queue.Held) {
 
 // setArmed records whether the watch on h is set, and dispatches once it
 // is; false if h is no longer the cohort's live node.
-func (c *cohort) setArmed(h *queue.Held, armed bool) bool {
+func (c *Cohort) setArmed(p *queue.Place, armed bool) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.held != h || closed(h.Epoch.Done) {
+	if c.held != p || isClosed(p.Epoch().Done) {
 		return false
 	}
 	c.armed = armed
@@ -104,15 +104,15 @@ func (c *cohort) setArmed(h *queue.Held, armed bool) bool {
 }
 
 // nodeGone drops h, which was deleted while the cohort held it: its holder's
-// Unlock returns ErrLockLost, and the waiters enqueue again at once, as a
+// Release returns errs.ErrLockLost, and the waiters enqueue again at once, as a
 // waiter of another process behind h holds at once.
-func (c *cohort) nodeGone(h *queue.Held) {
+func (c *Cohort) nodeGone(p *queue.Place) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.held != h {
+	if c.held != p {
 		return
 	}
-	c.q.Conn.Untrack(h.Epoch, h.Path)
+	c.q.Conn.Untrack(p.Epoch(), p.Last().Path)
 	c.forgetLocked()
 	c.holder = nil
 	c.dispatchLocked()

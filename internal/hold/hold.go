@@ -1,0 +1,160 @@
+package hold
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/zklock/zklock/internal/errs"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// TokenShift makes room in a fencing token for a local grant's index: a
+// token is the place's czxid << TokenShift | the grant's index among the
+// place's local grants (always 0 but in a cohort), so tokens strictly
+// increase over local grants and stay below the next place's tokens.
+const TokenShift = 12
+
+// MaxLocalGrants is the most local grants one place can carry.
+const MaxLocalGrants = 1<<TokenShift - 1
+
+// Hold is one granted acquisition: its place, its loss signal, its fencing
+// token and guard, and its layers. It is safe for concurrent use.
+type Hold struct {
+	line  *Line
+	place *queue.Place
+	local int
+	w     *watch  // the layers; nil without
+	co    *Cohort // the cohort of a local hold; nil without
+
+	mu    sync.Mutex
+	state holdState
+}
+
+type holdState int
+
+const (
+	held holdState = iota
+	releasing
+	released
+)
+
+// begin starts a release; false if one is under way or done.
+func (h *Hold) begin() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state != held {
+		return false
+	}
+	h.state = releasing
+	return true
+}
+
+func (h *Hold) abort()  { h.set(held) }
+func (h *Hold) finish() { h.set(released) }
+
+func (h *Hold) set(s holdState) {
+	h.mu.Lock()
+	h.state = s
+	h.mu.Unlock()
+}
+
+// Released reports whether the hold was given back (or counted so, lost).
+func (h *Hold) Released() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.state == released
+}
+
+// closed is the loss signal of nothing held.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Lost returns a channel closed when ownership may have ended: at the
+// epoch's end (the ownership deadline, expiry, Close), at the hold's bound
+// (Layers.MaxHold), and once it is released. Asked after the deadline
+// passed, it is closed already (queue.Epoch.Lost checks).
+func (h *Hold) Lost() <-chan struct{} {
+	if h == nil || h.Released() {
+		return closed
+	}
+	ep := h.place.Epoch().Lost()
+	if h.w != nil && h.w.lost != nil {
+		return h.w.lostAfter(ep)
+	}
+	return ep
+}
+
+// IsLost reports whether Lost is closed.
+func (h *Hold) IsLost() bool {
+	select {
+	case <-h.Lost():
+		return true
+	default:
+		return false
+	}
+}
+
+// Revoked returns a channel closed when a revocation request arrives for a
+// revocable hold (Layers.Revocable); nil otherwise.
+func (h *Hold) Revoked() <-chan struct{} {
+	if h == nil || h.w == nil {
+		return nil
+	}
+	return h.w.revoked
+}
+
+// Token returns the hold's fencing token (see TokenShift); 0 for nil.
+func (h *Hold) Token() int64 {
+	if h == nil {
+		return 0
+	}
+	return h.place.Last().Token<<TokenShift | int64(h.local)
+}
+
+// Node returns the path of the node that identifies the hold.
+func (h *Hold) Node() string {
+	if h == nil {
+		return ""
+	}
+	return h.place.Last().Path
+}
+
+// Nodes returns the paths of every node of the hold (a lease's several).
+func (h *Hold) Nodes() []string {
+	if h == nil {
+		return nil
+	}
+	out := make([]string, len(h.place.Held))
+	for i, n := range h.place.Held {
+		out[i] = n.Path
+	}
+	return out
+}
+
+// Guard is a check that commits a multi only while the hold's node exists
+// with this data version (-1: any).
+type Guard struct {
+	Path    string
+	Version int32
+}
+
+// Guard returns the hold's guard: its node exists, whatever its data. (A
+// cohort's local holds check the data version the cohort wrote: cohort.go.)
+func (h *Hold) Guard() *Guard {
+	if h == nil {
+		return nil
+	}
+	if h.co != nil {
+		return h.co.guard(h)
+	}
+	return &Guard{Path: h.place.Last().Path, Version: -1}
+}
+
+// Place returns the hold's place; its nodes must not be given back but
+// through the Line.
+func (h *Hold) Place() *queue.Place { return h.place }
+
+// Epoch returns the epoch the hold was granted in.
+func (h *Hold) Epoch() queue.Epoch { return h.place.Epoch() }
+
+// errorsIsLost reports a Give that stopped because the epoch ended.
+func errorsIsLost(err error) bool { return errors.Is(err, errs.ErrLockLost) }

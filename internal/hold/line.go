@@ -1,0 +1,190 @@
+// Package hold is zklock's hold engine: the one owner of a hold's
+// lifecycle. A Line takes a place in a recipe's queue through its
+// Protocol, makes a Hold of it, adds the layers its options ask for (a
+// bound on the hold's length, a revocation watch), reports it to Events,
+// and gives it back. Every primitive is a Line (or two: an RWMutex's read
+// and write lines) under a thin facade in the root package; a cohort is a
+// Line that keeps its place across local grants (cohort.go); a MultiLock
+// composes holds (multi.go).
+//
+// Data flows one way: the root package calls this one, this one calls the
+// recipes (internal/queue), which call the session. Nothing here talks to
+// the session but through the queue.
+package hold
+
+import (
+	"context"
+	"time"
+
+	"github.com/zklock/zklock/internal/errs"
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// Protocol is a recipe: how a place is taken in its queue on the server
+// and given back. Take enqueues and waits (r.Try: fails at once, with a
+// *errs.LockedError or errs.ErrNotAcquired, where it would wait) and removes
+// whatever it made on every failure; Give releases, retrying through
+// connection loss until ctx ends (the place is then still held) or the
+// place's epoch ends (errs.ErrLockLost). queue.Queue (locks, read-write locks,
+// candidates), queue.Leases (Curator's semaphore) and queue.Permits (the
+// permit semaphore) are the protocols.
+type Protocol interface {
+	Take(ctx context.Context, r queue.Request) (*queue.Place, error)
+	Give(ctx context.Context, p *queue.Place) error
+}
+
+// Events receives the lifecycle of holds, for metrics. Its methods are
+// called on the caller's goroutine and must not block. Now returns the
+// zero time when nobody listens, which spares a clock read.
+type Events interface {
+	Now() time.Time
+	Acquired(kind errs.Kind, path string, start time.Time, h *queue.Held, err error)
+	Released(h *queue.Held)
+	Revoked(kind errs.Kind, path string)
+	Expired(kind errs.Kind, path string)
+}
+
+// Layers are what a hold may carry beyond its place.
+type Layers struct {
+	// MaxHold, if positive, bounds a hold: its loss signal fires that long
+	// after the grant and its place is given back (bound.go).
+	MaxHold time.Duration
+	// Revocable holds watch their node's data for revocation requests
+	// (revoke.go).
+	Revocable bool
+	// Q is the queue whose session runs the layers' goroutines and reads;
+	// required with either.
+	Q *queue.Queue
+}
+
+func (ly Layers) any() bool { return ly.MaxHold > 0 || ly.Revocable }
+
+// Line is one primitive's acquisitions: every call of its handle acquires
+// through it. It is safe for concurrent use; each Acquire is its own
+// acquisition, queued on the server in the order the calls reached it, so
+// a handle used by several goroutines grants them in that order, one at a
+// time where the recipe is exclusive.
+type Line struct {
+	P      Protocol
+	Kind   errs.Kind
+	Path   string
+	Events Events // nil: none
+	Layers Layers
+	// LostErr is what Release returns for a hold whose loss signal fired
+	// (errs.ErrLockLost if nil), NotHeldErr for a hold released already
+	// (errs.ErrNotLocked if nil).
+	LostErr, NotHeldErr error
+}
+
+// CheckCtx refuses a nil or finished ctx before anything is sent.
+func CheckCtx(ctx context.Context) error {
+	if ctx == nil {
+		return errs.ErrNilContext
+	}
+	return ctx.Err()
+}
+
+// Acquire is the one acquisition: it checks ctx, takes a place through the
+// protocol, reports it, and makes it a hold with its layers. On error
+// nothing is held and nothing is left on the server.
+func (l *Line) Acquire(ctx context.Context, r queue.Request) (*Hold, error) {
+	return l.acquire(ctx, func() (*Hold, error) {
+		p, err := l.P.Take(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		return l.grant(p, l.Layers), nil
+	})
+}
+
+// acquire runs take, the step that differs between a Line's acquisition,
+// a cohort's and a downgrade, between the steps they share: ctx checked
+// before anything is sent, the wait and the hold reported to Events.
+func (l *Line) acquire(ctx context.Context, take func() (*Hold, error)) (*Hold, error) {
+	if err := CheckCtx(ctx); err != nil {
+		return nil, err
+	}
+	var start time.Time
+	if l.Events != nil {
+		start = l.Events.Now()
+	}
+	h, err := take()
+	if l.Events != nil {
+		var last *queue.Held
+		if h != nil {
+			last = h.place.Last()
+		}
+		l.Events.Acquired(l.Kind, l.Path, start, last, err)
+	}
+	return h, err
+}
+
+// grant makes a hold of a place, with layers ly.
+func (l *Line) grant(p *queue.Place, ly Layers) *Hold {
+	h := &Hold{line: l, place: p}
+	if ly.any() {
+		h.w = l.watch(h, ly)
+	}
+	return h
+}
+
+// Release gives h back. It returns l.LostErr (errs.ErrLockLost) when h's loss
+// signal fired first, the place then counting as released (the session
+// deletes its nodes if it survived), and ctx's error when ctx ended first,
+// h then still held: Release may be called again.
+func (l *Line) Release(ctx context.Context, h *Hold) error {
+	if err := CheckCtx(ctx); err != nil {
+		return err
+	}
+	if !h.begin() {
+		if l.NotHeldErr != nil {
+			return l.NotHeldErr
+		}
+		return errs.ErrNotLocked
+	}
+	expired, given := h.w.pause()
+	var err error
+	if !given {
+		err = l.P.Give(ctx, h.place)
+	}
+	if err != nil && !errorsIsLost(err) {
+		h.w.resume()
+		h.abort()
+		return err
+	}
+	h.w.end()
+	h.finish()
+	if l.Events != nil {
+		l.Events.Released(h.place.Last())
+	}
+	if err != nil || expired {
+		return l.lostErr()
+	}
+	return nil
+}
+
+func (l *Line) lostErr() error {
+	if l.LostErr != nil {
+		return l.LostErr
+	}
+	return errs.ErrLockLost
+}
+
+// Abandon gives h up without waiting: its layers stop, it counts as
+// released, and its nodes are deleted in the background until they are
+// gone or the session is (queue.Conn.Discard). For a hold whose owner is
+// done with it whatever the server says: a lost term, a release cut off.
+func (l *Line) Abandon(h *Hold) {
+	if h.Released() {
+		return
+	}
+	h.w.end()
+	h.finish()
+	for _, n := range h.place.Held {
+		l.Layers.Q.Conn.Untrack(n.Epoch, n.Path)
+		l.Layers.Q.Conn.Discard(n.Path, n.Epoch.SessionID)
+	}
+	if l.Events != nil {
+		l.Events.Released(h.place.Last())
+	}
+}
