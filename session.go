@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/hold"
+	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
 )
 
@@ -78,6 +79,9 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 		TimingSet:  o.timingSet,
 		OnState:    s.onState,
 		OnEpochEnd: s.metrics.epochEnded,
+		// What the recipes know of their nodes, handed down.
+		Announces:     queue.Announces,
+		PrimitivePath: queue.PrimitivePath,
 	})
 	if err != nil {
 		s.metrics.wait() // Dial closed the session, which reported StateClosed

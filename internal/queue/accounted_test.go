@@ -3,10 +3,10 @@ package queue_test
 import (
 	"context"
 	"errors"
-	"github.com/zklock/zklock/internal/errs"
 	"testing"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )

@@ -2,12 +2,12 @@ package queue_test
 
 import (
 	"errors"
-	"github.com/zklock/zklock/internal/errs"
 	"path"
 	"slices"
 	"testing"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )

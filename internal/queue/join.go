@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zklock/zklock/internal/errs"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // SeqLen is the length of ZooKeeper's sequence suffix (%010d).

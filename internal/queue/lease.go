@@ -3,11 +3,11 @@ package queue
 import (
 	"context"
 	"errors"
-	"github.com/zklock/zklock/internal/errs"
 	"sync"
 	"sync/atomic"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // Leases is a counting semaphore in the layout of Apache Curator's

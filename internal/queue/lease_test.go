@@ -3,11 +3,11 @@ package queue_test
 import (
 	"context"
 	"errors"
-	"github.com/zklock/zklock/internal/errs"
 	"slices"
 	"testing"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )

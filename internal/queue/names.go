@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"crypto/rand"
 	"fmt"
-	"github.com/zklock/zklock/internal/errs"
 	"math"
+	pathpkg "path"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // Node kinds: the name that precedes the sequence number in a contender's
@@ -233,4 +235,16 @@ func KindOf(c Contender) errs.Kind {
 		return errs.SemaphorePermit
 	}
 	return errs.Mutex // lock- and Kazoo's __lock__
+}
+
+// PrimitivePath returns the path of the primitive a node belongs to: its
+// parent, or for a lease of Curator's semaphore layout
+// (<path>/leases/<lease>) its grandparent. The session names it in the
+// log lines of an epoch's end (session.Config.PrimitivePath).
+func PrimitivePath(node string) string {
+	dir := pathpkg.Dir(node)
+	if c, ok := Parse(pathpkg.Base(node)); ok && c.Kind == KindLease {
+		return pathpkg.Dir(dir)
+	}
+	return dir
 }

@@ -228,3 +228,15 @@ func TestForeign(t *testing.T) {
 		require.Equal(t, tc.want, c.Name, "%v", tc.names)
 	}
 }
+
+func TestPrimitivePath(t *testing.T) {
+	for node, want := range map[string]string{
+		"/a/lock/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-lock-0000000001":        "/a/lock",
+		"/a/sem/leases/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-lease-0000000003": "/a/sem",
+		"/a/rw/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-__READ__0000000002":       "/a/rw",
+	} {
+		if got := PrimitivePath(node); got != want {
+			t.Errorf("PrimitivePath(%s) = %s, want %s", node, got, want)
+		}
+	}
+}

@@ -3,10 +3,10 @@ package queue
 import (
 	"context"
 	"errors"
-	"github.com/zklock/zklock/internal/errs"
 	"time"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // grant claims our node and starts its holder's goroutine (see ranker)

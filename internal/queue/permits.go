@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zklock/zklock/internal/errs"
 	"strconv"
 	"strings"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // KindPermit is a node of the one-queue semaphore (Permits).

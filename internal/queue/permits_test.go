@@ -3,12 +3,11 @@ package queue_test
 import (
 	"context"
 	"errors"
-	"github.com/zklock/zklock/internal/errs"
 	"strings"
-
-	"github.com/zklock/zklock/internal/client"
 	"testing"
 
+	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )

@@ -8,31 +8,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/zklock/zklock/internal/errs"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
+	"github.com/zklock/zklock/internal/session"
 )
 
-// Epoch is a stretch of time during which the client may assume the server
-// holds its session (see zklock.Session.OwnershipDeadline). Done is closed
-// when it ends; it never reopens.
-type Epoch struct {
-	SessionID int64
-	Done      <-chan struct{}
-	Key       any // identifies the epoch to Conn.Track
-	// Check, if set, ends the epoch at once should its deadline have
-	// passed: called before Done is handed to a caller who will rely on it.
-	Check func()
-}
-
-// Lost returns Done after Check: a process that was frozen past the
-// epoch's deadline finds Done closed, not still open until a timer runs.
-func (e Epoch) Lost() <-chan struct{} {
-	if e.Check != nil {
-		e.Check()
-	}
-	return e.Done
-}
+// Epoch is the session's ownership epoch (see session.Epoch).
+type Epoch = session.Epoch
 
 // Conn is what the queue needs from a session. Reads and deletes retry
 // transient errors within ctx; CreateSeq sends exactly one request. Errors
@@ -201,21 +184,15 @@ func UserData(data []byte) []byte {
 	return data
 }
 
-// Change is what Conn.WaitChange saw happen to the node it watched.
-type Change int
+// Change is what Conn.WaitChange saw happen to the node it watched (see
+// session.Change).
+type Change = session.Change
 
+// The changes a wait reports.
 const (
-	// LookAgain: nothing is known of the node; list the queue again.
-	LookAgain Change = iota
-	// Deleted: the node is gone, however it went: released, abandoned by
-	// a waiter, or with its session.
-	Deleted
-	// Released: the data of an announcing node (see Announcer) changed.
-	// Only an announced release (Conn.ReleaseUntil) changes it, unless
-	// another client writes it (Curator's Revoker can), and that release
-	// deleted the node in the same transaction. A data change on any other
-	// node is LookAgain.
-	Released
+	LookAgain = session.LookAgain
+	Deleted   = session.Deleted
+	Released  = session.Released
 )
 
 // Blocks reports whether a contender ahead of ours keeps us waiting. We

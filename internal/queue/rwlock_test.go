@@ -3,13 +3,13 @@ package queue_test
 import (
 	"context"
 	"errors"
-	"github.com/zklock/zklock/internal/errs"
 	"path"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
 )

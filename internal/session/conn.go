@@ -11,7 +11,7 @@
 // epoch never restarts; a later stretch is a new epoch. Nodes registered
 // with an epoch (Track) are deleted when it ends, if the session survived.
 //
-// Conn implements queue.Conn. Data flows one way: the public API calls the
+// Conn implements the recipes' queue.Conn. Data flows one way: the public API calls the
 // queue, the queue calls Conn, Conn calls zklock's ZooKeeper client
 // (internal/client), whose hooks (OnState, OnReply, OnWatch) tell the Conn
 // what each connection sees. Nothing here calls back up, except through
@@ -68,8 +68,17 @@ type Config struct {
 	// quickly and not call the Conn. StateClosed is the last call.
 	OnState func(st State, sid int64, at time.Time)
 	// OnEpochEnd is called, under the Conn's lock, when an epoch ends, with
-	// the epoch's key (queue.Epoch.Key) and whether Close ended it.
+	// the epoch's key (Epoch.Key) and whether Close ended it.
 	OnEpochEnd func(key any, closing bool)
+
+	// Announces, if set, tells from a node's data whether a change of its
+	// data is a proof a data watcher may act on (ReadWatch's Released);
+	// nil: none is. The recipes know their nodes' data; the session does
+	// not.
+	Announces func(data []byte) bool
+	// PrimitivePath, if set, names the primitive a node of ours belongs to,
+	// for the log lines of an epoch's end; nil: the node's parent.
+	PrimitivePath func(node string) string
 }
 
 // Conn is one ZooKeeper session that survives connection loss and expiry.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -14,7 +15,6 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock/internal/client"
-	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -27,8 +27,14 @@ func testConfig(servers []string) Config {
 		ACL:     client.WorldACL(client.PermAll),
 		Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(10 * time.Millisecond) },
 		Timing:  Timing{Tick: 100 * time.Millisecond, SyncLimit: 5},
+		// The recipes' hook (queue.Announces in zklock): data ending in
+		// testAnnouncer marks a node whose data changes are proofs.
+		Announces: func(data []byte) bool { return bytes.HasSuffix(data, []byte(testAnnouncer)) },
 	}
 }
+
+// testAnnouncer marks announcing nodes for testConfig's Announces hook.
+const testAnnouncer = "\x00announces"
 
 func dialTest(t *testing.T, servers []string) *Conn {
 	t.Helper()
@@ -194,7 +200,7 @@ func testRelease(t *testing.T, zk *zktest.Cluster) {
 	c := dialTest(t, zk.Servers())
 	ctx := t.Context()
 	require.NoError(t, c.CreateContainer(ctx, "/rel"))
-	node, _, _, err := c.CreateSeq(ctx, "/rel/_c_r-lock-", []byte(queue.Announcer))
+	node, _, _, err := c.CreateSeq(ctx, "/rel/_c_r-lock-", []byte(testAnnouncer))
 	require.NoError(t, err)
 	ep, err := c.Epoch(ctx)
 	require.NoError(t, err)
@@ -204,7 +210,7 @@ func testRelease(t *testing.T, zk *zktest.Cluster) {
 	require.NoError(t, c.ReleaseUntil(ctx, node, ep))
 	ch, err := wait(ctx)
 	require.NoError(t, err)
-	require.Equal(t, queue.Released, ch)
+	require.Equal(t, Released, ch)
 	names, err := c.Children(ctx, "/rel")
 	require.NoError(t, err)
 	require.False(t, slices.Contains(names, path.Base(node)))

@@ -6,9 +6,29 @@ import (
 	"log/slog"
 	"path"
 	"time"
-
-	"github.com/zklock/zklock/internal/queue"
 )
+
+// Epoch is a stretch of time during which the client may assume the server
+// holds its session (see zklock.Session.OwnershipDeadline); the queue
+// and the hold engine carry it with every node they hold. Done is closed
+// when it ends; it never reopens.
+type Epoch struct {
+	SessionID int64
+	Done      <-chan struct{}
+	Key       any // identifies the epoch to Conn.Track
+	// Check, if set, ends the epoch at once should its deadline have
+	// passed: called before Done is handed to a caller who will rely on it.
+	Check func()
+}
+
+// Lost returns Done after Check: a process that was frozen past the
+// epoch's deadline finds Done closed, not still open until a timer runs.
+func (e Epoch) Lost() <-chan struct{} {
+	if e.Check != nil {
+		e.Check()
+	}
+	return e.Done
+}
 
 // epoch is a stretch of time during which the client may assume the server
 // holds its session. It ends at the ownership deadline, at expiry or at
@@ -163,7 +183,7 @@ func (c *Conn) endEpochLocked(closing bool) {
 		level, msg = slog.LevelInfo, "zklock: lock released by Close"
 	}
 	for node := range ep.nodes {
-		c.logs.add(level, msg, "path", primitivePath(node), "node", node, "session", fmt.Sprintf("0x%x", ep.sid))
+		c.logs.add(level, msg, "path", c.primitivePath(node), "node", node, "session", fmt.Sprintf("0x%x", ep.sid))
 		c.goDelete(node, ep.sid)
 	}
 	if c.cfg.OnEpochEnd != nil {
@@ -172,14 +192,12 @@ func (c *Conn) endEpochLocked(closing bool) {
 }
 
 // primitivePath returns the path of the primitive a node of ours belongs
-// to: its parent, or for a semaphore lease (<path>/leases/<lease>) its
-// grandparent.
-func primitivePath(node string) string {
-	dir := path.Dir(node)
-	if c, ok := queue.Parse(path.Base(node)); ok && c.Kind == queue.KindLease {
-		return path.Dir(dir)
+// to, as Config.PrimitivePath says (its parent without one).
+func (c *Conn) primitivePath(node string) string {
+	if c.cfg.PrimitivePath != nil {
+		return c.cfg.PrimitivePath(node)
 	}
-	return dir
+	return path.Dir(node)
 }
 
 // track registers path to be deleted when ep ends; untrack forgets it.

@@ -86,18 +86,6 @@ func TestCallUntil(t *testing.T) {
 	require.NotErrorIs(t, err, errStopped)
 }
 
-func TestPrimitivePath(t *testing.T) {
-	for node, want := range map[string]string{
-		"/a/lock/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-lock-0000000001":        "/a/lock",
-		"/a/sem/leases/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-lease-0000000003": "/a/sem",
-		"/a/rw/_c_0f1e2d3c-aaaa-bbbb-cccc-000000000000-__READ__0000000002":       "/a/rw",
-	} {
-		if got := primitivePath(node); got != want {
-			t.Errorf("primitivePath(%s) = %s, want %s", node, got, want)
-		}
-	}
-}
-
 // testConn is a Conn with just what retry uses.
 func testConn(t *testing.T, policies *int) *Conn {
 	c := &Conn{done: make(chan struct{}), cfg: Config{Backoff: func() backoff.BackOff {

@@ -6,19 +6,15 @@ import (
 	"slices"
 
 	"github.com/zklock/zklock/internal/client"
-	"github.com/zklock/zklock/internal/queue"
 )
 
-// Conn is what the queue recipes (internal/queue) run on: its reads and
-// deletes retry transient errors within the caller's ctx.
-var _ queue.Conn = (*Conn)(nil)
-
-func (c *Conn) Epoch(ctx context.Context) (queue.Epoch, error) {
+// Epoch waits for a live epoch and returns it.
+func (c *Conn) Epoch(ctx context.Context) (Epoch, error) {
 	ep, err := c.awaitEpoch(ctx)
 	if err != nil {
-		return queue.Epoch{}, err
+		return Epoch{}, err
 	}
-	return queue.Epoch{SessionID: ep.sid, Done: ep.done, Key: ep, Check: c.CheckDeadline}, nil
+	return Epoch{SessionID: ep.sid, Done: ep.done, Key: ep, Check: c.CheckDeadline}, nil
 }
 
 func (c *Conn) Children(ctx context.Context, path string) ([]string, error) {
@@ -41,16 +37,16 @@ func (c *Conn) Get(ctx context.Context, path string) ([]byte, *client.Stat, erro
 func (c *Conn) Delete(ctx context.Context, path string) error { return c.delete(ctx, path, nil) }
 
 // DeleteUntil is Delete that also gives up once ep ends.
-func (c *Conn) DeleteUntil(ctx context.Context, path string, ep queue.Epoch) error {
+func (c *Conn) DeleteUntil(ctx context.Context, path string, ep Epoch) error {
 	return c.delete(ctx, path, ep.Key.(*epoch))
 }
 
 // ReleaseUntil is DeleteUntil with the release announced (see
-// queue.Released): one multi sets the node's data, which fires a data
+// Released): one multi sets the node's data, which fires a data
 // watch with NodeDataChanged, and deletes the node. Retried after a
 // connection loss it finds the node gone (the first attempt applied, or
 // the session took it): deleted.
-func (c *Conn) ReleaseUntil(ctx context.Context, path string, ep queue.Epoch) error {
+func (c *Conn) ReleaseUntil(ctx context.Context, path string, ep Epoch) error {
 	_, err := retryUntil(ctx, c, ep.Key.(*epoch), func(ctx context.Context) ([]client.OpResult, error) {
 		return c.cl.Multi(ctx, client.SetOp(path, nil, -1), client.DeleteOp(path, -1))
 	})
@@ -66,31 +62,31 @@ func (c *Conn) ReleaseUntil(ctx context.Context, path string, ep queue.Epoch) er
 // disconnected may be sent afterwards, under the new session, and then
 // fires only when the predecessor changes, leaving a waiter whose node
 // expired asleep instead of re-enqueueing.
-func (c *Conn) WaitChange(ctx context.Context, path string) (queue.Change, error) {
+func (c *Conn) WaitChange(ctx context.Context, path string) (Change, error) {
 	ep, err := c.awaitEpoch(ctx)
 	if err != nil {
-		return queue.LookAgain, err
+		return LookAgain, err
 	}
 	ch, err := c.waitChange(ctx, path, ep)
 	if errors.Is(err, errStopped) {
-		return queue.LookAgain, nil // the epoch ended
+		return LookAgain, nil // the epoch ended
 	}
 	return ch, err
 }
 
-func (c *Conn) WaitData(ctx context.Context, path string, version int32) (queue.Change, error) {
+func (c *Conn) WaitData(ctx context.Context, path string, version int32) (Change, error) {
 	ep, err := c.awaitEpoch(ctx)
 	if err != nil {
-		return queue.LookAgain, err
+		return LookAgain, err
 	}
 	ch, err := c.waitData(ctx, path, version, ep)
 	if errors.Is(err, errStopped) {
-		return queue.LookAgain, nil
+		return LookAgain, nil
 	}
 	return ch, err
 }
 
-func (c *Conn) ReadWatch(ctx context.Context, path string) ([]byte, bool, func(context.Context) (queue.Change, error), error) {
+func (c *Conn) ReadWatch(ctx context.Context, path string) ([]byte, bool, func(context.Context) (Change, error), error) {
 	ep, err := c.awaitEpoch(ctx)
 	if err != nil {
 		return nil, false, nil, err
@@ -98,25 +94,25 @@ func (c *Conn) ReadWatch(ctx context.Context, path string) ([]byte, bool, func(c
 	data, ok, wait, err := c.readWatch(ctx, path, ep)
 	if errors.Is(err, errStopped) {
 		// The epoch ended: nothing read counts; the wait says look again.
-		return nil, true, func(context.Context) (queue.Change, error) { return queue.LookAgain, nil }, nil
+		return nil, true, func(context.Context) (Change, error) { return LookAgain, nil }, nil
 	}
 	if err != nil || !ok {
 		return nil, ok, nil, err
 	}
-	return data, true, func(ctx context.Context) (queue.Change, error) {
+	return data, true, func(ctx context.Context) (Change, error) {
 		ch, err := wait(ctx)
 		if errors.Is(err, errStopped) {
-			return queue.LookAgain, nil
+			return LookAgain, nil
 		}
 		return ch, err
 	}, nil
 }
 
-func (c *Conn) Track(ep queue.Epoch, path string) bool {
+func (c *Conn) Track(ep Epoch, path string) bool {
 	return c.track(ep.Key.(*epoch), path)
 }
 
-func (c *Conn) Untrack(ep queue.Epoch, path string) { c.untrack(ep.Key.(*epoch), path) }
+func (c *Conn) Untrack(ep Epoch, path string) { c.untrack(ep.Key.(*epoch), path) }
 
 func (c *Conn) ChildrenStat(ctx context.Context, path string) ([]string, *client.Stat, error) {
 	return c.children(ctx, path)

@@ -5,7 +5,23 @@ import (
 	"errors"
 
 	"github.com/zklock/zklock/internal/client"
-	"github.com/zklock/zklock/internal/queue"
+)
+
+// Change is what WaitChange saw happen to the node it watched.
+type Change int
+
+const (
+	// LookAgain: nothing is known of the node; list the queue again.
+	LookAgain Change = iota
+	// Deleted: the node is gone, however it went: released, abandoned by
+	// a waiter, or with its session.
+	Deleted
+	// Released: the data of an announcing node (the Announces hook of Config) changed.
+	// Only an announced release (ReleaseUntil) changes it, unless
+	// another client writes it (Curator's Revoker can), and that release
+	// deleted the node in the same transaction. A data change on any other
+	// node is LookAgain.
+	Released
 )
 
 // watch is one outstanding data watch on a node, shared by every waiter on
@@ -18,15 +34,15 @@ type watch struct {
 	// change is what happened: Deleted, Released (an announcing node's
 	// data changed) or LookAgain (the watch ended without a proof, or
 	// another node's data changed).
-	change queue.Change
+	change Change
 	// announces: the node's data, read when the watch was set, marks it
-	// as announcing its release (queue.Announcer).
+	// as announcing its release (Config.Announces).
 	announces bool
 }
 
 // fireLocked delivers ch to the waiters of w and forgets w. c.mu must be
 // held.
-func (c *Conn) fireLocked(path string, w *watch, ch queue.Change) {
+func (c *Conn) fireLocked(path string, w *watch, ch Change) {
 	if c.watches[path] == w {
 		delete(c.watches, path)
 	}
@@ -53,26 +69,26 @@ func (c *Conn) onWatch(ev client.Event) {
 	default:
 		return
 	}
-	var ch queue.Change
+	var ch Change
 	switch ev.Type {
 	case client.EventNodeDeleted:
-		ch = queue.Deleted
+		ch = Deleted
 	case client.EventNodeDataChanged:
-		ch = queue.Released
+		ch = Released
 	case client.EventNotWatching, client.EventNodeCreated:
-		ch = queue.LookAgain
+		ch = LookAgain
 	default:
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if w := c.watches[ev.Watched]; w != nil {
-		if ch == queue.Released && !w.announces {
+		if ch == Released && !w.announces {
 			// A write to a node that does not announce releases (a
 			// revocation request, a cohort's guard) proves nothing. (The
 			// reply that set the watch reaches us first; should this run
 			// before arm has recorded it, the change is only looked at.)
-			ch = queue.LookAgain
+			ch = LookAgain
 		}
 		c.fireLocked(ev.Watched, w, ch)
 	}
@@ -85,11 +101,11 @@ func (c *Conn) onWatch(ev client.Event) {
 // if the node does not exist. A data watch (getData) is used rather than
 // exists, as Curator does, so that no watch is left on a node that is
 // already gone; and a data watch is what sees an announced release.
-func (c *Conn) waitChange(ctx context.Context, path string, ep *epoch) (queue.Change, error) {
+func (c *Conn) waitChange(ctx context.Context, path string, ep *epoch) (Change, error) {
 	w, arm, changed := c.watchFor(path)
 	if arm {
 		if err := c.arm(ctx, path, ep, w); err != nil {
-			return queue.LookAgain, err
+			return LookAgain, err
 		}
 	}
 	return c.await(ctx, w, changed, ep.done)
@@ -101,14 +117,14 @@ func (c *Conn) waitChange(ctx context.Context, path string, ep *epoch) (queue.Ch
 // write between the caller's read and the shared watch being set on the
 // server is seen, as a version other than the caller's (LookAgain at
 // once), rather than missed.
-func (c *Conn) waitData(ctx context.Context, path string, version int32, ep *epoch) (queue.Change, error) {
+func (c *Conn) waitData(ctx context.Context, path string, version int32, ep *epoch) (Change, error) {
 	w, _, changed := c.watchFor(path)
 	st, err := c.armStat(ctx, path, ep, w)
 	if err != nil || st == nil {
-		return queue.Deleted, err // st is nil only when the node is gone
+		return Deleted, err // st is nil only when the node is gone
 	}
 	if st.Version != version {
-		return queue.LookAgain, nil
+		return LookAgain, nil
 	}
 	return c.await(ctx, w, changed, ep.done)
 }
@@ -130,31 +146,31 @@ func (c *Conn) watchFor(path string) (w *watch, arm bool, changed <-chan struct{
 
 // await waits for w to fire, a state transition after changed was taken,
 // ctx, stop or Close.
-func (c *Conn) await(ctx context.Context, w *watch, changed, stop <-chan struct{}) (queue.Change, error) {
+func (c *Conn) await(ctx context.Context, w *watch, changed, stop <-chan struct{}) (Change, error) {
 	select {
 	case <-w.fired:
 		return w.change, nil
 	case <-changed:
-		return queue.LookAgain, nil
+		return LookAgain, nil
 	case <-ctx.Done():
-		return queue.LookAgain, ctx.Err()
+		return LookAgain, ctx.Err()
 	case <-stop:
-		return queue.LookAgain, errStopped
+		return LookAgain, errStopped
 	case <-c.done:
-		return queue.LookAgain, ErrClosed
+		return LookAgain, ErrClosed
 	}
 }
 
 // readWatch reads path's data and sets a data watch for a caller of its
 // own (as waitData does), returning the data and the wait on that watch;
 // ok is false if the node does not exist.
-func (c *Conn) readWatch(ctx context.Context, path string, ep *epoch) ([]byte, bool, func(context.Context) (queue.Change, error), error) {
+func (c *Conn) readWatch(ctx context.Context, path string, ep *epoch) ([]byte, bool, func(context.Context) (Change, error), error) {
 	w, _, changed := c.watchFor(path)
 	data, st, err := c.armRead(ctx, path, ep, w)
 	if err != nil || st == nil {
 		return nil, false, nil, err
 	}
-	return data, true, func(ctx context.Context) (queue.Change, error) { return c.await(ctx, w, changed, ep.done) }, nil
+	return data, true, func(ctx context.Context) (Change, error) { return c.await(ctx, w, changed, ep.done) }, nil
 }
 
 // arm sets the server's data watch for w. On failure w is fired, so that
@@ -182,13 +198,13 @@ func (c *Conn) armRead(ctx context.Context, path string, ep *epoch, w *watch) ([
 	})
 	if err == nil {
 		c.mu.Lock()
-		w.announces = queue.Announces(r.data)
+		w.announces = c.cfg.Announces != nil && c.cfg.Announces(r.data)
 		c.mu.Unlock()
 		return r.data, &r.stat, nil
 	}
-	ch := queue.LookAgain
+	ch := LookAgain
 	if errors.Is(err, client.ErrNoNode) {
-		ch, err = queue.Deleted, nil
+		ch, err = Deleted, nil
 	}
 	c.mu.Lock()
 	c.fireLocked(path, w, ch)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/client"
-	"github.com/zklock/zklock/internal/queue"
 )
 
 // newWatchConn is a Conn with only what watches need: no server. Its
@@ -29,12 +28,12 @@ func (c *Conn) register(path string, announces bool) *watch {
 // waitAsync waits on path's watch, which must already be registered (so
 // nothing is sent), as waitChange does once the watch is set, and delivers
 // the outcome.
-func waitAsync(t *testing.T, c *Conn, path string) <-chan queue.Change {
+func waitAsync(t *testing.T, c *Conn, path string) <-chan Change {
 	w, arm, changed := c.watchFor(path)
 	if arm {
 		t.Fatal("no watch registered")
 	}
-	out := make(chan queue.Change, 1)
+	out := make(chan Change, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds a broken test
 	go func() {
 		defer cancel()
@@ -54,13 +53,13 @@ func TestWatchEvents(t *testing.T) {
 	for _, tc := range []struct {
 		ev        client.EventType
 		announces bool
-		want      queue.Change
+		want      Change
 	}{
-		{client.EventNodeDeleted, false, queue.Deleted},
-		{client.EventNodeDeleted, true, queue.Deleted},
-		{client.EventNodeDataChanged, true, queue.Released},
-		{client.EventNodeDataChanged, false, queue.LookAgain},
-		{client.EventNotWatching, true, queue.LookAgain},
+		{client.EventNodeDeleted, false, Deleted},
+		{client.EventNodeDeleted, true, Deleted},
+		{client.EventNodeDataChanged, true, Released},
+		{client.EventNodeDataChanged, false, LookAgain},
+		{client.EventNotWatching, true, LookAgain},
 	} {
 		c := newWatchConn()
 		w := c.register("/l/n", tc.announces)
@@ -90,7 +89,7 @@ func TestWatchStateChangeWakes(t *testing.T) {
 		if !empty {
 			t.Fatalf("%v left watches registered", st)
 		}
-		if ch := <-got; ch != queue.LookAgain {
+		if ch := <-got; ch != LookAgain {
 			t.Fatalf("%v: waiter got %v, want LookAgain", st, ch)
 		}
 	}
