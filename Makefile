@@ -3,7 +3,7 @@
 # scripts/install-deps.sh installs staticcheck here.
 STATICCHECK := $(shell go env GOPATH)/bin/staticcheck
 
-.PHONY: deps lint test demo bench bench-quick
+.PHONY: deps lint test demo bench bench-quick lock-path
 
 # Install what the tests need where missing (apt; sudo unless root):
 # ZooKeeper, a JDK, Curator and Kazoo for interop/, staticcheck.
@@ -86,3 +86,11 @@ bench:
 bench-quick:
 	bash scripts/install-deps.sh --bench
 	cd bench && go run . -quick -out results/quick
+
+# What an uncontended Mutex.Lock runs: the files and functions of zklock's
+# code above the client, and the go statements it reaches, from coverage
+# counters taken around one Lock (bench/lockpath; a throwaway ZooKeeper
+# unless ZK_SERVERS is set).
+lock-path:
+	cd bench && go build -cover -covermode=atomic -coverpkg=github.com/zklock/zklock/... -o $(CURDIR)/bench/lockpath/lockpath ./lockpath
+	cd bench/lockpath && ./lockpath -src ../.. && ./lockpath -src ../.. -cancellable | head -1; rm -f lockpath

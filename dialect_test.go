@@ -8,13 +8,17 @@ import (
 	"github.com/zklock/zklock"
 )
 
-// heldThing is the dialect every hold speaks (see handle.go).
+// heldThing is the dialect every hold speaks: the loss signal, the fencing
+// token, the guard for Session.Multi and the node, under the same names
+// everywhere.
 type heldThing interface {
 	Lost() <-chan struct{}
 	Token() int64
 	Guard() *zklock.CheckOp
 	Node() string
 }
+
+var _ = []heldThing{(*zklock.Mutex)(nil), (*zklock.ReentrantMutex)(nil), (*zklock.RWMutex)(nil), (*zklock.Lease)(nil), (*zklock.Term)(nil)}
 
 // requireHeld checks a hold's accessors against the server: our node exists
 // with the token as its czxid, the guard checks that node, and the loss

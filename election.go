@@ -56,7 +56,7 @@ type Election struct {
 // LeaderSelector reads it as the participant id), so it carries no
 // announcement, and a term's end is a plain deletion (its successor lists,
 // or holds at once when it was the only one ahead).
-var electionSpec = spec{kind: KindElection, node: queue.KindLock, accept: mutexSpec.accept, quiet: true}
+var electionSpec = spec{kind: KindElection, node: queue.KindLock, accept: lockKinds, quiet: true}
 
 // NewElection returns an Election on path. Nothing is sent to the server
 // until Campaign, Leader or Observe. The path rules, request size included,

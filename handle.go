@@ -3,8 +3,8 @@ package zklock
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
-
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
@@ -22,6 +22,13 @@ type spec struct {
 	takes  takes    // the options it takes; the others are refused
 	quiet  bool     // its nodes never announce a release (an election's value)
 }
+
+// lockKinds are the node kinds of the exclusive queue that a Mutex, a
+// ReentrantMutex and an Election's candidates share (Kazoo's lock nodes
+// among them); lockTakes the options its locks take.
+var lockKinds = []string{queue.KindLock, queue.KindKazooLock}
+
+const lockTakes = takesCohort | takesRevocable | takesMaxHold
 
 // takes is a set of options a primitive takes.
 type takes uint8
@@ -138,18 +145,6 @@ func contender(dir string, e queue.Entry) Contender {
 	}
 }
 
-// holder is the dialect every held acquisition speaks: the loss signal,
-// the fencing token, the guard for Session.Multi and the node, under the
-// same names everywhere.
-type holder interface {
-	Lost() <-chan struct{}
-	Token() int64
-	Guard() *CheckOp
-	Node() string
-}
-
-var _ = []holder{(*Mutex)(nil), (*ReentrantMutex)(nil), (*RWMutex)(nil), (*Lease)(nil), (*Term)(nil)}
-
 // checkCtx rejects a nil or finished ctx before anything is sent.
 var checkCtx = hold.CheckCtx
 
@@ -173,4 +168,28 @@ func slotPart(path string, key any, s *hold.Slot, lock, unlock func(context.Cont
 			return s.Current(), nil
 		},
 		Release: func(ctx context.Context, _ *hold.Hold) error { return unlock(ctx) }}}
+}
+
+// locker adapts a lock's context-taking Lock and Unlock to sync.Locker.
+type locker struct{ lock, unlock func(context.Context) error }
+
+var _ sync.Locker = locker{}
+
+func (l locker) Lock()   { must(l.lock(context.Background())) }
+func (l locker) Unlock() { must(l.unlock(context.Background())) }
+
+// must panics with err, for the sync.Locker adapters, which cannot return
+// it.
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// checkOp is the multi-op of a guard.
+func checkOp(g *hold.Guard) *CheckOp {
+	if g == nil {
+		return nil
+	}
+	return &CheckOp{Path: g.Path, Version: g.Version}
 }

@@ -42,10 +42,8 @@ type Mutex struct {
 	h    hold.Slot
 }
 
-// mutexSpec describes a Mutex (and a ReentrantMutex, and an Election's
-// candidate nodes, which share its queue) to the engine.
-var mutexSpec = spec{kind: KindMutex, node: queue.KindLock, accept: []string{queue.KindLock, queue.KindKazooLock},
-	takes: takesCohort | takesRevocable | takesMaxHold}
+// mutexSpec describes a Mutex to the engine.
+var mutexSpec = spec{kind: KindMutex, node: queue.KindLock, accept: lockKinds, takes: lockTakes}
 
 // NewMutex returns a Mutex on path. Nothing is sent to the server until
 // Lock. The path must be a valid absolute ZooKeeper path outside /zookeeper
@@ -142,30 +140,6 @@ func (m *Mutex) Contenders(ctx context.Context) ([]Contender, error) {
 // both panic on any other error (for example a closed session, or Unlock
 // of a lock that was lost), as sync.Locker has no way to report one.
 func (m *Mutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
-
-// locker adapts a lock's context-taking Lock and Unlock to sync.Locker.
-type locker struct{ lock, unlock func(context.Context) error }
-
-var _ sync.Locker = locker{}
-
-func (l locker) Lock()   { must(l.lock(context.Background())) }
-func (l locker) Unlock() { must(l.unlock(context.Background())) }
-
-// must panics with err, for the sync.Locker adapters, which cannot return
-// it.
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
-}
-
-// checkOp is the multi-op of a guard.
-func checkOp(g *hold.Guard) *CheckOp {
-	if g == nil {
-		return nil
-	}
-	return &CheckOp{Path: g.Path, Version: g.Version}
-}
 
 // Part returns m as a part of a MultiLock.
 func (m *Mutex) Part() Part { return slotPart(m.q.Dir, m, &m.h, m.Lock, m.Unlock) }

@@ -38,7 +38,7 @@ type ReentrantMutex struct {
 	taking chan struct{} // closed when the owner's first Lock in flight returns
 }
 
-var reentrantSpec = spec{kind: KindReentrantMutex, node: queue.KindLock, accept: mutexSpec.accept, takes: mutexSpec.takes}
+var reentrantSpec = spec{kind: KindReentrantMutex, node: queue.KindLock, accept: lockKinds, takes: lockTakes}
 
 // NewReentrantMutex returns a new owner of the reentrant lock at path. It
 // takes the same options as NewMutex and uses the same wire names, so
