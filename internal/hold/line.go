@@ -144,7 +144,9 @@ func (l *Line) Release(ctx context.Context, h *Hold) error {
 	}
 	expired, given := h.w.pause()
 	var err error
-	if !given {
+	if given {
+		h.w.awaitGive(ctx) // the bound gives it back: its node goes before we return
+	} else {
 		err = l.P.Give(ctx, h.place)
 	}
 	if err != nil && !errorsIsLost(err) {

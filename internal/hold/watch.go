@@ -19,6 +19,7 @@ type watch struct {
 	revoked chan struct{} // closed on a revocation request (Revocable), else nil
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the goroutines have ended
+	gave    chan struct{} // closed when the bound's give-back is over (MaxHold)
 
 	mu      sync.Mutex
 	cond    sync.Cond // on mu: signalled when busy drops
@@ -59,7 +60,7 @@ func (l *Line) watch(h *Hold, ly Layers) *watch {
 		})
 	}
 	if ly.MaxHold > 0 {
-		w.lost, w.until = make(chan struct{}), time.Now().Add(ly.MaxHold)
+		w.lost, w.until, w.gave = make(chan struct{}), time.Now().Add(ly.MaxHold), make(chan struct{})
 		fire, stopTimer := BoundTimer(ly.MaxHold)
 		run(func(ctx context.Context) {
 			defer stopTimer()
@@ -77,6 +78,7 @@ func (l *Line) watch(h *Hold, ly Layers) *watch {
 // signal, unless a release is under way (that release then returns the
 // loss), and reports true.
 func (w *watch) bound(ctx context.Context, l *Line, h *Hold, fire <-chan time.Time) bool {
+	defer close(w.gave)
 	select {
 	case <-h.place.Epoch().Done:
 		close(w.lost)
@@ -92,21 +94,36 @@ func (w *watch) bound(ctx context.Context, l *Line, h *Hold, fire <-chan time.Ti
 	for w.busy {
 		w.cond.Wait()
 	}
+	if ctx.Err() != nil {
+		w.mu.Unlock()
+		return true // a release gave the place back meanwhile
+	}
 	w.given = true
 	w.mu.Unlock()
+	// From here the give-back is the bound's alone: a Release that comes
+	// now finds the place given and must not cut the give-back short (the
+	// node would stay, and the next in line wait behind it), so it runs on
+	// a ctx that the release's end of the layers does not cancel, until it
+	// is done or the epoch ends (the session then deletes the node).
+	gctx := context.WithoutCancel(ctx)
 	for {
-		// Stops at the epoch's end or when the hold is released; a place
-		// still held after that is the session's to delete, or Release's.
-		if err := l.P.Give(ctx, h.place); err == nil || ctx.Err() != nil || errorsIsLost(err) {
+		if err := l.P.Give(gctx, h.place); err == nil || errorsIsLost(err) {
 			return true
 		}
 		select {
-		case <-ctx.Done():
-			return true
 		case <-h.place.Epoch().Done:
 			return true
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// awaitGive waits, within ctx, for the bound's give-back of a place it
+// gave (pause reported given); past ctx, the give-back goes on alone.
+func (w *watch) awaitGive(ctx context.Context) {
+	select {
+	case <-w.gave:
+	case <-ctx.Done():
 	}
 }
 
@@ -147,7 +164,8 @@ func (w *watch) resume() {
 	w.cond.Broadcast()
 }
 
-// end stops the layers of a hold given back.
+// end stops the layers of a hold given back. A give-back the bound began
+// goes on until it is done or the epoch ends: end does not wait for it.
 func (w *watch) end() {
 	if w == nil {
 		return
@@ -155,9 +173,12 @@ func (w *watch) end() {
 	w.stop()
 	w.mu.Lock()
 	w.busy = false
+	given := w.given
 	w.cond.Broadcast()
 	w.mu.Unlock()
-	<-w.done
+	if !given {
+		<-w.done
+	}
 }
 
 // watchRevocation closes revoked when node's data becomes a revocation
