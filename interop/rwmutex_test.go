@@ -141,7 +141,7 @@ func testCuratorRWDowngrade(t *testing.T) {
 	// A Curator writer arriving after the downgrade is kept out too.
 	w.step("go", "start", "write", m.Lock(w.ctx))
 	w.step("go", "end", "write", nil)
-	w.step("go", "start", "read", m.RLock(w.ctx))
+	w.step("go", "start", "read", m.Downgrade(w.ctx))
 	if err := m.Unlock(w.ctx); err != nil {
 		t.Fatal(err)
 	}
