@@ -6,7 +6,10 @@ package zklock_test
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,4 +103,126 @@ func TestBreakDeposedLeaderAnswers(t *testing.T) {
 	lostAt, rivalAt := lossBeforeRival(ctx, t, m.Lost(), rival, cut)
 	t.Logf("loss signal %v after the pause led the rival's acquisition by %v", lostAt.Sub(pausedAt), rivalAt.Sub(lostAt))
 	require.NoError(t, rival.Unlock(ctx))
+}
+
+// TestBreakBalancedAddress: the servers are reached through one name that
+// a load balancer spreads over them (Kubernetes' client Service for a
+// ZooKeeper StatefulSet, a DNS name with one record per server, a TCP load
+// balancer), modelled by a dialer that sends each new connection to the
+// next server. The session's connection lands on a follower, while the
+// 'srvr' that learnRole sends on a connection of its own reaches the
+// leader: the follower's connection is taken for the leader's (evidence.go
+// trusts an address to name one server), its replies move the anchor to
+// their send time, and a follower cut off from its leader, with the
+// holder on its side, keeps the holder's deadline moving while the leader
+// expires the session.
+func TestBreakBalancedAddress(t *testing.T) {
+	c, f, _ := followerEnsemble(t, zktest.WithSessionTimeouts(200*time.Millisecond, 4*time.Second))
+	ctx := ctxFor(t)
+	const service = "zk-cs.zklock.invalid:2181"
+	var mu sync.Mutex
+	next, onlyF := 0, false
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		i := next % 3
+		next++
+		if onlyF {
+			i = f // the client and the follower on one side of a partition
+		}
+		mu.Unlock()
+		if addr != service {
+			return nil, fmt.Errorf("unexpected address %s", addr)
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, c.Server(i).Addr())
+	}
+	const timeout = 3 * time.Second
+	var holderS *zklock.Session
+	for try := 0; try < 20 && holderS == nil; try++ {
+		s, err := zklock.NewSession(ctx, zklock.WithServers(service), zklock.WithDialer(dial),
+			zklock.WithSessionTimeout(timeout))
+		require.NoError(t, err)
+		cons, err := c.FourLetter(ctx, f, "cons")
+		require.NoError(t, err)
+		// Direct: the deadline follows a reply at its send time, a timeout
+		// less the margin ahead (2.4s); behind a follower's lag it is at
+		// most 0.8s ahead.
+		// The connect response moved the anchor to its send time, so only
+		// a session older than the lag (1.6s) tells.
+		created := time.Now()
+		direct := func() bool {
+			_, _, _ = s.Client().Exists(ctx, "/")
+			return time.Since(created) > 2*time.Second && time.Until(s.OwnershipDeadline()) > 2*time.Second
+		}
+		onF := strings.Contains(cons, fmt.Sprintf("sid=0x%x", s.SessionID()))
+		if onF && eventuallyTrue(3*time.Second, direct) {
+			holderS = s
+			t.Cleanup(func() { s.Close() })
+			t.Logf("try %d: the session is on follower %d and its deadline is %v ahead", try, f,
+				time.Until(s.OwnershipDeadline()))
+			break
+		}
+		s.Close()
+	}
+	require.NotNil(t, holderS, "no session on the follower with a direct link in 20 tries")
+	path := lockPath(t, "lock")
+	m, err := zklock.NewMutex(holderS, path)
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctx))
+
+	var rest []string
+	for i := range 3 {
+		if i != f {
+			rest = append(rest, c.Server(i).Addr())
+		}
+	}
+	rivalS := newSession(t, rest, zklock.WithSessionTimeout(timeout))
+	rival, err := zklock.NewMutex(rivalS, path)
+	require.NoError(t, err)
+	cutAt := time.Now()
+	lostAt, rivalAt := lossBeforeRival(ctx, t, m.Lost(), rival, func() {
+		mu.Lock()
+		onlyF = true
+		mu.Unlock()
+		cutAt = time.Now()
+		require.NoError(t, c.Isolate(f))
+		// The holder works: it reads every 100ms, as a holder using
+		// the session for its own requests does.
+		go func() {
+			for range 40 {
+				_, _, err := holderS.Client().Exists(ctx, "/")
+				t.Logf("%v after the cut: read %v, deadline %v after the cut", time.Since(cutAt), err,
+					holderS.OwnershipDeadline().Sub(cutAt))
+				if ctx.Err() != nil || closedChan(m.Lost()) {
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+	})
+	t.Logf("loss signal %v after the cut led the rival's acquisition by %v", lostAt.Sub(cutAt), rivalAt.Sub(lostAt))
+	require.NoError(t, rival.Unlock(ctx))
+}
+
+// eventuallyTrue polls cond every 20ms for up to d and reports whether it
+// held.
+func eventuallyTrue(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// closedChan reports whether ch is closed.
+func closedChan(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
