@@ -1,0 +1,58 @@
+package zklock_test
+
+// Adversarial tests of issue 34's seams (features that meet), by the
+// review of branch swap. Each test named TestBreak… encodes an attack.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock"
+)
+
+// TestBreakDowngradedReadAfterWriteUnlockBound: a bounded writer
+// downgrades, then releases its write lock, keeping the read lock alone
+// (the read node took the write node's place). docs/recipes.md: "a writer
+// that downgraded keeps its read lock only until the write lock's bound".
+// Whatever ends the read lock, a writer queued behind must not hold
+// before the read hold's loss signal fires.
+func TestBreakDowngradedReadAfterWriteUnlockBound(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "rw")
+	as := newSession(t, c.Servers())
+	a, err := zklock.NewRWMutex(as, path, zklock.WithMaxHold(1500*time.Millisecond))
+	require.NoError(t, err)
+	require.NoError(t, a.Lock(ctx))
+	grantedAt := time.Now()
+	require.NoError(t, a.RLock(ctx))
+	require.NoError(t, a.Unlock(ctx))
+	readLost := a.Lost()
+	require.False(t, closed(readLost), "the read lock's Lost fired at the write Unlock")
+
+	b := newRW(t, newSession(t, c.Servers()), path)
+	got := make(chan time.Time, 1)
+	go func() {
+		if b.Lock(ctx) == nil {
+			got <- time.Now()
+		}
+	}()
+	window := time.NewTimer(5 * time.Second)
+	defer window.Stop()
+	select {
+	case <-readLost:
+		t.Logf("the read lock's Lost fired %v after the write grant", time.Since(grantedAt))
+		select {
+		case at := <-got:
+			t.Logf("writer B held %v after the write grant", at.Sub(grantedAt))
+		case <-window.C:
+			t.Fatalf("writer B did not hold within 5s of the write grant: A's read node stays after its Lost")
+		}
+	case at := <-got:
+		t.Fatalf("writer B held %v after A's write grant while A's read lock's Lost was open", at.Sub(grantedAt))
+	case <-window.C:
+		t.Fatalf("the read lock outlived the write lock's bound by more than 3.5s")
+	}
+	_ = a.RUnlock(ctx)
+}
