@@ -5,8 +5,10 @@ package zklock_test
 // failing one is a finding (see the test's comment for the analysis).
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -105,66 +107,39 @@ func TestBreakDeposedLeaderAnswers(t *testing.T) {
 	require.NoError(t, rival.Unlock(ctx))
 }
 
-// TestBreakBalancedAddress: the servers are reached through one name that
-// a load balancer spreads over them (Kubernetes' client Service for a
+// TestBreakBalancedAddress: the servers are reached through one address
+// that a balancer spreads over them (Kubernetes' client Service for a
 // ZooKeeper StatefulSet, a DNS name with one record per server, a TCP load
-// balancer), modelled by a dialer that sends each new connection to the
-// next server. The session's connection lands on a follower, while the
+// balancer). The session's connection lands on a follower, while the
 // 'srvr' that learnRole sends on a connection of its own reaches the
 // leader: the follower's connection is taken for the leader's (evidence.go
 // trusts an address to name one server), its replies move the anchor to
 // their send time, and a follower cut off from its leader, with the
 // holder on its side, keeps the holder's deadline moving while the leader
-// expires the session.
+// expires the session. A round-robin balancer does this by chance (6 tries
+// in a first version of this test); the balancer here routes by the first
+// bytes a connection sends, so that it happens every time: a four-letter
+// word to the leader, the session's connection to the follower.
 func TestBreakBalancedAddress(t *testing.T) {
 	c, f, _ := followerEnsemble(t, zktest.WithSessionTimeouts(200*time.Millisecond, 4*time.Second))
 	ctx := ctxFor(t)
-	const service = "zk-cs.zklock.invalid:2181"
+	l, err := c.Leader(ctx)
+	require.NoError(t, err)
 	var mu sync.Mutex
-	next, onlyF := 0, false
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+	onlyF := false
+	lb := newSniffBalancer(t, func(first []byte) string {
 		mu.Lock()
-		i := next % 3
-		next++
-		if onlyF {
-			i = f // the client and the follower on one side of a partition
+		defer mu.Unlock()
+		if !onlyF && bytes.IndexFunc(first, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 {
+			return c.Server(l).Addr()
 		}
-		mu.Unlock()
-		if addr != service {
-			return nil, fmt.Errorf("unexpected address %s", addr)
-		}
-		var d net.Dialer
-		return d.DialContext(ctx, network, c.Server(i).Addr())
-	}
+		return c.Server(f).Addr() // and, once cut, every connection: the client is on the follower's side
+	})
 	const timeout = 3 * time.Second
-	var holderS *zklock.Session
-	for try := 0; try < 20 && holderS == nil; try++ {
-		s, err := zklock.NewSession(ctx, zklock.WithServers(service), zklock.WithDialer(dial),
-			zklock.WithSessionTimeout(timeout))
-		require.NoError(t, err)
-		cons, err := c.FourLetter(ctx, f, "cons")
-		require.NoError(t, err)
-		// Direct: the deadline follows a reply at its send time, a timeout
-		// less the margin ahead (2.4s); behind a follower's lag it is at
-		// most 0.8s ahead.
-		// The connect response moved the anchor to its send time, so only
-		// a session older than the lag (1.6s) tells.
-		created := time.Now()
-		direct := func() bool {
-			_, _, _ = s.Client().Exists(ctx, "/")
-			return time.Since(created) > 2*time.Second && time.Until(s.OwnershipDeadline()) > 2*time.Second
-		}
-		onF := strings.Contains(cons, fmt.Sprintf("sid=0x%x", s.SessionID()))
-		if onF && eventuallyTrue(3*time.Second, direct) {
-			holderS = s
-			t.Cleanup(func() { s.Close() })
-			t.Logf("try %d: the session is on follower %d and its deadline is %v ahead", try, f,
-				time.Until(s.OwnershipDeadline()))
-			break
-		}
-		s.Close()
-	}
-	require.NotNil(t, holderS, "no session on the follower with a direct link in 20 tries")
+	holderS := newSession(t, []string{lb.addr()}, zklock.WithSessionTimeout(timeout))
+	cons, err := c.FourLetter(ctx, f, "cons")
+	require.NoError(t, err)
+	require.Contains(t, cons, fmt.Sprintf("sid=0x%x", holderS.SessionID()), "the session is not on follower %d", f)
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
 	require.NoError(t, err)
@@ -296,4 +271,92 @@ func TestBreakDeposedLeaderRevalidates(t *testing.T) {
 	lostAt, rivalAt := lossBeforeRival(ctx, t, m.Lost(), rival, cut)
 	t.Logf("loss signal %v after the pause led the rival's acquisition by %v", lostAt.Sub(pausedAt), rivalAt.Sub(lostAt))
 	require.NoError(t, rival.Unlock(ctx))
+}
+
+// sniffBalancer is a TCP balancer on 127.0.0.1 that sends each connection
+// to the server route names for the first four bytes the client sent.
+type sniffBalancer struct {
+	ln    net.Listener
+	route func(first []byte) string
+	wg    sync.WaitGroup
+
+	mu     sync.Mutex
+	conns  []net.Conn
+	closed bool
+}
+
+func newSniffBalancer(t *testing.T, route func(first []byte) string) *sniffBalancer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	b := &sniffBalancer{ln: ln, route: route}
+	b.wg.Add(1)
+	go b.serve()
+	t.Cleanup(func() {
+		b.mu.Lock()
+		b.closed = true
+		for _, nc := range b.conns {
+			nc.Close()
+		}
+		b.mu.Unlock()
+		ln.Close()
+		b.wg.Wait()
+	})
+	return b
+}
+
+func (b *sniffBalancer) addr() string { return b.ln.Addr().String() }
+
+// track records nc to be closed at cleanup; false (and nc closed) once
+// cleanup began.
+func (b *sniffBalancer) track(nc net.Conn) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		nc.Close()
+		return false
+	}
+	b.conns = append(b.conns, nc)
+	b.wg.Add(1)
+	return true
+}
+
+func (b *sniffBalancer) serve() {
+	defer b.wg.Done()
+	for {
+		nc, err := b.ln.Accept()
+		if err != nil || !b.track(nc) {
+			return
+		}
+		go b.forward(nc)
+	}
+}
+
+// forward reads the client's first four bytes, connects to the server
+// they route to, and copies both ways until either side ends.
+func (b *sniffBalancer) forward(nc net.Conn) {
+	defer b.wg.Done()
+	defer nc.Close()
+	first := make([]byte, 4)
+	if _, err := io.ReadFull(nc, first); err != nil {
+		return
+	}
+	sc, err := net.DialTimeout("tcp", b.route(first), 5*time.Second)
+	if err != nil || !b.track(sc) {
+		return
+	}
+	defer b.wg.Done()
+	defer sc.Close()
+	if _, err := sc.Write(first); err != nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(sc, nc)
+		sc.Close()
+		close(done)
+	}()
+	_, _ = io.Copy(nc, sc)
+	nc.Close()
+	<-done
 }
