@@ -48,8 +48,8 @@ type epoch struct {
 // safety margin. The anchor is the latest time at which the leader, the
 // only server that expires sessions, is proven to have restarted the
 // session's clock (evidence.go): the send time of a request answered by
-// the leader or a standalone server, or of a (re)connect; on a follower's
-// connection, the send time of a request the follower answered at least
+// a standalone server, or of a (re)connect; on an ensemble's connection,
+// the send time of a request the server answered at least
 // its lag (syncLimit*tickTime plus a tick) before it answered a later one.
 // The timeout is the lowest any server granted, or a known server would
 // grant, the session. The server's clock restarts when a request arrives,

@@ -14,18 +14,19 @@ import (
 //
 //   - a connect response: the session was created or revalidated by the
 //     leader after the connect request was sent, whichever server answered;
-//   - a reply from the leader or a standalone server: its clock restarted
-//     when the request arrived, after it was sent;
-//   - a reply from a follower to a request sent at s proves the follower
-//     still served then, so the requests it answered at or before
-//     s - lag had reached the leader: their send times count.
+//   - a reply from a standalone server: its clock restarted when the
+//     request arrived, after it was sent;
+//   - a reply from an ensemble's server (a follower, or the leader, which
+//     can be deposed without knowing it: see learnRole) to a request sent
+//     at s proves the server still served then, so the requests it
+//     answered at or before s - lag had reached a leader not yet replaced:
+//     their send times count.
 //
-// A connection's server is a leader or standalone only if its 'srvr' says
-// so and the connection then carries a reply to a request sent after that
-// answer: a server changes role only through an election, which closes
-// every client connection it has, so the answer then holds for the
-// connection's whole life. Until then the connection counts as a
-// follower's.
+// A connection's server is standalone only if its 'srvr' says so and the
+// connection then carries a reply to a request sent after that answer: a
+// server changes role only through an election, which closes every client
+// connection it has, so the answer then holds for the connection's whole
+// life. Until then the connection counts as a follower's.
 
 // sample is a reply on a follower's connection: when its request was sent
 // and when the reply arrived, in nanoseconds since Conn.base.
@@ -39,7 +40,7 @@ type link struct {
 
 	mu        sync.Mutex
 	direct    bool  // replies prove the leader's clock at their send time
-	confirmAt int64 // a 'srvr' said leader or standalone at this time; 0 if not
+	confirmAt int64 // a 'srvr' said standalone at this time; 0 if not
 	samples   []sample
 	head      int // samples[:head] are used up
 }
@@ -103,18 +104,23 @@ func (l *link) prove(s, a, lag int64) int64 {
 	return proven
 }
 
-// learnRole asks the connection's server for its mode. A leader or a
-// standalone server is confirmed by the next reply to a request sent after
+// learnRole asks the connection's server for its mode. A standalone
+// server is confirmed by the next reply to a request sent after
 // the answer; one such request is sent here, so that confirmation does not
 // wait for the client's next ping.
 func (l *link) learnRole() {
 	c := l.c
 	c.learnConf(l.addr)
 	out, err := c.fourLetter(c.bg, l.addr, "srvr")
-	mode := parseMode(out)
-	confirm := err == nil && (mode == "leader" || mode == "standalone")
-	if !confirm {
-		return // a follower's, or unknown: its replies keep trailing
+	// A leader's replies trail like a follower's: a leader can be deposed
+	// without knowing it (paused past its followers' syncLimit, it runs
+	// again still leading in its own eyes and answers what was sent
+	// meanwhile, after a new leader restarted every session's clock), and
+	// the 'srvr' goes on a connection of its own, which a balancer in front
+	// of the servers may send to another server than the session's. Only a
+	// standalone server, the one server there is, has neither.
+	if err != nil || parseMode(out) != "standalone" {
+		return // an ensemble's server, or unknown: its replies keep trailing
 	}
 	l.mu.Lock()
 	l.confirmAt = c.since(time.Now())

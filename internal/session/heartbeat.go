@@ -10,8 +10,8 @@ import (
 // known): the anchor can only reach a request answered lag before a later
 // one was sent, so the gap between replies adds to how far the deadline
 // trails. The client pings only after a third of the session timeout of
-// silence; this asks every half tick. A leader's or a standalone server's
-// connection, whose replies prove the leader's clock directly, gets none.
+// silence; this asks every half tick. A standalone server's connection,
+// whose replies prove its clock directly, gets none.
 func (c *Conn) heartbeat() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
