@@ -46,6 +46,7 @@ func checkCount(r *Outcome, list []Interval, ord *commitOrder, rep *Report) {
 		} else if staleLease(r, b, list[:i]) {
 			stale[i] = true // counted against whoever acquires while it still believes
 		}
+		leftBeforeDeadline(rep, list[:i], b, leases(active), limit)
 		if leases(active)+leases(paused)+leases(gone)+b.N > limit {
 			// The excess is the excused leases': their holders' deadlines
 			// must have passed.
@@ -139,3 +140,26 @@ func staleAmong(r *Outcome, b Interval, active []Interval) (Interval, bool) {
 
 // at is a Now reading as the time into the run, for messages.
 func (r *Report) at(t int64) time.Duration { return msDur(t - r.start) }
+
+// leftBeforeDeadline holds the semaphore to zklock's claim as checkDeadlines
+// holds the exclusive primitives: a zklock lease whose belief ended
+// otherwise than by its release (its loss signal, a kill) keeps its node
+// until its session expires, which the server cannot do before the
+// ownership deadline its holder logged. When b acquires before such
+// deadlines and the count with those leases, beside the active ones,
+// exceeds the limit, b was granted a lease that still stood: each such
+// lease is reported.
+func leftBeforeDeadline(rep *Report, earlier []Interval, b Interval, active, limit int) {
+	var left []Interval
+	for _, a := range earlier {
+		if a.Lib == "" && a.End <= b.Start && !freed(a) && a.Dl > b.Start {
+			left = append(left, a)
+		}
+	}
+	if len(left) == 0 || active+leases(left)+b.N <= limit {
+		return
+	}
+	for _, a := range left {
+		deadlineViolation(rep, b, a)
+	}
+}
