@@ -16,10 +16,11 @@ import (
 // is lost; w3.1 is granted at 1.6s beside w2.1, which shows w1.1's lease
 // node gone (three leases would exceed the limit); w1.1's write commits
 // after w3.1's (commit order). Its guard (the lease node) should have
-// refused it, as for a mutex (goldenLateCommit).
+// refused it, as for a mutex (goldenLateCommit). w2.1 had logged an
+// ownership deadline of 2.6s at its acquire: its node stood at 1.6s.
 func TestBreakSemaphoreLateCommit(t *testing.T) {
 	a := h{Proc: "w1.1", Prim: "semaphore", Mode: "w", Tok: 10, Wait: 900, From: 1000, To: 1500, Why: chaos.WhyLost}
-	b := h{Proc: "w2.1", Prim: "semaphore", Mode: "w", Tok: 20, Wait: 900, From: 1000, To: 3000, Why: chaos.WhyReleased}
+	b := h{Proc: "w2.1", Prim: "semaphore", Mode: "w", Tok: 20, Wait: 900, From: 1000, Dl: 2600, To: 3000, Why: chaos.WhyReleased}
 	c := h{Proc: "w3.1", Prim: "semaphore", Mode: "w", Tok: 30, Wait: 1100, From: 1600, To: 2000, Why: chaos.WhyReleased}
 	e := h{Proc: "w4.1", Prim: "election", Mode: "w", Tok: 40, Wait: 1500, From: 1640, To: 1700, Why: chaos.WhyReleased}
 	a1 := w{H: a, W: 1, V: 1, At: 1100, Res: chaos.ResOK}

@@ -27,14 +27,20 @@ func checkLateCommits(r *Outcome, ivs []Interval, committed map[writeKey]Receipt
 	peer := map[writeKey]bool{}
 	for _, e := range r.Events {
 		k := writeKey{e.Proc, e.W}
-		if _, ok := committed[k]; e.Ev != EvWrite || counting(e.Prim) || !ok {
+		if _, ok := committed[k]; e.Ev != EvWrite || !ok {
 			continue
 		}
 		a, ok := holdOf(byHolder[holdKey{e.Proc, e.Prim, e.G}], e)
 		if !ok {
 			continue
 		}
-		b, ok := nextConflicting(byPrim[a.Prim], a)
+		next := nextConflicting
+		if counting(a.Prim) {
+			next = func(list []Interval, a Interval) (Interval, bool) {
+				return nextNeeding(list, a, limitOf(a.Prim, r.Limit))
+			}
+		}
+		b, ok := next(byPrim[a.Prim], a)
 		if !ok || !ord.after(k, b.Start) {
 			continue
 		}
@@ -65,6 +71,30 @@ func nextConflicting(list []Interval, a Interval) (Interval, bool) {
 	i, _ := slices.BinarySearchFunc(list, a.End, func(iv Interval, t int64) int { return cmp.Compare(iv.Start, t) })
 	for _, b := range list[i:] {
 		if exclusive(a, b) {
+			return b, true
+		}
+	}
+	return Interval{}, false
+}
+
+// nextNeeding returns the first hold of a semaphore's list (sorted by
+// start) that began once lease a had ended and needed a's place: the
+// leases that still stood when it was granted (zklock holds still
+// believed whose logged ownership deadline had not passed: their nodes
+// stood) with a's and its own exceed the limit, so a's node was gone.
+func nextNeeding(list []Interval, a Interval, limit int) (Interval, bool) {
+	i, _ := slices.BinarySearchFunc(list, a.End, func(iv Interval, t int64) int { return cmp.Compare(iv.Start, t) })
+	for _, b := range list[i:] {
+		standing := 0
+		for _, c := range list {
+			if c.Start > b.Start {
+				break
+			}
+			if c != b && c.Lib == "" && c.End > b.Start && c.Dl > b.Start {
+				standing += max(c.N, 1)
+			}
+		}
+		if standing+max(a.N, 1)+max(b.N, 1) > limit {
 			return b, true
 		}
 	}
