@@ -168,7 +168,7 @@ func TestBreakBalancedAddress(t *testing.T) {
 				_, _, err := holderS.Client().Exists(ctx, "/")
 				t.Logf("%v after the cut: read %v, deadline %v after the cut", time.Since(cutAt), err,
 					holderS.OwnershipDeadline().Sub(cutAt))
-				if ctx.Err() != nil || closedChan(m.Lost()) {
+				if ctx.Err() != nil || closed(m.Lost()) {
 					return
 				}
 				time.Sleep(100 * time.Millisecond)
@@ -177,29 +177,6 @@ func TestBreakBalancedAddress(t *testing.T) {
 	})
 	t.Logf("loss signal %v after the cut led the rival's acquisition by %v", lostAt.Sub(cutAt), rivalAt.Sub(lostAt))
 	require.NoError(t, rival.Unlock(ctx))
-}
-
-// eventuallyTrue polls cond every 20ms for up to d and reports whether it
-// held.
-func eventuallyTrue(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
-}
-
-// closedChan reports whether ch is closed.
-func closedChan(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 // TestBreakDeposedLeaderRevalidates: as TestBreakDeposedLeaderAnswers, but
