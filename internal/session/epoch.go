@@ -57,7 +57,8 @@ type epoch struct {
 // rounds up to a tick), so the leader cannot expire the session before
 // anchor+timeout. The margin (by default a fifth of the timeout; see
 // WithSafetyMargin) leaves the holder time to stop work after the signal
-// and absorbs timer lateness on a loaded machine.
+// and absorbs timer lateness on a loaded machine. Once the session has
+// expired, the deadline is past until the next session is established.
 func (c *Conn) OwnershipDeadline() time.Time {
 	t := time.Duration(c.timeout.Load())
 	return c.base.Add(time.Duration(c.anchor.Load()) + t - c.margin(t))
