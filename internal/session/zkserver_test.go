@@ -400,6 +400,10 @@ func (e *ensemble) countLocked(op int32, conn int) int {
 func (e *ensemble) seen(op int32) []seenReq {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.seenLocked(op)
+}
+
+func (e *ensemble) seenLocked(op int32) []seenReq {
 	var rs []seenReq
 	for _, r := range e.reqs {
 		if r.op == op {
