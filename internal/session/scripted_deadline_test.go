@@ -128,7 +128,7 @@ func TestScriptedFollowerReplyTrailsByLag(t *testing.T) {
 }
 
 // With no replies at all, Ownership closes at the deadline (never before,
-// and less than the margin after), which is the send time of the last
+// and less than a quarter of the margin after), which is the send time of the last
 // request answered plus the timeout less the margin, on the monotonic
 // clock: before the server could expire the session.
 func TestScriptedSilenceEndsOwnership(t *testing.T) {
@@ -153,7 +153,9 @@ func TestScriptedSilenceEndsOwnership(t *testing.T) {
 	t.Logf("Ownership closed %v after the deadline; the deadline is %v after the last request answered",
 		closed.Sub(dl), dl.Sub(last))
 	require.False(t, closed.Before(dl), "Ownership closed %v before the deadline", dl.Sub(closed))
-	require.Less(t, closed.Sub(dl), m, "Ownership closed later than the margin after the deadline")
+	// Measured: at most 4ms late with four copies of this test running
+	// under -race (load average 9.5); a quarter of the margin is the bound.
+	require.Less(t, closed.Sub(dl), m/4, "Ownership closed late")
 	require.False(t, dl.After(last.Add(scriptedTimeout-m)), "the deadline is beyond what the last reply proves")
 	require.True(t, closed.Before(last.Add(scriptedTimeout)), "Ownership closed after the server could expire the session")
 	require.True(t, strings.Contains(dl.String(), " m="), "the deadline has no monotonic reading: %v", dl)
