@@ -31,7 +31,7 @@ func abandon(t *testing.T, e *ensemble, c *Conn, release chan struct{}) error {
 	e.await(t, "the create", func() bool { return len(e.seenLocked(opCreate2)) == 1 })
 	cancel()
 	close(release)
-	return <-made
+	return within(t, made)
 }
 
 // awaitOnly waits until the tree holds just want.

@@ -3,6 +3,7 @@ package session
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,15 @@ func after(d time.Duration) <-chan struct{} {
 	ch := make(chan struct{})
 	time.AfterFunc(d, func() { close(ch) })
 	return ch
+}
+
+// latency is a hook that answers every request d after it arrived, d
+// read at each request: the network's delay, both ways, as the server
+// sees it.
+func latency(d *atomic.Int64) func(*seenReq) (<-chan struct{}, step) {
+	return func(r *seenReq) (<-chan struct{}, step) {
+		return after(time.Until(r.recv.Add(time.Duration(d.Load())))), answer
+	}
 }
 
 // silence makes srv answer nothing, requests nor connects, until the
@@ -106,9 +116,9 @@ func TestScriptedDirectReplyAnchorsAtSend(t *testing.T) {
 func TestScriptedFollowerReplyTrailsByLag(t *testing.T) {
 	e := newEnsemble(t)
 	srv := e.server("follower", confQuorum)
-	srv.script(func(s *zkServer) {
-		s.hook = func(*seenReq) (<-chan struct{}, step) { return after(50 * time.Millisecond), answer }
-	})
+	var delay atomic.Int64
+	delay.Store(int64(50 * time.Millisecond))
+	srv.script(func(s *zkServer) { s.hook = latency(&delay) })
 	c, _ := dialScripted(t, srv)
 	e.mu.Lock()
 	connected := e.connects[0].recv
@@ -191,7 +201,7 @@ func TestScriptedReplyOnFollowerAfterLeader(t *testing.T) {
 	leader.script(func(s *zkServer) { s.refuse = true })
 	follower.script(func(s *zkServer) { s.refuse = false })
 	leader.cut()
-	require.NoError(t, <-read)
+	require.NoError(t, within(t, read))
 	anchor := anchorAt(c)
 	e.mu.Lock()
 	var reconnect time.Time
@@ -215,4 +225,39 @@ func TestScriptedReplyOnFollowerAfterLeader(t *testing.T) {
 	}
 	require.False(t, anchor.After(proven),
 		"the anchor is %v past what the follower's replies prove", anchor.Sub(proven))
+}
+
+// Replies late on a follower's connection that stays up (700ms each): the
+// epoch ends at the deadline although nothing was lost; once replies are
+// timely again and prove the session past the lag, a new epoch begins on
+// the same connection, without a reconnect.
+func TestScriptedLateRepliesEndAndResumeEpoch(t *testing.T) {
+	e := newEnsemble(t)
+	srv := e.server("follower", confQuorum)
+	var delay atomic.Int64
+	srv.script(func(s *zkServer) { s.hook = latency(&delay) })
+	c, sts := dialScripted(t, srv)
+	sid := c.SessionID()
+	own := c.Ownership()
+	delay.Store(int64(700 * time.Millisecond))
+	select {
+	case <-own:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the epoch outlived replies that trail the deadline")
+	}
+	require.False(t, c.OwnershipDeadline().After(time.Now()))
+	delay.Store(0)
+	sts.await(t, StateReconnected, 1)
+	next := c.Ownership()
+	require.NotEqual(t, own, next, "a new epoch")
+	select {
+	case <-next:
+		t.Fatal("the new epoch is over")
+	default:
+	}
+	require.True(t, c.OwnershipDeadline().After(time.Now()))
+	require.Equal(t, []transition{{StateConnected, sid}, {StateLost, sid}, {StateReconnected, sid}}, sts.list())
+	e.mu.Lock()
+	require.Len(t, e.connects, 1, "the client reconnected")
+	e.mu.Unlock()
 }

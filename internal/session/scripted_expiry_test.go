@@ -61,14 +61,14 @@ func TestScriptedExpiry(t *testing.T) {
 	require.True(t, c.OwnershipDeadline().Before(time.Now()),
 		"the ownership deadline is %v ahead after the session expired", time.Until(c.OwnershipDeadline()))
 	require.False(t, c.Track(old, "/d/late"), "a node tracked with an expired epoch")
-	require.ErrorIs(t, <-made, client.ErrSessionExpired)
-	require.ErrorIs(t, <-deleted, errStopped)
+	require.ErrorIs(t, within(t, made), client.ErrSessionExpired)
+	require.ErrorIs(t, within(t, deleted), errStopped)
 
 	close(fresh)
 	next := sts.await(t, StateConnected, 2)
 	require.NotEqual(t, sid, next.sid, "a new session")
 	require.Equal(t, next.sid, c.SessionID())
-	require.NoError(t, <-listed, "a read queued in the old session runs in the new one")
+	require.NoError(t, within(t, listed), "a read queued in the old session runs in the new one")
 	ep, err := c.Epoch(ctx)
 	require.NoError(t, err)
 	require.Equal(t, next.sid, ep.SessionID)

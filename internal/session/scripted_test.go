@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -22,6 +23,8 @@ type transition struct {
 	st  State
 	sid int64
 }
+
+func (tr transition) String() string { return fmt.Sprintf("%v 0x%x", tr.st, tr.sid) }
 
 // states records a Conn's transitions, for tests to wait on.
 type states struct {
@@ -113,6 +116,21 @@ func awaitDirect(t *testing.T, c *Conn) *link {
 	}
 }
 
+// within receives from ch, failing the test after 10s.
+func within[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatal("timed out waiting for a call to return")
+		var zero T
+		return zero
+	}
+}
+
 // anchorAt is the anchor as a time on the Conn's clock.
 func anchorAt(c *Conn) time.Time { return c.base.Add(time.Duration(c.anchor.Load())) }
 
@@ -157,8 +175,8 @@ func TestScriptedReconnect(t *testing.T) {
 	srv.cut()
 	defer close(release)
 
-	require.ErrorIs(t, <-made, client.ErrConnectionLoss, "a create cut off is not retried")
-	r := <-read
+	require.ErrorIs(t, within(t, made), client.ErrConnectionLoss, "a create cut off is not retried")
+	r := within(t, read)
 	require.NoError(t, r.err, "a read cut off is retried")
 	sts.await(t, StateReconnected, 1)
 
@@ -229,7 +247,7 @@ func TestScriptedRequestWaitsWhileDisconnected(t *testing.T) {
 	}
 	require.Empty(t, e.seen(opGetChildren2), "sent without a connection")
 	close(hold)
-	r := <-listed
+	r := within(t, listed)
 	require.NoError(t, r.err)
 	list := e.seen(opGetChildren2)
 	require.Len(t, list, 1, "sent once")
