@@ -32,12 +32,11 @@ type zkServer struct {
 	conf string // what 'conf' says
 	ln   net.Listener
 
-	refuse  bool                                     // close new connections at once
-	holdCn  func(sid int64) <-chan struct{}          // if not nil, a connect for sid is answered once its channel closes
-	hook    func(r *seenReq) (<-chan struct{}, step) // may hold a request's answer (gate) or cut instead
-	conns   []net.Conn                               // live client connections, by number
-	nconns  int
-	expired bool // answer every reconnect with "session expired"
+	refuse bool                                     // close new connections at once
+	holdCn func(sid int64) <-chan struct{}          // if not nil, a connect for sid is answered once its channel closes
+	hook   func(r *seenReq) (<-chan struct{}, step) // may hold a request's answer (gate) or cut instead
+	conns  []net.Conn                               // live client connections, by number
+	nconns int
 }
 
 // confStandalone and confQuorum are 'conf' answers: a standalone server
@@ -161,8 +160,8 @@ func (s *zkServer) serve(nc net.Conn) {
 }
 
 // handshake answers a connect request: a new session, the session
-// resumed (same id and password), or, for a session expired or unknown,
-// or when the script says so, a zero session: expired.
+// resumed (same id and password), or, for a session expired, unknown or
+// with another password, a zero session: expired.
 func (s *zkServer) handshake(nc net.Conn, n int, body []byte, gone <-chan struct{}) (int64, bool) {
 	e := s.e
 	d := &dec{b: body}
@@ -197,7 +196,7 @@ func (s *zkServer) handshake(nc net.Conn, n int, body []byte, gone <-chan struct
 		e.nextSID++
 		_, _ = rand.Read(ss.password)
 		e.sessions[sid] = ss
-	case ss == nil || ss.expired || s.expired || !bytes.Equal(ss.password, pw):
+	case ss == nil || ss.expired || !bytes.Equal(ss.password, pw):
 		sid, ss, timeout = 0, &session{password: make([]byte, 16)}, 0
 	}
 	cn.answered, cn.granted = time.Now(), sid
