@@ -57,8 +57,7 @@ type epoch struct {
 // rounds up to a tick), so the leader cannot expire the session before
 // anchor+timeout. The margin (by default a fifth of the timeout; see
 // WithSafetyMargin) leaves the holder time to stop work after the signal
-// and absorbs timer lateness on a loaded machine. Once the session has
-// expired, the deadline is past until the next session is established.
+// and absorbs timer lateness on a loaded machine.
 func (c *Conn) OwnershipDeadline() time.Time {
 	t := time.Duration(c.timeout.Load())
 	return c.base.Add(time.Duration(c.anchor.Load()) + t - c.margin(t))
@@ -154,18 +153,10 @@ func (c *Conn) resumedLocked() bool {
 		return false
 	}
 	c.suspended = total
-	c.voidEvidence()
-	return true
-}
-
-// voidEvidence makes every reply to a request sent before now prove
-// nothing, and sets the anchor back so that the deadline is past until
-// later evidence (a reply to a later request, the next session's connect)
-// proves the session again.
-func (c *Conn) voidEvidence() {
 	now := c.since(time.Now())
 	c.floor.Store(now)
 	c.anchor.Store(now - c.timeout.Load())
+	return true
 }
 
 // suspendedClock is suspendedTotal; tests replace it.
