@@ -153,10 +153,18 @@ func (c *Conn) resumedLocked() bool {
 		return false
 	}
 	c.suspended = total
+	c.voidEvidence()
+	return true
+}
+
+// voidEvidence makes every reply to a request sent before now prove
+// nothing, and sets the anchor back so that the deadline is past until
+// later evidence (a reply to a later request, the next session's connect)
+// proves the session again.
+func (c *Conn) voidEvidence() {
 	now := c.since(time.Now())
 	c.floor.Store(now)
 	c.anchor.Store(now - c.timeout.Load())
-	return true
 }
 
 // suspendedClock is suspendedTotal; tests replace it.

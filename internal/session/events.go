@@ -75,6 +75,10 @@ func (c *Conn) onClientState(st client.State, info client.StateInfo) {
 			c.publishLocked(StateSuspended, c.sid)
 		}
 	case client.StateExpired:
+		// The session is gone: its deadline is past, not where the last
+		// reply put it, until the next session's connect (sent after
+		// this) anchors it again.
+		c.voidEvidence()
 		c.endEpochLocked(false)
 		c.publishLocked(StateExpired, c.sid)
 	case client.StateAuthFailed:

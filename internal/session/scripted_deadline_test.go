@@ -172,13 +172,15 @@ func TestScriptedSilenceEndsOwnership(t *testing.T) {
 	sts.await(t, StateLost, 1)
 }
 
-// A read in flight on a leader's connection when it is cut is sent again
-// on a follower's: its reply there proves only what a follower's does
-// (the lag before a later request), not its send time as the leader's
-// replies did.
-func TestScriptedReplyOnFollowerAfterLeader(t *testing.T) {
+// A read in flight on a direct connection (a server that says it is
+// standalone: its replies prove its clock at their send time) when it is
+// cut is sent again on a follower's: its reply there proves only what a
+// follower's does (the lag before a later request), not its send time as
+// the direct server's replies did. (A leader's replies are not direct: a
+// leader may have been deposed while stopped; see evidence.go.)
+func TestScriptedReplyOnFollowerAfterDirect(t *testing.T) {
 	e := newEnsemble(t)
-	leader := e.server("leader", confQuorum)
+	leader := e.server("standalone", confQuorum)
 	follower := e.server("follower", confQuorum)
 	follower.script(func(s *zkServer) { s.refuse = true })
 	c, _ := dialScripted(t, leader, follower)

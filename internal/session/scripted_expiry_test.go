@@ -58,6 +58,8 @@ func TestScriptedExpiry(t *testing.T) {
 	default:
 		t.Fatal("Ownership is open with no session")
 	}
+	require.True(t, c.OwnershipDeadline().Before(time.Now()),
+		"the ownership deadline is %v ahead after the session expired", time.Until(c.OwnershipDeadline()))
 	require.False(t, c.Track(old, "/d/late"), "a node tracked with an expired epoch")
 	require.ErrorIs(t, within(t, made), client.ErrSessionExpired)
 	require.ErrorIs(t, within(t, deleted), errStopped)
