@@ -212,13 +212,11 @@ func (c *Conn) awaitEstablished(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("zklock: connect to %v: %w", c.cfg.Servers, ctx.Err())
 	}
-	if err := c.checkTiming(); err != nil {
-		return err
-	}
 	if _, err := c.awaitEpoch(ctx); err != nil {
 		return fmt.Errorf("zklock: connect to %v: %w", c.cfg.Servers, err)
 	}
-	return nil
+	c.confirmGuess(ctx)
+	return c.checkTiming()
 }
 
 // HandshakeTimeout bounds one connect handshake (and a TLS handshake before

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"sync"
 	"time"
@@ -51,6 +52,7 @@ type survey struct {
 	floor     time.Duration   // the lowest session timeout a known server would grant; 0 if none known
 	told      string          // how the timing was learned, for error messages
 	unknown   map[string]bool // servers that did not tell their conf
+	guessed   bool            // no server told: the timing is ZooKeeper's sample (or the caller's)
 }
 
 // A server is asked again, after a pause that doubles from surveyPause,
@@ -117,6 +119,7 @@ func (c *Conn) surveyServers(ctx context.Context) survey {
 	// timing stands.
 	if unknown && !told {
 		cautious(c.cfg.Timing)
+		sv.guessed = true
 		if !c.cfg.TimingSet {
 			sv.told = "ZooKeeper's sample configuration (no server answered 'conf'; see WithEnsembleTiming)"
 		}
@@ -192,6 +195,41 @@ func (c *Conn) checkTiming() error {
 		"Raise WithSessionTimeout, or lower the servers' syncLimit×tickTime",
 		ErrInvalid, t, sv.timing.SyncLimit, sv.timing.Tick, time.Duration(sv.timing.SyncLimit)*sv.timing.Tick,
 		lag, beat, m, need, sv.told)
+}
+
+// confirmGuess asks the server the session reached for its conf when no
+// server told it during the survey (all were electing a leader, say: a
+// server that does not serve does not tell; the one the session reached
+// serves now). Its timing then stands in for the sample's, as a server that
+// told would have at the survey (an ensemble's servers share one
+// configuration); a caller's WithEnsembleTiming stays a floor.
+func (c *Conn) confirmGuess(ctx context.Context) {
+	sv, l := c.sv.Load(), c.cur.Load()
+	if !sv.guessed || l == nil {
+		return
+	}
+	out, err := c.fourLetter(ctx, l.addr, "conf")
+	if err != nil || notAllowed(out) {
+		return
+	}
+	sc, ok := parseConf(out)
+	if !ok {
+		return
+	}
+	next := *sv
+	next.guessed = false
+	next.timing = Timing{Tick: sc.tick, SyncLimit: sc.syncLimit}
+	next.followers = sc.quorum
+	next.told = "the conf of the server the session reached (none answered at the survey)"
+	if c.cfg.TimingSet && c.cfg.Timing.lag() > next.timing.lag() {
+		next.timing = c.cfg.Timing
+		next.told = "WithEnsembleTiming and " + next.told
+	}
+	if next.unknown != nil {
+		next.unknown = maps.Clone(next.unknown)
+		delete(next.unknown, l.addr)
+	}
+	c.sv.CompareAndSwap(sv, &next)
 }
 
 // learnConf asks a server that did not tell its conf when the session

@@ -39,6 +39,11 @@ type zkServer struct {
 	nconns int
 }
 
+// modeElecting is a mode whose 'srvr' says the server does not serve (as
+// ZooKeeper's does while its ensemble elects a leader); its client port
+// serves all the same.
+const modeElecting = "electing"
+
 // confStandalone and confQuorum are 'conf' answers: a standalone server
 // has no syncLimit; a quorum member's followers lag 10×100ms + 100ms.
 const (
@@ -109,6 +114,10 @@ func (s *zkServer) serve(nc net.Conn) {
 	}
 	switch string(head[:]) {
 	case "srvr":
+		if s.mode == modeElecting {
+			_, _ = io.WriteString(nc, "This ZooKeeper instance is not currently serving requests\n")
+			return
+		}
 		_, _ = io.WriteString(nc, "Zookeeper version: scripted\nMode: "+s.mode+"\n")
 		return
 	case "conf":
