@@ -12,8 +12,18 @@ import (
 // before anchor + timeout. This file turns what each connection sees into
 // that proof (the model is in timing.go and docs/ownership.md):
 //
-//   - a connect response: the session was created or revalidated by the
-//     leader after the connect request was sent, whichever server answered;
+//   - a connect response that created the session: the leader created it
+//     after the connect request was sent, with a quorum, whichever server
+//     answered;
+//   - a connect response that revalidated the session (a reconnect): a
+//     follower asks its leader, but a leader answers from its own table,
+//     and a leader stopped past its followers' syncLimit, replaced
+//     meanwhile, answers when it runs again as if it still led. It steps
+//     down within about a tick of running again (its quorum check every
+//     half tick finds no follower), closing every client connection; so
+//     the revalidation counts once the connection carries a reply to a
+//     request sent revalidationLag after the response arrived, or at once
+//     when the server is confirmed standalone;
 //   - a reply from a standalone server: its clock restarted when the
 //     request arrived, after it was sent;
 //   - a reply from an ensemble's server (a follower, or the leader, which
@@ -42,23 +52,49 @@ type link struct {
 	direct    bool  // replies prove the leader's clock at their send time
 	confirmAt int64 // a 'srvr' said standalone at this time; 0 if not
 	samples   []sample
-	head      int // samples[:head] are used up
+	head      int    // samples[:head] are used up
+	reval     sample // a revalidating connect response not yet proven
+	revalSet  bool
 }
+
+// revalidationLag is how long after a revalidating connect response a
+// request must be sent, and answered on the same connection, for the
+// response to count: a deposed leader steps down within about a tick of
+// running again (its quorum check runs every half tick), and closes the
+// connection; two ticks leave a tick of slack.
+func revalidationLag(t Timing) int64 { return int64(2 * t.Tick) }
 
 func (c *Conn) newLink(addr string) *link { return &link{c: c, addr: addr} }
 
-// Connected reports the connect response: the leader created or
-// revalidated the session after sent.
+// Connected reports the connect response: the leader created the session
+// after sent, or the server answering revalidated it (proven later: see
+// revalidationLag).
 func (l *link) Connected(sid int64, timeout time.Duration, sent time.Time) {
 	c := l.c
-	c.connSID.Store(sid)
+	prev := c.connSID.Swap(sid)
 	if sid == 0 {
 		return
 	}
 	c.negotiated(sid, timeout)
-	c.raiseAnchor(c.since(sent))
+	if prev == sid {
+		l.mu.Lock()
+		l.reval, l.revalSet = sample{sent: c.since(sent), answered: c.since(time.Now())}, true
+		l.mu.Unlock()
+	} else {
+		c.raiseAnchor(c.since(sent))
+	}
 	c.cur.Store(l)
 	c.spawn(l.learnRole)
+}
+
+// provenRevalLocked returns the send time of the revalidating connect a
+// request sent at s proves, or -1.
+func (l *link) provenRevalLocked(s int64) int64 {
+	if !l.revalSet || (!l.direct && s < l.reval.answered+revalidationLag(l.c.sv.Load().timing)) {
+		return -1
+	}
+	l.revalSet = false
+	return l.reval.sent
 }
 
 // Replied reports a reply, which arrived at at, to a request sent at sent.
@@ -72,12 +108,13 @@ func (l *link) Replied(sent, at time.Time) {
 	if !l.direct && l.confirmAt != 0 && s >= l.confirmAt {
 		l.direct, l.samples, l.head = true, nil, 0
 	}
+	reval := l.provenRevalLocked(s)
 	if l.direct {
 		l.mu.Unlock()
-		c.raiseAnchor(s)
+		c.raiseAnchor(max(s, reval))
 		return
 	}
-	proven := l.prove(s, c.since(at), int64(c.sv.Load().timing.lag()))
+	proven := max(l.prove(s, c.since(at), int64(c.sv.Load().timing.lag())), reval)
 	l.mu.Unlock()
 	if proven >= 0 {
 		c.raiseAnchor(proven)
