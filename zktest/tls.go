@@ -40,6 +40,8 @@ func WithSelfSignedTLS() Option {
 type tlsFiles struct {
 	keyStore   string // server certificate and key
 	trustStore string // the authority
+	clientCert string // the client certificate and its key, for a client that reads files
+	clientKey  string
 	client     tls.Certificate
 	roots      *x509.CertPool
 }
@@ -66,6 +68,8 @@ func newTLSFiles(dir string) (*tlsFiles, error) {
 	f := &tlsFiles{
 		keyStore:   filepath.Join(dir, "server-keystore.pem"),
 		trustStore: filepath.Join(dir, "ca.pem"),
+		clientCert: filepath.Join(dir, "client.pem"),
+		clientKey:  filepath.Join(dir, "client-key.pem"),
 		roots:      x509.NewCertPool(),
 	}
 	f.roots.AddCert(caCert)
@@ -77,6 +81,12 @@ func newTLSFiles(dir string) (*tlsFiles, error) {
 		return nil, err
 	}
 	if err := os.WriteFile(f.trustStore, pemBlock("CERTIFICATE", caDER), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(f.clientCert, pemBlock("CERTIFICATE", cli), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(f.clientKey, pemBlock("PRIVATE KEY", cliKey), 0o600); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -176,4 +186,16 @@ func (c *Cluster) TLSConfig() *tls.Config {
 		Certificates: []tls.Certificate{c.tls.client},
 		MinVersion:   tls.VersionTLS12,
 	}
+}
+
+// TLSFiles returns the PEM files of TLSConfig, for a client that reads
+// files (zklock --tls-ca CA --tls-cert CERT --tls-key KEY): the authority
+// that signed the servers' certificates, the client certificate and its
+// key. They are removed with the cluster. It returns "" for each unless the
+// cluster was started with WithSelfSignedTLS.
+func (c *Cluster) TLSFiles() (ca, cert, key string) {
+	if c.tls == nil {
+		return "", "", ""
+	}
+	return c.tls.trustStore, c.tls.clientCert, c.tls.clientKey
 }

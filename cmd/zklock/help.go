@@ -19,8 +19,16 @@ Usage:
   zklock elect --observe [flags] PATH          print the leader of PATH and each change
   zklock dev-server [--size N]                 run a throwaway local ZooKeeper
   zklock help [COMMAND]                        show this help, or a command's flags
+  zklock --version                             print the version
 
 Servers come from --servers host:port,... or $ZK_SERVERS (default 127.0.0.1:2181).
+A secured ensemble (docs/security.md): --tls-ca FILE, --tls-cert FILE and
+--tls-key FILE (or $ZK_TLS_CA, $ZK_TLS_CERT, $ZK_TLS_KEY) connect over TLS;
+--auth-file FILE or $ZK_AUTH (USER:PASSWORD; --auth too, but ps shows it)
+authenticate with ZooKeeper's digest scheme, and the nodes zklock creates
+are then that user's alone. While connecting takes more than a second,
+zklock says why each attempt fails (connection refused, no such host, TLS
+handshake failed) and keeps trying until --connect-timeout.
 Flags may come before or after PATH (and VALUE); "--" ends them. A flag
 that does not apply to what was asked is refused.
 

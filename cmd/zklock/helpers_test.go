@@ -122,11 +122,17 @@ type proc struct {
 // it unset). The process is killed at cleanup if it is still running.
 func start(t *testing.T, servers string, args ...string) *proc {
 	t.Helper()
+	return startEnv(t, envWith(servers), args...)
+}
+
+// startEnv runs the zklock binary with args in the environment env.
+func startEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
 	p := &proc{cmd: exec.CommandContext(ctx, binary, args...), done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.errOut
 	p.cmd.WaitDelay = 10 * time.Second // a grandchild holding the pipes open
-	p.cmd.Env = envWith(servers)
+	p.cmd.Env = env
 	if err := p.cmd.Start(); err != nil {
 		cancel()
 		t.Fatalf("start zklock %v: %v", args, err)

@@ -56,6 +56,7 @@ func (f *jobFlags) register(fs *flag.FlagSet) {
 // job makes the job of run or elect.
 func (f *jobFlags) job(c *cli, conn *connFlags, path, kind string, argv []string, timeout time.Duration,
 	set map[string]bool, acquire func(context.Context, *zklock.Session) (grant, error)) *job {
+	conn.quiet = f.quiet
 	return &job{cli: c, conn: conn, path: path, kind: kind, argv: argv, timeout: timeout, grace: f.grace,
 		graceSet: set["grace"], quiet: f.quiet, exitCodeFile: f.exitCodeFile, acquire: acquire}
 }
@@ -83,7 +84,7 @@ func (j *job) do() int {
 	defer signal.Stop(pipe)
 	n := newNotices(j.stderr)
 	defer n.close(noticeDrain)
-	j.cli = &cli{stdout: j.stdout, stderr: n, name: j.name}
+	j.cli = &cli{stdout: j.stdout, stderr: n, name: j.name, tty: j.tty}
 	return j.hold()
 }
 

@@ -12,10 +12,11 @@
 //	zklock elect --observe [flags] PATH
 //	zklock dev-server [--size N]
 //	zklock help [COMMAND]
+//	zklock --version
 //
 // Run 'zklock help' for the flags and the exit codes. Install it with
 //
-//	go install github.com/zklock/zklock/cmd/zklock@latest
+//	go install github.com/zklock/zklock/cmd/zklock@v0.1.0
 package main
 
 import (
@@ -38,7 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usageText)
 		return exitUsage
 	}
-	c := &cli{stdout: stdout, stderr: stderr, name: args[0]}
+	c := &cli{stdout: stdout, stderr: stderr, name: args[0], tty: isTTY(stderr)}
 	switch args[0] {
 	case "run":
 		return c.run(args[1:])
@@ -54,6 +55,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return c.elect(args[1:])
 	case "dev-server":
 		return c.devServer(args[1:])
+	case "--version", "-version", "version":
+		fmt.Fprintln(stdout, version())
+		return exitOK
 	case "help", "-h", "-help", "--help":
 		return help(args[1:], stdout, stderr)
 	}

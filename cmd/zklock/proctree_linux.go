@@ -20,3 +20,6 @@ func diesWithParent(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
 // selfExe is a path that starts this very program, even if its file was
 // replaced or removed since it started.
 func selfExe() (string, error) { return "/proc/self/exe", nil }
+
+// ioctlGetTermios reads a terminal's attributes (isTTY).
+const ioctlGetTermios = unix.TCGETS

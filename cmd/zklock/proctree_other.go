@@ -5,6 +5,8 @@ package main
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // becomeSubreaper: only Linux has child subreapers; elsewhere an orphan of
@@ -17,3 +19,6 @@ func becomeSubreaper() error { return nil }
 func diesWithParent(*syscall.SysProcAttr) {}
 
 func selfExe() (string, error) { return os.Executable() }
+
+// ioctlGetTermios reads a terminal's attributes (isTTY).
+const ioctlGetTermios = unix.TIOCGETA

@@ -10,10 +10,6 @@ import (
 	"github.com/zklock/zklock"
 )
 
-// connectNotice is how long connecting may take before a job says it is
-// connecting: a quick connection and a free lock print nothing.
-const connectNotice = time.Second
-
 // reporter tells, on stderr and one line each, how a job's wait goes:
 // connecting (when it takes a while), waiting behind whom (each time the
 // holder or the number of waiters ahead changes), the connection lost and
@@ -34,17 +30,12 @@ func (r *reporter) say(format string, args ...any) {
 	r.j.warnf(format, args...)
 }
 
-// connect is cli.connect, saying so when it takes longer than connectNotice.
+// connect is cli.connect, which says why it takes a while; then it says
+// that it connected.
 func (r *reporter) connect(ctx context.Context) (*zklock.Session, int) {
-	r.j.conn.resolve() // before the notice reads r.j.conn.servers
-	said := make(chan struct{})
-	notice := time.AfterFunc(connectNotice, func() {
-		defer close(said)
-		r.say("connecting to %s (giving up after --connect-timeout %v)", r.j.conn.servers, r.j.conn.connectTimeout)
-	})
-	s, code := r.j.connect(ctx, r.j.conn)
-	if !notice.Stop() {
-		<-said // it fired: let it finish before anything else is said
+	s, code, spoke := r.j.connect(ctx, r.j.conn)
+	if spoke {
+		r.spoke.Store(true)
 	}
 	if s != nil && r.spoke.Load() {
 		r.say("connected (session 0x%x)", s.SessionID())
