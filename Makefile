@@ -15,6 +15,17 @@ deps:
 # (Prometheus, OpenTelemetry, Docker). bench/ is make bench's alone.
 MODULES := . metrics/prometheus metrics/otel zktest/docker examples/metrics
 
+# The go directive of each module names the oldest Go release its code and
+# its dependencies need (1.24.0: golang.org/x/sys v0.41.0 requires it;
+# zktest/docker's Docker client requires 1.26.0): go-min builds and vets
+# them with that release (GOTOOLCHAIN fetches it through the module proxy
+# when it is not in the module cache, about 70 MB).
+GO_MIN_MODULES := . metrics/prometheus metrics/otel examples/metrics
+.PHONY: go-min
+go-min:
+	for m in $(GO_MIN_MODULES); do (cd $$m && v=$$(go list -m -f '{{.GoVersion}}') && \
+		echo "$$m: go$$v" && GOTOOLCHAIN=go$$v go build ./... && GOTOOLCHAIN=go$$v go vet ./...) || exit 1; done
+
 lint: deps
 	for m in $(MODULES); do (cd $$m && go vet ./... && $(STATICCHECK) ./...) || exit 1; done
 

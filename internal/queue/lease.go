@@ -180,7 +180,11 @@ func (l *Leases) create(ctx context.Context, r LeaseRequest) ([]node, error) {
 func (l *Leases) discard(ns []node) {
 	var wg sync.WaitGroup
 	for _, n := range ns {
-		wg.Go(func() { l.Conn.Discard(n.path, n.owner) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.Conn.Discard(n.path, n.owner)
+		}()
 	}
 	wg.Wait()
 }

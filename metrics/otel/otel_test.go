@@ -213,14 +213,16 @@ func TestConcurrentUse(t *testing.T) {
 	states := []zklock.State{zklock.StateConnected, zklock.StateSuspended}
 	var wg sync.WaitGroup
 	for g := range goroutines {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range rounds {
 				m.AcquireWait(zklock.KindMutex, "/a", time.Millisecond, nil)
 				m.Loss(zklock.KindMutex, "/a")
 				m.Hold(zklock.KindMutex, "/a", time.Millisecond)
 				m.SessionState(states[g%2])
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	got := collect(t, r)

@@ -1,6 +1,6 @@
 module github.com/zklock/zklock/zktest/docker
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/moby/moby/api v1.56.1
