@@ -96,6 +96,7 @@ func (c *checker) exit(lock int, write bool) {
 func drive(ctx context.Context, sc scenario, ws []worker, t trial) (report.Sample, error) {
 	chk := &checker{kind: sc.Kind, limit: int32(sc.Limit), hold: make([]atomic.Int32, sc.locks())}
 	acq := make([]int64, t.maxOps)  // by acquisition number: when Lock returned
+	free := make([]int64, t.maxOps) // when the holder let go: the critical section's end, as Unlock is called
 	rel := make([]int64, t.maxOps)  // when Unlock returned
 	wait := make([]int64, t.maxOps) // how long Lock took
 	var seq atomic.Int64
@@ -129,7 +130,12 @@ func drive(ctx context.Context, sc scenario, ws []worker, t trial) (report.Sampl
 						wait[k] = acq[k] - began
 					}
 					chk.enter(lock, write)
-				}, func() { chk.exit(lock, write) })
+				}, func() {
+					if k >= 0 && k < int64(t.maxOps) {
+						free[k] = now()
+					}
+					chk.exit(lock, write)
+				})
 				opCancel()
 				if err != nil {
 					errs.Add(1)
@@ -151,7 +157,7 @@ func drive(ctx context.Context, sc scenario, ws []worker, t trial) (report.Sampl
 		// cannot be cancelled, only reported.
 		return report.Sample{}, fmt.Errorf("clients still busy %v after the window closed", drainTimeout)
 	}
-	s := tally(acq, rel, wait, min(int(seq.Load()), t.maxOps), t0, t1, sc.Handoff)
+	s := tally(acq, free, rel, wait, min(int(seq.Load()), t.maxOps), t0, t1, sc.Handoff)
 	s.Violations, s.Errors = int(chk.violations.Load()), int(errs.Load())
 	if err, _ := firstErr.Load().(error); err != nil {
 		return s, err
@@ -172,11 +178,16 @@ func window(seq *atomic.Int64, stop *atomic.Bool, errs *atomic.Int64, t trial) (
 	return t0, now()
 }
 
-// tally counts the acquisitions released within [t0, t1], their acquire
-// latencies (p50, p99, longest: from calling Lock to its return) and, for
-// a single lock, the handoff latency from each release to the next
-// acquisition.
-func tally(acq, rel, wait []int64, n int, t0, t1 int64, handoff bool) report.Sample {
+// tally counts the acquisitions released within [t0, t1] (by when their
+// Unlock returned), their acquire latencies (p50, p99, longest: from
+// calling Lock to its return) and, for a single lock, the handoff latency
+// from each holder letting go (free: the end of its critical section, as it
+// calls Unlock) to the next Lock returning. Not from Unlock returning: the
+// next holder can be told before the releaser has its reply (zklock's
+// waiter holds on the data change of the release's multi), which made the
+// difference negative (-26.3µs in the 2026-11-25 run). Exclusion orders each
+// free before the next acquisition, so the latency is never negative.
+func tally(acq, free, rel, wait []int64, n int, t0, t1 int64, handoff bool) report.Sample {
 	s := report.Sample{Total: n, HandoffUS: math.NaN(), ReqPerAcq: math.NaN(), CPUUS: math.NaN()}
 	var lat, waits []float64
 	for k := range n {
@@ -185,8 +196,8 @@ func tally(acq, rel, wait []int64, n int, t0, t1 int64, handoff bool) report.Sam
 		}
 		s.Ops++
 		waits = append(waits, float64(wait[k])/1e3)
-		if handoff && k+1 < n && acq[k+1] != 0 {
-			lat = append(lat, float64(acq[k+1]-rel[k])/1e3)
+		if handoff && k+1 < n && acq[k+1] != 0 && free[k] != 0 {
+			lat = append(lat, float64(acq[k+1]-free[k])/1e3)
 		}
 	}
 	s.Rate = float64(s.Ops) / (float64(t1-t0) / 1e9)

@@ -153,7 +153,7 @@ public final class CuratorBench {
         int maxOps = Integer.parseInt(kv.get("max_ops")), minSeq = Integer.parseInt(kv.get("min_seq"));
         boolean handoff = kv.get("handoff").equals("1");
         long seed = Long.parseLong(kv.get("seed"));
-        long[] acq = new long[maxOps], rel = new long[maxOps], wait = new long[maxOps];
+        long[] acq = new long[maxOps], free = new long[maxOps], rel = new long[maxOps], wait = new long[maxOps];
         AtomicLong seq = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger errors = new AtomicInteger(), violations = new AtomicInteger(), readers = new AtomicInteger();
@@ -186,6 +186,8 @@ public final class CuratorBench {
                         }
                     };
                     Runnable exit = () -> {
+                        // The holder lets go: the handoff is timed from here (see tally in drive.go).
+                        if (k[0] >= 0 && k[0] < maxOps) free[(int) k[0]] = now();
                         if (kind.equals("rw") && !write) readers.decrementAndGet();
                         else hold[lock].decrementAndGet();
                     };
@@ -217,7 +219,7 @@ public final class CuratorBench {
             if (rel[k] == 0 || rel[k] < t0 || rel[k] > t1) continue;
             ops++;
             waits.add(wait[k] / 1e3);
-            if (handoff && k + 1 < n && acq[k + 1] != 0) lat.add((acq[k + 1] - rel[k]) / 1e3);
+            if (handoff && k + 1 < n && acq[k + 1] != 0 && free[k] != 0) lat.add((acq[k + 1] - free[k]) / 1e3);
         }
         String h = "nan";
         if (!lat.isEmpty()) {

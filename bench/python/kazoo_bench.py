@@ -67,7 +67,7 @@ class Bench:
         max_ops, min_seq = int(kv["max_ops"]), int(kv["min_seq"])
         handoff, seed = kv["handoff"] == "1", int(kv["seed"])
         limit = c.get("limit", 1)
-        acq, rel = [0] * max_ops, [0] * max_ops
+        acq, free, rel = [0] * max_ops, [0] * max_ops, [0] * max_ops
         state = {"seq": 0, "readers": 0, "violations": 0, "errors": 0, "first": ""}
         hold = [0] * c["locks"]
         mu = threading.Lock()  # guards state and hold: the checks, not the benchmarked lock
@@ -101,6 +101,8 @@ class Bench:
                         if bad:
                             state["violations"] += 1
                     with mu:
+                        if k < max_ops:  # the holder lets go: the handoff is timed from here (tally in drive.go)
+                            free[k] = time.monotonic_ns()
                         if c["kind"] == "rw" and not write:
                             state["readers"] -= 1
                         else:
@@ -135,8 +137,8 @@ class Bench:
             if rel[k] == 0 or rel[k] < t0 or rel[k] > t1:
                 continue
             ops += 1
-            if handoff and k + 1 < n and acq[k + 1]:
-                lat.append((acq[k + 1] - rel[k]) / 1e3)
+            if handoff and k + 1 < n and acq[k + 1] and free[k]:
+                lat.append((acq[k + 1] - free[k]) / 1e3)
         h = "nan"
         if lat:
             lat.sort()

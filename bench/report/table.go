@@ -41,7 +41,7 @@ func Markdown(run *Run) string {
 		b.WriteString(table(run, implsWith(run, r), func(r *Result) *Figure { return r.ReqPerAcq }))
 	}
 	if r := rowsWith(run, func(r *Result) *Figure { return r.HandoffUS }); len(r) > 0 {
-		b.WriteString("\nHandoff latency in µs (the holder's Unlock returning to the next Lock returning, median over the trial), median (min–max) over repeats:\n\n")
+		b.WriteString("\nHandoff latency in µs (the holder letting go, as it calls Unlock, to the next Lock returning, median over the trial), median (min–max) over repeats:\n\n")
 		b.WriteString(table(runWithRows(run, r), implsWith(run, r), func(r *Result) *Figure { return r.HandoffUS }))
 	}
 	for _, t := range []struct {
