@@ -3,15 +3,17 @@
 // does not compile.
 //
 // A snippet is a ```go fenced block. One that starts with "package main"
-// is built as it is. Any other is a fragment: it becomes the body of
+// is built as it is: a full program must compile as pasted. Any other is a
+// fragment: it becomes the body of
 //
 //	func fragment(ctx context.Context, s *zklock.Session) error
 //
-// in a file that imports context, errors, fmt, log, os, sync, time and
-// zklock (each used once by the file itself, so a
-// fragment need not use them all); import declarations at the top of a
-// fragment are lifted into that file, and a fragment that then declares
-// functions or types (a test function, say) stays at the file's top level. A fragment must therefore compile in
-// that function: declare what else it uses, end its error paths with
-// return, and not leave "..." placeholders.
+// in a file that imports nothing else under a name a snippet could use:
+// a fragment starts with the import declarations of what it uses (zklock,
+// fmt, ...), exactly what a reader pastes beside it, and they are checked
+// as Go checks them (a missing one or an unused one fails the build). A
+// fragment that declares functions or types (a test function, say) stays
+// at the file's top level. A fragment must therefore compile in that
+// function: declare what else it uses, end its error paths with return,
+// and not leave "..." placeholders.
 package doccheck

@@ -51,33 +51,23 @@ func extract(path string) ([]snippet, error) {
 	return out, sc.Err()
 }
 
+// fragmentHead is the file around a fragment: the fragment's own imports
+// go at %s. The wrapper's ctx and s need context and zklock, imported
+// under names no snippet uses, so that a fragment compiles only with the
+// imports it declares, as when pasted into a file of one's own.
 const fragmentHead = `package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"log"
-	"os"
-	"sync"
-	"time"
+	doccheckContext "context"
 
-	"github.com/zklock/zklock"
+	doccheckZklock "github.com/zklock/zklock"
 )
 
-var (
-	_ = errors.Is
-	_ = fmt.Sprint
-	_ = log.Print
-	_ = os.Exit
-	_ sync.Mutex
-	_ = time.Second
-	_ = zklock.NewSession
-)
+%s
 
 func main() { _ = fragment }
 
-func fragment(ctx context.Context, s *zklock.Session) error {
+func fragment(ctx doccheckContext.Context, s *doccheckZklock.Session) error {
 `
 
 // program returns the snippet as a main package: a fragment's leading
@@ -98,7 +88,7 @@ func (sn snippet) program() string {
 			lines = lines[1:]
 		}
 	}
-	head := strings.Replace(fragmentHead, "\nvar (", strings.Join(imports, "\n")+"\n\nvar (", 1)
+	head := fmt.Sprintf(fragmentHead, strings.Join(imports, "\n"))
 	body := strings.Join(lines, "\n")
 	if rest := strings.TrimSpace(body); strings.HasPrefix(rest, "func ") || strings.HasPrefix(rest, "type ") {
 		// Declarations (a test function, a type): they stay at the top level.
