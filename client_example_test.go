@@ -1,16 +1,26 @@
 package zklock_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/zklock/zklock"
 )
 
 // A Session's Client reads and writes nodes outside the recipes.
 func ExampleClient() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	c := s.Client()
 	name, err := c.Create(ctx, "/example-client-config", []byte("v1"), zklock.ModePersistent)
 	fmt.Println("created:", name, err)
@@ -33,8 +43,14 @@ func ExampleClient() {
 }
 
 func ExampleStat() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	c := s.Client()
 	name, err := c.Create(ctx, "/example-stat-", nil, zklock.ModeEphemeralSequential)
 	if err != nil {
@@ -52,8 +68,14 @@ func ExampleStat() {
 }
 
 func ExampleCreateMode() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	c := s.Client()
 	if _, err := c.Create(ctx, "/example-modes", nil, zklock.ModeContainer); err != nil {
 		fmt.Println(err)
@@ -67,8 +89,14 @@ func ExampleCreateMode() {
 }
 
 func ExampleWatch() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	c := s.Client()
 	name, err := c.Create(ctx, "/example-watched", []byte("a"), zklock.ModeEphemeral)
 	if err != nil {
@@ -91,8 +119,14 @@ func ExampleWatch() {
 }
 
 func ExampleNodeEvent() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	c := s.Client()
 	// A watch on a node that does not exist yet fires at its creation.
 	_, ok, w, err := c.ExistsW(ctx, "/example-node-event")
@@ -114,13 +148,19 @@ func ExampleNodeEvent() {
 }
 
 func ExampleNodeEventType() {
-	ctx, s, done := sharedSession()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_, _, w, err := s.Client().ChildrenW(ctx, "/")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	done() // the Session closes: the watch ends without a change
+	s.Close() // the Session closes: the watch ends without a change
 	<-w.Done()
 	fmt.Println(w.Event().Type, errors.Is(w.Event().Err, zklock.ErrSessionClosed))
 	fmt.Println(zklock.NodeDeleted, zklock.NodeChildrenChanged)
@@ -130,8 +170,14 @@ func ExampleNodeEventType() {
 }
 
 func ExampleACL() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	c := s.Client()
 	// Anyone may read; only the digest identity app:secret may change it.
 	acl := append(zklock.WorldACL(zklock.PermRead), zklock.DigestACL(zklock.PermAll, "app", "secret")...)
@@ -152,8 +198,14 @@ func ExampleACL() {
 // A fenced write: the check of the lock's node and the write commit
 // together, or not at all.
 func ExampleOp() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	m, err := zklock.NewMutex(s, "/example-op/lock")
 	if err != nil {
 		fmt.Println(err)
@@ -184,15 +236,21 @@ func ExampleOp() {
 }
 
 func ExampleCheckOp() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	c := s.Client()
 	if _, err := c.Create(ctx, "/example-check", []byte("0"), zklock.ModeEphemeral); err != nil {
 		fmt.Println(err)
 		return
 	}
 	// Write /example-check only if nobody changed it since version 0 was read.
-	_, err := s.Multi(ctx, &zklock.CheckOp{Path: "/example-check", Version: 0},
+	_, err = s.Multi(ctx, &zklock.CheckOp{Path: "/example-check", Version: 0},
 		&zklock.SetDataOp{Path: "/example-check", Data: []byte("1"), Version: -1})
 	fmt.Println("at version 0:", err)
 	_, err = s.Multi(ctx, &zklock.CheckOp{Path: "/example-check", Version: 0},
@@ -204,8 +262,14 @@ func ExampleCheckOp() {
 }
 
 func ExampleCreateOp() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	res, err := s.Multi(ctx,
 		&zklock.CreateOp{Path: "/example-create-op", Mode: zklock.ModeContainer},
 		&zklock.CreateOp{Path: "/example-create-op/item-", Data: []byte("x"), Mode: zklock.ModeEphemeralSequential})
@@ -219,8 +283,14 @@ func ExampleCreateOp() {
 }
 
 func ExampleSetDataOp() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	c := s.Client()
 	for _, p := range []string{"/example-set-a", "/example-set-b"} {
 		if _, err := c.Create(ctx, p, []byte("old"), zklock.ModeEphemeral); err != nil {
@@ -238,8 +308,14 @@ func ExampleSetDataOp() {
 }
 
 func ExampleDeleteOp() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	c := s.Client()
 	if _, err := c.Create(ctx, "/example-delete-op", nil, zklock.ModeEphemeral); err != nil {
 		fmt.Println(err)
@@ -259,8 +335,14 @@ func ExampleDeleteOp() {
 }
 
 func ExampleOpResult() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	res, err := s.Multi(ctx,
 		&zklock.CreateOp{Path: "/example-op-result", Data: []byte("a"), Mode: zklock.ModeEphemeral},
 		&zklock.SetDataOp{Path: "/example-op-result", Data: []byte("b"), Version: 0})

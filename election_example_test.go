@@ -4,13 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/zklock/zklock"
 )
 
 func ExampleElection_Campaign() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	e, err := zklock.NewElection(s, "/services/scheduler/leader")
 	if err != nil {
 		fmt.Println(err)
@@ -44,8 +53,14 @@ func ExampleElection_Campaign() {
 }
 
 func ExampleElection_Run() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	e, err := zklock.NewElection(s, "/services/indexer/leader")
 	if err != nil {
 		fmt.Println(err)
@@ -73,8 +88,14 @@ func ExampleElection_Run() {
 }
 
 func ExampleElection_Observe() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	candidate, _ := zklock.NewElection(s, "/services/mailer/leader")
 	observer, _ := zklock.NewElection(s, "/services/mailer/leader")
 

@@ -3,80 +3,115 @@ package zklock_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"sync"
-	"time"
 
-	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
 )
 
-// exampleServer starts a standalone ZooKeeper (or uses ZK_SERVERS) for one
-// example and returns its addresses and a function that stops it and
-// removes its files. A failure to start ends the test binary: an example
-// has no *testing.T to fail.
-func exampleServer() ([]string, func()) {
-	c, err := zktest.Launch(context.Background(), 1)
+// The examples take their servers from ZK_SERVERS, as the README program
+// does, so that each can be copied as it is. TestMain points ZK_SERVERS at
+// exampleServers: a listener on 127.0.0.1 that starts a throwaway ZooKeeper
+// on the first connection and forwards every connection to it. A run that
+// includes no example starts no server. The examples share the server,
+// each on paths of its own.
+var exampleServers struct {
+	ln    net.Listener
+	once  sync.Once
+	addr  string // the ZooKeeper's, once started
+	err   error
+	close func() error
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex
+	conns   []net.Conn
+	stopped bool
+}
+
+// startExampleServers opens the listener and sets ZK_SERVERS to it; it
+// overrides a ZK_SERVERS of the environment, which names the developer's
+// own server.
+func startExampleServers() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		return err
+	}
+	exampleServers.ln = ln
+	exampleServers.wg.Add(1)
+	go func() {
+		defer exampleServers.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			forwardExample(c)
+		}
+	}()
+	return os.Setenv("ZK_SERVERS", ln.Addr().String())
+}
+
+// forwardExample starts the ZooKeeper if it is not running yet, and
+// forwards c to it. A ZooKeeper that does not start ends the test binary:
+// an example has no *testing.T to fail.
+func forwardExample(c net.Conn) {
+	e := &exampleServers
+	e.once.Do(func() {
+		zk, err := zktest.Launch(context.Background(), 1)
+		if err != nil {
+			e.err = err
+			return
+		}
+		e.addr, e.close = zk.Servers()[0], zk.Close
+	})
+	if e.err != nil {
+		fmt.Fprintln(os.Stderr, "examples' ZooKeeper:", e.err)
 		os.Exit(1)
 	}
-	return c.Servers(), func() {
-		if err := c.Close(); err != nil {
+	up, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		c.Close()
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		c.Close()
+		up.Close()
+		return
+	}
+	e.conns = append(e.conns, c, up)
+	e.wg.Add(2)
+	pipe := func(dst, src net.Conn) {
+		defer e.wg.Done()
+		_, _ = io.Copy(dst, src)
+		dst.Close() // the other way ends too
+		src.Close()
+	}
+	go pipe(up, c)
+	go pipe(c, up)
+}
+
+// stopExampleServers closes the listener and every forwarded connection,
+// then stops the ZooKeeper if it was started.
+func stopExampleServers() {
+	e := &exampleServers
+	if e.ln == nil {
+		return
+	}
+	e.ln.Close()
+	e.mu.Lock()
+	e.stopped = true
+	for _, c := range e.conns {
+		c.Close()
+	}
+	e.mu.Unlock()
+	e.wg.Wait()
+	if e.close != nil {
+		if err := e.close(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
-	}
-}
-
-// exampleSession starts a throwaway ZooKeeper and opens a session on it, so
-// that each example shows only its own primitive (ExampleMutex_Lock shows
-// the set-up in full). done closes the session and stops the server.
-func exampleSession() (context.Context, *zklock.Session, func()) {
-	servers, stop := exampleServer()
-	ctx, s, done := openSession(servers)
-	return ctx, s, func() {
-		done()
-		stop()
-	}
-}
-
-// shared is one throwaway ZooKeeper for the examples that need no server of
-// their own, started on first use and stopped by TestMain.
-var shared struct {
-	once    sync.Once
-	servers []string
-	stop    func()
-}
-
-// sharedServers returns the shared ZooKeeper's addresses.
-func sharedServers() []string {
-	shared.once.Do(func() { shared.servers, shared.stop = exampleServer() })
-	return shared.servers
-}
-
-// stopSharedServer stops the shared ZooKeeper, if it was started.
-func stopSharedServer() {
-	if shared.stop != nil {
-		shared.stop()
-	}
-}
-
-// sharedSession opens a session on the shared ZooKeeper; done closes it.
-func sharedSession() (context.Context, *zklock.Session, func()) {
-	return openSession(sharedServers())
-}
-
-// openSession opens a session on servers with a minute's ctx; done closes
-// both. A failure ends the test binary: an example has no *testing.T.
-func openSession(servers []string) (context.Context, *zklock.Session, func()) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	return ctx, s, func() {
-		s.Close()
-		cancel()
 	}
 }

@@ -13,11 +13,17 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain runs the tests, stops the examples' shared ZooKeeper, and then,
-// as goleak.VerifyTestMain does, fails a passing run that leaked goroutines.
+// TestMain points ZK_SERVERS at the examples' ZooKeeper (started on the
+// first connection: see exampleServers), runs the tests, stops it, and
+// then, as goleak.VerifyTestMain does, fails a passing run that leaked
+// goroutines.
 func TestMain(m *testing.M) {
+	if err := startExampleServers(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
-	stopSharedServer()
+	stopExampleServers()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)

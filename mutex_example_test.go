@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/zklock/zklock"
 )
 
 func ExampleMutex_Lock() {
-	servers, stop := exampleServer() // a throwaway ZooKeeper for this example
-	defer stop()
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // ZK_SERVERS: host:port,...
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
@@ -50,13 +51,19 @@ func ExampleMutex_Lock() {
 }
 
 func ExampleMutex_TryLock() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 
 	a, _ := zklock.NewMutex(s, "/deploy", zklock.WithData([]byte("deployer-a")))
 	b, _ := zklock.NewMutex(s, "/deploy")
 	fmt.Println("a:", a.TryLock(ctx))
-	err := b.TryLock(ctx)
+	err = b.TryLock(ctx)
 	var held *zklock.LockedError
 	if errors.As(err, &held) {
 		fmt.Printf("b: locked by %s\n", held.Data)
@@ -68,8 +75,14 @@ func ExampleMutex_TryLock() {
 }
 
 func ExampleReentrantMutex() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 
 	owner, _ := zklock.NewReentrantMutex(s, "/accounts/42")
 	other, _ := zklock.NewReentrantMutex(s, "/accounts/42") // another owner
@@ -90,8 +103,7 @@ func ExampleReentrantMutex() {
 }
 
 func ExampleSession_Subscribe() {
-	servers, stop := exampleServer()
-	defer stop()
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // ZK_SERVERS: host:port,...
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...), zklock.WithSessionTimeout(4*time.Second))

@@ -1,15 +1,25 @@
 package zklock_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/zklock/zklock"
 )
 
 func ExampleRWMutex() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 
 	// Two owners (two handles) read together; a third may not write.
 	r1, _ := zklock.NewRWMutex(s, "/config/rw")
@@ -43,8 +53,14 @@ func ExampleRWMutex() {
 }
 
 func ExampleRWMutex_Downgrade() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	m, _ := zklock.NewRWMutex(s, "/catalog/rw")
 
 	// Downgrade: write, then keep reading what was written while other
@@ -70,8 +86,14 @@ func ExampleRWMutex_Downgrade() {
 }
 
 func ExampleRWMutex_RLock() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	m, _ := zklock.NewRWMutex(s, "/catalog/readers")
 
 	// Readers of one handle, as of sync.RWMutex, share the lock.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/zklock/zklock"
@@ -12,8 +14,7 @@ import (
 // Processes that share a lock share a user: nodes are creator-only, so a
 // client authenticated as anyone else, or not at all, cannot touch them.
 func ExampleWithDigestAuth() {
-	servers, stop := exampleServer()
-	defer stop()
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // ZK_SERVERS: host:port,...
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...),
@@ -64,8 +65,7 @@ func (countingMetrics) Loss(kind zklock.Kind, path string) {}
 func (countingMetrics) SessionState(zklock.State)          {}
 
 func ExampleWithMetrics() {
-	servers, stop := exampleServer()
-	defer stop()
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // ZK_SERVERS: host:port,...
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	m := countingMetrics{acquired: make(chan string, 1), held: make(chan string, 1)}

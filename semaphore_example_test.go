@@ -1,15 +1,25 @@
 package zklock_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/zklock/zklock"
 )
 
 func ExampleSemaphore() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 
 	// At most 3 concurrent crawlers, whatever the number of processes.
 	sem, err := zklock.NewSemaphore(s, "/crawl/slots", 3)
@@ -44,8 +54,14 @@ func ExampleSemaphore() {
 }
 
 func ExampleLease() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	sem, _ := zklock.NewSemaphore(s, "/jobs/slots", 1)
 	lease, err := sem.Acquire(ctx, 1)
 	if err != nil {

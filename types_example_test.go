@@ -4,17 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/zklock/zklock"
 )
 
-// These examples share one throwaway ZooKeeper (sharedSession), each on
-// its own paths, so that adding one costs no server start.
+// The examples take their servers from ZK_SERVERS, as the README program
+// does (the tests point it at one throwaway ZooKeeper: exampleServers),
+// each on its own paths.
 
 func ExampleNewSession() {
-	servers := sharedServers() // the addresses of a running ZooKeeper
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // ZK_SERVERS: host:port,...
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...), zklock.WithSessionTimeout(10*time.Second))
@@ -31,8 +34,14 @@ func ExampleNewSession() {
 }
 
 func ExampleState() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	fmt.Println(s.State())
 	fmt.Println(zklock.StateLost, zklock.StateExpired)
 	s.Close()
@@ -45,8 +54,14 @@ func ExampleState() {
 }
 
 func ExampleEvent() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	events, err := s.Subscribe(ctx)
 	if err != nil {
 		fmt.Println(err)
@@ -61,8 +76,14 @@ func ExampleEvent() {
 }
 
 func ExampleContender() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	holder, _ := zklock.NewMutex(s, "/ex/contender/lock", zklock.WithData([]byte("worker-1")))
 	_ = holder.Lock(ctx)
 	defer holder.Unlock(ctx)
@@ -79,8 +100,14 @@ func ExampleContender() {
 }
 
 func ExampleLockedError() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	a, _ := zklock.NewMutex(s, "/ex/locked/lock", zklock.WithData([]byte("deployer-a")))
 	b, _ := zklock.NewMutex(s, "/ex/locked/lock")
 	_ = a.Lock(ctx)
@@ -94,13 +121,19 @@ func ExampleLockedError() {
 }
 
 func ExampleWrongKindError() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	m, _ := zklock.NewMutex(s, "/ex/kinds/path")
 	_ = m.Lock(ctx)
 	defer m.Unlock(ctx)
 	sem, _ := zklock.NewSemaphore(s, "/ex/kinds/path", 2) // another kind on the same path
-	_, err := sem.Acquire(ctx, 1)
+	_, err = sem.Acquire(ctx, 1)
 	var wrong *zklock.WrongKindError
 	if errors.As(err, &wrong) {
 		fmt.Println("found:", wrong.Found, errors.Is(err, zklock.ErrWrongKind))
@@ -122,12 +155,18 @@ func ExampleKind() {
 }
 
 func ExampleHolderAliveError() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	m, _ := zklock.NewMutex(s, "/ex/alive/lock", zklock.WithData([]byte("stuck-job")))
 	_ = m.Lock(ctx)
 	defer m.Unlock(ctx)
-	_, err := zklock.Break(ctx, s, "/ex/alive/lock", false) // the holder's session is alive
+	_, err = zklock.Break(ctx, s, "/ex/alive/lock", false) // the holder's session is alive
 	var alive *zklock.HolderAliveError
 	if errors.As(err, &alive) {
 		fmt.Printf("refused: %s still holds (ErrHolderAlive: %v)\n", alive.Holder.Data, errors.Is(err, zklock.ErrHolderAlive))
@@ -137,8 +176,14 @@ func ExampleHolderAliveError() {
 }
 
 func ExampleBreak() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	m, _ := zklock.NewMutex(s, "/ex/break/lock")
 	_ = m.Lock(ctx)
 	// An operator breaks a stuck lock whose holder is alive: force.
@@ -155,8 +200,14 @@ func ExampleBreak() {
 }
 
 func ExampleLeaderInfo() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	e, _ := zklock.NewElection(s, "/ex/leader/election")
 	term, err := e.Campaign(ctx, []byte("10.0.0.7:8080"))
 	if err != nil {
@@ -175,8 +226,14 @@ func ExampleLeaderInfo() {
 }
 
 func ExampleTerm() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	e, _ := zklock.NewElection(s, "/ex/term/election")
 	term, err := e.Campaign(ctx, []byte("me"))
 	if err != nil {
@@ -199,8 +256,14 @@ func ExampleTerm() {
 }
 
 func ExampleOption() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	// Options configure a primitive; each states its default.
 	m, err := zklock.NewMutex(s, "/ex/option/lock", zklock.WithData([]byte("batch-7")), zklock.WithMaxHold(time.Minute))
 	if err != nil {
@@ -219,8 +282,14 @@ func ExampleOption() {
 }
 
 func ExampleWithMaxHold() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	m, _ := zklock.NewMutex(s, "/ex/maxhold/lock", zklock.WithMaxHold(200*time.Millisecond))
 	_ = m.Lock(ctx)
 	<-m.Lost() // a hung holder loses the lock at the bound
@@ -230,8 +299,14 @@ func ExampleWithMaxHold() {
 }
 
 func ExampleWithCohort() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	// Goroutines of one process share one place in the queue: between
 	// them, the lock is handed over in memory, up to 32 handoffs or 100ms.
 	var wg sync.WaitGroup
@@ -261,8 +336,14 @@ func ExampleWithCohort() {
 }
 
 func ExampleRevoke() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	m, _ := zklock.NewMutex(s, "/ex/revoke/lock", zklock.WithRevocable())
 	_ = m.Lock(ctx)
 	nodes, err := zklock.Revoke(ctx, s, "/ex/revoke/lock") // from anywhere: asks the holder
@@ -275,8 +356,14 @@ func ExampleRevoke() {
 }
 
 func ExampleNewMultiLock() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	from, _ := zklock.NewMutex(s, "/ex/multi/accounts/1")
 	to, _ := zklock.NewMutex(s, "/ex/multi/accounts/2")
 	both, err := zklock.NewMultiLock(to.Part(), from.Part()) // any order: taken in sorted order
@@ -299,8 +386,14 @@ func ExampleNewMultiLock() {
 }
 
 func ExamplePart() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	rw, _ := zklock.NewRWMutex(s, "/ex/part/config")
 	sem, _ := zklock.NewSemaphore(s, "/ex/part/workers", 4)
 	// A Part is one hold of a MultiLock: a Mutex, either side of an
@@ -318,8 +411,14 @@ func ExamplePart() {
 }
 
 func ExampleMutex_Locker() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	m, _ := zklock.NewMutex(s, "/ex/locker/lock")
 	var l sync.Locker = m.Locker() // for code written against sync.Locker; panics on error
 	l.Lock()
@@ -331,8 +430,14 @@ func ExampleMutex_Locker() {
 }
 
 func ExampleRWMutex_RLocker() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	m, _ := zklock.NewRWMutex(s, "/ex/rlocker/config")
 	r := m.RLocker() // the read side as a sync.Locker
 	r.Lock()
@@ -382,7 +487,7 @@ func ExampleMetrics() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var m exampleMetrics // or metrics/prometheus.New(), metrics/otel.New()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(sharedServers()...), zklock.WithMetrics(&m))
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...), zklock.WithMetrics(&m))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -404,7 +509,7 @@ func ExampleRecipeMetrics() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var m exampleMetrics // a Metrics that is also a RecipeMetrics
-	s, err := zklock.NewSession(ctx, zklock.WithServers(sharedServers()...), zklock.WithMetrics(&m))
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...), zklock.WithMetrics(&m))
 	if err != nil {
 		fmt.Println(err)
 		return
