@@ -33,8 +33,11 @@ test: lint
 	for m in $(MODULES); do (cd $$m && go test -race -count=1 -timeout 14m ./...) || exit 1; done
 
 # Start a throwaway ZooKeeper (or use ZK_SERVERS) and show five workers
-# taking turns on one Mutex, with their fencing tokens.
-demo: deps
+# taking turns on one Mutex, with their fencing tokens. It installs only
+# what it needs, ZooKeeper and a Java runtime, when missing (not the JDK,
+# Curator, Kazoo and staticcheck of make test).
+demo:
+	bash scripts/install-deps.sh --demo
 	go run ./examples/quickstart
 
 # The chaos suite (package chaos): DURATION of faults against a 3-server

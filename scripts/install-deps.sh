@@ -11,6 +11,9 @@
 #   - with --bench, for the peer benchmarks (bench/, make bench): also etcd
 #     (Debian's etcd-server, 3.4) and Redis (redis-server); no service of
 #     either is started, the benchmark runs its own on 127.0.0.1.
+# With --demo (make demo) only what examples/quickstart needs: ZooKeeper and
+# a Java runtime (no JDK, Curator, Kazoo nor staticcheck), and nothing when
+# ZK_SERVERS names a ZooKeeper to use instead.
 # Idempotent: a second run installs nothing and prints nothing. apt is used on
 # Debian and Ubuntu, through sudo unless already root; 'apt-get update' runs
 # only when a package is actually missing.
@@ -65,13 +68,17 @@ apt_install() {
 	fi
 }
 
+# install_system_packages installs what is missing: ZooKeeper and Java, and
+# unless $demo the JDK, Curator and Kazoo of the interop tests.
 install_system_packages() {
 	local need_zk="" need_java="" need_javac="" need_curator="" need_kazoo="" pkgs=()
 	[ -f /usr/share/java/zookeeper.jar ] || need_zk=1
 	command -v java >/dev/null 2>&1 || need_java=1
-	command -v javac >/dev/null 2>&1 || need_javac=1
-	[ -f /usr/share/java/curator-recipes.jar ] || need_curator=1
-	have_kazoo || need_kazoo=1
+	if [ -z "$demo" ]; then
+		command -v javac >/dev/null 2>&1 || need_javac=1
+		[ -f /usr/share/java/curator-recipes.jar ] || need_curator=1
+		have_kazoo || need_kazoo=1
+	fi
 	[ -z "$need_zk$need_java$need_javac$need_curator$need_kazoo" ] && return 0
 	command -v apt-get >/dev/null 2>&1 ||
 		die "ZooKeeper, Java, Curator or Kazoo is missing and this is not a Debian or Ubuntu system: install ZooKeeper 3.8, a Java 17 JDK, Curator 5 and Kazoo yourself and set ZOOKEEPER_HOME, or set ZK_SERVERS"
@@ -97,6 +104,7 @@ install_system_packages() {
 	apt_install "${pkgs[@]}"
 	[ -f /usr/share/java/zookeeper.jar ] || die "the zookeeper package did not install /usr/share/java/zookeeper.jar"
 	command -v java >/dev/null 2>&1 || die "java is still missing after installing ${pkgs[*]}"
+	[ -n "$demo" ] && return 0
 	command -v javac >/dev/null 2>&1 || die "javac is still missing after installing ${pkgs[*]}"
 	[ -f /usr/share/java/curator-recipes.jar ] || die "the libcurator-recipes-java package did not install /usr/share/java/curator-recipes.jar"
 	have_kazoo || die "/usr/bin/python3 still cannot import kazoo after installing ${pkgs[*]}"
@@ -140,14 +148,21 @@ install_bench_packages() {
 	[ -x /usr/bin/redis-server ] || die "the redis-server package did not install /usr/bin/redis-server"
 }
 
-bench=""
+bench="" demo=""
 for arg in "$@"; do
 	case "$arg" in
 	--bench) bench=1 ;;
-	*) die "unknown argument $arg (usage: install-deps.sh [--bench])" ;;
+	--demo) demo=1 ;;
+	*) die "unknown argument $arg (usage: install-deps.sh [--bench | --demo])" ;;
 	esac
 done
+[ -n "$bench" ] && [ -n "$demo" ] && die "--bench and --demo exclude each other"
 
+if [ -n "$demo" ]; then
+	[ -n "${ZK_SERVERS:-}" ] && exit 0 # the demo uses that ZooKeeper
+	install_system_packages
+	exit 0
+fi
 install_system_packages
 [ -n "$bench" ] && install_bench_packages
 install_staticcheck
