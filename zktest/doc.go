@@ -26,7 +26,8 @@
 //
 // WithSelfSignedTLS gives every server a TLS client port too, with
 // certificates made for the test: Cluster.SecureServers and
-// Cluster.TLSConfig are what a client needs to reach it.
+// Cluster.TLSConfig are what a client needs to reach it (Cluster.TLSFiles
+// the same as PEM files).
 //
 // # Where ZooKeeper comes from
 //
