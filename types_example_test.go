@@ -143,8 +143,14 @@ func ExampleWrongKindError() {
 }
 
 func ExampleKind() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	r, _ := zklock.NewRWMutex(s, "/ex/kinds/rw")
 	_ = r.RLock(ctx)
 	defer r.RUnlock(ctx)
