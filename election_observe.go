@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"path"
-	"sync"
 	"time"
 )
 
@@ -31,7 +30,7 @@ func (e *Election) Observe(ctx context.Context) (<-chan LeaderInfo, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
-	box := &leaderBox{wake: make(chan struct{}, 1)}
+	box := newLatest[LeaderInfo]()
 	out := make(chan LeaderInfo)
 	go e.observe(ctx, box)
 	go box.deliver(ctx, out)
@@ -40,7 +39,7 @@ func (e *Election) Observe(ctx context.Context) (<-chan LeaderInfo, error) {
 
 // observe reads the leader, publishes it when it changed, and waits for the
 // next change, until ctx ends or the session is closed.
-func (e *Election) observe(ctx context.Context, box *leaderBox) {
+func (e *Election) observe(ctx context.Context, box *latest[LeaderInfo]) {
 	defer box.close()
 	var last LeaderInfo
 	for first := true; ctx.Err() == nil; {
@@ -75,80 +74,4 @@ func (e *Election) awaitChange(ctx context.Context, info LeaderInfo) error {
 		first = path.Base(info.Node)
 	}
 	return e.q.AwaitFirstChange(ctx, first)
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
-// leaderBox holds the newest undelivered leader state. put never waits for
-// the reader, so a slow reader cannot hold up the watch loop, and a newer
-// state replaces an undelivered older one.
-type leaderBox struct {
-	mu      sync.Mutex
-	v       LeaderInfo
-	pending bool
-	closed  bool
-	wake    chan struct{} // capacity 1: "the box changed"
-}
-
-func (b *leaderBox) put(v LeaderInfo) {
-	b.mu.Lock()
-	b.v, b.pending = v, true
-	b.mu.Unlock()
-	b.signal()
-}
-
-func (b *leaderBox) close() {
-	b.mu.Lock()
-	b.closed = true
-	b.mu.Unlock()
-	b.signal()
-}
-
-func (b *leaderBox) signal() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (b *leaderBox) take() (v LeaderInfo, ok, closed bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, ok = b.v, b.pending
-	b.pending = false
-	return v, ok, b.closed
-}
-
-// deliver sends each newest state to out until the box is closed and empty
-// or ctx ends; then it closes out. While a send waits for the reader, a
-// newer state replaces the one being offered.
-func (b *leaderBox) deliver(ctx context.Context, out chan<- LeaderInfo) {
-	defer close(out)
-	var v LeaderInfo
-	has := false
-	for {
-		if nv, ok, closed := b.take(); ok {
-			v, has = nv, true
-		} else if closed && !has {
-			return
-		}
-		var send chan<- LeaderInfo
-		if has {
-			send = out
-		}
-		select {
-		case send <- v:
-			has = false
-		case <-b.wake:
-		case <-ctx.Done():
-			return
-		}
-	}
 }

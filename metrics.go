@@ -74,6 +74,7 @@ const (
 	KindReentrantMutex     = errs.ReentrantMutex
 	KindRWMutexRead        = errs.RWMutexRead
 	KindRWMutexWrite       = errs.RWMutexWrite
+	KindRWMutex            = errs.RWMutex         // a read-write lock's path as a whole, in LockState
 	KindSemaphore          = errs.Semaphore       // Curator's layout
 	KindSemaphorePermit    = errs.SemaphorePermit // WithPermitLayout
 	KindElection           = errs.Election

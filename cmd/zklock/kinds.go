@@ -94,18 +94,14 @@ func (r *reader) lockQueue(p string, names []string) (found, bool) {
 		return found{}, false
 	}
 	qs := queue.Sort(names, accept...)
-	cs := make([]zklock.Contender, len(qs))
-	for i, q := range qs {
-		cs[i] = zklock.Contender{Path: join(p, q.Name), Kind: queue.KindOf(q), Seq: q.Seq}
-	}
-	held := make([]bool, len(cs))
+	held := make([]bool, len(qs))
 	f := found{Path: p, Kind: kind, Holders: []entry{}}
 	switch {
 	case kind == lsRWMutex:
-		held = rwHeld(cs)
+		held = queue.RWHeld(qs)
 	case kind == lsSemQueue:
 		held, f.Limit = permitsHeld(qs)
-	case len(cs) > 0:
+	case len(qs) > 0:
 		held[0] = true
 	}
 	if c, ok := queue.Foreign(names, accept); ok {

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/internal/queue"
 )
 
 // entry is one node of a lock's queue, as status shows it.
@@ -35,83 +33,78 @@ type report struct {
 	Waiting []entry `json:"waiting"`
 }
 
-// list reads the state of path; kind "" detects it.
+// list reads the state of path once (the first state WatchLock delivers);
+// kind "" detects it. A failed read fails it.
 func list(ctx context.Context, s *zklock.Session, path, kind string) (report, error) {
 	if err := checkPath(s, path); err != nil {
 		return report{}, err
 	}
-	detect := kind == ""
-	if detect {
-		var err error
-		if kind, err = detectKind(ctx, s, path); err != nil {
-			return report{}, err
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	failed := make(chan error, 1)
+	states, err := watchLock(ctx, s, path, kind, func(err error) {
+		select {
+		case failed <- err:
+		default:
+		}
+		cancel()
+	})
+	if err != nil {
+		return report{}, err
+	}
+	if st, ok := <-states; ok {
+		return newReport(st), nil
+	}
+	select {
+	case err := <-failed:
+		return report{}, err
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return report{}, err
+	}
+	return report{}, zklock.ErrSessionClosed
+}
+
+// watchLock is zklock.WatchLock of path as the kind status names ("":
+// detected), with failed told of each failed read.
+func watchLock(ctx context.Context, s *zklock.Session, path, kind string, failed func(error)) (<-chan zklock.LockState, error) {
+	opts := []zklock.WatchOption{zklock.WatchErrors(failed)}
+	if k, ok := libKinds[kind]; ok {
+		opts = append(opts, zklock.WatchKind(k))
+	}
+	return zklock.WatchLock(ctx, s, path, opts...)
+}
+
+// libKinds are the library's names of the kinds status shows.
+var libKinds = map[string]zklock.Kind{
+	kindLock:      zklock.KindMutex,
+	kindRW:        zklock.KindRWMutex,
+	kindSemaphore: zklock.KindSemaphore,
+	kindSemQueue:  zklock.KindSemaphorePermit,
+}
+
+// newReport is what status shows of st.
+func newReport(st zklock.LockState) report {
+	r := report{Path: st.Path, Limit: st.Limit, Holders: []entry{}, Waiting: []entry{}}
+	for k, lk := range libKinds {
+		if lk == st.Kind {
+			r.Kind = k
 		}
 	}
-	r := report{Path: path, Kind: kind, Holders: []entry{}, Waiting: []entry{}}
-	var err error
-	switch kind {
-	case kindLock:
-		err = r.fillLock(ctx, s)
-	case kindRW:
-		err = r.fillRW(ctx, s)
-	case kindSemaphore:
-		err = r.fillSemaphore(ctx, s)
-	case kindSemQueue:
-		err = r.fillSemQueue(ctx, s)
+	mode := func(c zklock.Contender) string {
+		if st.Kind == zklock.KindRWMutex {
+			return rwMode(c)
+		}
+		return ""
 	}
-	// A kind told only by its contenders' nodes, all gone between the
-	// detection's listing and the report's: the path is as free as one with
-	// nothing there, and says so the same way (status --watch would
-	// otherwise print the same free state twice).
-	if detect && kind != kindSemaphore && len(r.Holders)+len(r.Waiting) == 0 {
-		r.Kind = ""
+	for _, c := range st.Holders {
+		r.add(true, mode(c), c)
 	}
-	return r, err
-}
-
-// fillLock: the first node of a Mutex's queue holds it (or is about to
-// learn that it does).
-func (r *report) fillLock(ctx context.Context, s *zklock.Session) error {
-	m, err := zklock.NewMutex(s, r.Path)
-	if err != nil {
-		return err
+	for _, c := range st.Waiting {
+		r.add(false, mode(c), c)
 	}
-	cs, err := m.Contenders(ctx)
-	for i, c := range cs {
-		r.add(i == 0, "", c)
-	}
-	return err
-}
-
-// fillRW: a writer holds when it is first; a reader holds when no writer is
-// ahead of it, except its own write lock that it downgraded from (a read
-// node joined beside the first writer, with its sequence number).
-func (r *report) fillRW(ctx context.Context, s *zklock.Session) error {
-	m, err := zklock.NewRWMutex(s, r.Path)
-	if err != nil {
-		return err
-	}
-	cs, err := m.Contenders(ctx)
-	for i, held := range rwHeld(cs) {
-		r.add(held, rwMode(cs[i]), cs[i])
-	}
-	return err
-}
-
-// rwHeld tells which of a reader/writer queue's contenders, in queue order,
-// hold: a writer when it is first; a reader when no writer is ahead of it,
-// except its own write lock that it downgraded from (a read node joined
-// beside the first writer, with its sequence number). Kazoo's locks follow
-// the same rule, its "__lock__" nodes being the writers.
-func rwHeld(cs []zklock.Contender) []bool {
-	held := make([]bool, len(cs))
-	writerAhead := false
-	for i, c := range cs {
-		write := isWriter(c)
-		held[i] = (write && i == 0) || (!write && (!writerAhead || cs[0].Seq == c.Seq))
-		writerAhead = writerAhead || write
-	}
-	return held
+	return r
 }
 
 // isWriter: in a read-write queue a Kazoo lock node (KindMutex) is a
@@ -125,64 +118,6 @@ func rwMode(c zklock.Contender) string {
 		return "write"
 	}
 	return "read"
-}
-
-// fillSemQueue: the permit nodes carry the limit; those whose leases fit
-// within it, in queue order, hold.
-func (r *report) fillSemQueue(ctx context.Context, s *zklock.Session) error {
-	names, _, err := s.Client().Children(ctx, r.Path)
-	if err != nil {
-		return err
-	}
-	for _, c := range queue.Sort(names, queue.KindPermit) {
-		if _, limit, ok := queue.PermitWeight(c.Name); ok {
-			r.Limit = limit
-			break
-		}
-	}
-	sem, err := zklock.NewSemaphore(s, r.Path, max(r.Limit, 1), zklock.WithPermitLayout())
-	if err != nil {
-		return err
-	}
-	hs, err := sem.Holders(ctx)
-	if err != nil {
-		return err
-	}
-	for _, c := range hs {
-		r.add(true, "", c)
-	}
-	ws, err := sem.Contenders(ctx)
-	for _, c := range ws {
-		r.add(false, "", c)
-	}
-	return err
-}
-
-// fillSemaphore: lease nodes beyond the limit belong to the client at the
-// head of the queue, which is listed among the waiters; so only the first
-// limit lease nodes are holders.
-func (r *report) fillSemaphore(ctx context.Context, s *zklock.Session) error {
-	if data, _, err := s.Client().Get(ctx, r.Path); err == nil {
-		r.Limit, _ = strconv.Atoi(string(data))
-	}
-	sem, err := zklock.NewSemaphore(s, r.Path, max(r.Limit, 1))
-	if err != nil {
-		return err
-	}
-	hs, err := sem.Holders(ctx)
-	if err != nil {
-		return err
-	}
-	for i, c := range hs {
-		if r.Limit == 0 || i < r.Limit {
-			r.add(true, "", c)
-		}
-	}
-	ws, err := sem.Contenders(ctx)
-	for _, c := range ws {
-		r.add(false, "", c)
-	}
-	return err
 }
 
 func (r *report) add(held bool, mode string, c zklock.Contender) {

@@ -68,38 +68,28 @@ func (r *reporter) followSession(s *zklock.Session) {
 }
 
 // followQueue reports, while the job waits, who holds the lock and how
-// many wait ahead, each time that changes, from ZooKeeper watches (the
-// watcher of status --watch). stop ends it; a listing in progress may end
-// only when the session is closed (see wait).
+// many wait ahead, each time that changes (zklock.WatchLock, as status
+// --watch; a failed read is retried silently). stop ends it.
 func (r *reporter) followQueue(ctx context.Context, s *zklock.Session) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	events, err := s.Subscribe(ctx)
+	states, err := watchLock(ctx, s, r.j.path, r.j.kind, func(error) {})
 	if err != nil {
 		return cancel
 	}
-	var mu sync.Mutex // a listing that ends after stop must not say "waiting" after "acquired"
+	var mu sync.Mutex // a state read before stop must not say "waiting" after "acquired"
 	stopped := false
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		w := &watcher{s: s, path: r.j.path, kind: r.j.kind, armed: map[string]*zklock.Watch{}}
 		last := ""
-		for ctx.Err() == nil {
-			rep, err := w.refresh(ctx)
-			retry := watchRetry
-			if err == nil {
-				retry = 0
-				if line := waitLine(rep, s.SessionID()); line != "" && line != last {
-					mu.Lock()
-					if !stopped {
-						r.say("waiting for %s: %s", r.j.path, line)
-					}
-					mu.Unlock()
-					last = line
+		for st := range states {
+			if line := waitLine(newReport(st), s.SessionID()); line != "" && line != last {
+				mu.Lock()
+				if !stopped {
+					r.say("waiting for %s: %s", r.j.path, line)
 				}
-			}
-			if !w.wait(ctx, events, retry) {
-				return
+				mu.Unlock()
+				last = line
 			}
 		}
 	}()

@@ -78,6 +78,7 @@ const (
 	ReentrantMutex  Kind = "reentrant_mutex"
 	RWMutexRead     Kind = "rwmutex_read"
 	RWMutexWrite    Kind = "rwmutex_write"
+	RWMutex         Kind = "rwmutex"          // a read-write lock's path as a whole (LockState)
 	Semaphore       Kind = "semaphore"        // Curator's layout
 	SemaphorePermit Kind = "semaphore_permit" // zklock's permit layout
 	Election        Kind = "election"

@@ -1,0 +1,154 @@
+package zklock
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/zklock/zklock/internal/queue"
+)
+
+// watchRetry is how long WatchLock waits after a read that retrying the
+// request did not cure (an ACL refusal, say) before it reads again.
+const watchRetry = time.Second
+
+// LockState is a lock path as WatchLock sees it. It is a plain value; the
+// slices are the receiver's.
+type LockState struct {
+	Path string
+	// Kind is the kind of primitive on Path: KindMutex (a Mutex,
+	// ReentrantMutex or Election, or Curator's or Kazoo's lock), KindRWMutex
+	// (its contenders are KindRWMutexRead or KindRWMutexWrite),
+	// KindSemaphore (Curator's layout) or KindSemaphorePermit; "" when
+	// nobody is there (unless WatchKind set it).
+	Kind  Kind
+	Limit int // a semaphore's limit; 0 when unknown or not a semaphore
+	// Holders hold: the first contender of a Mutex; a writer, or the
+	// readers ahead of the first writer (with a downgraded writer's read
+	// node), of an RWMutex; the leases of a semaphore within its limit.
+	Holders []Contender
+	// Waiting are the contenders that do not hold, in the order they will
+	// be served (a semaphore's: its queue for leases).
+	Waiting []Contender
+	// Revoking are the nodes of Holders whose data is a revocation request
+	// (RevokeMessage: Revoke, Curator's Revoker), in Holders' order.
+	Revoking []string
+}
+
+// WatchOption configures WatchLock.
+type WatchOption func(*watchOptions) error
+
+type watchOptions struct {
+	kind   Kind
+	failed func(error)
+}
+
+// WatchKind makes WatchLock read the path as a kind of primitive rather
+// than tell it from the path's children: KindMutex (KindReentrantMutex and
+// KindElection are the same queue), KindRWMutex, KindSemaphore or
+// KindSemaphorePermit. Other kinds are refused with ErrInvalidOption. The
+// default detects the kind at each change.
+func WatchKind(k Kind) WatchOption {
+	return func(o *watchOptions) error {
+		switch k {
+		case KindMutex, KindReentrantMutex, KindElection:
+			o.kind = KindMutex
+		case KindRWMutex, KindRWMutexRead, KindRWMutexWrite:
+			o.kind = KindRWMutex
+		case KindSemaphore, KindSemaphorePermit:
+			o.kind = k
+		default:
+			return invalid(fmt.Sprintf("WatchKind(%q): not a kind of lock path", k))
+		}
+		return nil
+	}
+}
+
+// WatchErrors passes f each error that made WatchLock read the path again
+// (a refused read: ErrNoAuth, say), from WatchLock's goroutine; f must not
+// block. The default logs them to the session's logger (WithLogger).
+func WatchErrors(f func(error)) WatchOption {
+	return func(o *watchOptions) error {
+		if f == nil {
+			return invalid("WatchErrors(nil)")
+		}
+		o.failed = f
+		return nil
+	}
+}
+
+// WatchLock watches the lock at path without joining its queue: who holds,
+// who waits, the kind, the revocation requests. The channel receives the
+// current state at once, then one state per change. Changes are coalesced:
+// a slow reader receives the newest state, never a stale backlog, and
+// changes that come and go within one read of the path can be missed (the
+// server reports that something changed, not each change). The channel is
+// closed when ctx ends or the session is closed; WatchLock's goroutines
+// have ended by then or end at once.
+//
+// It sees a contender arrive or leave, a holder release, a semaphore lease
+// taken or given back, and a revocation request written into a holder's
+// node (of the first 32 holders; a change among the others shows with the
+// next change that is seen). It survives a connection loss and an expiry
+// of its session: after every session state change it sets its watches
+// again and reads the path, and delivers the state if it changed.
+//
+// It is herd-free for the contenders: it watches the children of path (of
+// a semaphore's locks and leases too), path's data (a semaphore's limit)
+// and the holders' nodes, never a waiter's node, and its watches are its
+// own session's, so no contender is woken by them. A read of the path costs
+// one request per contender.
+//
+// A nil ctx returns ErrNilContext; an invalid path ErrInvalidPath; errors
+// while watching are retried (see WatchErrors). It may be called any number
+// of times, concurrently.
+func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption) (<-chan LockState, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	}
+	if err := queue.CheckPath(path); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+	}
+	o := watchOptions{failed: func(err error) {
+		s.opts.logger.Warn("zklock: watching lock", "path", path, "err", err)
+	}}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	box := newLatest[LockState]()
+	out := make(chan LockState)
+	go func() {
+		defer box.close()
+		put := func(st queue.State) { box.put(lockState(path, st)) }
+		retry := func(ctx context.Context) { sleep(ctx, watchRetry) }
+		_ = queue.Watch(ctx, s.c, path, o.kind, retry, put, o.failed)
+	}()
+	go box.deliver(ctx, out)
+	return out, nil
+}
+
+// lockState is the public form of st.
+func lockState(p string, st queue.State) LockState {
+	out := LockState{Path: p, Kind: st.Kind, Limit: st.Limit,
+		Holders: contenders(st.Holders), Waiting: contenders(st.Waiting)}
+	for _, h := range st.Holders {
+		if string(h.Data) == RevokeMessage {
+			out.Revoking = append(out.Revoking, h.Path)
+		}
+	}
+	return out
+}
+
+func contenders(ns []queue.Node) []Contender {
+	out := make([]Contender, len(ns))
+	for i, n := range ns {
+		out[i] = contender(path.Dir(n.Path), n.Entry)
+	}
+	return out
+}
