@@ -16,7 +16,7 @@ import (
 func TestEveryTypeHasAnExample(t *testing.T) {
 	missing, err := examplecheck.Missing(".",
 		"NewSession", "Session.Subscribe", "Mutex.Lock", "Mutex.TryLock", "Mutex.Locker", "RWMutex.RLock",
-		"RWMutex.RLocker", "Election.Campaign", "Election.Observe", "Election.Run", "Revoke", "Break",
+		"RWMutex.RLocker", "Election.Campaign", "Election.Observe", "Election.Run", "Revoke", "Break", "WatchLock",
 		"WithMaxHold", "WithCohort", "WithMetrics", "NewMultiLock")
 	if err != nil {
 		t.Fatal(err)
