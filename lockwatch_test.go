@@ -330,3 +330,31 @@ func TestWatchLockEnds(t *testing.T) {
 	_, err = zklock.WatchLock(context.Background(), s, p, zklock.WatchKind(zklock.KindCuratorLeaderLatch))
 	require.ErrorIs(t, err, zklock.ErrInvalidOption)
 }
+
+// An Election's path shows the leader as its holder and the candidates
+// behind it as waiters, in the order they would lead.
+func TestWatchLockElection(t *testing.T) {
+	c := standalone(t)
+	ctx, p := ctxFor(t), lockPath(t, "election")
+	s := newSession(t, c.Servers())
+	states := watchLock(t, ctx, newSession(t, c.Servers()), p)
+	nextState(t, states, "/0 holders= waiting= revoking=")
+	leader, err := zklock.NewElection(s, p)
+	require.NoError(t, err)
+	_, err = leader.Campaign(ctx, []byte("first"))
+	require.NoError(t, err)
+	nextState(t, states, "mutex/0 holders=first waiting= revoking=")
+	second, err := zklock.NewElection(s, p)
+	require.NoError(t, err)
+	led := make(chan error, 1)
+	go func() {
+		_, err := second.Campaign(ctx, []byte("second"))
+		led <- err
+	}()
+	nextState(t, states, "mutex/0 holders=first waiting=second revoking=")
+	require.NoError(t, leader.Resign(ctx))
+	require.NoError(t, <-led)
+	nextState(t, states, "mutex/0 holders=second waiting= revoking=")
+	require.NoError(t, second.Resign(ctx))
+	nextState(t, states, "/0 holders= waiting= revoking=")
+}
