@@ -125,6 +125,8 @@ func TestWatchStateWatchesNoWaiter(t *testing.T) {
 	}
 	must(t, c.Delete(ctx, dir+"/lock-0000000001"))
 	want("mutex/0 lock-0000000002 | lock-0000000003")
+	// The new holder's watch is set after its state is put.
+	await(t, s, "a watch on the new holder", func() bool { return s.Watching(dir+"/lock-0000000002") > 0 })
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Errorf("Watch returned %v, want context.Canceled", err)
