@@ -19,7 +19,7 @@ const MaxWatchedHolders = 32
 // once, then again after each change, until ctx ends or the session is
 // closed; it returns ctx's error or errs.ErrSessionClosed. put is called
 // only with a state unlike the last one put (ages aside). A failed read is
-// passed to failed, and read again after a session state change or retry.
+// passed to failed, then retry is called (it pauses) before the next read.
 //
 // It watches the children of p (and of a semaphore's locks and leases),
 // p's data (a semaphore's limit), and the data of the first
