@@ -3,6 +3,9 @@ package zklock_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/zklock/zklock"
 )
@@ -10,8 +13,14 @@ import (
 // WatchLock shows who holds a lock and who waits, at once and on each
 // change, without queuing for it (what `zklock status --watch` prints).
 func ExampleWatchLock() {
-	ctx, s, done := exampleSession() // a throwaway ZooKeeper and a session on it
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop() // ends the watch and closes states
 	states, err := zklock.WatchLock(ctx, s, "/jobs/nightly")
@@ -51,8 +60,14 @@ func ExampleWatchLock() {
 // A LockState names the holders asked to let go: a revocation request
 // (Revoke) is a change WatchLock delivers.
 func ExampleLockState() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	m, _ := zklock.NewMutex(s, "/example-lockstate", zklock.WithRevocable())
@@ -72,8 +87,14 @@ func ExampleLockState() {
 // WatchKind reads a path as a given kind: here a Curator-layout semaphore
 // that nobody holds, which detection would show as nothing at all.
 func ExampleWatchKind() {
-	ctx, s, done := sharedSession()
-	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	detected, _ := zklock.WatchLock(ctx, s, "/example-watchkind")
