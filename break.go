@@ -47,7 +47,7 @@ func Break(ctx context.Context, s *Session, path string, force bool) ([]Contende
 	if err := queue.CheckPath(path); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
 	}
-	entries, err := queue.Break(ctx, s.c, path, force)
+	entries, err := queue.Break(ctx, s.conn(), path, force)
 	out := make([]Contender, len(entries))
 	for i, e := range entries {
 		out[i] = contender(path, e)

@@ -64,7 +64,7 @@ func build(s *Session, path string, sp spec, opts []Option) (*queue.Queue, primi
 	// A cohort writes its node's data to invalidate a guard, a revoker a
 	// revocable holder's: such a node must not announce releases, or a
 	// waiter would take that write for one.
-	return &queue.Queue{Conn: s.c, Dir: path, Kind: sp.node, Accept: sp.accept, OneKind: true,
+	return &queue.Queue{Conn: s.conn(), Dir: path, Kind: sp.node, Accept: sp.accept, OneKind: true,
 		Handoff: !o.listingHandoff, Quiet: sp.quiet || o.cohort != nil, Revocable: o.revocable}, o, nil
 }
 

@@ -66,5 +66,5 @@ func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
 	if err := queue.CheckPath(p); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
 	}
-	return queue.Revoke(ctx, s.c, p)
+	return queue.Revoke(ctx, s.conn(), p)
 }

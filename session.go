@@ -29,6 +29,7 @@ import (
 // A Session is safe for concurrent use. It must not be copied.
 type Session struct {
 	c       *session.Conn
+	qc      queue.Conn // when set, what the primitives run on in place of c (conn)
 	opts    sessionOptions
 	events  events
 	metrics *metricsState // nil without WithMetrics
@@ -126,6 +127,16 @@ func (s *Session) Close() error {
 // Ownership for the current epoch's loss signal, and each hold's Lost for
 // its own.
 func (s *Session) Done() <-chan struct{} { return s.done }
+
+// conn is the queue.Conn the primitives, Break and Revoke run on: the
+// session machine, or the in-memory server of the package's internal tests
+// (fake_internal_test.go), which set qc.
+func (s *Session) conn() queue.Conn {
+	if s.qc != nil {
+		return s.qc
+	}
+	return s.c
+}
 
 // SessionID returns the id of the current session, or of the last one while
 // none is established.
