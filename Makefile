@@ -3,7 +3,7 @@
 # scripts/install-deps.sh installs staticcheck here.
 STATICCHECK := $(shell go env GOPATH)/bin/staticcheck
 
-.PHONY: deps lint test demo bench bench-quick lock-path open-holes
+.PHONY: deps lint test demo bench bench-quick lock-path open-holes fuzz
 
 # Install what the tests need where missing (apt; sudo unless root):
 # ZooKeeper, a JDK, Curator and Kazoo for interop/, staticcheck.
@@ -31,6 +31,16 @@ lint: deps
 
 test: lint
 	for m in $(MODULES); do (cd $$m && go test -race -count=1 -timeout 14m ./...) || exit 1; done
+
+# The model-based fuzz target (fuzz_*_internal_test.go): operation
+# sequences over every primitive and option on the in-memory server, the
+# model's invariants checked after every step. FUZZTIME long; make test runs
+# its seeds (testdata/fuzz/FuzzHolds and fuzz_seeds_internal_test.go).
+# FUZZPARALLEL workers (1 by default: the machine is shared).
+FUZZTIME ?= 10m
+FUZZPARALLEL ?= 1
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzHolds$$' -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL) .
 
 # Start a throwaway ZooKeeper (or use ZK_SERVERS) and show five workers
 # taking turns on one Mutex, with their fencing tokens. It installs only

@@ -1,0 +1,190 @@
+package zklock
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"time"
+)
+
+// mode is what a belief holds.
+type mode int
+
+const (
+	excl  mode = iota // the exclusive lock of its paths (a write lock, a term, a MultiLock)
+	read              // a read lock
+	lease             // n leases of a semaphore of 2
+)
+
+// belief is one hold the model believes a handle has: granted by a call
+// that returned success, until a release says it ended. It counts in the
+// checks while its Lost is open and no Break deleted its node.
+type belief struct {
+	h      *handle
+	what   string
+	key    any // what a release names: the hold, nil for all of the handle's
+	paths  []string
+	mode   mode
+	n      int
+	lost   <-chan struct{}
+	nodes  []string
+	broken bool // Break deleted its node: the old holder keeps acting, as Break's doc says
+}
+
+// granted records a hold a call returned (its loss signal, nodes and
+// tokens read at once), and checks at that return that a hold already lost
+// is reported (Lost closed) and that the path's exclusive tokens only grow.
+func (r *run) granted(h *handle, what string, key any, lost <-chan struct{}, nodes []string, toks []int64, paths []string, m mode, n int) {
+	b := &belief{h: h, what: what, key: key, paths: paths, mode: m, n: n, lost: lost, nodes: nodes}
+	r.admit(b, toks)
+}
+
+func (r *run) admit(b *belief, toks []int64) {
+	lostNow, missing := closed(b.lost), r.missing(b.nodes)
+	judged := !r.applying.Load()
+	if !lostNow && len(missing) > 0 && judged {
+		r.failf("%s: %s returned success with Lost open while its node(s) %v were gone", b.h.name, b.what, missing)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !lostNow && len(missing) == 0 && b.mode == excl {
+		for i, p := range b.paths {
+			if i < len(toks) && toks[i] <= r.lastTok[p] {
+				r.mu.Unlock()
+				r.failf("%s: %s on %s returned token %#x, not above the last granted there, %#x", b.h.name, b.what, p, toks[i], r.lastTok[p])
+				r.mu.Lock()
+			}
+			r.lastTok[p] = max(r.lastTok[p], toks[i])
+		}
+	}
+	b.h.holds = append(b.h.holds, b)
+}
+
+// released drops h's belief in key (every belief of h if key is nil) when
+// the release ended it: gone, or an error that says it ended.
+func (r *run) released(h *handle, err error, key any, gone bool) {
+	if !gone && (err == nil || !releasedBy(err)) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h.holds = slices.DeleteFunc(h.holds, func(b *belief) bool { return key == nil || b.key == key })
+}
+
+// missing returns the nodes that are not on the server.
+func (r *run) missing(nodes []string) []string {
+	var out []string
+	for _, n := range nodes {
+		if !r.srv.Exists(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// markBroken marks the beliefs on p whose node is gone after a Break.
+func (r *run) markBroken(p string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, h := range r.hs {
+		for _, b := range h.holds {
+			if slices.Contains(b.paths, p) && len(r.missing(b.nodes)) > 0 {
+				b.broken = true
+			}
+		}
+	}
+}
+
+// check judges the world after a step. A loss is reported by a goroutine
+// a moment after the server saw it, so the violations must persist for
+// 200ms (polled) to count.
+func (r *run) check() {
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for {
+		v := r.violations()
+		if len(v) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, s := range v {
+				r.failf("%s", s)
+			}
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// violations returns what breaks an invariant among the live beliefs: at
+// most one exclusive holder and no reader beside it per path, at most 2
+// leases per semaphore, and a live hold's nodes on the server.
+func (r *run) violations() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	excls, reads, leases := map[string][]*handle{}, map[string][]*handle{}, map[string]int{}
+	for _, h := range r.hs {
+		for _, b := range h.holds {
+			if b.broken || closed(b.lost) {
+				continue
+			}
+			if m := r.missing(b.nodes); len(m) > 0 {
+				out = append(out, fmt.Sprintf("%s (%s) has Lost open, but its node(s) %v are gone", h.name, b.what, m))
+			}
+			for _, p := range b.paths {
+				switch b.mode {
+				case excl:
+					excls[p] = append(excls[p], h)
+				case read:
+					reads[p] = append(reads[p], h)
+				case lease:
+					leases[p] += b.n
+				}
+			}
+		}
+	}
+	for p, hs := range excls {
+		if len(hs) > 1 {
+			out = append(out, fmt.Sprintf("%s: exclusive holders %v, all with Lost open", p, names(hs)))
+		}
+		// A handle's own read lock beside its write lock is a downgrade.
+		if others := slices.DeleteFunc(slices.Clone(reads[p]), func(x *handle) bool { return x == hs[0] }); len(others) > 0 {
+			out = append(out, fmt.Sprintf("%s: writer %v beside readers %v, all with Lost open", p, names(hs), names(others)))
+		}
+	}
+	for p, n := range leases {
+		if n > 2 {
+			out = append(out, fmt.Sprintf("%s: %d leases held with Lost open, limit 2", p, n))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkLeftovers checks, once everything was released, that no node of
+// our sessions is left, no semaphore lease or lock node of anyone, and no
+// watch is set on a path the run used.
+func (r *run) checkLeftovers() {
+	for i, c := range r.conns {
+		if n := r.srv.Ephemerals(c.SessionID()); len(n) > 0 {
+			r.failf("session %d left %v after releasing everything", i, n)
+		}
+	}
+	seen := map[string]bool{}
+	for _, ch := range r.srv.History() {
+		for p := ch.Path; p != "/" && !seen[p]; p = path.Dir(p) {
+			seen[p] = true
+			if n := r.srv.Watching(p) + r.srv.ChildWatching(p); n > 0 {
+				r.failf("%d watches left on %s after releasing everything", n, p)
+			}
+		}
+	}
+}
+
+func names(hs []*handle) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.name
+	}
+	return out
+}
