@@ -36,11 +36,14 @@ test: lint
 # sequences over every primitive and option on the in-memory server, the
 # model's invariants checked after every step. FUZZTIME long; make test runs
 # its seeds (testdata/fuzz/FuzzHolds and fuzz_seeds_internal_test.go).
-# FUZZPARALLEL workers (1 by default: the machine is shared).
+# FUZZPARALLEL workers (1 by default: the machine is shared). An input runs
+# for tens of milliseconds, so minimizing one takes FUZZMINIMIZE (Go's
+# default, 60s, stalled the search after each new input).
 FUZZTIME ?= 10m
 FUZZPARALLEL ?= 1
+FUZZMINIMIZE ?= 10s
 fuzz:
-	go test -run '^$$' -fuzz '^FuzzHolds$$' -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL) .
+	go test -run '^$$' -fuzz '^FuzzHolds$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel $(FUZZPARALLEL) .
 
 # Start a throwaway ZooKeeper (or use ZK_SERVERS) and show five workers
 # taking turns on one Mutex, with their fencing tokens. It installs only
