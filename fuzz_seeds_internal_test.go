@@ -16,6 +16,10 @@ var fuzzSeeds = [][]byte{
 	// 3: s0's MultiLock holds /ml/a and waits for /rw (s1's); s0 expires;
 	// s2's MultiLock takes /ml/a; s1 releases /rw.
 	seed(0, 0, 0, 0, st(0, 11, 0), st(0, 7, 0), st(11, 0, 0), st(0, 23, 0), st(2, 11, 0)),
+	// 3, as FuzzHolds found it on 08d9e43 (before the fix): s0's
+	// RWMutex holds /rw, s0's MultiLock takes /ml/a and queues on /rw
+	// behind it, s0's epoch ends (both its nodes go).
+	seed(0, 0, 0, 0, st(0, 3, 0), st(0, 7, 0), st(12, 0, 0)),
 	// 4: s0's two cohort Mutexes, one holding, one waiting locally, and
 	// s1's Mutex queued; s1 breaks /m (force) and its Mutex gets in; s0's
 	// holder unlocks.
