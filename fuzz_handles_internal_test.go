@@ -315,9 +315,10 @@ func (h *handle) mlOp(r *run, what string) (func(context.Context) error, string)
 }
 
 // releaseAll releases what h holds, as a program ends: each release is
-// tried a few times (an injected fault may fail one).
+// tried a few times (an injected fault may fail one), and a ReentrantMutex
+// may hold once per step (fuzzMaxSteps).
 func (h *handle) releaseAll(r *run) {
-	for range 8 {
+	for range fuzzMaxSteps + 8 {
 		var what string
 		switch {
 		case h.m != nil && h.m.h.Current() != nil, h.re != nil && h.re.HoldCount() > 0,
@@ -338,7 +339,7 @@ func (h *handle) releaseAll(r *run) {
 			return
 		}
 	}
-	r.failf("%s still holds after 8 releases", h.name)
+	r.failf("%s still holds after %d releases", h.name, fuzzMaxSteps+8)
 }
 
 func (h *handle) holdsML() bool {
