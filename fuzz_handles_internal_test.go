@@ -224,4 +224,3 @@ func (h *handle) rwOp(r *run, what string) (func(context.Context) error, string)
 	}
 	return nil, ""
 }
-
