@@ -3,6 +3,9 @@
 #   - ZooKeeper 3.8 (Debian's zookeeper package: the jars under /usr/share/java
 #     that zktest runs; no system service is started),
 #   - a Java 17 runtime, if there is no java,
+#   - PostgreSQL (Debian's postgresql package) for the fence module's tests,
+#     which start their own servers (fence/pgtest: initdb into a temporary
+#     directory); the package's own cluster is not started,
 #   - for the interop tests (interop/): a JDK (javac), Apache Curator's
 #     recipes (Debian's libcurator-recipes-java, Curator 5.4, jars under
 #     /usr/share/java) and Kazoo for the system Python (python3-kazoo, used
@@ -69,19 +72,21 @@ apt_install() {
 }
 
 # install_system_packages installs what is missing: ZooKeeper and Java, and
-# unless $demo the JDK, Curator and Kazoo of the interop tests.
+# unless $demo the JDK, Curator and Kazoo of the interop tests and
+# PostgreSQL for the fence's.
 install_system_packages() {
-	local need_zk="" need_java="" need_javac="" need_curator="" need_kazoo="" pkgs=()
+	local need_zk="" need_java="" need_javac="" need_curator="" need_kazoo="" need_pg="" pkgs=()
 	[ -f /usr/share/java/zookeeper.jar ] || need_zk=1
 	command -v java >/dev/null 2>&1 || need_java=1
 	if [ -z "$demo" ]; then
 		command -v javac >/dev/null 2>&1 || need_javac=1
 		[ -f /usr/share/java/curator-recipes.jar ] || need_curator=1
 		have_kazoo || need_kazoo=1
+		have_postgres || need_pg=1
 	fi
-	[ -z "$need_zk$need_java$need_javac$need_curator$need_kazoo" ] && return 0
+	[ -z "$need_zk$need_java$need_javac$need_curator$need_kazoo$need_pg" ] && return 0
 	command -v apt-get >/dev/null 2>&1 ||
-		die "ZooKeeper, Java, Curator or Kazoo is missing and this is not a Debian or Ubuntu system: install ZooKeeper 3.8, a Java 17 JDK, Curator 5 and Kazoo yourself and set ZOOKEEPER_HOME, or set ZK_SERVERS"
+		die "ZooKeeper, Java, Curator, Kazoo or PostgreSQL is missing and this is not a Debian or Ubuntu system: install ZooKeeper 3.8, a Java 17 JDK, Curator 5, Kazoo and PostgreSQL yourself and set ZOOKEEPER_HOME (or ZK_SERVERS) and PGTEST_BINDIR"
 	apt_update
 	[ -n "$need_zk" ] && pkgs+=(zookeeper)
 	# A JDK brings its runtime: ask for one package, not both.
@@ -101,6 +106,7 @@ install_system_packages() {
 	fi
 	[ -n "$need_curator" ] && pkgs+=(libcurator-recipes-java)
 	[ -n "$need_kazoo" ] && pkgs+=(python3-kazoo)
+	[ -n "$need_pg" ] && pkgs+=(postgresql)
 	apt_install "${pkgs[@]}"
 	[ -f /usr/share/java/zookeeper.jar ] || die "the zookeeper package did not install /usr/share/java/zookeeper.jar"
 	command -v java >/dev/null 2>&1 || die "java is still missing after installing ${pkgs[*]}"
@@ -108,6 +114,18 @@ install_system_packages() {
 	command -v javac >/dev/null 2>&1 || die "javac is still missing after installing ${pkgs[*]}"
 	[ -f /usr/share/java/curator-recipes.jar ] || die "the libcurator-recipes-java package did not install /usr/share/java/curator-recipes.jar"
 	have_kazoo || die "/usr/bin/python3 still cannot import kazoo after installing ${pkgs[*]}"
+	have_postgres || die "the postgresql package did not install initdb and postgres under /usr/lib/postgresql/*/bin"
+}
+
+# PostgreSQL's server binaries, where fence/pgtest looks for them:
+# PGTEST_BINDIR, initdb and postgres on PATH, or Debian's
+# /usr/lib/postgresql/NN/bin (Debian puts only the client tools on PATH).
+have_postgres() {
+	local d
+	for d in ${PGTEST_BINDIR:-} "$(dirname "$(command -v initdb 2>/dev/null || echo /nonexistent/x)")" /usr/lib/postgresql/*/bin; do
+		[ -x "$d/initdb" ] && [ -x "$d/postgres" ] && return 0
+	done
+	return 1
 }
 
 # Kazoo must be importable by the system Python: the interop tests run

@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package pgtest
+
+import "syscall"
+
+func setDeathSignal(*syscall.SysProcAttr) {}
