@@ -1,0 +1,69 @@
+package fence
+
+import "fmt"
+
+// Dialect names the SQL of a database engine. Postgres and SQLite are
+// built in and tested against real servers; docs/fencing.md gives the
+// statements for MySQL, SQL Server and others, to run through
+// database/sql directly.
+type Dialect int
+
+// The built-in dialects.
+const (
+	// Postgres is PostgreSQL 9.5 or later (INSERT ... ON CONFLICT), with any
+	// database/sql driver (tested with pgx's stdlib).
+	Postgres Dialect = iota + 1
+	// SQLite is SQLite 3.35 or later (RETURNING), with any database/sql
+	// driver (tested with modernc.org/sqlite, which needs no cgo).
+	SQLite
+)
+
+// String returns the dialect's name.
+func (d Dialect) String() string {
+	switch d {
+	case Postgres:
+		return "Postgres"
+	case SQLite:
+		return "SQLite"
+	}
+	return fmt.Sprintf("Dialect(%d)", int(d))
+}
+
+// statements is a dialect's SQL; %[1]s is the table's name. admit takes
+// the resource and the token ($1 and $2, or ?1 and ?2) and returns one row:
+// the resource's token after the statement, the higher of the stored one
+// and ours. It always writes the row, so a refused caller learns the token
+// that refused it in the same round trip, from the row version it locked.
+type statements struct{ create, admit string }
+
+var dialects = map[Dialect]statements{
+	// The upsert locks the resource's row until the transaction ends, in
+	// every isolation level. At READ COMMITTED, a conflicting row locked by
+	// a concurrent transaction is waited for and then updated in its latest
+	// committed version (PostgreSQL's documented ON CONFLICT DO UPDATE
+	// guarantee: it inserts or updates, even a row no snapshot of ours can
+	// see), so GREATEST compares against the latest token, never a stale
+	// snapshot's. At REPEATABLE READ and above such a row fails the
+	// statement with a serialization failure (SQLSTATE 40001) instead.
+	Postgres: {
+		create: `CREATE TABLE IF NOT EXISTS %[1]s (
+	resource text PRIMARY KEY,
+	token bigint NOT NULL
+)`,
+		admit: `INSERT INTO %[1]s AS f (resource, token) VALUES ($1, $2)
+ON CONFLICT (resource) DO UPDATE SET token = GREATEST(f.token, EXCLUDED.token)
+RETURNING token`,
+	},
+	// SQLite runs one writing transaction at a time per database: the
+	// statement reads and raises the row under the database's write lock.
+	// The scalar max() of two arguments is SQLite's GREATEST.
+	SQLite: {
+		create: `CREATE TABLE IF NOT EXISTS %[1]s (
+	resource TEXT PRIMARY KEY NOT NULL,
+	token INTEGER NOT NULL
+) WITHOUT ROWID`,
+		admit: `INSERT INTO %[1]s AS f (resource, token) VALUES (?1, ?2)
+ON CONFLICT (resource) DO UPDATE SET token = max(f.token, excluded.token)
+RETURNING token`,
+	},
+}
