@@ -6,14 +6,16 @@ STATICCHECK := $(shell go env GOPATH)/bin/staticcheck
 .PHONY: deps lint test demo bench bench-quick lock-path open-holes fuzz
 
 # Install what the tests need where missing (apt; sudo unless root):
-# ZooKeeper, a JDK, Curator and Kazoo for interop/, staticcheck.
+# ZooKeeper, a JDK, Curator and Kazoo for interop/, PostgreSQL for fence/,
+# staticcheck.
 deps:
 	bash scripts/install-deps.sh
 
-# The modules of this repository: the root, and the adapters and example
-# that pull dependencies an importer of the root package must not get
-# (Prometheus, OpenTelemetry, Docker). bench/ is make bench's alone.
-MODULES := . metrics/prometheus metrics/otel zktest/docker examples/metrics
+# The modules of this repository: the root, and the adapters, example and
+# fence that pull dependencies an importer of the root package must not get
+# (Prometheus, OpenTelemetry, Docker, database drivers). bench/ is make
+# bench's alone.
+MODULES := . metrics/prometheus metrics/otel zktest/docker examples/metrics fence
 
 # The go directive of each module names the oldest Go release its code and
 # its dependencies need (1.24.0: golang.org/x/sys v0.41.0 requires it;
@@ -99,6 +101,13 @@ BROKEN_DURATION ?= 30s
 chaos-broken: deps
 	CHAOS_BROKEN_DURATION=$(BROKEN_DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) \
 		go test -count=1 -timeout 10m -v -run '^TestChaosBrokenIsCaught$$' ./chaos
+
+# What the fence costs a write (fence/internal/fencecost): round trips and
+# time against the same write unfenced, interleaved repeats, on PostgreSQL
+# servers it starts (fsync off and on) and on SQLite.
+.PHONY: fence-cost
+fence-cost: deps
+	cd fence && go run ./internal/fencecost -fsync
 
 # zklock side by side with go-zookeeper, Curator, Kazoo, etcd and redsync on
 # servers it starts on 127.0.0.1 (bench/ is its own module): writes

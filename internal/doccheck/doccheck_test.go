@@ -149,7 +149,7 @@ func TestSnippetsCompile(t *testing.T) {
 	// The adapters are modules of their own (so that the root's importers
 	// do not get their dependencies): snippets use them from the checkout
 	// too, with the sums of their dependencies.
-	for _, sub := range []string{"metrics/prometheus", "metrics/otel", "zktest/docker"} {
+	for _, sub := range []string{"metrics/prometheus", "metrics/otel", "zktest/docker", "fence"} {
 		gomod += fmt.Sprintf("require github.com/zklock/zklock/%s v0.0.0\nreplace github.com/zklock/zklock/%s => %s/%s\n", sub, sub, repo, sub)
 		subSum, err := os.ReadFile(filepath.Join(repo, sub, "go.sum"))
 		if err != nil {
