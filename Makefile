@@ -11,11 +11,11 @@ STATICCHECK := $(shell go env GOPATH)/bin/staticcheck
 deps:
 	bash scripts/install-deps.sh
 
-# The modules of this repository: the root, and the adapters, example and
-# fence that pull dependencies an importer of the root package must not get
-# (Prometheus, OpenTelemetry, Docker, database drivers). bench/ is make
-# bench's alone.
-MODULES := . metrics/prometheus metrics/otel zktest/docker examples/metrics fence
+# The modules of this repository: the root, and the adapters, example,
+# fence and chaos suite that pull dependencies an importer of the root
+# package must not get (Prometheus, OpenTelemetry, Docker, database
+# drivers). bench/ is make bench's alone.
+MODULES := . metrics/prometheus metrics/otel zktest/docker examples/metrics fence chaos
 
 # The go directive of each module names the oldest Go release its code and
 # its dependencies need (1.24.0: golang.org/x/sys v0.41.0 requires it;
@@ -55,27 +55,31 @@ demo:
 	bash scripts/install-deps.sh --demo
 	go run ./examples/quickstart
 
-# The chaos suite (package chaos): DURATION of faults against a 3-server
-# ensemble and worker processes, then the checker's report. SEED replays a
+# The chaos suite (package chaos, a module of its own): DURATION of faults
+# against a 3-server ensemble and worker processes, then the checker's
+# report. SEED replays a
 # fault schedule (the seed is printed); logs stay in CHAOS_DIR, with the
-# checked outcome in outcome.json (go run ./chaos/recheck FILE checks it
+# checked outcome in outcome.json (go -C chaos run ./recheck FILE checks it
 # again). CURATOR Curator worker processes (Java) join the zklock workers on
 # the mutex, RW and semaphore paths, KAZOO Kazoo workers (Python) on the
 # reentrant mutex; what follows from their holders not being told of a lost session
 # is reported apart, as theirs. FSYNC=1 makes the servers fsync before they
 # acknowledge (ZooKeeper's default; zktest's is not to). SYNC_LIMIT sets
 # the servers' syncLimit in ticks (15 by default; a longer one lengthens
-# the sessions to match, see chaos.SessionTimeoutFor). The test bounds
-# itself (DURATION plus ten minutes), hence -timeout 0.
+# the sessions to match, see chaos.SessionTimeoutFor). POSTGRES=1 (the
+# default) adds the PostgreSQL resource that the zklock workers' exclusive
+# holders write through the fence (docs/chaos.md); POSTGRES=0 leaves it
+# out. The test bounds itself (DURATION plus ten minutes), hence -timeout 0.
 DURATION ?= 5m
 SEED ?=
 CURATOR ?= 1
 KAZOO ?= 1
+POSTGRES ?= 1
 CHAOS_DIR ?= $(shell mktemp -d /tmp/zklock-chaos.XXXXXX)
 .PHONY: chaos chaos-broken
 chaos: deps
 	CHAOS_DURATION=$(DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) CHAOS_CURATOR=$(CURATOR) CHAOS_KAZOO=$(KAZOO) \
-		CHAOS_FSYNC=$(FSYNC) CHAOS_SYNC_LIMIT=$(SYNC_LIMIT) go test -race -count=1 -timeout 0 -v -run '^TestChaos$$' ./chaos
+		CHAOS_POSTGRES=$(POSTGRES) CHAOS_FSYNC=$(FSYNC) CHAOS_SYNC_LIMIT=$(SYNC_LIMIT) go -C chaos test -race -count=1 -timeout 0 -v -run '^TestChaos$$' .
 
 # The soak: the chaos suite for SOAK_DURATION (2 hours) with every fault
 # kind, worker 1 never killed so that its heap and goroutines are judged
@@ -89,18 +93,19 @@ SOAK_DURATION ?= 2h
 .PHONY: soak
 soak: deps
 	CHAOS_DURATION=$(SOAK_DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) CHAOS_KEEP=1 CHAOS_CURATOR=$(CURATOR) CHAOS_KAZOO=$(KAZOO) \
-		CHAOS_FSYNC=$(or $(FSYNC),1) go test -race -count=1 -timeout 0 -v -run '^TestChaos$$' ./chaos
+		CHAOS_POSTGRES=$(POSTGRES) CHAOS_FSYNC=$(or $(FSYNC),1) go -C chaos test -race -count=1 -timeout 0 -v -run '^TestChaos$$' .
 
 # TestChaosBrokenIsCaught: a short run with three zklock workers broken
-# three ways (no guard and the loss signal ignored; the loss acted on a
-# second late; a deadline logged a second late) beside a correct one, each
+# three ways (no guard, no fence on PostgreSQL and the loss signal
+# ignored; the loss acted on a second late; a deadline logged a second
+# late) beside a correct one, each
 # cut off in turn; the test passes only if each causes its own class of
 # violation. It stops after those three faults (about 20s); BROKEN_DURATION
 # bounds it.
 BROKEN_DURATION ?= 30s
 chaos-broken: deps
 	CHAOS_BROKEN_DURATION=$(BROKEN_DURATION) CHAOS_SEED=$(SEED) CHAOS_DIR=$(CHAOS_DIR) \
-		go test -count=1 -timeout 10m -v -run '^TestChaosBrokenIsCaught$$' ./chaos
+		go -C chaos test -count=1 -timeout 10m -v -run '^TestChaosBrokenIsCaught$$' .
 
 # What the fence costs a write (fence/internal/fencecost): round trips and
 # time against the same write unfenced, interleaved repeats, on PostgreSQL

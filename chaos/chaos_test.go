@@ -41,7 +41,9 @@ func env(name, def string) string {
 // and CHAOS_KAZOO (Curator and Kazoo worker processes joining the zklock
 // workers, default 1 each, so that the README's test command runs mixed
 // clients too), CHAOS_FSYNC (1: servers fsync before acknowledging; make
-// soak sets it). make chaos and make soak set them.
+// soak sets it), CHAOS_POSTGRES (1, the default: the PostgreSQL resource
+// written through the fence; 0: ZooKeeper's counters only). make chaos and
+// make soak set them.
 func config(t *testing.T) chaos.Config {
 	d, err := time.ParseDuration(env("CHAOS_DURATION", "45s"))
 	if err != nil {
@@ -64,7 +66,8 @@ func config(t *testing.T) chaos.Config {
 			workers, limit, keep)
 	}
 	cfg := chaos.Config{Duration: d, Seed: seed, Workers: workers, Limit: limit, Keep: keep, Curator: curator, Kazoo: kazoo,
-		Broken: os.Getenv("CHAOS_BROKEN"), Dir: os.Getenv("CHAOS_DIR"), Fsync: os.Getenv("CHAOS_FSYNC") == "1"}
+		Broken: os.Getenv("CHAOS_BROKEN"), Dir: os.Getenv("CHAOS_DIR"), Fsync: os.Getenv("CHAOS_FSYNC") == "1",
+		Postgres: env("CHAOS_POSTGRES", "1") == "1"}
 	if k := os.Getenv("CHAOS_FAULTS"); k != "" {
 		cfg.Kinds = strings.Split(k, ",")
 	}
@@ -112,8 +115,8 @@ func TestChaosLongSyncLimit(t *testing.T) {
 }
 
 func run(t *testing.T, cfg chaos.Config) {
-	t.Logf("seed %d (CHAOS_SEED=%d reproduces the schedule), %v of faults, %d workers, syncLimit %d",
-		cfg.Seed, cfg.Seed, cfg.Duration, cfg.Workers, cfg.SyncLimit)
+	t.Logf("seed %d (CHAOS_SEED=%d reproduces the schedule), %v of faults, %d workers, syncLimit %d, postgres %v",
+		cfg.Seed, cfg.Seed, cfg.Duration, cfg.Workers, cfg.SyncLimit, cfg.Postgres)
 	rep := chaos.Run(t, cfg)
 	t.Logf("seed %d\n%s", cfg.Seed, rep)
 	if !rep.OK() {
@@ -133,19 +136,26 @@ var brokenWorkers = []struct {
 	id    int
 	bugs  string
 	class func(v string, w string) bool
+	// pg, if set, is a second class the worker must cause, on the
+	// PostgreSQL resource.
+	pg func(v string, w string) bool
 }{
-	// Writes without the guard after ignoring the loss: they commit.
-	{1, "noguard,ignorelost", func(v, w string) bool {
+	// Writes without the guard after ignoring the loss: they commit. Its
+	// writes to PostgreSQL skip the fence too: one commits after a rival's,
+	// with a lower token.
+	{1, "noguard,ignorelost,nofence", func(v, w string) bool {
 		return strings.Contains(v, "by "+w) && strings.Contains(v, "committed after its holder saw the loss signal")
+	}, func(v, w string) bool {
+		return strings.Contains(v, "postgres: ") && strings.Contains(v, "stale write committed: "+w)
 	}},
 	// The guard kept, the loss acted on a session timeout late: only the overlap
 	// rule sees it, with this worker the holder that went on believing.
 	{2, "latelost", func(v, w string) bool {
 		return strings.Contains(v, ": "+w) && strings.Contains(v, "believed they held together")
-	}},
+	}, nil},
 	// A deadline logged a session timeout later than the session's: a rival granted
 	// before it, though the loss signal came in time.
-	{3, "latedeadline", func(v, w string) bool { return strings.Contains(v, "before the ownership deadline "+w) }},
+	{3, "latedeadline", func(v, w string) bool { return strings.Contains(v, "before the ownership deadline "+w) }, nil},
 }
 
 // TestChaosBrokenIsCaught shows that the checker can fail, class by class:
@@ -172,6 +182,7 @@ func TestChaosBrokenIsCaught(t *testing.T) {
 	t.Setenv("CHAOS_FAULTS", chaos.FaultPartition)
 	t.Setenv("CHAOS_MAX_FAULTS", strconv.Itoa(len(brokenWorkers)))
 	t.Setenv("CHAOS_DURATION", env("CHAOS_BROKEN_DURATION", "30s"))
+	t.Setenv("CHAOS_POSTGRES", "1")
 	cfg := config(t)
 	rep := chaos.Run(t, cfg)
 	t.Logf("seed %d, broken workload\n%s", cfg.Seed, rep)
@@ -179,6 +190,9 @@ func TestChaosBrokenIsCaught(t *testing.T) {
 		w := fmt.Sprintf("w%d.", b.id)
 		if !slices.ContainsFunc(rep.Violations, func(v string) bool { return b.class(v, w) }) {
 			t.Errorf("seed %d: worker %d (%s): the checker did not report its class of violation", cfg.Seed, b.id, b.bugs)
+		}
+		if b.pg != nil && !slices.ContainsFunc(rep.Violations, func(v string) bool { return b.pg(v, w) }) {
+			t.Errorf("seed %d: worker %d (%s): the checker did not report its stale write to PostgreSQL", cfg.Seed, b.id, b.bugs)
 		}
 	}
 }

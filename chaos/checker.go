@@ -25,6 +25,8 @@ type Outcome struct {
 	// Nodes is the coordinator's record of the peer holds' nodes (see
 	// nodeWatcher), by full path: the ground truth of the peer excuses.
 	Nodes map[string]NodeLife `json:"nodes,omitempty"`
+	// PG is the PostgreSQL resource at the end, nil if the run had none.
+	PG *PGOutcome `json:"pg,omitempty"`
 
 	Conns map[string][]Event `json:"-"` // peer workers' connection events by process, in log order
 }
@@ -69,6 +71,7 @@ func Check(r *Outcome) *Report {
 	checkDeadlines(r, ivs, rep)
 	peerLate := checkLateCommits(r, ivs, committed, ord, rep)
 	checkCounters(r, peerWrites(r, rep, peerLate), rep)
+	checkPostgres(r, ivs, rep)
 	checkLiveness(r, ivs, rep)
 	recovery(r, ivs, rep)
 	lossLeads(r, ivs, rep)

@@ -32,6 +32,10 @@ type Config struct {
 	Curator  int           // Curator worker processes (java/CuratorWorker.java) joining the zklock workers
 	Kazoo    int           // Kazoo worker processes (python/kazoo_worker.py) joining them on the mutex
 	Fsync    bool          // servers fsync before they acknowledge (zktest.WithFsync; make soak)
+	// Postgres adds the PostgreSQL resource: a server the run starts
+	// (fence/pgtest, with fsync when Fsync), which the zklock workers'
+	// exclusive holders write through the fence (see pgWrite).
+	Postgres bool
 	// SyncLimit is the servers' syncLimit in ticks (0: zktest's default);
 	// the session timeout follows it (SessionTimeoutFor).
 	SyncLimit int
@@ -50,6 +54,7 @@ type coordinator struct {
 	faults  []Fault
 	flog    *Log
 	nodes   *nodeWatcher // nil without peer workers
+	pg      *pgServer    // nil without Config.Postgres
 	mu      sync.Mutex
 	samples []Sample // the servers'
 }
@@ -144,6 +149,12 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 	}
 	c.procs = &procs{exe: exe, dir: c.cfg.Dir, seed: c.cfg.Seed, broken: c.cfg.Broken, session: c.cfg.session(), env: []string{
 		EnvRoot + "=" + root, EnvLimit + "=" + strconv.Itoa(c.cfg.Limit)}}
+	if c.cfg.Postgres {
+		if c.pg, err = startPostgres(ctx, t, c.cfg.Fsync); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+		c.procs.env = append(c.procs.env, EnvPG+"="+c.pg.s.DSN())
+	}
 	if dirs := c.peerDirs(); len(dirs) > 0 {
 		if c.nodes, err = startNodeWatcher(ctx, c.cluster.Servers(), dirs, filepath.Join(c.cfg.Dir, nodesFile)); err != nil {
 			return err
@@ -246,6 +257,11 @@ func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome,
 	}
 	if run.Leftover, err = c.leftovers(ctx); err != nil {
 		return nil, err
+	}
+	if c.pg != nil {
+		if run.PG, err = c.pg.collect(ctx); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
 	}
 	exits, logs := c.procs.results()
 	run.Exits = exits

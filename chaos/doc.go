@@ -23,6 +23,17 @@
 // off from the servers holds on until it is told, as a user who works until
 // told would.
 //
+// With Config.Postgres (the default of TestChaos, make chaos and make
+// soak), the run also starts a PostgreSQL server (fence/pgtest) and every
+// exclusive hold of a zklock worker (an RWMutex's writer, not a reader or
+// a semaphore's lease) writes it at each step too, through the fence
+// (fence.Fence.Do with the hold's token, resource: the primitive's name):
+// a read-modify-write of a per-primitive counter row with no lock of its
+// own, and a log row with the value and the token, in one transaction.
+// The values give the commit order of a resource's writes; the checker
+// requires them to run 1, 2, 3... and the tokens in that order never to go
+// down (checkPostgres), and reports the writes the fence refused.
+//
 // Meanwhile a seeded schedule injects one fault at a time, each kind once
 // per shuffled round (FaultKinds): leader kill and restart, follower kill
 // and restart, whole-ensemble restart, a client blackholed past its session
@@ -116,7 +127,7 @@
 // running holder's loss signal came before the next conflicting
 // acquisition, the paused overlaps and whether fencing caught each, and the
 // violations. Run saves what it checked in OutcomeFile, in the run's log
-// directory; go run ./chaos/recheck FILE checks it again.
+// directory; go run ./recheck FILE (in chaos/, a module of its own) checks it again.
 //
 // The seed fixes the schedule's draws (kinds, durations, latencies); the
 // victims of client faults depend on who holds at that moment, so a replay
@@ -125,10 +136,12 @@
 // To show that the checker can fail, EnvBroken (CHAOS_BROKEN for the test,
 // per worker: see BrokenFor) breaks the workload: "noguard" drops the
 // guard, "ignorelost" ignores the loss signal, "latelost" acts on it a
-// session timeout late, "latedeadline" logs a deadline as late.
+// session timeout late, "latedeadline" logs a deadline as late, "nofence"
+// writes PostgreSQL without the fence.
 // TestChaosBrokenIsCaught runs three broken workers beside a correct one,
 // cuts each off in turn, and fails unless each causes its own class of
-// violation, by name; it stops after those three faults (make test runs
+// violation, by name (the first, which also skips the fence, a stale write
+// committed to PostgreSQL too); it stops after those three faults (make test runs
 // it; make chaos-broken too, bounded by BROKEN_DURATION). The checker's unit tests also run it on
 // synthetic histories (testdata/golden), each a failure an earlier checker
 // passed.

@@ -17,8 +17,8 @@ var update = flag.Bool("update", false, "rewrite testdata/golden from the builde
 // goldens are the synthetic histories of issue 33 (testdata/golden/NAME.json):
 // each encodes a failure the checker before it passed, and want lists what
 // the report must say. The controls (want empty) are real-looking runs
-// every checker must pass. go run ./chaos/recheck FILE checks one by hand;
-// go test -run TestGolden -update ./chaos rewrites them from the builders.
+// every checker must pass. go run ./recheck FILE (in chaos/) checks one by
+// hand; go test -run TestGolden -update . rewrites them from the builders.
 var goldens = []struct {
 	name  string
 	build func() *chaos.Outcome

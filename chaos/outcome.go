@@ -7,7 +7,7 @@ import (
 )
 
 // OutcomeFile is the file, in the run's log directory, where Run saves the
-// Outcome it checked: go run ./chaos/recheck checks it again, for example
+// Outcome it checked: go run ./recheck (in chaos/) checks it again, for example
 // after the checker changed.
 const OutcomeFile = "outcome.json"
 

@@ -19,6 +19,7 @@ const (
 	EvRelease  = "release"  // the belief ended: Unlock called or loss seen first
 	EvReadSeen = "readseen" // a reader saw the counter change under its read lock
 	EvConn     = "conn"     // a Curator worker's connection state changed (Res: SUSPENDED, LOST, RECONNECTED...)
+	EvPGWrite  = "pgwrite"  // a write to the PostgreSQL resource through the fence returned (Res says how)
 )
 
 // Write outcomes.
@@ -27,6 +28,7 @@ const (
 	ResRejected = "rejected" // the server refused it: not applied
 	ResUnknown  = "unknown"  // connection lost: resolved by the receipt
 	ResSkipped  = "skipped"  // not sent: the loss signal had fired
+	ResRefused  = "refused"  // PostgreSQL: the fence refused the token as stale (Event.Stored refused it)
 )
 
 // Release reasons.
@@ -62,6 +64,8 @@ type Event struct {
 	// the full path of its lock or lease node, whose deletion the
 	// coordinator records (Outcome.Nodes).
 	Node string `json:"node,omitempty"`
+	// Stored is, for a write the fence refused, the token it had admitted.
+	Stored int64 `json:"stored,omitempty"`
 }
 
 // Log appends events to a file, one JSON object per line, each with one

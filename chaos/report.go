@@ -28,6 +28,7 @@ type Report struct {
 	NodeLeads      []time.Duration            // a released peer node seen gone to the next conflicting zklock grant (see watcherLeads)
 	Usage          []Usage                    // resources by worker incarnation and of the servers
 	ServerLost     []Reuse                    // proof that the servers lost committed transactions
+	PG             *PGFigures                 // the PostgreSQL resource's writes; nil if the run had none
 	Violations     []string
 
 	// Frozen is how many paused overlaps had their freeze found; over them,
@@ -103,6 +104,15 @@ func (r *Report) String() string {
 	if ds := slices.Sorted(slices.Values(r.DeadlineLeads)); len(ds) > 0 {
 		fmt.Fprintf(&b, "ownership deadline ahead of the next holder (%d holds that ended by their loss or a kill): min %v, median %v\n",
 			len(ds), ds[0].Round(time.Millisecond), ds[len(ds)/2].Round(time.Millisecond))
+	}
+	if pg := r.PG; pg != nil {
+		var committed int
+		for _, n := range pg.Committed {
+			committed += n
+		}
+		fmt.Fprintf(&b, "postgres, written through the fence: %d committed (%v), %d refused as stale (%d of them by holders frozen during their hold), "+
+			"%d unknown (%d of them committed), %d skipped after loss; the checker requires every resource's committed tokens never to go down\n",
+			committed, pg.Committed, pg.Writes[ResRefused], pg.RefusedFrozen, pg.Writes[ResUnknown], pg.Writes["unknown, committed"], pg.Writes[ResSkipped])
 	}
 	n, f := r.Fenced()
 	fmt.Fprintf(&b, "believed overlaps of paused holders: %d; fencing refused every later write in %d of them\n", n, f)

@@ -27,6 +27,7 @@ const (
 	EnvSeed   = "ZKLOCK_CHAOS_SEED"   // the worker's random seed
 	EnvLimit  = "ZKLOCK_CHAOS_LIMIT"  // the semaphore's limit
 	EnvBroken = "ZKLOCK_CHAOS_BROKEN" // deliberate bugs, see Broken
+	// EnvPG (postgres.go): the PostgreSQL resource's connection string
 )
 
 // SessionTimeout is what workers ask for with the servers' default
@@ -55,8 +56,9 @@ func SessionTimeoutFor(syncLimit int) time.Duration {
 // the guard but acts on the loss signal a session timeout late, as a
 // zklock whose signal came late would, "latedeadline" logs an ownership
 // deadline a session timeout later than the session's, as a zklock that
-// overstated it would; comma-separated.
-type Broken struct{ NoGuard, IgnoreLost, LateLost, LateDeadline bool }
+// overstated it would, "nofence" writes the PostgreSQL resource without
+// the fence; comma-separated.
+type Broken struct{ NoGuard, IgnoreLost, LateLost, LateDeadline, NoFence bool }
 
 // ParseBroken parses EnvBroken's value.
 func ParseBroken(s string) (Broken, error) {
@@ -72,6 +74,8 @@ func ParseBroken(s string) (Broken, error) {
 			b.LateLost = true
 		case "latedeadline":
 			b.LateDeadline = true
+		case "nofence":
+			b.NoFence = true
 		default:
 			return b, fmt.Errorf("chaos: %s: unknown bug %q", EnvBroken, f)
 		}
@@ -116,6 +120,7 @@ type WorkerConfig struct {
 	Limit   int
 	Broken  Broken
 	Session time.Duration // the session timeout to ask for
+	PG      string        // the PostgreSQL resource's connection string, "" for none
 }
 
 // IsWorker reports whether this process was started as a worker.
@@ -131,6 +136,7 @@ func WorkerFromEnv() (WorkerConfig, error) {
 		Proc: os.Getenv(EnvProc), Addrs: strings.Split(os.Getenv(EnvAddrs), ","),
 		LogPath: os.Getenv(EnvLog), Paths: Paths{Root: os.Getenv(EnvRoot)},
 		Seed: seed, Limit: limit, Broken: broken, Session: time.Duration(ms) * time.Millisecond,
+		PG: os.Getenv(EnvPG),
 	}
 	return cfg, errors.Join(err1, err2, err3, err4)
 }
@@ -156,6 +162,13 @@ func RunWorker(cfg WorkerConfig, stop io.Reader, limit time.Duration) error {
 		return fmt.Errorf("%s: session: %w", cfg.Proc, err)
 	}
 	defer s.Close()
+	var pg *pgStore
+	if cfg.PG != "" {
+		if pg, err = openPG(cfg.PG); err != nil {
+			return fmt.Errorf("%s: postgres: %w", cfg.Proc, err)
+		}
+		defer pg.db.Close()
+	}
 	var wid atomic.Int64
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -171,7 +184,7 @@ func RunWorker(cfg WorkerConfig, stop io.Reader, limit time.Duration) error {
 				return err
 			}
 			w := &workload{prim: prim, g: g, proc: cfg.Proc, paths: cfg.Paths, s: s, acquire: acq, log: log, fail: fail,
-				rnd: rand.New(rand.NewPCG(cfg.Seed, uint64(i*CohortSize+g))), broken: cfg.Broken, wid: &wid}
+				rnd: rand.New(rand.NewPCG(cfg.Seed, uint64(i*CohortSize+g))), broken: cfg.Broken, wid: &wid, pg: pg}
 			wg.Add(1)
 			go func() { defer wg.Done(); w.run(ctx) }()
 		}

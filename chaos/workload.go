@@ -45,6 +45,7 @@ type workload struct {
 	rnd     *rand.Rand
 	broken  Broken
 	wid     *atomic.Int64 // write ids, shared by the process's workloads
+	pg      *pgStore      // the PostgreSQL resource, nil if the run has none
 }
 
 func (w *workload) run(ctx context.Context) {
@@ -111,7 +112,9 @@ func (w *workload) round(ctx context.Context) {
 
 // work increments the counter one to three times (a reader only reads
 // it), pausing up to 50ms (200ms for a broken workload) before each step:
-// a fault often lands mid-hold.
+// a fault often lands mid-hold. With a PostgreSQL resource, an exclusive
+// holder's every step (a retried one too) then writes it through the
+// fence (pgWrite): after a ZooKeeper write held up by a fault, too.
 // A step that failed (a read that failed, a write whose outcome is
 // unknown) is tried again, up to maxTries steps in all, until the loss
 // signal is seen: a holder cut off from the servers holds on until it is
@@ -132,7 +135,9 @@ func (w *workload) work(ctx context.Context, h *hold, lostAt func() int64) {
 			}
 			continue
 		}
-		if w.increment(ctx, h, lostAt) {
+		done := w.increment(ctx, h, lostAt)
+		w.pgWrite(ctx, h, lostAt)
+		if done {
 			i++
 		}
 	}

@@ -2,7 +2,7 @@
 // saved (outcome.json in its log directory) and prints the report. It exits
 // 1 when the report has violations, 2 when the file cannot be read.
 //
-//	go run ./chaos/recheck /tmp/zklock-chaos.XXXXXX/outcome.json
+//	go -C chaos run ./recheck /tmp/zklock-chaos.XXXXXX/outcome.json
 package main
 
 import (
