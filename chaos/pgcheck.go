@@ -9,8 +9,9 @@ import (
 // PGFigures is what the report says of the PostgreSQL resource.
 type PGFigures struct {
 	Writes map[string]int // by outcome (ResOK, ResRefused, ResUnknown, "unknown, committed", ResSkipped)
-	// RefusedFrozen counts the refusals of writes sent by a holder whose
-	// process had been frozen during its hold (a client-pause).
+	// RefusedFrozen counts the refusals of writes whose holder's process
+	// was frozen (a client-pause) during the hold, before the refusal came:
+	// before the write was sent, or between two of its round trips.
 	RefusedFrozen int
 	Committed     map[string]int // committed writes, by resource
 }
@@ -108,7 +109,9 @@ func matchPGWrites(r *Outcome, ivs []Interval, rows map[writeKey]PGRow, rep *Rep
 			continue
 		}
 		if iv, ok := holdOf(byHolder[holdKey{e.Proc, e.Prim, e.G}], e); ok {
-			if _, frozen := freezeDuring(r, iv, e.T); frozen {
+			// A freeze that began by the reply: one that caught the write
+			// between two of its round trips counts.
+			if _, frozen := freezeDuring(r, iv, e.T1); frozen {
 				rep.PG.RefusedFrozen++
 			}
 		}

@@ -13,16 +13,19 @@ func pgWrite(proc string, tok, w, at int64, res string, stored int64) chaos.Even
 }
 
 // pgRun: A holds the mutex with token 10 over [10,100] and writes twice to
-// PostgreSQL, frozen over [60,90] while it holds; B (token 20) holds over
-// [150,300], writes once; A's third write, sent at 95ms (it ignored its
-// loss), is refused by B's token. The rows in value order are A, A, B.
+// PostgreSQL; B (token 20) holds over [150,300], writes once; A's third
+// write, sent at 95ms, is frozen over [95.5,98] and refused by B's token
+// (a synthetic history: the times need not be a real run's). The rows in
+// value order are A, A, B.
 func pgRun() *chaos.Outcome {
 	evs := cat(hold("A", "mutex", "w", 10, 10, 100), hold("B", "mutex", "w", 20, 150, 300), []chaos.Event{
 		pgWrite("A", 10, 1, 20, chaos.ResOK, 0), pgWrite("A", 10, 2, 50, chaos.ResOK, 0),
 		pgWrite("B", 20, 1, 200, chaos.ResOK, 0), pgWrite("A", 10, 3, 95, chaos.ResRefused, 20),
 	})
 	o := outcome(evs, nil, nil)
-	o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 60 * ms, End: 90 * ms}}
+	// Frozen after the refused write was sent, before its reply: between
+	// two of its round trips.
+	o.Faults = []chaos.Fault{{Kind: chaos.FaultPause, Target: "A", Start: 95*ms + ms/2, End: 98 * ms}}
 	o.PG = &chaos.PGOutcome{
 		Rows: []chaos.PGRow{{Resource: "mutex", V: 1, Tok: 10, Proc: "A", W: 1}, {Resource: "mutex", V: 2, Tok: 10, Proc: "A", W: 2},
 			{Resource: "mutex", V: 3, Tok: 20, Proc: "B", W: 1}},
