@@ -19,7 +19,8 @@ MODULES := . metrics/prometheus metrics/otel zktest/docker examples/metrics fenc
 
 # The go directive of each module names the oldest Go release its code and
 # its dependencies need (1.24.0: golang.org/x/sys v0.41.0 requires it;
-# zktest/docker's Docker client requires 1.26.0): go-min builds and vets
+# zktest/docker's Docker client, and the SQLite driver in the fence's and
+# the chaos suite's graphs, require 1.26.0): go-min builds and vets
 # them with that release (GOTOOLCHAIN fetches it through the module proxy
 # when it is not in the module cache, about 70 MB).
 GO_MIN_MODULES := . metrics/prometheus metrics/otel examples/metrics
