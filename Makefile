@@ -3,7 +3,7 @@
 # scripts/install-deps.sh installs staticcheck here.
 STATICCHECK := $(shell go env GOPATH)/bin/staticcheck
 
-.PHONY: deps lint test demo bench bench-quick lock-path open-holes fuzz
+.PHONY: deps lint test demo bench bench-quick lock-path fuzz
 
 # Install what the tests need where missing (apt; sudo unless root):
 # ZooKeeper, a JDK, Curator and Kazoo for interop/, PostgreSQL for fence/,
@@ -136,9 +136,3 @@ bench-quick:
 lock-path:
 	cd bench && go build -cover -covermode=atomic -coverpkg=github.com/zklock/zklock/... -o $(CURDIR)/bench/lockpath/lockpath ./lockpath
 	cd bench/lockpath && ./lockpath -src ../.. && ./lockpath -src ../.. -cancellable | head -1; rm -f lockpath
-
-# Open holes: tests of attacks found by the adversarial review that still
-# succeed (docs/ownership.md, docs/cli.md state them). They fail until the
-# hole is closed; make test leaves them out (build tag openholes).
-open-holes:
-	go test -race -count=1 -tags openholes -run 'TestBreakRun' -v ./cmd/zklock

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"os"
+	"strconv"
 	"syscall"
+	"time"
 )
 
 // command is zklock's handle on the command it runs through a supervisor
@@ -18,6 +20,8 @@ type command struct {
 	gone      <-chan struct{}           // closed when zklock has no child left
 	tty       *terminal                 // nil without a controlling terminal
 
+	out chan string // control lines for the supervisor: see send
+
 	pgid      int              // the command's process group; 0 until it started
 	pending   []syscall.Signal // signals sent before it started
 	exited    bool             // status is the command's wait status
@@ -25,6 +29,7 @@ type command struct {
 	failCode  int // it could not be started: exitNotFound or exitNoExec
 	failMsg   string
 	supStatus syscall.WaitStatus // the supervisor's, once reaped
+	supLost   bool               // the supervisor reported the loss
 }
 
 // startSupervised starts the supervisor that runs argv with env, and the
@@ -32,7 +37,11 @@ type command struct {
 // already be a subreaper, so that the command's processes come back to it
 // if the supervisor dies. The command gets zklock's standard input, output
 // and error.
-func startSupervised(argv, env []string, tty *terminal) (*command, error) {
+//
+// deadline (on sharedClock) and grace are the supervisor's first copy of
+// the ownership deadline and the grace period (see guard); later ones go
+// through send.
+func startSupervised(argv, env []string, tty *terminal, deadline int64, grace time.Duration) (*command, error) {
 	exe, err := selfExe()
 	if err != nil {
 		return nil, err
@@ -47,10 +56,11 @@ func startSupervised(argv, env []string, tty *terminal) (*command, error) {
 		ctlW.Close()
 		return nil, err
 	}
-	args := []string{"zklock", supervisorArg}
+	args := []string{supervisorName, supervisorArg}
 	if tty != nil && tty.foreground() {
 		args = append(args, "--foreground")
 	}
+	args = append(args, "--deadline", strconv.FormatInt(deadline, 10), "--grace", strconv.FormatInt(int64(grace), 10))
 	pid, err := syscall.ForkExec(exe, append(append(args, "--"), argv...), &syscall.ProcAttr{
 		Env: env, Files: []uintptr{0, 1, 2, ctlR.Fd(), repW.Fd()},
 		Sys: &syscall.SysProcAttr{Setpgid: true}})
@@ -61,10 +71,42 @@ func startSupervised(argv, env []string, tty *terminal) (*command, error) {
 		repR.Close()
 		return nil, err
 	}
-	c := &command{sup: pid, ctl: ctlW, tty: tty}
+	c := &command{sup: pid, ctl: ctlW, tty: tty, out: make(chan string, 1)}
+	go writeControl(ctlW, c.out)
 	c.reports = readReports(repR)
 	c.supExited, c.gone = reapChildren(pid)
 	return c, nil
+}
+
+// send passes a control line to the supervisor (see guard), replacing one
+// not yet written: only the latest deadline matters. It never blocks, so
+// a supervisor that does not read (stopped) cannot delay zklock's signals.
+// A "lost" line is the last one sent.
+func (c *command) send(line string) {
+	for {
+		select {
+		case c.out <- line:
+			return
+		default:
+		}
+		select {
+		case <-c.out:
+		default:
+		}
+	}
+}
+
+// writeControl writes the control lines to the supervisor until out is
+// closed, then closes the pipe (the supervisor then SIGKILLs what is left).
+func writeControl(ctl *os.File, out <-chan string) {
+	defer ctl.Close()
+	for line := range out {
+		if _, err := ctl.WriteString(line + "\n"); err != nil {
+			for range out { // the supervisor is gone; drain
+			}
+			return
+		}
+	}
 }
 
 func readReports(r *os.File) <-chan string {

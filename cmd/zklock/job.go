@@ -114,7 +114,7 @@ func (j *job) hold() int {
 	if sc, ok := interrupted(ctx); ok { // a signal came just as we acquired
 		return sc.exitCode()
 	}
-	return j.supervise(g, sigs)
+	return j.supervise(s, g, sigs)
 }
 
 // checkGrace checks a --grace against the safety margin of a session with

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -23,3 +24,22 @@ func selfExe() (string, error) { return "/proc/self/exe", nil }
 
 // ioctlGetTermios reads a terminal's attributes (isTTY).
 const ioctlGetTermios = unix.TCGETS
+
+// nameSupervisor gives the supervisor the name supervisorName in the
+// kernel (comm, what pkill, killall and ps -o comm read; the file zklock
+// executes is /proc/self/exe, which would make it "exe"). Written to
+// /proc/self/comm, it names the process (its main thread), whichever
+// thread writes; prctl(PR_SET_NAME) would name the calling thread only.
+func nameSupervisor() error {
+	return os.WriteFile("/proc/self/comm", []byte(supervisorName), 0)
+}
+
+// sharedClock reads, in nanoseconds, the clock zklock and its supervisor
+// compare the ownership deadline on: CLOCK_BOOTTIME, which, unlike Go's
+// monotonic clock (CLOCK_MONOTONIC), counts a suspend of the machine:
+// the servers' time ran on.
+func sharedClock() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
+	return ts.Nano()
+}

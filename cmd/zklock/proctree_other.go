@@ -22,3 +22,16 @@ func selfExe() (string, error) { return os.Executable() }
 
 // ioctlGetTermios reads a terminal's attributes (isTTY).
 const ioctlGetTermios = unix.TIOCGETA
+
+// nameSupervisor: the kernel's name of a process is the base name of the
+// file it executes; only Linux lets a process change it. Here 'pkill
+// zklock' matches the supervisor too.
+func nameSupervisor() error { return nil }
+
+// sharedClock reads, in nanoseconds, the clock zklock and its supervisor
+// compare the ownership deadline on: CLOCK_MONOTONIC.
+func sharedClock() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}

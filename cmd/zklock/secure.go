@@ -15,7 +15,8 @@ import (
 // The environment variables the security flags default to, as
 // docs/security.md names them. A password is never printed: not in an
 // error, the help, a log line, nor on the command line of the processes
-// zklock starts (the supervisor's is "zklock __supervise -- CMD...").
+// zklock starts (the supervisor's is "zkl-supervise __supervise
+// --deadline N --grace N -- CMD...").
 const (
 	envAuth     = "ZK_AUTH"      // USER:PASSWORD, as --auth
 	envAuthFile = "ZK_AUTH_FILE" // as --auth-file

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zklock/zklock"
 )
 
 // supervise runs the command while g is held and returns the exit code:
@@ -21,7 +23,13 @@ import (
 // which is before the servers can expire the session and grant the lock to
 // someone else (see checkGrace). zklock signals first and reports after, and
 // its reports never block it (see notices).
-func (j *job) supervise(g grant, sigs chan os.Signal) int {
+func (j *job) supervise(s *zklock.Session, g grant, sigs chan os.Signal) int {
+	select {
+	case <-g.lost: // between the grant and now
+		j.warnf("%s was lost before the command started; it was not run", j.path)
+		return exitLost
+	default:
+	}
 	if err := becomeSubreaper(); err != nil {
 		j.warnf("cannot adopt the command's orphans: %v", err)
 	}
@@ -29,13 +37,14 @@ func (j *job) supervise(g grant, sigs chan os.Signal) int {
 	if tty != nil {
 		defer tty.close()
 	}
-	c, err := startSupervised(j.argv, append(os.Environ(), j.env(g)...), tty)
+	r := &renewer{s: s, timeout: s.Timeout(), sent: s.OwnershipDeadline()}
+	c, err := startSupervised(j.argv, append(os.Environ(), j.env(g)...), tty, clockAt(r.sent), j.grace)
 	if err != nil {
 		return j.failf(exitError, "", "cannot start the command: %v", err)
 	}
-	defer c.ctl.Close()
+	defer close(c.out)
 	signal.Notify(sigs, syscall.SIGTSTP, syscall.SIGCONT)
-	lost := j.follow(c, g.lost, sigs)
+	lost := j.follow(c, r, g.lost, sigs) || c.supLost
 	if tty != nil {
 		tty.takeBack(c.pgid)
 	}
@@ -57,9 +66,11 @@ func (j *job) supervise(g grant, sigs chan os.Signal) int {
 // follow passes signals on, reacts to the supervisor's reports and to the
 // loss of the lock, until zklock has no child left. It returns whether the
 // lock was lost meanwhile.
-func (j *job) follow(c *command, lostCh <-chan struct{}, sigs <-chan os.Signal) bool {
+func (j *job) follow(c *command, r *renewer, lostCh <-chan struct{}, sigs <-chan os.Signal) bool {
 	reports := c.reports
 	var kill, sweep <-chan time.Time
+	renew := time.NewTicker(renewEvery(r.timeout))
+	defer renew.Stop()
 	sweeper := time.NewTicker(killSweep)
 	sweeper.Stop()
 	defer sweeper.Stop()
@@ -86,11 +97,13 @@ func (j *job) follow(c *command, lostCh <-chan struct{}, sigs <-chan os.Signal) 
 			return lost
 		case sig := <-sigs:
 			j.onSignal(c, sig.(syscall.Signal))
+		case <-renew.C:
+			if !lost {
+				j.renew(c, r)
+			}
 		case <-lostCh:
 			lostCh, lost = nil, true
-			c.signal(syscall.SIGTERM)
-			kill = time.After(j.grace)
-			j.warnf("lost %s (the session may have expired); sent SIGTERM to the command, SIGKILL in %v", j.path, j.grace)
+			kill = j.onLost(c)
 		case <-kill:
 			kill = nil
 			c.signal(syscall.SIGKILL)
@@ -101,6 +114,16 @@ func (j *job) follow(c *command, lostCh <-chan struct{}, sigs <-chan os.Signal) 
 			c.signal(syscall.SIGKILL)
 		}
 	}
+}
+
+// onLost acts on the loss of the lock: SIGTERM to the command, from zklock
+// and from the supervisor (which may not have started it yet: then it
+// never does); it returns when SIGKILL is due.
+func (j *job) onLost(c *command) <-chan time.Time {
+	c.signal(syscall.SIGTERM)
+	c.send("lost")
+	j.warnf("lost %s (the session may have expired); sent SIGTERM to the command, SIGKILL in %v", j.path, j.grace)
+	return time.After(j.grace)
 }
 
 // supervisorDied reports whether the supervisor, which has exited, ended
@@ -129,7 +152,15 @@ func (j *job) onReport(c *command, line string) {
 		c.failCode, _ = strconv.Atoi(code)
 		c.failMsg = msg
 	case "stopped":
-		j.stopped(c)
+		if !c.supLost { // after a loss the command is being ended: no job to stop
+			j.stopped(c)
+		}
+	case "lost":
+		c.supLost = true
+		if rest == "deadline" {
+			j.warnf("the ownership deadline of %s passed while zklock did not run (stopped?); its supervisor "+
+				"sent SIGTERM to the command, SIGKILL at the end of the %v grace period", j.path, j.grace)
+		}
 	case "exit":
 		ws, _ := strconv.Atoi(rest)
 		c.exited, c.status = true, syscall.WaitStatus(ws)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -15,11 +16,15 @@ import (
 // The command of run and elect does not run as zklock's child but as the
 // child of a supervisor: zklock's own binary started as
 //
-//	zklock __supervise [--foreground] -- CMD [ARGS...]
+//	zkl-supervise __supervise [--foreground] [--deadline CLOCK --grace NS] -- CMD [ARGS...]
 //
-// with fd 3 the read end of a pipe only zklock writes to (it never does:
-// its end closes when zklock exits, however it exits, SIGKILL included) and
+// with fd 3 the read end of a pipe only zklock writes to (the ownership
+// deadline as it moves, and the loss: see guard; its end closes when
+// zklock exits, however it exits, SIGKILL included) and
 // fd 4 the write end of a pipe zklock reads the supervisor's reports from.
+// Its name (argv[0] and the kernel's comm) is supervisorName, which holds
+// no "zklock": 'pkill zklock', 'killall zklock' and 'pidof zklock' kill or
+// find zklock and not its supervisor, which then kills the command.
 // The supervisor is in a process group of its own, so no signal meant for
 // the command's group reaches it; on Linux it is a child subreaper, so the
 // command's orphans become its children. It starts the command in a new
@@ -29,11 +34,17 @@ import (
 //	started PID           the command runs; its process group is PID
 //	fail CODE MESSAGE     it could not be started (CODE: 126 or 127)
 //	stopped               it was stopped (Ctrl-Z, or SIGTTIN in the background)
+//	lost WHY              the supervisor sent SIGTERM for a loss (WHY: zklock,
+//	                      or deadline when the deadline passed unrenewed)
 //	exit STATUS           it ended, with this wait status
 //
 // When fd 3 reads EOF, zklock is gone: the supervisor SIGKILLs the
 // command's group and every process under itself, again until none is left.
 const supervisorArg = "__supervise"
+
+// supervisorName is the supervisor's argv[0] and, on Linux, its name in
+// the kernel (at most 15 bytes).
+const supervisorName = "zkl-supervise"
 
 // killSweep is how often a supervisor whose zklock died, or a zklock whose
 // grace period ended, looks again for processes to SIGKILL: a process may
@@ -60,29 +71,59 @@ func superviseMain(args []string) int {
 	signal.Notify(make(chan os.Signal, 1), forwarded...)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	_ = becomeSubreaper()
-	fg, argv := len(args) > 0 && args[0] == "--foreground", args
-	if fg {
-		argv = argv[1:]
-	}
-	if len(argv) < 2 || argv[0] != "--" {
-		fmt.Fprintln(os.Stderr, "zklock: "+supervisorArg+": bad arguments")
+	_ = nameSupervisor()
+	opts, err := parseSuperviseArgs(args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zklock: "+supervisorArg+": "+err.Error())
 		return exitUsage
 	}
-	pid, code, err := startCommand(argv[1:], fg)
+	g := &guard{report: report, deadline: opts.deadline, grace: opts.grace}
+	go g.watch(ctl)
+	pid, code, err := g.start(opts.argv, opts.fg)
 	if err != nil {
 		fmt.Fprintf(report, "fail %d %s\n", code, oneLine(err.Error()))
 		return 0
 	}
 	fmt.Fprintf(report, "started %d\n", pid)
-	go func() {
-		_, _ = io.Copy(io.Discard, ctl) // returns when zklock is gone
-		for {
-			signalTree(pid, os.Getpid(), 0, syscall.SIGKILL)
-			time.Sleep(killSweep)
-		}
-	}()
 	reapAll(pid, report)
+	g.mu.Lock() // a loss the guard is acting on gets reported before the exit
 	return 0
+}
+
+// superviseArgs are the supervisor's arguments.
+type superviseArgs struct {
+	fg       bool
+	deadline int64 // on sharedClock; 0: none
+	grace    time.Duration
+	argv     []string
+}
+
+func parseSuperviseArgs(args []string) (superviseArgs, error) {
+	var o superviseArgs
+	for len(args) > 0 && args[0] != "--" {
+		switch {
+		case args[0] == "--foreground":
+			o.fg, args = true, args[1:]
+		case (args[0] == "--deadline" || args[0] == "--grace") && len(args) > 1:
+			n, err := strconv.ParseInt(args[1], 10, 64)
+			if err != nil {
+				return o, fmt.Errorf("bad %s: %w", args[0], err)
+			}
+			if args[0] == "--deadline" {
+				o.deadline = n
+			} else {
+				o.grace = time.Duration(n)
+			}
+			args = args[2:]
+		default:
+			return o, errors.New("bad arguments")
+		}
+	}
+	if len(args) < 2 {
+		return o, errors.New("bad arguments")
+	}
+	o.argv = args[1:]
+	return o, nil
 }
 
 // startCommand starts argv in a process group of its own, and returns its
