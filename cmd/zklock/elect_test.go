@@ -77,6 +77,6 @@ func TestElectLostSendsSIGTERM(t *testing.T) {
 		t.Errorf("exit %d, want %d; stderr: %s", code, exitLost, leader.errOut.String())
 	}
 	if got := strings.Join(readLines(t, file), " "); got != "start term" {
-		t.Errorf("command wrote %q, want start, then term on SIGTERM", got)
+		t.Errorf("command wrote %q, want start, then term on SIGTERM; zklock's stderr: %s", got, leader.errOut.String())
 	}
 }

@@ -27,10 +27,13 @@ import (
 // and no transit time enter the comparison. When the deadline passes
 // without a later one, the supervisor sends the command SIGTERM (and
 // SIGCONT, so that a stopped command can act on it) half the grace period
-// after the deadline, and SIGKILL at its end: the moment zklock's own
-// SIGKILL is due, before the servers can expire the session. The half
-// grace absorbs the lag of zklock's renewals (it looks every renewEvery).
-// It reports "lost" on fd 4.
+// after the deadline, and SIGKILL half a grace period after that: at the
+// end of the grace period, as zklock would, later only by the lateness of
+// the supervisor's timer, which the rest of the safety margin absorbs as
+// it does zklock's. The half grace before SIGTERM absorbs the lag of
+// zklock's renewals (it looks every renewEvery); the half after is the
+// least time a command has between SIGTERM and SIGKILL when zklock, alive
+// but late, is overtaken by its supervisor. It reports "lost" on fd 4.
 
 // guard is the supervisor's side: the deadline, and whether the command
 // may still be started.
@@ -96,7 +99,7 @@ func (g *guard) watch(ctl io.Reader) {
 			g.killForever()
 		}
 		if kill == nil && g.expire() {
-			kill = time.After(g.untilKill())
+			kill = time.After(g.grace - g.grace/2)
 		}
 		wake.Reset(g.sleep())
 	}
@@ -159,14 +162,6 @@ func (g *guard) sleep() time.Duration {
 	}
 	d := time.Duration(g.deadline+int64(g.grace/2)-sharedClock()) + time.Millisecond
 	return min(max(d, time.Millisecond), guardPoll)
-}
-
-// untilKill is the time left until the end of the grace period after the
-// deadline.
-func (g *guard) untilKill() time.Duration {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return max(time.Duration(g.deadline+int64(g.grace)-sharedClock()), 0)
 }
 
 // killForever SIGKILLs the command's group and every process under the
