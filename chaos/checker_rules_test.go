@@ -51,6 +51,27 @@ func TestCheckerDeadlineOfAStaleGrant(t *testing.T) {
 	}
 }
 
+// A stale grant (older token, its holder frozen until after the rival's
+// grant, its loss seen at once) that comes before the rival's logged
+// deadline is not a rival of that hold: its node went before the rival's
+// grant. The 30-minute run of 2026-11-26 (seed 20261126) reported such a
+// grant as acquired before the rival's deadline: w3.6's cohort grant,
+// returned 22ms after w2.3's, after a 5.07s pause, lost 2.2ms later with
+// no write.
+func TestCheckerStaleGrantIsNoRival(t *testing.T) {
+	b := newHistory().fault(chaos.FaultPause, "w1.1", 1200, 4700)
+	r := h{Proc: "w2.1", Prim: "cohort", Mode: "w", Tok: 20, Wait: 1100, From: 4680, Dl: 4960, To: 5400, Why: chaos.WhyLost}
+	a := h{Proc: "w1.1", Prim: "cohort", Mode: "w", Tok: 10, Wait: 1000, From: 4702, To: 4705, Why: chaos.WhyLost}
+	o := b.hold(r).hold(a).outcome()
+	rep := chaos.Check(o)
+	if !rep.OK() {
+		t.Fatalf("a stale grant taken for a rival:\n%s", rep)
+	}
+	if len(rep.DeadlineLeads) != 0 {
+		t.Fatalf("a stale grant measured as the rival of a deadline: %v", rep.DeadlineLeads)
+	}
+}
+
 // The bounds of the frozen-holder excuse, at their edges: with 2s sessions
 // a rival 1.334s into the freeze is excused, 1.3s is not; a belief 500ms
 // after the resume is excused, 501ms is not.

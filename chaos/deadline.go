@@ -37,7 +37,7 @@ func checkDeadlines(r *Outcome, ivs []Interval, rep *Report) {
 				if !exclusive(a, b) {
 					continue
 				}
-				if a.Lib == "" && a.Dl > b.Start && (b.Start < a.End || !freed(a)) {
+				if a.Lib == "" && a.Dl > b.Start && (b.Start < a.End || !freed(a)) && !staleBefore(b, a) {
 					deadlineViolation(rep, b, a)
 				}
 				if b.Start < a.End && a.Lib == "" && b.Lib == "" && !sameHolder(a, b) && b.Tok < a.Tok {
@@ -46,6 +46,15 @@ func checkDeadlines(r *Outcome, ivs []Interval, rep *Report) {
 			}
 		}
 	}
+}
+
+// staleBefore reports whether b, a zklock grant, holds a node older than
+// a's (a lower token): b is then no rival of a but a grant that came late
+// (its holder frozen), whose node was gone when a was granted; the overlap
+// rules judge it (a stale grant must see its loss), and deadlineBroken
+// whether the deadline b logged was wrong.
+func staleBefore(b, a Interval) bool {
+	return b.Lib == "" && a.Lib == "" && b.Tok != 0 && b.Tok < a.Tok
 }
 
 // freed reports whether a ended by its release, which may have deleted its
@@ -93,7 +102,7 @@ func deadlineLeads(ivs []Interval, rep *Report) {
 				continue
 			}
 			for _, b := range list[i+1:] {
-				if exclusive(a, b) {
+				if exclusive(a, b) && !staleBefore(b, a) {
 					rep.DeadlineLeads = append(rep.DeadlineLeads, time.Duration(b.Start-a.Dl))
 					break
 				}
