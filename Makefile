@@ -117,13 +117,13 @@ fence-cost: deps
 
 # zklock side by side with go-zookeeper, Curator, Kazoo, etcd and redsync on
 # servers it starts on 127.0.0.1 (bench/ is its own module): writes
-# bench/results/ (JSON, markdown table, SVG chart) and the generated part of
-# docs/benchmarks.md; BENCH_NOTE says what else ran on the machine. About 10 minutes;
+# bench/results/ (JSON, markdown table, SVG chart), the generated part of
+# docs/benchmarks.md and the README's "What it costs" list; BENCH_NOTE says what else ran on the machine. About 10 minutes;
 # bench-quick, under 2, writes bench/results/quick/.
 BENCH_NOTE ?=
 bench:
 	bash scripts/install-deps.sh --bench
-	cd bench && go run . -out results -readme ../docs/benchmarks.md -note "$(BENCH_NOTE)"
+	cd bench && go run . -out results -readme ../docs/benchmarks.md -costs ../README.md -note "$(BENCH_NOTE)"
 
 bench-quick:
 	bash scripts/install-deps.sh --bench

@@ -228,6 +228,10 @@ func gozkWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]w
 	}
 	ws := make([]worker, sc.Clients)
 	for i := range ws {
+		if sc.Fresh > 0 {
+			ws[i].cycle = gozkFreshCycle(conns[i%len(conns)], fmt.Sprintf("%s/c%d", path, i), sc.Fresh)
+			continue
+		}
 		l := zk.NewLock(conns[i%len(conns)], lockPath(path, sc, i), zk.WorldACL(zk.PermAll))
 		ws[i].cycle = func(_ context.Context, enter, exit func()) error {
 			if err := l.Lock(); err != nil {
@@ -239,6 +243,26 @@ func gozkWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]w
 		}
 	}
 	return ws, cs.close, nil
+}
+
+// gozkFreshCycle is freshCycle with zk.Lock, which creates the missing
+// parents itself when its create finds none.
+func gozkFreshCycle(conn *zk.Conn, base string, depth int) cycler {
+	n := 0
+	return func(_ context.Context, enter, exit func()) error {
+		n++
+		p := fmt.Sprintf("%s/r%d", base, n)
+		for d := 1; d < depth; d++ {
+			p += fmt.Sprintf("/d%d", d)
+		}
+		l := zk.NewLock(conn, p, zk.WorldACL(zk.PermAll))
+		if err := l.Lock(); err != nil {
+			return err
+		}
+		enter()
+		exit()
+		return l.Unlock()
+	}
 }
 
 // rawWorkers is the least any ZooKeeper lock must do per cycle: create an

@@ -30,12 +30,18 @@ func main() {
 	only := flag.String("impls", "", "comma-separated implementations to run (default all)")
 	scen := flag.String("scenarios", "", "comma-separated scenario IDs to run (default all)")
 	readme := flag.String("readme", "", "also replace the generated part of this Markdown file (between the bench markers: docs/benchmarks.md)")
+	costs := flag.String("costs", "", "also replace the generated costs list of this Markdown file (between the bench:costs markers: README.md)")
+	held := flag.Int("held", -1, "locks held at once on one session for the heap-per-held-lock figure (default 100000, quick 10000; 0 skips it)")
 	note := flag.String("note", "", "a sentence added after the generated \"Measured ...\" line (say what else ran on the machine)")
 	from := flag.String("from", "", "run nothing: render this results.json again (table, chart, -readme's page)")
 	repeats := flag.Int("repeats", 0, "repeats per scenario (default 5, quick 3)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the Go clients) to this file")
+	blockprofile := flag.String("blockprofile", "", "write a goroutine blocking profile of this process to this file")
+	mutexprofile := flag.String("mutexprofile", "", "write a mutex contention profile of this process to this file")
+	allocprofile := flag.String("allocprofile", "", "write an allocation profile of this process to this file")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
+	defer startProfiles(*blockprofile, *mutexprofile, *allocprofile)()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -54,6 +60,9 @@ func main() {
 	if *repeats > 0 {
 		cfg.repeats = *repeats
 	}
+	if *held >= 0 {
+		cfg.held = *held
+	}
 	cfg.scenarios = filter(cfg.scenarios, *only, *scen)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -65,7 +74,7 @@ func main() {
 		run, err = benchmark(ctx, cfg)
 	}
 	if err == nil {
-		err = write(run, *out, *readme, *note)
+		err = write(run, *out, *readme, *costs, *note)
 	}
 	if err != nil {
 		log.Print(err)
@@ -130,6 +139,13 @@ func benchmark(ctx context.Context, cfg config) (*report.Run, error) {
 		}
 	}
 	run.Versions = b.versions(ctx)
+	if cfg.held > 0 {
+		b.closeExt() // nothing but the held locks' session runs now
+		b.ext = map[string]*extDriver{}
+		if run.Held, err = heldScale(ctx, e, cfg.held); err != nil {
+			return nil, fmt.Errorf("held: %w", err)
+		}
+	}
 	run.Goals = report.Goals(run)
 	run.Duration = time.Since(began).Round(time.Second).String()
 	return run, nil
@@ -369,7 +385,7 @@ func machine() string {
 	return fmt.Sprintf("%d cores (%s), %s/%s, loopback", runtime.NumCPU(), model, runtime.GOOS, runtime.GOARCH)
 }
 
-func write(run *report.Run, dir, readme, note string) error {
+func write(run *report.Run, dir, readme, costs, note string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -389,7 +405,12 @@ func write(run *report.Run, dir, readme, note string) error {
 	}
 	log.Printf("wrote %s/results.json, results.md and chart.svg (%s run took %s)", dir, run.Mode, run.Duration)
 	if readme != "" {
-		return updateReadme(readme, note, filepath.Join(dir, "chart.svg"), run)
+		if err := updateReadme(readme, note, filepath.Join(dir, "chart.svg"), run); err != nil {
+			return err
+		}
+	}
+	if costs != "" {
+		return updateCosts(costs, note, run)
 	}
 	return nil
 }

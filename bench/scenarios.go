@@ -71,11 +71,12 @@ type config struct {
 	repeats   int
 	warm, dur time.Duration
 	scenarios []scenario
+	held      int // locks held at once for the heap-per-held-lock figure; 0: not measured
 }
 
 func fullConfig() config {
 	return config{
-		mode: "full", repeats: 5, warm: 300 * time.Millisecond, dur: time.Second,
+		mode: "full", repeats: 5, warm: 300 * time.Millisecond, dur: time.Second, held: 100000,
 		scenarios: []scenario{
 			{ID: "uncontended", Title: "uncontended (1 client)", Kind: kindMutex, Clients: 1,
 				Impls: append([]string{implRaw}, allLocks...)},
@@ -99,6 +100,7 @@ func fullConfig() config {
 			{ID: "g64", Title: "64 goroutines, one session, one lock", Kind: kindMutex, Clients: 64, Sessions: 1, Impls: cohorts},
 			{ID: "4x16", Title: "4 sessions x 16 goroutines, one lock", Kind: kindMutex, Clients: 64, Sessions: 4, Impls: []string{implZklock, implCohort}},
 			{ID: "distinct64", Title: "64 goroutines, one session, 64 locks", Kind: kindMutex, Clients: 64, Sessions: 1, Locks: 64, Impls: []string{implZklock, implGoZK}},
+			{ID: "fresh64", Title: "64 goroutines, one session, a fresh path each cycle", Kind: kindMutex, Clients: 64, Sessions: 1, Locks: 64, Fresh: 1, Impls: []string{implZklock, implGoZK}},
 		},
 	}
 }
@@ -112,7 +114,7 @@ var cohorts = []string{implZklock, implCohort, implGoZK, implCurator}
 // quickConfig keeps one scenario per goal and drops the largest.
 func quickConfig() config {
 	c := fullConfig()
-	c.mode, c.repeats, c.warm, c.dur = "quick", 3, 150*time.Millisecond, 300*time.Millisecond
+	c.mode, c.repeats, c.warm, c.dur, c.held = "quick", 3, 150*time.Millisecond, 300*time.Millisecond, 10000
 	var keep []scenario
 	for _, s := range c.scenarios {
 		switch s.ID {

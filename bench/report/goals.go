@@ -74,7 +74,50 @@ func Goals(run *Run) []Goal {
 	// before the queue layout (docs/benchmarks.md's history).
 	ratio("semaphore, Curator's layout, limit 2, 8 clients, vs Curator", ">= 1.14x (as on 2026-11-24)", z("sem"), run.Find("sem", "curator"), 1.14)
 	ratio("RW 90% reads, 16 clients, vs Curator", ">= 1.8x", z("rw"), run.Find("rw", "curator"), 1.8)
+	// Many locks, one shared session (issue 38).
+	g := func(scen string) *Result { return run.Find(scen, "go-zookeeper") }
+	gs = append(gs, noRowBelow(run))
+	ratio("16 clients, 16 locks, vs go-zookeeper", ">= 1.2x", z("16x16"), g("16x16"), 1.2)
+	ratio("64 goroutines, one session, 64 locks, vs go-zookeeper", ">= 1.2x", z("distinct64"), g("distinct64"), 1.2)
+	ratio("64 goroutines, one session, a fresh path each cycle, vs go-zookeeper", ">= 1.0x", z("fresh64"), g("fresh64"), 1.0)
+	ratio("handoff rate, 1000 waiters vs 10 (issue 38)", ">= 0.8x", z("handoff-1000"), z("handoff-10"), 0.8)
+	gs = append(gs, heldGoal(run))
 	return gs
+}
+
+// noRowBelow: in every scenario that runs both, zklock's paired ratio to
+// go-zookeeper is at least 1.
+func noRowBelow(run *Run) Goal {
+	g := Goal{Name: "no row where zklock is below go-zookeeper", Target: ">= 1.0x in every row"}
+	worst, at := math.Inf(1), ""
+	for _, sc := range run.Scenarios {
+		f, ok := PairedRatio(run.Find(sc.ID, "zklock"), run.Find(sc.ID, "go-zookeeper"))
+		if ok && f.Median < worst {
+			worst, at = f.Median, sc.Title
+		}
+	}
+	if at == "" {
+		g.Detail = "not measured in this run"
+		return g
+	}
+	g.Measured, g.Value, g.Met = true, worst, worst >= 1
+	g.Detail = fmt.Sprintf("lowest %.2fx (%s)", worst, at)
+	return g
+}
+
+// heldGoal: at most 400 B of heap and no goroutine per held lock, with
+// 100,000 held on one session.
+func heldGoal(run *Run) Goal {
+	g := Goal{Name: "heap per held lock, 100,000 held on one session", Target: "<= 400 B, 0 goroutines"}
+	h := run.Held
+	if h == nil {
+		g.Detail = "not measured in this run"
+		return g
+	}
+	g.Measured, g.Value = true, h.HeapBytes
+	g.Met = h.HeapBytes <= 400 && h.Goroutines == 0 && h.Locks >= 100000
+	g.Detail = fmt.Sprintf("%.0f B and %s goroutines per lock, %d held", h.HeapBytes, Num(h.Goroutines), h.Locks)
+	return g
 }
 
 // semRequestsGoal: the queue layout needs at most 5 requests per lease

@@ -143,6 +143,14 @@ type Run struct {
 	Scenarios []Scenario `json:"scenarios"`
 	Results   []Result   `json:"results"`
 	Goals     []Goal     `json:"goals"`
+	Held      *Held      `json:"held,omitempty"` // nil: not measured
+}
+
+// Held is what locks held at once on one session cost in the client.
+type Held struct {
+	Locks      int     `json:"locks"`               // held at once, each on its own path
+	HeapBytes  float64 `json:"heap_bytes_per_lock"` // live heap after a GC, Mutex handle included
+	Goroutines float64 `json:"goroutines_per_lock"`
 }
 
 // Find returns the result of impl in scenario, or nil.

@@ -88,6 +88,21 @@ func TestGoals(t *testing.T) {
 	if g := byName["ZooKeeper requests per contended acquisition"]; !g.Measured || g.Met || g.Value != 5 {
 		t.Errorf("requests goal = %+v, want missed at 5", g)
 	}
+	// go-zookeeper runs only c16 beside zklock: paired 1, 1, 3.
+	if g := byName["no row where zklock is below go-zookeeper"]; !g.Measured || !g.Met || g.Value != 1 {
+		t.Errorf("no-row-below goal = %+v, want met at 1", g)
+	}
+	if g := byName["heap per held lock, 100,000 held on one session"]; g.Measured {
+		t.Errorf("held goal = %+v, want not measured", g)
+	}
+	run.Held = &Held{Locks: 100000, HeapBytes: 401}
+	if g := heldGoal(run); !g.Measured || g.Met {
+		t.Errorf("held goal at 401 B = %+v, want missed", g)
+	}
+	run.Held.HeapBytes = 400
+	if g := heldGoal(run); !g.Met {
+		t.Errorf("held goal at 400 B = %+v, want met", g)
+	}
 	// p99: 100 µs against go-zookeeper's 200 µs.
 	if g := byName["16 clients, one lock: p99 acquire latency vs go-zookeeper's"]; !g.Measured || !g.Met || g.Value != 0.5 {
 		t.Errorf("p99 goal = %+v, want met at 0.5", g)
