@@ -41,9 +41,9 @@ func Costs(run *Run, note string) string {
 		req("c16", "go-zookeeper"), req("c16", "curator"),
 		req("fresh1", "zklock"), req("fresh3", "zklock"), req("g16", "zklock-cohort"))
 	if h := run.Held; h != nil {
-		fmt.Fprintf(&b, "- **Memory per held lock**: **%.0f B** of heap, its `Mutex` handle included, and %s goroutines "+
+		fmt.Fprintf(&b, "- **Memory per held lock**: **%.0f B** of heap, its `Mutex` handle included, and %.4f goroutines "+
 			"(%d locks held at once on one session, measured by the same run); a waiter adds one watch on the node ahead of it. "+
-			"Share one `Session` per process.\n", h.HeapBytes, Num(h.Goroutines), h.Locks)
+			"Share one `Session` per process.\n", h.HeapBytes, h.Goroutines, h.Locks)
 	} else {
 		b.WriteString("- **Memory per held lock**: not measured in this run.\n")
 	}

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/errs"
@@ -356,7 +357,18 @@ func (q *Queue) grant(ctx context.Context, n node, c Contender) (*Held, error) {
 	if ep.SessionID != n.owner || !q.Conn.Track(ep, n.path) {
 		return nil, errGone
 	}
+	c.Name = shareName(n.path, c.Name)
 	return &Held{Path: n.path, Node: c, Token: n.czxid, Epoch: ep}, nil
+}
+
+// shareName returns name as the tail of path when path ends in "/"+name:
+// a held lock then keeps one string, not also the listing's copy of its
+// own name (64 of the ~790 bytes a held lock cost, 2026-11-26).
+func shareName(path, name string) string {
+	if tail := path[strings.LastIndexByte(path, '/')+1:]; tail == name {
+		return tail
+	}
+	return name
 }
 
 // Release deletes our node. It retries until the delete succeeds, ctx ends,

@@ -14,7 +14,7 @@ func (c *Conn) Epoch(ctx context.Context) (Epoch, error) {
 	if err != nil {
 		return Epoch{}, err
 	}
-	return Epoch{SessionID: ep.sid, Done: ep.done, Key: ep, Check: c.CheckDeadline}, nil
+	return Epoch{SessionID: ep.sid, Done: ep.done, Key: ep, Check: c.checkFn}, nil // every held lock keeps it: no method value (16 B) each
 }
 
 func (c *Conn) Children(ctx context.Context, path string) ([]string, error) {
