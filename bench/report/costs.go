@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -43,7 +44,7 @@ func Costs(run *Run, note string) string {
 	if h := run.Held; h != nil {
 		fmt.Fprintf(&b, "- **Memory per held lock**: **%.0f B** of heap, its `Mutex` handle included, and %.4f goroutines "+
 			"(%d locks held at once on one session, measured by the same run); a waiter adds one watch on the node ahead of it. "+
-			"Share one `Session` per process.\n", h.HeapBytes, h.Goroutines, h.Locks)
+			"Share one `Session` per process.\n", h.HeapBytes, perLock(h.Goroutines), h.Locks)
 	} else {
 		b.WriteString("- **Memory per held lock**: not measured in this run.\n")
 	}
@@ -65,4 +66,13 @@ func firstVersion(run *Run) string {
 		return "versions unknown"
 	}
 	return run.Versions[0]
+}
+
+// perLock drops the sign of a count per lock that rounds to zero at four
+// decimals (a session goroutine ending during the measure reads -0.0000).
+func perLock(x float64) float64 {
+	if math.Abs(x) < 5e-5 {
+		return 0
+	}
+	return x
 }

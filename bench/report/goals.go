@@ -118,7 +118,7 @@ func heldGoal(run *Run) Goal {
 	// Goroutines per lock: fewer than one per 1,000 held is none each (a
 	// background goroutine of the session may start or end meanwhile).
 	g.Met = h.HeapBytes <= 400 && h.Goroutines < 0.001 && h.Locks >= 100000
-	g.Detail = fmt.Sprintf("%.0f B and %.4f goroutines per lock, %d held", h.HeapBytes, h.Goroutines, h.Locks)
+	g.Detail = fmt.Sprintf("%.0f B and %.4f goroutines per lock, %d held", h.HeapBytes, perLock(h.Goroutines), h.Locks)
 	return g
 }
 
