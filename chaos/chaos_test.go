@@ -183,16 +183,41 @@ func TestChaosBrokenIsCaught(t *testing.T) {
 	t.Setenv("CHAOS_MAX_FAULTS", strconv.Itoa(len(brokenWorkers)))
 	t.Setenv("CHAOS_DURATION", env("CHAOS_BROKEN_DURATION", "30s"))
 	t.Setenv("CHAOS_POSTGRES", "1")
-	cfg := config(t)
-	rep := chaos.Run(t, cfg)
-	t.Logf("seed %d, broken workload\n%s", cfg.Seed, rep)
+	// A cut lands where the schedule puts it: a victim may be between
+	// holds, or no rival may want its primitive while it still believes,
+	// and its class then has nothing to report. A class missed in one run
+	// is looked for in a second run with another seed; a checker blind to
+	// a class misses it in both. (make test: worker 2's class went
+	// unreported once in about ten runs, seed 762152470: one hold of
+	// three was cut while running.)
+	type class struct {
+		worker string
+		ok     func(v string) bool
+	}
+	var classes []class
 	for _, b := range brokenWorkers {
 		w := fmt.Sprintf("w%d.", b.id)
-		if !slices.ContainsFunc(rep.Violations, func(v string) bool { return b.class(v, w) }) {
-			t.Errorf("seed %d: worker %d (%s): the checker did not report its class of violation", cfg.Seed, b.id, b.bugs)
-		}
-		if b.pg != nil && !slices.ContainsFunc(rep.Violations, func(v string) bool { return b.pg(v, w) }) {
-			t.Errorf("seed %d: worker %d (%s): the checker did not report its stale write to PostgreSQL", cfg.Seed, b.id, b.bugs)
+		classes = append(classes, class{fmt.Sprintf("worker %d (%s): the checker did not report its class of violation", b.id, b.bugs),
+			func(v string) bool { return b.class(v, w) }})
+		if b.pg != nil {
+			classes = append(classes, class{fmt.Sprintf("worker %d (%s): the checker did not report its stale write to PostgreSQL", b.id, b.bugs),
+				func(v string) bool { return b.pg(v, w) }})
 		}
 	}
+	for attempt := 0; attempt < brokenAttempts && len(classes) > 0; attempt++ {
+		cfg := config(t)
+		cfg.Seed += uint64(attempt)
+		rep := chaos.Run(t, cfg)
+		t.Logf("seed %d, broken workload\n%s", cfg.Seed, rep)
+		classes = slices.DeleteFunc(classes, func(c class) bool { return slices.ContainsFunc(rep.Violations, c.ok) })
+		for _, c := range classes {
+			t.Logf("seed %d: %s", cfg.Seed, c.worker)
+		}
+	}
+	for _, c := range classes {
+		t.Errorf("in %d runs: %s", brokenAttempts, c.worker)
+	}
 }
+
+// brokenAttempts bounds TestChaosBrokenIsCaught's runs.
+const brokenAttempts = 2
