@@ -34,6 +34,8 @@ type Server struct {
 	lastSID int64
 	nodes   map[string]*znode
 	dataW   map[string][]dataWatch  // WaitChange watches by path
+	follows map[string][]*follow    // Persistent.Follow's follows by path
+	trees   []Watch                 // Persistent's watches, by session and directory
 	childW  map[string][]childWatch // ChildrenW watches by path
 	changed chan struct{}           // closed and replaced on every change
 	calls   map[Op]int
@@ -80,6 +82,7 @@ func NewServer() *Server {
 	return &Server{
 		nodes:   map[string]*znode{"/": {children: map[string]struct{}{}}},
 		dataW:   map[string][]dataWatch{},
+		follows: map[string][]*follow{},
 		childW:  map[string][]childWatch{},
 		changed: make(chan struct{}),
 		calls:   map[Op]int{},
@@ -186,6 +189,7 @@ type dataWatch struct {
 }
 
 func (s *Server) fireDataLocked(p string, what queue.Change) {
+	s.fireFollowsLocked(p, what)
 	for _, w := range s.dataW[p] {
 		got := what
 		if got == queue.Released && !w.announces {
