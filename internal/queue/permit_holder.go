@@ -13,13 +13,10 @@ import (
 // while nodes may be ahead of it or it owes the node behind its rank:
 // after a wait, or at once with nodes behind it in the listing, the node
 // behind may have listed before what lets us in, and cannot see it. pending
-// is a watch already set on the predecessor: the goroutine takes it over
-// (a follow goes on watching; a one-shot watch that fired was consumed and
-// is not handed over), or grant ends it.
-func (p *Permits) grant(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool, pending *predWatch) (*Permit, error) {
+// is a watch already set on the predecessor.
+func (p *Permits) grant(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool, pending waitFn) (*Permit, error) {
 	h, err := q.grant(ctx, n, v.ours)
 	if err != nil {
-		pending.close()
 		return nil, err
 	}
 	h.Waited = waited
@@ -34,7 +31,6 @@ func (p *Permits) grant(ctx context.Context, q *Queue, n node, v view, r PermitR
 		defer context.AfterFunc(bg, cancel)()
 		rk.run(wctx, v.ch, pending)
 	}) {
-		pending.close()
 		close(pm.done) // nothing to watch or write, or the session is closing
 	}
 	return pm, nil
@@ -91,8 +87,7 @@ func (rk *ranker) pause(ctx context.Context, try int) bool {
 	return false
 }
 
-func (rk *ranker) run(ctx context.Context, ch chain, pending *predWatch) {
-	defer func() { pending.close() }()
+func (rk *ranker) run(ctx context.Context, ch chain, pending waitFn) {
 	for rk.publish(ctx, ch.bound) && ch.bound > 0 {
 		var ok bool
 		if pending == nil {
@@ -106,19 +101,14 @@ func (rk *ranker) run(ctx context.Context, ch chain, pending *predWatch) {
 			}
 			continue // a rank read may be owed to the node behind
 		}
-		change, err := pending.wait(ctx)
-		switch {
-		case err != nil:
-			return // ctx ended: released, or the session is closing
-		case change == Released && pending.again() && rk.p.released(&ch):
-			continue // a follow goes on, and a read could tell no lower rank
-		case change != Deleted:
-			pending.close() // Released or LookAgain: read the predecessor again
-			pending = nil
-			continue
-		}
-		pending.close()
+		change, err := pending(ctx)
 		pending = nil
+		if err != nil {
+			return // ctx ended: released, or the session is closing
+		}
+		if change != Deleted {
+			continue // Released or LookAgain: read the predecessor again
+		}
 		if ch.drop(); ch.bound > 0 {
 			if ch, ok = rk.relist(ctx); !ok {
 				return
@@ -127,15 +117,14 @@ func (rk *ranker) run(ctx context.Context, ch chain, pending *predWatch) {
 	}
 }
 
-// watch reads the predecessor's rank and watches it (see watchPred),
-// trying a failed read again; a nil watch if the predecessor is gone,
-// false once we no longer hold.
-func (rk *ranker) watch(ctx context.Context, ch *chain) (*predWatch, bool) {
+// watch reads the predecessor's rank and sets a watch on it, trying a
+// failed read again; a nil wait if the predecessor is gone, false once we
+// no longer hold.
+func (rk *ranker) watch(ctx context.Context, ch *chain) (waitFn, bool) {
 	for try := 0; ; try++ {
-		data, ok, w, err := rk.p.watchPred(ctx, rk.p.Dir+"/"+ch.pred().Name)
+		data, ok, w, err := rk.p.Conn.ReadWatch(ctx, rk.p.Dir+"/"+ch.pred().Name)
 		switch {
 		case err == nil && !rk.holds():
-			w.close()
 			return nil, false // the watch may be the next session's
 		case err == nil && !ok:
 			return nil, true

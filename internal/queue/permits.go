@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,24 +53,27 @@ const KindPermit = "permit-"
 // its watch again). A holder keeps watching its predecessor and publishes
 // again whenever its rank drops, so a change anywhere ahead travels down
 // the holders, one write a hop, to the first node that may fit; a deletion
-// wakes only the deleted node's successor.
+// wakes only the deleted node's successor. In a long queue a contended
+// lease costs six requests: the create and its pipelined listing, the read
+// that sets the watch, the holder's read of its predecessor after its grant
+// (the event consumed the watch, and a holder must see its predecessor go:
+// it may crash, and the node behind waits for our rank), the rank it
+// publishes when it becomes first, and the delete.
 //
-// # Watches
+// # Tracking
 //
-// Where the Conn can (a Follower, ZooKeeper 3.6 and later), a node
-// follows its predecessor through the session's one persistent recursive
-// watch on Dir: a read of the predecessor, then every change of it, with
-// no request to watch it again. In a long queue a contended lease then
-// costs five requests: the create and its pipelined listing, the read of
-// the predecessor, the rank the holder publishes when it becomes first,
-// and the delete. The session hears of every change under Dir (a
-// notification, not a request), and acts on its predecessors' alone.
-// Otherwise a node watches with one-shot watches, and a contended lease
-// costs six: the holder must read its predecessor again after its grant
-// (the event consumed the watch, and a holder must see its predecessor
-// go: it may crash, and the node behind waits for our rank). A follow
-// says LookAgain after a disconnection, whose events are lost: the node
-// lists and reads again.
+// Where the Conn can (a Tracker: ZooKeeper 3.6 and later), a node instead
+// counts the nodes ahead of it: the session's one persistent recursive
+// watch on Dir, set before the node's create, reports every deletion
+// there after the create's listing, so the permits of the listed nodes
+// still there are known exactly, without a read or a watch per node (see
+// acquireTracked). A holder still publishes its rank, for the waiters
+// behind it that read ranks (a Conn without persistent watches, an earlier
+// zklock). A contended lease then costs the create, the listing, the
+// delete, and the rank when one is owed; the price is that every session
+// waiting or holding on Dir hears of every change there (notifications,
+// not requests). After a disconnection, whose events are lost, a node
+// tracks again and lists again.
 //
 // # Liveness
 //
@@ -141,6 +143,9 @@ func (p *Permits) Acquire(ctx context.Context, r PermitRequest) (*Permit, error)
 		return nil, fmt.Errorf("queue: %d permits of a limit of %d", r.N, p.Limit)
 	}
 	q := p.queue(r.N)
+	if pm, tracked, err := p.acquireTracked(ctx, q, r); tracked {
+		return pm, err
+	}
 	for {
 		n, err := q.create(ctx, permitData(r.Data, -1), true)
 		if err != nil {
@@ -229,7 +234,7 @@ type waitFn = func(context.Context) (Change, error)
 // follow waits on our predecessor until our permits fit; nil, nil when it
 // must list again.
 func (p *Permits) follow(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool) (*Permit, error) {
-	var pending *predWatch // a watch set on the predecessor
+	var pending waitFn // a watch set on the predecessor
 	for {
 		if v.ch.bound+r.N <= p.Limit {
 			return p.grant(ctx, q, n, v, r, waited, pending)
@@ -239,16 +244,17 @@ func (p *Permits) follow(ctx context.Context, q *Queue, n node, v view, r Permit
 		}
 		waited = true
 		if pending == nil {
-			data, ok, w, err := p.watchPred(ctx, p.Dir+"/"+v.ch.pred().Name)
+			data, ok, w, err := q.Conn.ReadWatch(ctx, p.Dir+"/"+v.ch.pred().Name)
 			if err != nil {
 				return nil, err
 			}
 			// A watch set under a later session than our node's would
 			// sleep through our node's end: look at the epoch once the
 			// watch is set (if it ends after, the wait says LookAgain).
-			if ep, err := q.Conn.Epoch(ctx); err != nil || ep.SessionID != n.owner {
-				w.close()
-				return nil, cmp.Or(err, errGone)
+			if ep, err := q.Conn.Epoch(ctx); err != nil {
+				return nil, err
+			} else if ep.SessionID != n.owner {
+				return nil, errGone
 			}
 			if !ok {
 				// Gone before we came to watch it: the nodes ahead of it
@@ -262,30 +268,20 @@ func (p *Permits) follow(ctx context.Context, q *Queue, n node, v view, r Permit
 			pending = w
 			continue
 		}
-		change, err := pending.wait(ctx)
+		change, err := pending(ctx)
+		pending = nil
 		switch {
 		case err != nil:
-			pending.close()
 			return nil, err
 		case change == Deleted:
-			pending.close()
-			pending = nil
 			if v.ch.drop(); v.ch.bound+r.N > p.Limit {
 				return nil, nil // list: see above
 			}
-		case change == Released && (r.N == 1 || pending.again()):
-			// The predecessor published a rank below the limit: that fits
-			// one permit, or is all it can publish. A follow still
-			// watches; a one-shot watch was consumed.
-			if exact := p.released(&v.ch); !pending.again() || (!exact && v.ch.bound+r.N > p.Limit) {
-				pending.close()
-				pending = nil // read the rank, or watch again
-			}
-		default: // LookAgain, or Released for more than one permit on a one-shot watch
-			pending.close()
-			if pending = nil; change == LookAgain {
-				return nil, nil
-			}
+		case change == Released && r.N == 1:
+			v.ch.learn(p.Limit - 1) // the predecessor published a rank below the limit
+		case change == LookAgain:
+			return nil, nil
 		}
+		// Released for more than one permit: read the rank (pending is nil).
 	}
 }

@@ -74,7 +74,7 @@ func (s *Server) ChildWatches() []Watch {
 func (s *Server) Watching(p string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.dataW[p]) + len(s.follows[p])
+	return len(s.dataW[p])
 }
 
 // ChildWatching returns how many child watches on p have not fired yet.
