@@ -12,9 +12,10 @@ import (
 	"github.com/zklock/zklock/zktest"
 )
 
-// The queue layout's nodes watch their predecessor through one persistent
-// recursive watch per session on the semaphore's path (addWatch): the
-// server lists that path for the session, and no node's.
+// On ZooKeeper 3.6 and later the queue layout's nodes count the nodes ahead
+// of them from the deletions their session's one persistent recursive watch
+// on the semaphore's path (addWatch) reports: the server lists that path
+// for the session, and no node's.
 
 // watchesOf returns the paths session sid watches, from the server's wchc.
 func watchesOf(t *testing.T, c *zktest.Cluster, sid int64) []string {
@@ -26,9 +27,9 @@ func watchesOf(t *testing.T, c *zktest.Cluster, sid int64) []string {
 	return ws[sid]
 }
 
-// awaitFollows waits until session s watches path, the semaphore's, and
+// awaitTracks waits until session s watches path, the semaphore's, and
 // nothing else.
-func awaitFollows(t *testing.T, c *zktest.Cluster, s *zklock.Session, path string) {
+func awaitTracks(t *testing.T, c *zktest.Cluster, s *zklock.Session, path string) {
 	t.Helper()
 	eventually(t, 10*time.Second, "the session's one watch on the semaphore's path", func() bool {
 		return slices.Equal(watchesOf(t, c, s.SessionID()), []string{path})
@@ -45,12 +46,12 @@ func awaitRank(t *testing.T, s *zklock.Session, l *zklock.Lease, rank int) {
 	})
 }
 
-// A holder that was granted on its predecessor's published rank goes on
-// following that predecessor without reading it again; when the
-// predecessor's session dies, the holder hears of the deletion through its
-// persistent watch, publishes its own rank, and the waiter behind it is
+// A holder keeps counting the nodes ahead of it with no watch of its own
+// and no read: when the session of the node ahead dies, the holder hears of
+// the deletion through its session's persistent watch, publishes its own
+// rank, and the waiter behind it, which hears of the same deletion, is
 // granted. The crashed holder's lease reports its loss.
-func TestSemaphoreQueueFollowCrashedHolder(t *testing.T) {
+func TestSemaphoreQueueTrackedCrashedHolder(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
@@ -62,16 +63,17 @@ func TestSemaphoreQueueFollowCrashedHolder(t *testing.T) {
 	lm, err := newQueueSem(t, mid, path, 2).Acquire(ctx, 1)
 	require.NoError(t, err)
 	resF, lf := acquireAsync(ctx, newQueueSem(t, fol, path, 2), 1)
-	awaitFollows(t, c, fol, path)
-	require.NoError(t, l0.Release(ctx)) // mid publishes 1: fol holds on the event
-	require.NoError(t, await(t, resF, 10*time.Second, "the follower, on its predecessor's rank").err)
+	awaitTracks(t, c, fol, path)
+	require.NoError(t, l0.Release(ctx)) // fol holds at the deletion
+	require.NoError(t, await(t, resF, 10*time.Second, "the third, at the first one's release").err)
 	resW, lw := acquireAsync(ctx, newQueueSem(t, waiter, path, 2), 1)
-	awaitFollows(t, c, waiter, path)
+	awaitTracks(t, c, waiter, path)
 	pending(t, resW, 200*time.Millisecond, "the waiter behind two holders")
-	require.Equal(t, []string{path}, watchesOf(t, c, fol.SessionID()), "the holder still follows, by its session's one watch")
+	require.Equal(t, []string{path}, watchesOf(t, c, fol.SessionID()), "the holder still counts, by its session's one watch")
 
 	require.NoError(t, zktest.ExpireSession(ctx, c, px, mid.SessionID()))
 	require.NoError(t, await(t, resW, 10*time.Second, "the waiter, once the crashed holder's node went").err)
+	awaitRank(t, fol, *lf, 1) // the holder behind the crashed one saw it go
 	select {
 	case <-lm.Lost():
 	case <-time.After(10 * time.Second):
@@ -79,7 +81,7 @@ func TestSemaphoreQueueFollowCrashedHolder(t *testing.T) {
 	}
 	select {
 	case <-(*lf).Lost():
-		t.Fatal("the follower lost its lease")
+		t.Fatal("the third lost its lease")
 	default:
 	}
 	require.NoError(t, (*lf).Release(ctx))
@@ -87,10 +89,10 @@ func TestSemaphoreQueueFollowCrashedHolder(t *testing.T) {
 }
 
 // Events sent while a waiter's connection is down are lost: the persistent
-// watch is set again on the reconnect (the same session), but the rank its
-// predecessor published meanwhile must be read again, or the waiter would
-// wait for an event that came and went.
-func TestSemaphoreQueueFollowReconnect(t *testing.T) {
+// watch is set again on the reconnect (the same session), but the deletion
+// made meanwhile must be found by listing again, or the waiter would wait
+// for an event that came and went.
+func TestSemaphoreQueueTrackedReconnect(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
@@ -102,20 +104,20 @@ func TestSemaphoreQueueFollowReconnect(t *testing.T) {
 	l2, err := newQueueSem(t, h2, path, 2).Acquire(ctx, 1)
 	require.NoError(t, err)
 	res, lw := acquireAsync(ctx, newQueueSem(t, ws, path, 2), 1)
-	awaitFollows(t, c, ws, path)
+	awaitTracks(t, c, ws, path)
 	sid := ws.SessionID()
 	conns, _, _ := px.Stats()
 
 	px.Blackhole()
 	require.NoError(t, l1.Release(ctx))
-	awaitRank(t, h2, l2, 1) // its event is held in the proxy
+	awaitRank(t, h2, l2, 1) // after the deletion, whose event is held in the proxy
 	px.Reset()              // and dropped with the connection
 	px.Heal()
 	require.NoError(t, await(t, res, 10*time.Second, "the waiter, after its reconnect").err)
 	again, _, _ := px.Stats()
 	require.Greater(t, again, conns, "the client reconnected")
 	require.Equal(t, sid, ws.SessionID(), "the same session: a reconnect, not an expiry")
-	awaitFollows(t, c, ws, path) // the watch was set again on the new connection
+	awaitTracks(t, c, ws, path) // the watch was set again on the new connection
 	require.NoError(t, l2.Release(ctx))
 	require.NoError(t, (*lw).Release(ctx))
 }
@@ -123,7 +125,7 @@ func TestSemaphoreQueueFollowReconnect(t *testing.T) {
 // Many contended leases leave no watch behind on the server: each session
 // holds its one watch on the semaphore's path however many leases it took,
 // and none on a node.
-func TestSemaphoreQueueFollowNoLeak(t *testing.T) {
+func TestSemaphoreQueueTrackedNoLeak(t *testing.T) {
 	const clients, rounds = 4, 40
 	c := standalone(t)
 	ctx := ctxFor(t)
