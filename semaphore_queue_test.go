@@ -162,17 +162,26 @@ func TestSemaphoreQueueHerdFree(t *testing.T) {
 			return err == nil && len(cs) == i+1
 		})
 	}
-	// The second holder watches the first; each waiter the node before it.
-	eventually(t, 10*time.Second, "one watch per node but the first", func() bool {
+	// Each session watches the path, with one persistent watch (which
+	// ZooKeeper 3.8 counts twice: its data and child tables), and no node:
+	// it hears of every deletion there, and counts the nodes ahead of its
+	// own (the first holder's session keeps its watch for a while too).
+	eventually(t, 10*time.Second, "one watch per session", func() bool {
 		n, err := c.WatchCount(ctx)
-		return err == nil && n == int64(1+waiters)
+		return err == nil && n == int64(2*(2+waiters))
 	})
 	n, err := c.WatchCount(ctx)
 	require.NoError(t, err)
-	require.Equal(t, int64(1+waiters), n)
+	require.Equal(t, int64(2*(2+waiters)), n)
+	ws, err := c.Watches(ctx)
+	require.NoError(t, err)
+	for _, s := range ss {
+		require.Equal(t, []string{path}, ws[s.SessionID()], "a session's one watch, on the path")
+	}
 	// The handoff, counted by the server: the release, the second holder's
-	// rank, the first waiter's read of it once it holds, and the counting
-	// mntr itself, 4; a herd would add a request per waiter.
+	// rank (for waiters that read ranks) and the counting mntr itself, 3
+	// (the first waiter holds at the deletion, and reads nothing); a herd
+	// would add a request per waiter.
 	before := packets(t, c)
 	require.NoError(t, leases[0].Release(ctx))
 	require.NoError(t, await(t, results[0], 10*time.Second, "the first waiter").err)

@@ -60,6 +60,21 @@ const KindPermit = "permit-"
 // it may crash, and the node behind waits for our rank), the rank it
 // publishes when it becomes first, and the delete.
 //
+// # Tracking
+//
+// Where the Conn can (a Tracker: ZooKeeper 3.6 and later), a node instead
+// counts the nodes ahead of it: the session's one persistent recursive
+// watch on Dir, set before the node's create, reports every deletion
+// there after the create's listing, so the permits of the listed nodes
+// still there are known exactly, without a read or a watch per node (see
+// acquireTracked). A holder still publishes its rank, for the waiters
+// behind it that read ranks (a Conn without persistent watches, an earlier
+// zklock). A contended lease then costs the create, the listing, the
+// delete, and the rank when one is owed; the price is that every session
+// waiting or holding on Dir hears of every change there (notifications,
+// not requests). After a disconnection, whose events are lost, a node
+// tracks again and lists again.
+//
 // # Liveness
 //
 // By induction from the head: a node whose predecessor went learns it (its
@@ -128,6 +143,9 @@ func (p *Permits) Acquire(ctx context.Context, r PermitRequest) (*Permit, error)
 		return nil, fmt.Errorf("queue: %d permits of a limit of %d", r.N, p.Limit)
 	}
 	q := p.queue(r.N)
+	if pm, tracked, err := p.acquireTracked(ctx, q, r); tracked {
+		return pm, err
+	}
 	for {
 		n, err := q.create(ctx, permitData(r.Data, -1), true)
 		if err != nil {

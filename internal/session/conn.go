@@ -110,10 +110,13 @@ type Conn struct {
 	watches    map[string]*watch
 	// childWaiters are the callers of ChildrenW waiting, by path.
 	childWaiters map[string][]chan client.Event
-	dirs         dirCache // lock paths and parents known to exist
-	checkFn      func()   // CheckDeadline, made once: every Epoch hands it out
-	dialing      bool     // Dial has not returned: a client that closes itself is Dial's failure
-	broken       error    // the client closed itself (a credential refused): no epoch will come
+	trees        map[string]*tree // Follow's watches, by directory
+	noPersistent bool             // the server refused addWatch
+	linger       time.Duration    // treeLinger; tests shorten it
+	dirs         dirCache         // lock paths and parents known to exist
+	checkFn      func()           // CheckDeadline, made once: every Epoch hands it out
+	dialing      bool             // Dial has not returned: a client that closes itself is Dial's failure
+	broken       error            // the client closed itself (a credential refused): no epoch will come
 
 	bg       context.Context // cancelled by Close; bounds background cleanup
 	stopBg   context.CancelFunc
@@ -136,6 +139,8 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		changed:      make(chan struct{}),
 		watches:      make(map[string]*watch),
 		childWaiters: make(map[string][]chan client.Event),
+		trees:        make(map[string]*tree),
+		linger:       treeLinger,
 		done:         make(chan struct{}),
 		surveyed:     make(chan struct{}),
 		clSet:        make(chan struct{}),

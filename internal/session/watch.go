@@ -56,13 +56,19 @@ func (c *Conn) fireLocked(path string, w *watch, ch Change) {
 
 // onWatch is the client's OnWatch hook: a child watch's event wakes the
 // ChildrenW waiters of its path; a data watch's fires the watch registered
-// for its path. It runs on the client's reading goroutine and does not
+// for its path; a recursive watch's goes to the followers of its node
+// (onTree). It runs on the client's reading goroutine and does not
 // block. (An exist watch, WaitExists's, is waited on by its caller.)
 func (c *Conn) onWatch(ev client.Event) {
 	switch ev.Kind {
 	case client.WatchChildren:
 		c.mu.Lock()
 		c.fireChildrenLocked(ev.Watched, ev)
+		c.mu.Unlock()
+		return
+	case client.WatchPersistentRecursive:
+		c.mu.Lock()
+		c.onTree(ev)
 		c.mu.Unlock()
 		return
 	case client.WatchData:

@@ -29,15 +29,17 @@ import (
 
 // Server is an in-memory ZooKeeper tree shared by the Conns made from it.
 type Server struct {
-	mu      sync.Mutex
-	zxid    int64
-	lastSID int64
-	nodes   map[string]*znode
-	dataW   map[string][]dataWatch  // WaitChange watches by path
-	childW  map[string][]childWatch // ChildrenW watches by path
-	changed chan struct{}           // closed and replaced on every change
-	calls   map[Op]int
-	blocked map[blocker]int
+	mu       sync.Mutex
+	zxid     int64
+	lastSID  int64
+	nodes    map[string]*znode
+	dataW    map[string][]dataWatch  // WaitChange watches by path
+	trackers map[string][]*tracker   // Persistent.TrackDir's trackings by directory
+	trees    []Watch                 // Persistent's watches, by session and directory
+	childW   map[string][]childWatch // ChildrenW watches by path
+	changed  chan struct{}           // closed and replaced on every change
+	calls    map[Op]int
+	blocked  map[blocker]int
 
 	history []Change
 	watches []Watch // every data watch set, in order
@@ -78,12 +80,13 @@ type Watch struct {
 // NewServer returns an empty tree (only "/").
 func NewServer() *Server {
 	return &Server{
-		nodes:   map[string]*znode{"/": {children: map[string]struct{}{}}},
-		dataW:   map[string][]dataWatch{},
-		childW:  map[string][]childWatch{},
-		changed: make(chan struct{}),
-		calls:   map[Op]int{},
-		blocked: map[blocker]int{},
+		nodes:    map[string]*znode{"/": {children: map[string]struct{}{}}},
+		dataW:    map[string][]dataWatch{},
+		trackers: map[string][]*tracker{},
+		childW:   map[string][]childWatch{},
+		changed:  make(chan struct{}),
+		calls:    map[Op]int{},
+		blocked:  map[blocker]int{},
 	}
 }
 
@@ -164,6 +167,7 @@ func (s *Server) deleteLocked(p string) error {
 	parent.stat.Pzxid = s.zxid
 	s.history = append(s.history, Change{Path: p, Owner: n.stat.EphemeralOwner, Zxid: s.zxid})
 	s.fireDataLocked(p, queue.Deleted)
+	s.fireTrackersLocked(p)
 	s.fireChildLocked(p, client.EventNodeDeleted)
 	s.fireChildLocked(path.Dir(p), client.EventNodeChildrenChanged)
 	s.changedLocked()
