@@ -164,8 +164,11 @@ func (c *Conn) delete(ctx context.Context, path string, ep *epoch) error {
 // already (the client's errors name both) or is one the caller tests for
 // as it is.
 func wrapOp(op, path string, err error) error {
+	if err == nil {
+		return nil // before ze, which escapes to errors.As: no allocation per request
+	}
 	var ze *client.Error
-	if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, errStopped) ||
+	if errors.Is(err, ErrClosed) || errors.Is(err, errStopped) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ze) {
 		return err
 	}
