@@ -190,3 +190,37 @@ func TestCancelledArgumentsMayBeReused(t *testing.T) {
 		t.Fatalf("the abandoned set wrote %q (%v), want the bytes passed", data, err)
 	}
 }
+
+// TestStopBlackholed: a request whose ctx carries a stop channel
+// (WithStop) returns ErrStopped when the channel closes while the server
+// does not answer, and ctx's error rather than ErrStopped when ctx ended
+// too; a request made with the channel already closed is never sent.
+func TestStopBlackholed(t *testing.T) {
+	p := zktest.NewProxy(t, shared.Servers())
+	c := dial(t, p.Addrs(), client.Config{})
+	ctx := bounded(t)
+	dir := root(t, c)
+
+	p.Blackhole()
+	stop := make(chan struct{})
+	timer := time.AfterFunc(100*time.Millisecond, func() { close(stop) })
+	defer timer.Stop()
+	err := c.Delete(client.WithStop(ctx, stop), dir+"/absent", -1)
+	if !errors.Is(err, client.ErrStopped) {
+		t.Fatalf("delete to a blackhole, stopped: %v, want ErrStopped", err)
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := c.Get(client.WithStop(ended, stop), dir); !errors.Is(err, context.Canceled) {
+		t.Fatalf("get with ctx ended and stop closed: %v, want context.Canceled", err)
+	}
+	// Made stopped: never sent, so the node it names is never created.
+	_, _, err = c.Create(client.WithStop(ctx, stop), dir+"/never", nil, client.ModePersistent, open)
+	if !errors.Is(err, client.ErrStopped) {
+		t.Fatalf("create made stopped: %v, want ErrStopped", err)
+	}
+	p.Heal()
+	if _, ok, err := c.Exists(ctx, dir+"/never"); err != nil || ok {
+		t.Fatalf("the create made stopped reached the server: exists %v %v", ok, err)
+	}
+}

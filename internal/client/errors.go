@@ -136,6 +136,10 @@ var (
 	ErrWatchEnded error = codeErr(0, "watch ended")
 	// ErrInvalidConfig is wrapped by Dial's error when Config is invalid.
 	ErrInvalidConfig = errors.New("zklock: zk: invalid client configuration")
+	// ErrStopped is returned by a request whose ctx carries a stop channel
+	// (WithStop) that closed before the request completed: the request was
+	// abandoned, as when ctx ends.
+	ErrStopped = errors.New("zklock: zk: request stopped")
 )
 
 // byCode is every server error code this client knows.

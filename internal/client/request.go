@@ -119,10 +119,20 @@ func (r *request) failure() error {
 // is no longer the caller's: it returns ctx.Err() (r may still be sent,
 // or may have been: the outcome of a write is then unknown), or the error
 // that closed the client.
+//
+// A ctx that carries a stop channel (WithStop) ends the wait as ctx's end
+// does, with ErrStopped, when the channel closes first.
 func (c *Client) do(ctx context.Context, r *request) error {
+	stop := StopOf(ctx)
 	if err := ctx.Err(); err != nil {
 		release(r)
 		return err
+	}
+	select {
+	case <-stop:
+		release(r)
+		return ErrStopped
+	default:
 	}
 	r.encode()
 	if err := c.enqueue(r); err != nil {
@@ -130,16 +140,40 @@ func (c *Client) do(ctx context.Context, r *request) error {
 		release(r)
 		return err
 	}
+	err := ErrStopped
 	select {
 	case <-r.done:
 		return nil
 	case <-ctx.Done():
-		if r.state.CompareAndSwap(statePending, stateAbandoned) {
+		err = ctx.Err()
+	case <-stop:
+	}
+	if r.state.CompareAndSwap(statePending, stateAbandoned) {
+		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		<-r.done // completed meanwhile: its outcome is known
-		return nil
+		return err
 	}
+	<-r.done // completed meanwhile: its outcome is known
+	return nil
+}
+
+type stopKey struct{}
+
+// WithStop returns ctx carrying stop: a request made with the returned
+// context is abandoned, as when ctx ends, if stop closes before it
+// completes, and returns ErrStopped. It spares a caller who must give up
+// at either of two signals a merged context: a cancel func and a callback
+// registered with, and removed from, the signal's context for every
+// request.
+func WithStop(ctx context.Context, stop <-chan struct{}) context.Context {
+	return context.WithValue(ctx, stopKey{}, stop)
+}
+
+// StopOf returns the stop channel ctx carries (WithStop), or nil.
+func StopOf(ctx context.Context) <-chan struct{} {
+	stop, _ := ctx.Value(stopKey{}).(<-chan struct{})
+	return stop
 }
 
 // enqueue adds r to the requests the writer sends next, unless the client

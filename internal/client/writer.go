@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/binary"
+	"runtime"
 	"time"
 )
 
@@ -36,6 +37,11 @@ func (c *Client) writeLoop(cn *conn, batch []*request, readerDone <-chan struct{
 		timer.Reset(ping - time.Since(last))
 		select {
 		case <-c.wake:
+			// Let the goroutines that are about to queue a request (woken
+			// by the replies just read) queue it first: under concurrency
+			// the writer otherwise wakes for each request and writes it
+			// alone. Where nothing else is runnable this returns at once.
+			runtime.Gosched()
 		case <-timer.C:
 			if time.Since(last) >= ping {
 				r := newRequest(opPing, "")

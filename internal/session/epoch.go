@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"sync"
 	"time"
 )
 
@@ -40,7 +41,13 @@ type epoch struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   <-chan struct{}
-	nodes  map[string]struct{} // nodes to delete when the epoch ends
+
+	// mu guards nodes and ended, so that Track and Untrack take the
+	// epoch's lock, not the Conn's: a node is either tracked before the
+	// epoch ends, and deleted then, or refused.
+	mu    sync.Mutex
+	ended bool
+	nodes map[string]struct{} // nodes to delete when the epoch ends
 }
 
 // OwnershipDeadline returns the instant after which the server may have
@@ -87,6 +94,9 @@ func (c *Conn) Ownership() <-chan struct{} {
 
 // awaitEpoch waits until an epoch is live and returns it.
 func (c *Conn) awaitEpoch(ctx context.Context) (*epoch, error) {
+	if ep := c.liveEpoch(); ep != nil {
+		return ep, nil
+	}
 	for {
 		c.mu.Lock()
 		c.loseIfDueLocked()
@@ -107,6 +117,19 @@ func (c *Conn) awaitEpoch(ctx context.Context) (*epoch, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// liveEpoch returns the live epoch without taking mu when nothing is to be
+// done about it: its deadline is ahead and the machine was not suspended
+// since the last look, the conditions under which loseIfDueLocked leaves
+// it be. Otherwise it returns nil, and the caller looks under mu. The
+// epoch may end right after either look; its holders learn it from Done.
+func (c *Conn) liveEpoch() *epoch {
+	ep := c.live.Load()
+	if ep == nil || suspendedClock()-c.suspended.Load() > resumeSlack || time.Until(c.OwnershipDeadline()) <= 0 {
+		return nil
+	}
+	return ep
 }
 
 // loseIfDueLocked ends the live epoch if its deadline has passed, or if
@@ -149,10 +172,10 @@ func (c *Conn) CheckDeadline() {
 // a reply to a later request proves the session again.
 func (c *Conn) resumedLocked() bool {
 	total := suspendedClock()
-	if total-c.suspended <= resumeSlack {
+	if total-c.suspended.Load() <= resumeSlack {
 		return false
 	}
-	c.suspended = total
+	c.suspended.Store(total)
 	c.voidEvidence()
 	return true
 }
@@ -185,12 +208,14 @@ func (c *Conn) endEpochLocked(closing bool) {
 		return
 	}
 	c.ep = nil
+	c.live.Store(nil)
 	ep.cancel()
+	nodes := ep.end()
 	level, msg := slog.LevelWarn, "zklock: lock lost"
 	if closing {
 		level, msg = slog.LevelInfo, "zklock: lock released by Close"
 	}
-	for node := range ep.nodes {
+	for node := range nodes {
 		c.logs.add(level, msg, "path", c.primitivePath(node), "node", node, "session", fmt.Sprintf("0x%x", ep.sid))
 		c.goDelete(node, ep.sid)
 	}
@@ -209,21 +234,43 @@ func (c *Conn) primitivePath(node string) string {
 }
 
 // track registers path to be deleted when ep ends; untrack forgets it.
+// A grant decided before a freeze is refused after it: the deadline and
+// a resume are looked at first (under mu only when one may end ep).
 func (c *Conn) track(ep *epoch, path string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.loseIfDueLocked() // a grant decided before a freeze is refused after it
-	if c.ep != ep {
+	if c.liveEpoch() != ep {
+		c.mu.Lock()
+		c.loseIfDueLocked()
+		c.mu.Unlock()
+	}
+	return ep.add(path)
+}
+
+func (c *Conn) untrack(ep *epoch, path string) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	delete(ep.nodes, path)
+}
+
+// add registers path unless ep has ended.
+func (ep *epoch) add(path string) bool {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.ended {
 		return false
 	}
 	ep.nodes[path] = struct{}{}
 	return true
 }
 
-func (c *Conn) untrack(ep *epoch, path string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(ep.nodes, path)
+// end marks ep ended and returns the nodes registered with it: every add
+// that returned true, and no later one.
+func (ep *epoch) end() map[string]struct{} {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	ep.ended = true
+	nodes := ep.nodes
+	ep.nodes = nil
+	return nodes
 }
 
 // watchdog ends the epoch when the ownership deadline passes. It re-reads
@@ -284,4 +331,5 @@ func (c *Conn) newEpochLocked() {
 	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	ep.done = ep.ctx.Done()
 	c.ep = ep
+	c.live.Store(ep)
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -215,4 +216,39 @@ func TestParseConfAndMode(t *testing.T) {
 	require.False(t, ok)
 	require.Equal(t, "follower", parseMode("Zookeeper version: 3.8.0\nLatency min/avg/max: 0/0.1/3\nMode: follower\nNode count: 5\n"))
 	require.Equal(t, "", parseMode("This ZooKeeper instance is not currently serving requests\n"))
+}
+
+// Nodes tracked while the epoch ends, now that Track takes the epoch's
+// lock rather than the Conn's: every Track that returned true is among the
+// nodes the end deletes, and none after the end is.
+func TestTrackRacesEpochEnd(t *testing.T) {
+	for round := range 20 {
+		ep := &epoch{nodes: make(map[string]struct{})}
+		var wg sync.WaitGroup
+		tracked := make([][]string, 4)
+		for g := range tracked {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 500 {
+					p := fmt.Sprintf("/l/%d-%d", g, i)
+					if ep.add(p) {
+						tracked[g] = append(tracked[g], p)
+					}
+				}
+			}()
+		}
+		nodes := ep.end()
+		wg.Wait()
+		n := 0
+		for _, ps := range tracked {
+			for _, p := range ps {
+				_, ok := nodes[p]
+				require.True(t, ok, "round %d: %s tracked but not deleted at the end", round, p)
+				n++
+			}
+		}
+		require.Equal(t, len(nodes), n, "round %d: the end deletes a node no Track accepted", round)
+		require.False(t, ep.add("/l/late"), "a Track after the end")
+	}
 }

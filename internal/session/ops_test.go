@@ -57,30 +57,48 @@ func TestRetryable(t *testing.T) {
 }
 
 // callUntil reports the client's ErrClosed as the Conn's, an epoch that
-// ends during the request as errStopped (the request's ctx ended with it),
-// and the caller's own ctx as that ctx's error, not errStopped.
+// ends during the request as errStopped (the request carried the epoch's
+// Done as its stop channel, and the client returned ErrStopped), and the
+// caller's own ctx as that ctx's error, not errStopped, even when the
+// epoch ended too.
 func TestCallUntil(t *testing.T) {
-	_, err := callUntil(context.Background(), nil, func(context.Context) (int, error) {
+	_, err := callUntil(context.Background(), nil, func(ctx context.Context) (int, error) {
+		require.Nil(t, client.StopOf(ctx), "no epoch: no stop channel")
 		return 0, &client.Error{Op: "get", Path: "/x", Err: client.ErrClosed}
 	})
 	require.ErrorIs(t, err, ErrClosed)
 
-	ep := &epoch{}
-	ep.ctx, ep.cancel = context.WithCancel(context.Background())
+	newEpoch := func() *epoch {
+		ep := &epoch{}
+		ep.ctx, ep.cancel = context.WithCancel(context.Background())
+		ep.done = ep.ctx.Done()
+		return ep
+	}
+	ep := newEpoch()
 	_, err = callUntil(context.Background(), ep, func(ctx context.Context) (int, error) {
 		ep.cancel() // the epoch ends while the request waits
-		<-ctx.Done()
-		return 0, ctx.Err()
+		<-client.StopOf(ctx)
+		return 0, client.ErrStopped // as the client's request does
 	})
 	require.ErrorIs(t, err, errStopped)
 
-	ep.ctx, ep.cancel = context.WithCancel(context.Background())
+	ep = newEpoch()
 	defer ep.cancel()
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err = callUntil(ctx, ep, func(rctx context.Context) (int, error) {
 		cancel()
 		<-rctx.Done()
 		return 0, rctx.Err()
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotErrorIs(t, err, errStopped)
+
+	ep = newEpoch()
+	ctx, cancel = context.WithCancel(context.Background())
+	_, err = callUntil(ctx, ep, func(rctx context.Context) (int, error) {
+		cancel()
+		ep.cancel()
+		return 0, client.ErrStopped // the stop channel won the client's select
 	})
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotErrorIs(t, err, errStopped)
@@ -148,4 +166,14 @@ func TestRetryStops(t *testing.T) {
 	})
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, 2, attempts)
+}
+
+// wrapOp of a request that succeeded allocates nothing: every release goes
+// through it.
+func TestWrapOpNilAllocatesNothing(t *testing.T) {
+	var err error
+	if n := testing.AllocsPerRun(100, func() { err = wrapOp("delete", "/x", nil) }); n != 0 {
+		t.Fatalf("wrapOp(nil) allocates %v times", n)
+	}
+	require.NoError(t, err)
 }
