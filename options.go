@@ -384,7 +384,8 @@ func WithListingHandoff() Option {
 // just below its sequence number exist (one pipeline of exists requests),
 // where the default layout lists the whole queue on every enqueue: in a
 // long queue that listing is what each acquisition costs the server most.
-// A queue of at most 16 nodes is still listed, as cheap as the walk.
+// A queue of at most 16 nodes is still listed, as cheap as the walk, and
+// costs what it costs in the default layout once a handle has seen it.
 //
 // Every guarantee of the default layout holds: FIFO order, the loss signal
 // before the server can hand the lock on, fencing tokens, the handoff

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/zklock/zklock/internal/client"
 )
@@ -34,7 +35,11 @@ const KindSeqLock = "seqlock-"
 // each one pipeline of exists requests; the nearest node found is the one
 // it waits for, and a walk that finds none falls back to a listing. Our
 // node's existence is checked in the same pipeline after any wait, so a
-// node deleted under us is noticed as a listing would notice it.
+// node deleted under us is noticed as a listing would notice it. A
+// handle whose last enqueue found a short queue pipelines the listing
+// itself behind its create (Conn.CreateAndList), as the default layout
+// does, instead of the count: a short queue then costs what it costs
+// there.
 //
 // # Safety
 //
@@ -77,6 +82,9 @@ const KindSeqLock = "seqlock-"
 // otherwise, as a protected create's would be.
 type Seq struct {
 	Q *Queue // Kind KindSeqLock, Accept KindSeqLock alone
+	// short: the last enqueue found at most SeqListBelow children, so the
+	// next one pipelines the listing behind its create, not the count.
+	short atomic.Bool
 }
 
 // SeqWindows are the walk's windows: how many numbers below the last one
@@ -100,6 +108,9 @@ func (s *Seq) Acquire(ctx context.Context, r Request) (*Held, error) {
 		if err != nil {
 			return nil, err
 		}
+		if count >= 0 {
+			s.short.Store(count <= SeqListBelow)
+		}
 		h, err := s.wait(ctx, n, count, r)
 		if err == nil {
 			return h, nil
@@ -121,7 +132,7 @@ func (s *Seq) wait(ctx context.Context, n node, count int32, r Request) (*Held, 
 	if count == 1 { // ours is the parent's only child
 		return q.grant(ctx, n, ours)
 	}
-	below, list := ours.Seq, r.Try || (count > 1 && count <= SeqListBelow)
+	below, list := ours.Seq, r.Try || n.listing != nil || (count > 1 && count <= SeqListBelow)
 	for waited := false; ; waited = true {
 		var ahead Contender
 		found, alone := false, false
@@ -132,7 +143,8 @@ func (s *Seq) wait(ctx context.Context, n node, count int32, r Request) (*Held, 
 			}
 		}
 		if !found {
-			sc, err := s.look(ctx, n, ours)
+			sc, err := s.look(ctx, n, ours, n.listing)
+			n.listing = nil // only the first look may use it
 			if err != nil {
 				return nil, err
 			}
@@ -199,16 +211,20 @@ func (s *Seq) walk(ctx context.Context, n node, below int32, checkOurs bool) (Co
 	return Contender{}, false, nil
 }
 
-// look lists the queue: what Queue.wait reads from a listing, after
-// refusing a path where another kind's node is ahead of ours.
-func (s *Seq) look(ctx context.Context, n node, ours Contender) (Scanned, error) {
+// look lists the queue (unless names is the listing taken with our
+// create): what Queue.wait reads from a listing, after refusing a path
+// where another kind's node is ahead of ours.
+func (s *Seq) look(ctx context.Context, n node, ours Contender, names []string) (Scanned, error) {
 	q := s.Q
-	names, err := q.Conn.Children(ctx, q.Dir)
-	if errors.Is(err, client.ErrNoNode) {
-		return Scanned{}, errGone // reaped: our node went with its session
-	}
-	if err != nil {
-		return Scanned{}, err
+	if names == nil {
+		var err error
+		names, err = q.Conn.Children(ctx, q.Dir)
+		if errors.Is(err, client.ErrNoNode) {
+			return Scanned{}, errGone // reaped: our node went with its session
+		}
+		if err != nil {
+			return Scanned{}, err
+		}
 	}
 	if c, ok := foreignAhead(names, ours, q.Accept); ok {
 		return Scanned{}, WrongKind(q.Dir, c)

@@ -49,8 +49,9 @@ func stripSeqToken(data []byte) []byte {
 
 // create makes our node, with its parents when they are missing, and
 // learns the parent's child count with it (Conn.CreateAndStat; -1 when
-// unknown). A create cut off by connection loss is resolved by its token:
-// adopted if the current session owns the node, deleted otherwise.
+// unknown), or, while the queue was short, its listing (Conn.CreateAndList,
+// in the node). A create cut off by connection loss is resolved by its
+// token: adopted if the current session owns the node, deleted otherwise.
 func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 	q := s.Q
 	token := newSeqToken()
@@ -62,11 +63,16 @@ func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 	for i := 0; i < maxCreates; i++ {
 		var p string
 		var czxid, owner int64
-		var count int32
-		p, czxid, owner, count, err = q.Conn.CreateAndStat(ctx, parents, path, data)
+		count := int32(-1)
+		var names []string
+		if !s.short.Load() {
+			p, czxid, owner, count, err = q.Conn.CreateAndStat(ctx, parents, path, data)
+		} else if p, czxid, owner, names, err = q.Conn.CreateAndList(ctx, parents, path, data); names != nil {
+			count = int32(len(names))
+		}
 		switch {
 		case err == nil:
-			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner}, count, nil
+			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}, count, nil
 		case errors.Is(err, client.ErrNoNode):
 			// A parent the Conn took for existing was reaped: the next turn
 			// creates them, pipelined ahead of the create.

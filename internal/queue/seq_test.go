@@ -134,3 +134,30 @@ func TestSeqCreateCutOff(t *testing.T) {
 		})
 	}
 }
+
+// A handle whose last enqueue found a short queue pipelines the listing
+// behind its next create, as the default layout does, instead of asking
+// for the count and listing after it: no listing of its own.
+func TestSeqShortQueueListsWithCreate(t *testing.T) {
+	s, c := setup(t)
+	holder, w := seqQ(c), seqQ(s.Connect())
+	for round := range 2 {
+		h, err := holder.Acquire(testCtx(t), queue.Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := s.Calls(queuetest.OpChildren)
+		res := goSeq(t, w, queue.Request{})
+		await(t, s, "the waiter watches the holder", func() bool { return s.Watching(h.Path) > 0 })
+		listed := s.Calls(queuetest.OpChildren) - before
+		if want := 1 - round; listed != want { // a fresh handle asks for the count, then lists
+			t.Fatalf("round %d: %d listings, want %d", round, listed, want)
+		}
+		if err := seqGive(t, holder, h); err != nil {
+			t.Fatal(err)
+		}
+		if err := seqGive(t, w, holds(t, res)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
