@@ -60,17 +60,20 @@ const KindSeqLock = "seqlock-"
 // Only sequence-layout nodes are found by the walk. Every zklock primitive
 // of the other layouts refuses a path on which its first listing shows a
 // "seqlock-" node (Foreign), and a sequence-layout contender refuses a
-// path on which a listing shows another kind's node ahead of its own. So a
-// node D of another layout never holds beside ours: if the walk led a
-// sequence-layout node S to a sequence-layout node P with D between them,
-// P is older than D and stood through D's create, so D's first listing
-// showed it and D was refused before it could hold; if D is below every
-// sequence-layout node S could be waiting on, the lowest of those above D
-// found none below it and listed, and was refused, which its successors
-// learn as a deletion. Curator's and Kazoo's processes make no such check:
-// they must not use a path in this layout (Curator orders "seqlock-" nodes
-// by their number and waits for them, but a Curator node between two of
-// ours is not seen by the walk).
+// path on which a listing shows another kind's node ahead of its own. So
+// no node D of another layout holds beside a sequence-layout holder. A
+// sequence-layout node standing when D was created is in D's first
+// listing, which refuses D. Take one created while D stands: each of its
+// looks (the first, and each after a deletion) either lists, and refuses
+// it with D ahead, or walks to a sequence-layout node Q below it; if Q is
+// below D, Q stood through D's create and D was refused; if Q is above D,
+// the same holds of Q's looks. Down every such chain, D or the sequence
+// node is refused before it can hold, and a refused node's successors
+// learn it as a deletion and look again. (A node that holds because it is
+// its parent's only child has no D beside it.) Curator's and Kazoo's
+// processes make no such check: they must not use a path in this layout
+// (Curator orders "seqlock-" nodes by their number and waits for them, but
+// a Curator node between two of ours is not seen by the walk).
 //
 // # A create cut off
 //
