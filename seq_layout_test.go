@@ -290,3 +290,73 @@ func TestSeqLayoutRefusesWalkedPath(t *testing.T) {
 		require.NoError(t, h.Unlock(ctx))
 	}
 }
+
+// TestSeqLayoutWatchAndBreak: an operator's view of a sequence-layout
+// path: WatchLock tells its kind, holder and waiter; Break deletes the
+// holder's node, and the waiter, told of a deletion it cannot take for a
+// release, looks again and holds.
+func TestSeqLayoutWatchAndBreak(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	ss := manySessions(t, c.Servers(), 3)
+	path := lockPath(t, "lock")
+	h := seqMutex(t, ss[0], path)
+	require.NoError(t, h.Lock(ctx))
+	w := seqMutex(t, ss[1], path)
+	res := async(func() error { return w.Lock(ctx) })
+	awaitWatchOn(t, c, ss[1].SessionID(), h.Node())
+
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	states, err := zklock.WatchLock(wctx, ss[2], path)
+	require.NoError(t, err)
+	st := <-states
+	require.Equal(t, zklock.KindMutexSeq, st.Kind)
+	require.Len(t, st.Holders, 1)
+	require.Equal(t, h.Node(), st.Holders[0].Path)
+	require.Len(t, st.Waiting, 1)
+
+	broken, err := zklock.Break(ctx, ss[2], path, true)
+	require.NoError(t, err)
+	require.Len(t, broken, 1)
+	require.Equal(t, h.Node(), broken[0].Path)
+	require.NoError(t, await(t, res, 10*time.Second, "the waiter after the break").err)
+	require.Greater(t, w.Token(), h.Token())
+	require.NoError(t, w.Unlock(ctx))
+}
+
+// TestSeqLayoutHolderExpires: the holder of a walked queue crashes (its
+// session expires): it is told (Lost), the waiter behind it sees a plain
+// deletion, walks below it, finds nothing, lists and holds, and the queue
+// goes on in order.
+func TestSeqLayoutHolderExpires(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	ss := manySessions(t, c.Servers(), 3)
+	px := zktest.NewProxy(t, c.Servers())
+	hs := newSession(t, px.Addrs())
+	path := lockPath(t, "lock")
+	holder := seqMutex(t, hs, path)
+	require.NoError(t, holder.Lock(ctx))
+	var q seqQueue
+	for i := range seqQueueLen {
+		q.enqueue(t, ctx, ss[0], path, i, seqMutex(t, ss[i%len(ss)], path), i+2)
+	}
+	awaitWatchOn(t, c, ss[0].SessionID(), holder.Node())
+	require.NoError(t, zktest.ExpireSession(ctx, c, px, hs.SessionID()))
+	select {
+	case <-holder.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the expired holder was not told")
+	}
+	for i, ch := range q.done {
+		require.NoError(t, await(t, ch, 30*time.Second, fmt.Sprintf("waiter %d", i)).err)
+	}
+	require.False(t, q.overlap.Load(), "two waiters held at once")
+	want := make([]int, seqQueueLen)
+	for i := range want {
+		want[i] = i
+	}
+	require.Equal(t, want, q.order, "the order they held in")
+	require.ErrorIs(t, holder.Unlock(ctx), zklock.ErrLockLost)
+}
