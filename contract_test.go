@@ -64,6 +64,9 @@ var primitives = map[string]primitive{
 	"RWMutex write bounded revocable": {ours: boundedParty(writePartyWith), rival: boundedParty(writePartyWith),
 		lostErr: zklock.ErrLockLost, holderWatches: 1},
 	"Mutex cohort": {ours: cohortParty, rival: cohortParty, lostErr: zklock.ErrLockLost},
+	// zklock's sequence layout: herd-free with 32 waiters is its walk, and
+	// a create reply lost its recovery by the token in the node's data.
+	"Mutex sequence layout": {ours: seqParty, rival: seqParty, lostErr: zklock.ErrLockLost},
 }
 
 func mutexParty(t *testing.T, s *zklock.Session, path string) *party {
@@ -82,6 +85,10 @@ func boundedParty(newParty func(*testing.T, *zklock.Session, string, ...zklock.O
 	return func(t *testing.T, s *zklock.Session, path string) *party {
 		return newParty(t, s, path, zklock.WithMaxHold(time.Hour), zklock.WithRevocable())
 	}
+}
+
+func seqParty(t *testing.T, s *zklock.Session, path string) *party {
+	return mutexPartyWith(t, s, path, zklock.WithSequenceLayout())
 }
 
 func cohortParty(t *testing.T, s *zklock.Session, path string) *party {

@@ -38,6 +38,7 @@ const (
 	takesRevocable
 	takesMaxHold
 	takesPermits
+	takesSeq // WithSequenceLayout
 )
 
 // build checks the arguments every constructor gets and returns the
@@ -80,6 +81,12 @@ func (o primitiveOptions) refuse(sp spec) error {
 		return invalid("WithMaxHold applies to Mutex, ReentrantMutex and RWMutex only")
 	case o.permits && sp.takes&takesPermits == 0:
 		return invalid("WithPermitLayout applies to a Semaphore only")
+	case o.seqLayout && sp.takes&takesSeq == 0:
+		return invalid("WithSequenceLayout applies to a Mutex only")
+	case o.seqLayout && (o.cohort != nil || o.revocable || o.maxHold > 0 || o.listingHandoff):
+		// Not yet shown safe together: a cohort's and a revoker's writes
+		// to the node, and the listing handoff, are the default layout's.
+		return invalid("WithSequenceLayout cannot be combined with WithCohort, WithRevocable, WithMaxHold or WithListingHandoff")
 	case o.cohort != nil && (o.revocable || o.maxHold > 0):
 		// A cohort's holds share a node that outlives each: a bound or a
 		// revocation of one would end the others' too.

@@ -57,11 +57,18 @@ var kindHolders = []holder{
 	}},
 	{"Semaphore", zklock.KindSemaphore, semTake()},
 	{"Semaphore queue", zklock.KindSemaphorePermit, semTake(zklock.WithPermitLayout())},
+	{"Mutex sequence layout", zklock.KindMutexSeq, func(ctx context.Context, s *zklock.Session, p string) (func(context.Context) error, error) {
+		m, err := zklock.NewMutex(s, p, zklock.WithSequenceLayout())
+		if err != nil {
+			return nil, err
+		}
+		return m.Unlock, m.Lock(ctx)
+	}},
 }
 
 var familyOf = map[zklock.Kind]string{
 	zklock.KindMutex: "lock", zklock.KindRWMutexWrite: "rw", zklock.KindRWMutexRead: "rw", zklock.KindSemaphore: "sem",
-	zklock.KindSemaphorePermit: "semq",
+	zklock.KindSemaphorePermit: "semq", zklock.KindMutexSeq: "seq",
 }
 
 var kindContenders = []contender{
@@ -110,6 +117,22 @@ var kindContenders = []contender{
 	{"Semaphore.TryAcquire", "sem", semCall(true)},
 	{"Semaphore.Acquire (queue layout)", "semq", semCall(false, zklock.WithPermitLayout())},
 	{"Semaphore.TryAcquire (queue layout)", "semq", semCall(true, zklock.WithPermitLayout())},
+	{"Mutex.Lock (sequence layout)", "seq", seqCall(false)},
+	{"Mutex.TryLock (sequence layout)", "seq", seqCall(true)},
+}
+
+// seqCall locks a Mutex in the sequence layout on the path.
+func seqCall(try bool) func(ctx context.Context, s *zklock.Session, p string) error {
+	return func(ctx context.Context, s *zklock.Session, p string) error {
+		m, err := zklock.NewMutex(s, p, zklock.WithSequenceLayout())
+		if err != nil {
+			return err
+		}
+		if try {
+			return m.TryLock(ctx)
+		}
+		return m.Lock(ctx)
+	}
 }
 
 // semTake holds one lease of a semaphore of two on the path.

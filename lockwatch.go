@@ -20,8 +20,9 @@ type LockState struct {
 	// Kind is the kind of primitive on Path: KindMutex (a Mutex,
 	// ReentrantMutex or Election, or Curator's or Kazoo's lock), KindRWMutex
 	// (its contenders are KindRWMutexRead or KindRWMutexWrite),
-	// KindSemaphore (Curator's layout) or KindSemaphorePermit; "" when
-	// nobody is there (unless WatchKind set it).
+	// KindSemaphore (Curator's layout), KindSemaphorePermit or
+	// KindMutexSeq (a Mutex WithSequenceLayout); "" when nobody is there
+	// (unless WatchKind set it).
 	Kind  Kind
 	Limit int // a semaphore's limit; 0 when unknown or not a semaphore
 	// Holders hold: the first contender of a Mutex; a writer, or the
@@ -46,9 +47,9 @@ type watchOptions struct {
 
 // WatchKind makes WatchLock read the path as a kind of primitive rather
 // than tell it from the path's children: KindMutex (KindReentrantMutex and
-// KindElection are the same queue), KindRWMutex, KindSemaphore or
-// KindSemaphorePermit. Other kinds are refused with ErrInvalidOption. The
-// default detects the kind at each change.
+// KindElection are the same queue), KindRWMutex, KindSemaphore,
+// KindSemaphorePermit or KindMutexSeq. Other kinds are refused with
+// ErrInvalidOption. The default detects the kind at each change.
 func WatchKind(k Kind) WatchOption {
 	return func(o *watchOptions) error {
 		switch k {
@@ -56,7 +57,7 @@ func WatchKind(k Kind) WatchOption {
 			o.kind = KindMutex
 		case KindRWMutex, KindRWMutexRead, KindRWMutexWrite:
 			o.kind = KindRWMutex
-		case KindSemaphore, KindSemaphorePermit:
+		case KindSemaphore, KindSemaphorePermit, KindMutexSeq:
 			o.kind = k
 		default:
 			return invalid(fmt.Sprintf("WatchKind(%q): not a kind of lock path", k))

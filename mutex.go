@@ -30,7 +30,8 @@ import (
 // (lock- and __lock__ nodes) exclude each other on one path, but an RWMutex
 // or a Semaphore on the same path would not. Use one kind of primitive per
 // path: Lock and TryLock refuse a path that holds another kind's nodes
-// with ErrWrongKind (see there).
+// with ErrWrongKind (see there). WithSequenceLayout gives a Mutex zklock's
+// own layout, for long queues, which only such Mutexes share.
 //
 // Holding is not guaranteed once Lost fires: the session may have expired
 // and another client may hold the lock. Stop using the protected resource
@@ -43,7 +44,7 @@ type Mutex struct {
 }
 
 // mutexSpec describes a Mutex to the engine.
-var mutexSpec = spec{kind: KindMutex, node: queue.KindLock, accept: lockKinds, takes: lockTakes}
+var mutexSpec = spec{kind: KindMutex, node: queue.KindLock, accept: lockKinds, takes: lockTakes | takesSeq}
 
 // NewMutex returns a Mutex on path. Nothing is sent to the server until
 // Lock. The path must be a valid absolute ZooKeeper path outside /zookeeper
@@ -61,7 +62,12 @@ func newMutex(s *Session, path string, sp spec, opts []Option) (*Mutex, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, a := s.line(q, q, sp, o)
+	var p hold.Protocol = q
+	if o.seqLayout {
+		q.Kind, q.Accept = queue.KindSeqLock, []string{queue.KindSeqLock}
+		p = &queue.Seq{Q: q}
+	}
+	_, a := s.line(q, p, sp, o)
 	return &Mutex{q: q, data: o.data, h: hold.Slot{A: a}}, nil
 }
 

@@ -121,3 +121,37 @@ func ExampleSession_Subscribe() {
 	// deadline ahead: true
 	// closed
 }
+
+// A lock with a long queue of waiters (hundreds of workers on one job)
+// takes zklock's sequence layout: each enqueue finds the node ahead of it
+// by its number instead of listing the queue. Every process on the path
+// must use it; Curator's cannot.
+func ExampleWithSequenceLayout() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	m, err := zklock.NewMutex(s, "/jobs/shared-queue", zklock.WithSequenceLayout())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := m.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("node:", m.Node()[len("/jobs/shared-queue/"):len("/jobs/shared-queue/seqlock-")])
+	// A Mutex of the default layout refuses the path while it is in use.
+	other, _ := zklock.NewMutex(s, "/jobs/shared-queue")
+	fmt.Println("default layout:", errors.Is(other.TryLock(ctx), zklock.ErrWrongKind))
+	fmt.Println("unlock:", m.Unlock(ctx))
+	// Output:
+	// node: seqlock-
+	// default layout: true
+	// unlock: <nil>
+}

@@ -302,6 +302,7 @@ type primitiveOptions struct {
 	revocable      bool          // WithRevocable
 	maxHold        time.Duration // WithMaxHold; 0: unbounded
 	permits        bool          // WithPermitLayout
+	seqLayout      bool          // WithSequenceLayout
 }
 
 func defaultPrimitiveOptions() primitiveOptions {
@@ -371,6 +372,37 @@ const ReservedData = queue.TagPrefix
 func WithListingHandoff() Option {
 	return func(o *primitiveOptions) error {
 		o.listingHandoff = true
+		return nil
+	}
+}
+
+// WithSequenceLayout gives a Mutex zklock's sequence layout instead of
+// Apache Curator's InterProcessMutex layout, which is the default. Each
+// contender is an ephemeral sequential node named "seqlock-<seq>" directly
+// under the lock path, without Curator's protected "_c_<uuid>-" prefix, so
+// a waiter finds the node ahead of its own by asking whether the nodes
+// just below its sequence number exist (one pipeline of exists requests),
+// where the default layout lists the whole queue on every enqueue: in a
+// long queue that listing is what each acquisition costs the server most.
+// A queue of at most 16 nodes is still listed, as cheap as the walk, and
+// costs what it costs in the default layout once a handle has seen it.
+//
+// Every guarantee of the default layout holds: FIFO order, the loss signal
+// before the server can hand the lock on, fencing tokens, the handoff
+// without a listing, cancellation leaving nothing, a create cut off by
+// connection loss resolved (by a random token in the node's data, since
+// the name has no unique part). The layouts cannot share a path: a
+// contender of either that finds the other's nodes ahead of it fails with
+// a *WrongKindError, and so does any other kind of primitive on the path.
+// Curator and Kazoo processes cannot use this layout, and must not use
+// its path: they do not look for its nodes.
+//
+// It applies to NewMutex only, without WithCohort, WithRevocable,
+// WithMaxHold or WithListingHandoff; other uses are refused with
+// ErrInvalidOption.
+func WithSequenceLayout() Option {
+	return func(o *primitiveOptions) error {
+		o.seqLayout = true
 		return nil
 	}
 }

@@ -51,6 +51,21 @@ func TestPairsRefusedAtConstruction(t *testing.T) {
 			return err
 		}},
 		{"Mutex WithPermitLayout", func() error { _, err := NewMutex(fs, p, WithPermitLayout()); return err }},
+		{"ReentrantMutex WithSequenceLayout", func() error { _, err := NewReentrantMutex(fs, p, WithSequenceLayout()); return err }},
+		{"RWMutex WithSequenceLayout", func() error { _, err := NewRWMutex(fs, p, WithSequenceLayout()); return err }},
+		{"Semaphore WithSequenceLayout", func() error { _, err := NewSemaphore(fs, p, 2, WithSequenceLayout()); return err }},
+		{"Election WithSequenceLayout", func() error { _, err := NewElection(fs, p, WithSequenceLayout()); return err }},
+		{"Mutex sequence layout WithCohort", func() error { _, err := NewMutex(fs, p, WithSequenceLayout(), WithCohort(0, 0)); return err }},
+		{"Mutex sequence layout WithRevocable", func() error { _, err := NewMutex(fs, p, WithSequenceLayout(), WithRevocable()); return err }},
+		{"Mutex sequence layout WithMaxHold", func() error {
+			_, err := NewMutex(fs, p, WithSequenceLayout(), WithMaxHold(time.Second))
+			return err
+		}},
+		{"Mutex sequence layout WithListingHandoff", func() error {
+			_, err := NewMutex(fs, p, WithSequenceLayout(), WithListingHandoff())
+			return err
+		}},
+		{"Mutex sequence layout reserved data", func() error { _, err := NewMutex(fs, p, WithSequenceLayout(), reserved); return err }},
 		{"Mutex reserved data", func() error { _, err := NewMutex(fs, p, reserved); return err }},
 		{"ReentrantMutex reserved data", func() error { _, err := NewReentrantMutex(fs, p, reserved); return err }},
 		{"RWMutex reserved data", func() error { _, err := NewRWMutex(fs, p, reserved); return err }},

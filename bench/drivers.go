@@ -31,6 +31,7 @@ var goDrivers = map[string]goDriver{
 	implZklock:  zklockWorkers,
 	implCohort:  cohortWorkers,
 	implQueue:   queueWorkers,
+	implSeq:     seqWorkers,
 	implGoZK:    gozkWorkers,
 	implEtcd:    etcdWorkers,
 	implRedsync: redsyncWorkers,
@@ -58,6 +59,14 @@ func queueWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]
 		return nil, nil, errors.New("the queue layout is a Semaphore's")
 	}
 	return zklockWith(ctx, e, sc, path, zklock.WithPermitLayout())
+}
+
+// seqWorkers are zklock's Mutex in the sequence layout.
+func seqWorkers(ctx context.Context, e *servers, sc scenario, path string) ([]worker, func(), error) {
+	if sc.Kind != kindMutex || sc.Fresh > 0 {
+		return nil, nil, errors.New("the sequence layout is a Mutex's, on a lock path kept")
+	}
+	return zklockWith(ctx, e, sc, path, zklock.WithSequenceLayout())
 }
 
 func zklockWith(ctx context.Context, e *servers, sc scenario, path string, opts ...zklock.Option) ([]worker, func(), error) {

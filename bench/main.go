@@ -222,7 +222,7 @@ func (b *bench) closeExt() {
 
 func isZK(impl string) bool {
 	switch impl {
-	case implRaw, implWrite, implZklock, implCohort, implQueue, implGoZK, implCurator, implKazoo:
+	case implRaw, implWrite, implZklock, implCohort, implQueue, implSeq, implGoZK, implCurator, implKazoo:
 		return true
 	}
 	return false

@@ -45,18 +45,21 @@ const (
 	implRedsync = "redsync"
 	implCohort  = "zklock-cohort" // zklock with WithCohort: the goroutines of a session share one node
 	implQueue   = "zklock-queue"  // zklock's Semaphore with WithPermitLayout
+	implSeq     = "zklock-seq"    // zklock's Mutex with WithSequenceLayout
 	implWrite   = "one-write"     // one go-zookeeper setData per cycle: the limit of a handoff
 )
 
-var implOrder = []string{implWrite, implRaw, implZklock, implCohort, implQueue, implGoZK, implCurator, implKazoo, implEtcd, implRedsync}
+var implOrder = []string{implWrite, implRaw, implZklock, implCohort, implQueue, implSeq, implGoZK, implCurator, implKazoo, implEtcd, implRedsync}
 
 var (
 	allLocks = []string{implZklock, implGoZK, implCurator, implKazoo, implEtcd, implRedsync}
 	zkQueues = []string{implZklock, implGoZK, implCurator}
-	handoffs = []string{implZklock, implGoZK, implCurator, implEtcd}
+	// Both of a Mutex's layouts: Curator's, and the sequence layout
+	// (issue 38: its predecessor found by number, not by a listing).
+	handoffs = []string{implZklock, implSeq, implGoZK, implCurator, implEtcd}
 	// etcd hands its lock over at tens per second here, so draining a
 	// queue of 1000 after each trial would take longer than the whole run.
-	handoffs1000 = []string{implZklock, implGoZK, implCurator}
+	handoffs1000 = []string{implZklock, implSeq, implGoZK, implCurator}
 	// semaphores: both of zklock's layouts beside Curator's and Kazoo's.
 	semaphores = []string{implZklock, implQueue, implCurator, implKazoo}
 	// Kazoo 2.8's ReadLock and WriteLock deadlock under this load (every
@@ -92,7 +95,7 @@ func fullConfig() config {
 			{ID: "handoff-10", Title: "handoff, 10 waiters", Kind: kindMutex, Clients: 11, Handoff: true, Impls: handoffs},
 			{ID: "handoff-100", Title: "handoff, 100 waiters", Kind: kindMutex, Clients: 101, Sessions: 20, Handoff: true, Impls: handoffs},
 			{ID: "handoff-1000", Title: "handoff, 1000 waiters", Kind: kindMutex, Clients: 1001, Sessions: 50, Handoff: true, Impls: handoffs1000},
-			{ID: "handoff-5000", Title: "handoff, 5000 waiters", Kind: kindMutex, Clients: 5001, Sessions: 100, Handoff: true, Impls: []string{implZklock}},
+			{ID: "handoff-5000", Title: "handoff, 5000 waiters", Kind: kindMutex, Clients: 5001, Sessions: 100, Handoff: true, Impls: []string{implZklock, implSeq}},
 			{ID: "limit", Title: "one write per cycle (1 client): the limit", Kind: kindMutex, Clients: 1, Impls: []string{implWrite}},
 			{ID: "fresh1", Title: "fresh path, depth 1 (1 client)", Kind: kindMutex, Clients: 1, Fresh: 1, Impls: []string{implZklock}},
 			{ID: "fresh3", Title: "fresh path, depth 3 (1 client)", Kind: kindMutex, Clients: 1, Fresh: 3, Impls: []string{implZklock}},
@@ -121,9 +124,9 @@ func quickConfig() config {
 		case "c2", "c64", "c256", "handoff-100", "handoff-5000", "g64":
 			continue
 		case "handoff-1000":
-			s.Impls = []string{implZklock}
+			s.Impls = []string{implZklock, implSeq}
 		case "handoff-10":
-			s.Impls = []string{implZklock, implGoZK}
+			s.Impls = []string{implZklock, implSeq, implGoZK}
 		}
 		keep = append(keep, s)
 	}

@@ -81,6 +81,12 @@ func Goals(run *Run) []Goal {
 	ratio("64 goroutines, one session, 64 locks, vs go-zookeeper", ">= 1.2x", z("distinct64"), g("distinct64"), 1.2)
 	ratio("64 goroutines, one session, a fresh path each cycle, vs go-zookeeper", ">= 1.0x", z("fresh64"), g("fresh64"), 1.0)
 	ratio("handoff rate, 1000 waiters vs 10 (issue 38)", ">= 0.8x", z("handoff-1000"), z("handoff-10"), 0.8)
+	// The same goal in the sequence layout (WithSequenceLayout), which the
+	// issue allows as an opt-in: the enqueue finds its predecessor by its
+	// number instead of listing the queue.
+	sq := func(scen string) *Result { return run.Find(scen, "zklock-seq") }
+	ratio("handoff rate, 1000 waiters vs 10, sequence layout (issue 38)", ">= 0.8x", sq("handoff-1000"), sq("handoff-10"), 0.8)
+	ratio("handoff rate, 5000 waiters vs 10, sequence layout", ">= 0.8x", sq("handoff-5000"), sq("handoff-10"), 0.8)
 	gs = append(gs, heldGoal(run))
 	return gs
 }

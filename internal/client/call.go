@@ -23,8 +23,8 @@ type Call struct {
 
 	// Path is the created node's name (GoCreate).
 	Path string
-	// Stat is the created node's Stat (GoCreate), or the listed node's
-	// (GoChildren).
+	// Stat is the created node's Stat (GoCreate), the listed node's
+	// (GoChildren), or the node's (GoExists).
 	Stat Stat
 	// Children are the listed node's children (GoChildren).
 	Children []string
@@ -53,6 +53,14 @@ func (c *Client) GoCreate(path string, data []byte, mode CreateMode, acl []ACL) 
 func (c *Client) GoChildren(path string) *Call {
 	k := &Call{done: make(chan struct{})}
 	c.start(newRequest(opGetChildren2, path), k)
+	return k
+}
+
+// GoExists queues Exists's request, without a watch, and returns at once:
+// a missing node completes the Call with ErrNoNode. Stat is the node's.
+func (c *Client) GoExists(path string) *Call {
+	k := &Call{done: make(chan struct{})}
+	c.start(newRequest(opExists, path), k)
 	return k
 }
 

@@ -81,6 +81,7 @@ const (
 	RWMutex         Kind = "rwmutex"          // a read-write lock's path as a whole (LockState)
 	Semaphore       Kind = "semaphore"        // Curator's layout
 	SemaphorePermit Kind = "semaphore_permit" // zklock's permit layout
+	MutexSeq        Kind = "mutex_seq"        // a Mutex in zklock's sequence layout
 	Election        Kind = "election"
 	LeaderLatch     Kind = "curator_leader_latch"
 	KazooReadLock   Kind = "kazoo_read_lock"

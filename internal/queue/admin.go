@@ -25,7 +25,7 @@ func Holders(ctx context.Context, conn Conn, p string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs := Sort(names, KindLock, KindKazooLock, KindRead, KindWrite)
+	cs := Sort(names, KindLock, KindKazooLock, KindRead, KindWrite, KindSeqLock)
 	var out []string
 	for i, c := range cs {
 		if c.Kind != KindRead {

@@ -32,7 +32,8 @@ const (
 	LeasesChild = "leases"
 )
 
-var kinds = []string{KindRead, KindWrite, KindKazooRLock, KindKazooLock, KindLock, KindLease, KindLatch, KindPermit}
+// KindSeqLock ends in KindLock: it comes first, so that Parse tells them apart.
+var kinds = []string{KindRead, KindWrite, KindKazooRLock, KindKazooLock, KindSeqLock, KindLock, KindLease, KindLatch, KindPermit}
 
 // ProtectedPrefix starts the name of every node created with protection:
 // "_c_" + a version 4 UUID + "-" (Curator's ProtectedUtils layout, 40 bytes).
@@ -250,6 +251,8 @@ func KindOf(c Contender) errs.Kind {
 		return errs.LeaderLatch
 	case KindPermit:
 		return errs.SemaphorePermit
+	case KindSeqLock:
+		return errs.MutexSeq
 	}
 	return errs.Mutex // lock- and Kazoo's __lock__
 }

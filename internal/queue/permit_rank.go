@@ -11,8 +11,9 @@ import (
 const PermitTag = TagPrefix + "k"
 
 // LongestTag is the most zklock adds to a node's data: a permit node's tag
-// with a rank of up to 19 digits.
-const LongestTag = len(PermitTag) + 19
+// with a rank of up to 19 digits, or a sequence-layout node's token and
+// announcement (see Seq).
+const LongestTag = max(len(PermitTag)+19, len(SeqTag)+seqTokenLen+len(Announcer))
 
 // permitTag returns where a permit node's tag begins in data; ok is false
 // for data that does not end with one.

@@ -44,6 +44,13 @@ type Conn interface {
 	// When the create finds no parent because a parent create failed, err
 	// is that one's error.
 	CreateAndList(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, names []string, err error)
+	// CreateAndStat is CreateAndList with the parent's child count, from
+	// an exists request pipelined behind the create, in place of its
+	// listing; children is -1 when it is not known.
+	CreateAndStat(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, children int32, err error)
+	// Exist reports whether each of paths exists, its requests sent as one
+	// pipeline, without watches.
+	Exist(ctx context.Context, paths []string) ([]bool, error)
 	// CreateContainer creates a CONTAINER node; an existing one is fine.
 	CreateContainer(ctx context.Context, path string) error
 	Children(ctx context.Context, path string) ([]string, error)
@@ -176,13 +183,13 @@ func Announces(data []byte) bool {
 func UserData(data []byte) []byte {
 	for _, tag := range []string{Announcer, RevocableTag} {
 		if bytes.HasSuffix(data, []byte(tag)) {
-			return data[:len(data)-len(tag)]
+			return stripSeqToken(data[:len(data)-len(tag)])
 		}
 	}
 	if i, ok := permitTag(data); ok {
 		return data[:i]
 	}
-	return data
+	return stripSeqToken(data)
 }
 
 // Change is what Conn.WaitChange saw happen to the node it watched (see
@@ -330,7 +337,7 @@ func (q *Queue) proves(ch Change, sc Scanned) bool {
 // exclusive reports whether a contender of kind holds only when first in
 // the queue. Kazoo's lock nodes are, but Kazoo never announces a release,
 // so a change of their data is somebody else's write, never a proof.
-func exclusive(kind string) bool { return kind == KindLock || kind == KindWrite }
+func exclusive(kind string) bool { return kind == KindLock || kind == KindWrite || kind == KindSeqLock }
 
 // checkKinds refuses a listing that shows another kind of primitive on our
 // path. Only the listing taken just after our create is checked, at no

@@ -44,6 +44,8 @@ func Detect(names []string) errs.Kind {
 		case !ok:
 		case c.Kind == KindPermit:
 			return errs.SemaphorePermit
+		case c.Kind == KindSeqLock:
+			return errs.MutexSeq
 		case c.Kind == KindRead || c.Kind == KindWrite || c.Kind == KindKazooRLock:
 			return errs.RWMutex
 		case c.Kind == KindLock || c.Kind == KindKazooLock:
@@ -79,7 +81,9 @@ func readState(ctx context.Context, conn Conn, p string, names []string, kind er
 	case errs.RWMutex:
 		err = s.readRW(ctx, conn, p, names)
 	case errs.Mutex:
-		err = s.readLock(ctx, conn, p, names)
+		err = s.readLock(ctx, conn, p, names, KindLock, KindKazooLock)
+	case errs.MutexSeq:
+		err = s.readLock(ctx, conn, p, names, KindSeqLock)
 	}
 	// A kind told only by its contenders' nodes, all gone between the
 	// listing and their reads: the path is as free as one with nothing
@@ -92,8 +96,8 @@ func readState(ctx context.Context, conn Conn, p string, names []string, kind er
 
 // readLock: the first node of an exclusive queue holds (or is about to
 // learn that it does).
-func (s *State) readLock(ctx context.Context, conn Conn, p string, names []string) error {
-	ns, err := readNodes(ctx, conn, p, Sort(names, KindLock, KindKazooLock))
+func (s *State) readLock(ctx context.Context, conn Conn, p string, names []string, kinds ...string) error {
+	ns, err := readNodes(ctx, conn, p, Sort(names, kinds...))
 	s.split(ns, func(i int) bool { return i == 0 })
 	return err
 }

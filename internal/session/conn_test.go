@@ -109,6 +109,7 @@ func TestOnServer(t *testing.T) {
 	zk := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 20*time.Second))
 	t.Run("evidence", func(t *testing.T) { testEvidence(t, zk) })
 	t.Run("create and list", func(t *testing.T) { testCreateAndList(t, zk) })
+	t.Run("create and stat, exist", func(t *testing.T) { testCreateAndStat(t, zk) })
 	t.Run("abandoned create", func(t *testing.T) { testAbandonedCreate(t, zk) })
 	t.Run("release", func(t *testing.T) { testRelease(t, zk) })
 }

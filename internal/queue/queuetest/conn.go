@@ -47,6 +47,29 @@ func (c *Conn) CreateAndList(ctx context.Context, parents []string, p string, da
 	return name, czxid, owner, names, err
 }
 
+// CreateAndStat is CreateAndList with the parent's child count in place
+// of its listing (-1 when the listing fault applies).
+func (c *Conn) CreateAndStat(ctx context.Context, parents []string, p string, data []byte) (string, int64, int64, int32, error) {
+	name, czxid, owner, names, err := c.CreateAndList(ctx, parents, p, data)
+	if err != nil || names == nil {
+		return name, czxid, owner, -1, err
+	}
+	return name, czxid, owner, int32(len(names)), nil
+}
+
+// Exist reports whether each of paths exists, one Stat each.
+func (c *Conn) Exist(ctx context.Context, paths []string) ([]bool, error) {
+	out := make([]bool, len(paths))
+	for i, p := range paths {
+		st, err := c.Stat(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = st != nil
+	}
+	return out, nil
+}
+
 // CreateEphemeral creates a non-sequential EPHEMERAL node of c's session.
 func (c *Conn) CreateEphemeral(ctx context.Context, p string, data []byte) (int64, int64, error) {
 	_, czxid, owner, _, err := c.create(ctx, p, data, false, false)

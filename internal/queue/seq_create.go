@@ -1,0 +1,137 @@
+package queue
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/zklock/zklock/internal/client"
+)
+
+// SeqTag is followed, in a sequence-layout node's data, by the token of
+// the create that made it (see Seq, "A create cut off").
+const SeqTag = TagPrefix + "s"
+
+// seqTokenLen is a token's length: 16 hex digits, 64 random bits.
+const seqTokenLen = 16
+
+func newSeqToken() string {
+	var b [seqTokenLen / 2]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// seqToken returns the token data ends with (after any announcement tag);
+// ok is false when it ends with none.
+func seqToken(data []byte) (string, bool) {
+	data = bytes.TrimSuffix(data, []byte(Announcer))
+	n := len(data) - seqTokenLen - len(SeqTag)
+	if n < 0 || !bytes.Equal(data[n:n+len(SeqTag)], []byte(SeqTag)) {
+		return "", false
+	}
+	tok := data[n+len(SeqTag):]
+	if _, err := hex.DecodeString(string(tok)); err != nil {
+		return "", false
+	}
+	return string(tok), true
+}
+
+// stripSeqToken returns data without the token it ends with, if any.
+func stripSeqToken(data []byte) []byte {
+	if _, ok := seqToken(data); ok && !bytes.HasSuffix(data, []byte(Announcer)) {
+		return data[:len(data)-seqTokenLen-len(SeqTag)]
+	}
+	return data
+}
+
+// create makes our node, with its parents when they are missing, and
+// learns the parent's child count with it (Conn.CreateAndStat; -1 when
+// unknown), or, while the queue was short, its listing (Conn.CreateAndList,
+// in the node). A create cut off by connection loss is resolved by its
+// token: adopted if the current session owns the node, deleted otherwise.
+func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
+	q := s.Q
+	token := newSeqToken()
+	data = append(append(make([]byte, 0, len(data)+len(SeqTag)+seqTokenLen), data...), SeqTag+token...)
+	data = q.nodeData(data)
+	path := q.Dir + "/" + KindSeqLock
+	parents := append(Parents(q.Dir), q.Dir)
+	var err error
+	for i := 0; i < maxCreates; i++ {
+		var p string
+		var czxid, owner int64
+		count := int32(-1)
+		var names []string
+		if !s.short.Load() {
+			p, czxid, owner, count, err = q.Conn.CreateAndStat(ctx, parents, path, data)
+		} else if p, czxid, owner, names, err = q.Conn.CreateAndList(ctx, parents, path, data); names != nil {
+			count = int32(len(names))
+		}
+		switch {
+		case err == nil:
+			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}, count, nil
+		case errors.Is(err, client.ErrNoNode):
+			// A parent the Conn took for existing was reaped: the next turn
+			// creates them, pipelined ahead of the create.
+		case errors.Is(err, client.ErrConnectionLoss) || errors.Is(err, client.ErrSessionMoved):
+			n, ok, err := s.recover(ctx, token, true)
+			if err != nil {
+				q.Conn.Go(func(bg context.Context) { _, _, _ = s.recover(bg, token, false) })
+				return node{}, -1, err
+			}
+			if ok {
+				return n, -1, nil
+			}
+		case errors.Is(err, client.ErrSessionExpired):
+			if _, err := q.Conn.Epoch(ctx); err != nil {
+				return node{}, -1, err
+			}
+		default:
+			return node{}, -1, err
+		}
+	}
+	return node{}, -1, fmt.Errorf("queue: create under %s: gave up after %d attempts: %w", q.Dir, maxCreates, err)
+}
+
+// recover finds the node a cut-off create with token may have made: it
+// reads every sequence-layout node's data (a rare path: a create cut off).
+// Without adopt, or when the node is not of the current session, it
+// discards the node.
+func (s *Seq) recover(ctx context.Context, token string, adopt bool) (node, bool, error) {
+	q := s.Q
+	ep, err := q.Conn.Epoch(ctx)
+	if err != nil {
+		return node{}, false, err
+	}
+	names, err := q.Conn.Children(ctx, q.Dir)
+	if errors.Is(err, client.ErrNoNode) {
+		return node{}, false, nil
+	}
+	if err != nil {
+		return node{}, false, err
+	}
+	var found node
+	ok := false
+	for _, c := range Sort(names, KindSeqLock) {
+		p := q.Dir + "/" + c.Name
+		data, st, err := q.Conn.Get(ctx, p)
+		if errors.Is(err, client.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return node{}, false, err
+		}
+		if t, tagged := seqToken(data); !tagged || t != token {
+			continue
+		}
+		if adopt && st.EphemeralOwner == ep.SessionID && !ok {
+			found, ok = node{path: p, name: c.Name, czxid: st.Czxid, owner: st.EphemeralOwner}, true
+			continue
+		}
+		q.Conn.Discard(p, st.EphemeralOwner)
+	}
+	return found, ok, nil
+}
