@@ -5,14 +5,21 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"time"
 )
 
 // Epoch is a stretch of time during which the client may assume the server
 // holds its session (see zklock.Session.OwnershipDeadline); the queue
 // and the hold engine carry it with every node they hold. Done is closed
-// when it ends; it never reopens.
-type Epoch struct {
+// when it ends; it never reopens. It is one pointer to what every Epoch of
+// the same stretch shares: a held node keeps 8 bytes of it, not 40 (with
+// 100,000 locks held, 2026-11-26). The zero Epoch is none: its fields
+// must not be read.
+type Epoch struct{ *EpochInfo }
+
+// EpochInfo is what an Epoch says; the session makes one per epoch.
+type EpochInfo struct {
 	SessionID int64
 	Done      <-chan struct{}
 	Key       any // identifies the epoch to Conn.Track
@@ -40,7 +47,18 @@ type epoch struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   <-chan struct{}
-	nodes  map[string]struct{} // nodes to delete when the epoch ends
+	nodes  []*Tracked // nodes to delete when the epoch ends
+	pub    EpochInfo  // what Conn.Epoch hands out, shared by all
+}
+
+// Tracked is a node the session deletes when the epoch it was tracked in
+// ends (Conn.Track), should the session survive. The caller keeps it (a
+// held node embeds one) and the epoch lists it: with 100,000 locks held a
+// map of paths cost ~43 bytes a lock, the list ~10 (2026-11-26). A Tracked
+// is tracked in its own node's epoch only.
+type Tracked struct {
+	Path string
+	at   int32 // 1 + its index in its epoch's list, under Conn.mu; 0: not listed
 }
 
 // OwnershipDeadline returns the instant after which the server may have
@@ -190,10 +208,12 @@ func (c *Conn) endEpochLocked(closing bool) {
 	if closing {
 		level, msg = slog.LevelInfo, "zklock: lock released by Close"
 	}
-	for node := range ep.nodes {
-		c.logs.add(level, msg, "path", c.primitivePath(node), "node", node, "session", fmt.Sprintf("0x%x", ep.sid))
-		c.goDelete(node, ep.sid)
+	for _, t := range ep.nodes {
+		c.logs.add(level, msg, "path", c.primitivePath(t.Path), "node", t.Path, "session", fmt.Sprintf("0x%x", ep.sid))
+		c.goDelete(t.Path, ep.sid)
+		t.at = 0
 	}
+	ep.nodes = nil
 	if c.cfg.OnEpochEnd != nil {
 		c.cfg.OnEpochEnd(ep, closing)
 	}
@@ -208,22 +228,38 @@ func (c *Conn) primitivePath(node string) string {
 	return path.Dir(node)
 }
 
-// track registers path to be deleted when ep ends; untrack forgets it.
-func (c *Conn) track(ep *epoch, path string) bool {
+// track registers t to be deleted when ep ends (once: a t listed already
+// stays listed); false if ep has ended. untrack forgets it.
+func (c *Conn) track(ep *epoch, t *Tracked) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loseIfDueLocked() // a grant decided before a freeze is refused after it
 	if c.ep != ep {
 		return false
 	}
-	ep.nodes[path] = struct{}{}
+	if t.at == 0 {
+		ep.nodes = append(ep.nodes, t)
+		t.at = int32(len(ep.nodes))
+	}
 	return true
 }
 
-func (c *Conn) untrack(ep *epoch, path string) {
+func (c *Conn) untrack(ep *epoch, t *Tracked) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(ep.nodes, path)
+	i := int(t.at) - 1
+	if i < 0 || i >= len(ep.nodes) || ep.nodes[i] != t {
+		return // not listed, or its epoch ended
+	}
+	last := len(ep.nodes) - 1
+	ep.nodes[i] = ep.nodes[last]
+	ep.nodes[i].at = int32(i + 1)
+	ep.nodes[last] = nil
+	ep.nodes = ep.nodes[:last]
+	t.at = 0
+	if cap(ep.nodes) > 64 && len(ep.nodes) < cap(ep.nodes)/4 {
+		ep.nodes = slices.Clip(slices.Clone(ep.nodes)) // what a burst grew goes with it
+	}
 }
 
 // watchdog ends the epoch when the ownership deadline passes. It re-reads
@@ -280,8 +316,9 @@ func (c *Conn) resumeLocked() {
 }
 
 func (c *Conn) newEpochLocked() {
-	ep := &epoch{sid: c.sid, nodes: make(map[string]struct{})}
+	ep := &epoch{sid: c.sid}
 	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	ep.done = ep.ctx.Done()
+	ep.pub = EpochInfo{SessionID: ep.sid, Done: ep.done, Key: ep, Check: c.CheckDeadline} // once per epoch
 	c.ep = ep
 }
