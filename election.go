@@ -56,7 +56,10 @@ type Election struct {
 // LeaderSelector reads it as the participant id), so it carries no
 // announcement, and a term's end is a plain deletion (its successor lists,
 // or holds at once when it was the only one ahead).
-var electionSpec = spec{kind: KindElection, node: queue.KindLock, accept: lockKinds, quiet: true}
+var electionSpec = spec{kind: KindElection, node: queue.KindLock, accept: lockKinds, quiet: true, errs: electionErrs}
+
+// electionErrs are what a Resign returns.
+var electionErrs = &hold.Errs{Lost: ErrLeadershipLost, NotHeld: ErrNotLocked}
 
 // NewElection returns an Election on path. Nothing is sent to the server
 // until Campaign, Leader or Observe. The path rules, request size included,
@@ -68,7 +71,6 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 		return nil, err
 	}
 	l, _ := s.line(q, q, electionSpec, o)
-	l.LostErr = ErrLeadershipLost
 	return &Election{s: s, q: q, line: l, data: o.data}, nil
 }
 

@@ -50,7 +50,7 @@ func plainQ(c queue.Conn, path, kind string) *queue.Queue {
 	if kind != queue.KindLock {
 		accept = rwKinds
 	}
-	return &queue.Queue{Conn: c, Dir: path, Kind: kind, Accept: accept, OneKind: true, Handoff: true}
+	return &queue.Queue{Conn: c, Dir: path, Rules: &queue.Rules{Kind: kind, Accept: accept, OneKind: true, Handoff: true}}
 }
 
 // watchesSet counts the data watches c's session has set on path so far.

@@ -3,6 +3,7 @@ package zklock
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,11 +17,12 @@ import (
 
 // spec describes a primitive to the engine.
 type spec struct {
-	kind   Kind     // in metrics and errors
-	node   string   // its nodes' kind on the wire (queue.KindLock, ...)
-	accept []string // the node kinds that share its queue
-	takes  takes    // the options it takes; the others are refused
-	quiet  bool     // its nodes never announce a release (an election's value)
+	kind   Kind       // in metrics and errors
+	node   string     // its nodes' kind on the wire (queue.KindLock, ...)
+	accept []string   // the node kinds that share its queue
+	takes  takes      // the options it takes; the others are refused
+	quiet  bool       // its nodes never announce a release (an election's value)
+	errs   *hold.Errs // what its Release returns; nil: ErrLockLost, ErrNotLocked
 }
 
 // lockKinds are the node kinds of the exclusive queue that a Mutex, a
@@ -46,27 +48,68 @@ const (
 // cannot be made safe is refused here, with ErrInvalidOption and the
 // reason (docs/recipes.md, "What happens when...").
 func build(s *Session, path string, sp spec, opts []Option) (*queue.Queue, primitiveOptions, error) {
-	if s == nil {
-		return nil, primitiveOptions{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
-	}
-	if err := queue.CheckPath(path); err != nil {
-		return nil, primitiveOptions{}, fmt.Errorf("%w: %v", ErrInvalidPath, err)
-	}
-	o, err := applyOptions(opts)
+	q, o, err := buildQueue(s, path, sp, opts)
 	if err != nil {
 		return nil, o, err
 	}
+	return &q, o, nil
+}
+
+// buildQueue is build with the queue as a value, for a handle that keeps
+// it in place.
+func buildQueue(s *Session, path string, sp spec, opts []Option) (queue.Queue, primitiveOptions, error) {
+	if s == nil {
+		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	}
+	if err := queue.CheckPath(path); err != nil {
+		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+	}
+	o, err := applyOptions(opts)
+	if err != nil {
+		return queue.Queue{}, o, err
+	}
 	if err := o.refuse(sp); err != nil {
-		return nil, o, err
+		return queue.Queue{}, o, err
 	}
 	if err := s.opts.checkCreate(queue.LongestNode(path, sp.node), len(o.data)+queue.LongestTag); err != nil {
-		return nil, o, err
+		return queue.Queue{}, o, err
 	}
+	return queue.Queue{Conn: s.conn(), Dir: path, Rules: rules(sp, o)}, o, nil
+}
+
+// seqKinds are the contenders of a Mutex WithSequenceLayout: its own
+// nodes only.
+var seqKinds = []string{queue.KindSeqLock}
+
+// rulesKey is what makes a queue's rules.
+type rulesKey struct {
+	node, accept              string
+	handoff, quiet, revocable bool
+}
+
+// allRules are the queues' rules by rulesKey: a handle keeps a pointer to
+// its queue's, not their 48 bytes (a service may hold many handles).
+var allRules sync.Map
+
+// rules returns the rules of sp's queue with options o. Those of a permit
+// semaphore, whose node kind says its limit, are its own: the set of keys
+// stays small.
+func rules(sp spec, o primitiveOptions) *queue.Rules {
 	// A cohort writes its node's data to invalidate a guard, a revoker a
 	// revocable holder's: such a node must not announce releases, or a
 	// waiter would take that write for one.
-	return &queue.Queue{Conn: s.conn(), Dir: path, Kind: sp.node, Accept: sp.accept, OneKind: true,
-		Handoff: !o.listingHandoff, Quiet: sp.quiet || o.cohort != nil, Revocable: o.revocable}, o, nil
+	node, accept := sp.node, sp.accept
+	if o.seqLayout {
+		node, accept = queue.KindSeqLock, seqKinds
+	}
+	r := &queue.Rules{Kind: node, Accept: accept, OneKind: true,
+		Handoff: !o.listingHandoff, Quiet: sp.quiet || o.cohort != nil, Revocable: o.revocable}
+	if o.permits {
+		return r
+	}
+	k := rulesKey{node, strings.Join(accept, "/"), r.Handoff, r.Quiet, r.Revocable}
+	got, _ := allRules.LoadOrStore(k, r)
+	return got.(*queue.Rules)
 }
 
 // refuse returns the error of an option sp does not take, or of a pair of
@@ -99,16 +142,45 @@ func (o primitiveOptions) refuse(sp spec) error {
 // acquire through: the Line, or with WithCohort the session's cohort of
 // q's path.
 func (s *Session) line(q *queue.Queue, p hold.Protocol, sp spec, o primitiveOptions) (*hold.Line, hold.Acquirer) {
-	l := &hold.Line{P: p, Kind: sp.kind, Path: q.Dir,
-		Layers: hold.Layers{MaxHold: o.maxHold, Revocable: o.revocable, Q: q}}
-	if s.metrics != nil {
-		l.Events = s.metrics
-	}
+	l := new(hold.Line)
+	return l, s.lineAt(l, q, p, sp, o)
+}
+
+// lineAt is line that fills in l, a field of the handle: a Mutex is one
+// allocation with its queue and line (a service may hold many).
+func (s *Session) lineAt(l *hold.Line, q *queue.Queue, p hold.Protocol, sp spec, o primitiveOptions) hold.Acquirer {
+	*l = hold.Line{P: p, Q: q, Conf: s.conf(sp, o)}
 	if o.cohort == nil {
-		return l, l
+		return l
 	}
 	form := func() *hold.Cohort { return hold.NewCohort(l, q, o.data, *o.cohort) }
-	return l, hold.CohortLine{R: &s.cohorts, Path: q.Dir, Form: form}
+	return hold.CohortLine{R: &s.cohorts, Path: q.Dir, Form: form}
+}
+
+// confKey is what makes a line's hold.Conf, but a bound (WithMaxHold).
+type confKey struct {
+	kind      Kind
+	revocable bool
+	errs      *hold.Errs
+	metrics   *metricsState
+}
+
+// conf returns the hold.Conf of a line of sp with options o: one for all
+// such lines of the session, so that a handle keeps a pointer to it, not
+// its 88 bytes (a service may hold many handles). A line with a bound or
+// its own data (WithData) has its own: those are any durations and bytes,
+// and the set of keys stays small.
+func (s *Session) conf(sp spec, o primitiveOptions) *hold.Conf {
+	c := &hold.Conf{Kind: sp.kind, Errs: sp.errs, Data: o.data,
+		Layers: hold.Layers{MaxHold: o.maxHold, Revocable: o.revocable}}
+	if s.metrics != nil {
+		c.Events = s.metrics
+	}
+	if o.maxHold > 0 || o.ownData {
+		return c
+	}
+	got, _ := s.confs.LoadOrStore(confKey{sp.kind, o.revocable, sp.errs, s.metrics}, c)
+	return got.(*hold.Conf)
 }
 
 // Contender describes one node in a queue, as returned by the Contenders

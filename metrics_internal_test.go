@@ -12,7 +12,7 @@ import (
 // when set).
 func TestNoEventsWithoutMetrics(t *testing.T) {
 	s := &Session{opts: defaultSessionOptions()}
-	q := &queue.Queue{Dir: "/p"}
+	q := &queue.Queue{Dir: "/p", Rules: &queue.Rules{}}
 	l, _ := s.line(q, q, mutexSpec, defaultPrimitiveOptions())
 	if l.Events != nil {
 		t.Fatalf("a line of a session without Metrics has Events %v", l.Events)

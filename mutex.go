@@ -38,9 +38,9 @@ import (
 // then, and guard writes with Token or Guard so a resource can reject a
 // stale holder.
 type Mutex struct {
-	q    *queue.Queue
-	data []byte
-	h    hold.Slot
+	q queue.Queue // its own: a held lock is one allocation less
+	l hold.Line   // the line h acquires through (or through a cohort); its Data is our nodes'
+	h hold.Slot
 }
 
 // mutexSpec describes a Mutex to the engine.
@@ -58,17 +58,17 @@ func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
 }
 
 func newMutex(s *Session, path string, sp spec, opts []Option) (*Mutex, error) {
-	q, o, err := build(s, path, sp, opts)
+	q, o, err := buildQueue(s, path, sp, opts)
 	if err != nil {
 		return nil, err
 	}
-	var p hold.Protocol = q
+	m := &Mutex{q: q}
+	var p hold.Protocol = &m.q
 	if o.seqLayout {
-		q.Kind, q.Accept = queue.KindSeqLock, []string{queue.KindSeqLock}
-		p = &queue.Seq{Q: q}
+		p = &queue.Seq{Q: &m.q} // its rules are the sequence layout's (rules)
 	}
-	_, a := s.line(q, p, sp, o)
-	return &Mutex{q: q, data: o.data, h: hold.Slot{A: a}}, nil
+	m.h.A = s.lineAt(&m.l, &m.q, p, sp, o)
+	return m, nil
 }
 
 // Lock blocks until the lock is held, ctx ends, or the session is closed.
@@ -81,7 +81,7 @@ func newMutex(s *Session, path string, sp spec, opts []Option) (*Mutex, error) {
 // waiting, when the path holds another kind of primitive's nodes, such as
 // an RWMutex's or a Semaphore's; that costs no extra request.
 func (m *Mutex) Lock(ctx context.Context) error {
-	return m.h.Lock(ctx, queue.Request{Data: m.data})
+	return m.h.Lock(ctx, queue.Request{Data: m.l.Data})
 }
 
 // TryLock acquires the lock if no other owner holds it or waits for it, and
@@ -92,7 +92,7 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // read for the error, and our node is deleted), and it leaves nothing
 // behind.
 func (m *Mutex) TryLock(ctx context.Context) error {
-	return m.h.Lock(ctx, queue.Request{Data: m.data, Try: true})
+	return m.h.Lock(ctx, queue.Request{Data: m.l.Data, Try: true})
 }
 
 // Unlock releases the lock by deleting our node, retrying through connection
@@ -138,7 +138,7 @@ func (m *Mutex) Node() string { return m.h.Current().Node() }
 // Contenders lists the lock's queue: the holder first, then the waiters in
 // the order they will be granted, each with its node data.
 func (m *Mutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, m.q)
+	return listContenders(ctx, &m.q)
 }
 
 // Locker returns a sync.Locker whose Lock and Unlock call m's with

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -297,6 +298,7 @@ type Option func(*primitiveOptions) error
 
 type primitiveOptions struct {
 	data           []byte
+	ownData        bool // data is WithData's, not the default
 	listingHandoff bool
 	cohort         *hold.Bound   // WithCohort
 	revocable      bool          // WithRevocable
@@ -309,14 +311,16 @@ func defaultPrimitiveOptions() primitiveOptions {
 	return primitiveOptions{data: defaultData()}
 }
 
-// defaultData identifies the holder as "host:pid".
-func defaultData() []byte {
+// defaultData identifies the holder as "host:pid": one slice for every
+// handle (a service may hold many), which nothing writes to.
+var defaultData = sync.OnceValue(func() []byte {
 	host, err := os.Hostname()
 	if err != nil {
 		host = "unknown"
 	}
-	return []byte(host + ":" + strconv.Itoa(os.Getpid()))
-}
+	b := []byte(host + ":" + strconv.Itoa(os.Getpid()))
+	return b[:len(b):len(b)] // an append copies
+})
 
 // WithData sets the data stored in our node, shown to other clients that
 // inspect the queue (Contenders, LockedError). The default is "host:pid".
@@ -335,7 +339,7 @@ func WithData(data []byte) Option {
 		if queue.Reserved(data) {
 			return invalid("data holds %q, which zklock reserves for its own tags", ReservedData)
 		}
-		o.data = append([]byte(nil), data...)
+		o.data, o.ownData = append([]byte(nil), data...), true
 		return nil
 	}
 }

@@ -65,7 +65,7 @@ func NewRWMutex(s *Session, path string, opts ...Option) (*RWMutex, error) {
 		return nil, err
 	}
 	rq := *q
-	rq.Kind = queue.KindRead
+	rq.Rules = rules(rwReadSpec, o)
 	wl, _ := s.line(q, q, rwWriteSpec, o)
 	rl, _ := s.line(&rq, readQueue{&rq}, rwReadSpec, o)
 	return &RWMutex{q: q, rq: &rq, rl: rl, data: o.data, w: hold.Slot{A: wl}}, nil

@@ -3,7 +3,9 @@ package zklock_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +17,10 @@ import (
 // own path, and reports the heap (after a GC) and goroutines each held lock
 // costs, its Mutex handle included: what a service holding many locks
 // pays. Run it with
-// -benchtime=100000x for the 100,000-lock figure.
+// -benchtime=100000x for the 100,000-lock figure. With HELD_HEAP_PROFILE
+// set to a file (and -memprofilerate=1) it writes there a heap profile
+// taken while the locks are held: go tool pprof -sample_index=inuse_space
+// shows what each held lock costs, by allocation site.
 func BenchmarkHeldScale(b *testing.B) {
 	c := benchServer(b)
 	s := benchSessions(b, c, 1)[0]
@@ -54,10 +59,25 @@ func BenchmarkHeldScale(b *testing.B) {
 	heap1, g1 := heapNow(), runtime.NumGoroutine()
 	b.ReportMetric(float64(heap1-heap0)/float64(b.N), "heap-B/held")
 	b.ReportMetric(float64(g1-g0)/float64(b.N), "goroutines/held")
+	if p := os.Getenv("HELD_HEAP_PROFILE"); p != "" {
+		writeHeapProfile(b, p)
+	}
 	for _, m := range ms {
 		if err := m.Unlock(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// writeHeapProfile writes the live heap's profile to file.
+func writeHeapProfile(b *testing.B, file string) {
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
 	}
 }
 

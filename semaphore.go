@@ -58,7 +58,7 @@ type Semaphore struct {
 
 // semaphoreSpec is Curator's layout; WithPermitLayout's differs in its
 // kind, its node and the option it takes (NewSemaphore).
-var semaphoreSpec = spec{kind: KindSemaphore, node: queue.KindLease}
+var semaphoreSpec = spec{kind: KindSemaphore, node: queue.KindLease, errs: leaseErrs}
 
 // NewSemaphore returns a Semaphore on path allowing limit leases at once.
 // Nothing is sent to the server until an acquisition. A limit below 1 is
@@ -84,15 +84,21 @@ func NewSemaphore(s *Session, path string, limit int, opts ...Option) (*Semaphor
 	var p hold.Protocol
 	if o.permits {
 		pm := &queue.Permits{Conn: q.Conn, Dir: path, Limit: limit}
-		p, sem.q = pm, &queue.Queue{Conn: q.Conn, Dir: path, Accept: []string{queue.KindPermit}}
+		p, sem.q = pm, &queue.Queue{Conn: q.Conn, Dir: path, Rules: permitListing}
 	} else {
 		l := &queue.Leases{Conn: q.Conn, Dir: path, Limit: limit}
 		p, sem.q, sem.locks = l, l.LeaseQueue(), l.LockQueue()
 	}
 	sem.line, _ = s.line(q, p, sp, o)
-	sem.line.LostErr, sem.line.NotHeldErr = ErrLeaseLost, ErrLeaseReleased
 	return sem, nil
 }
+
+// permitListing are the rules of the queue a permit semaphore's
+// Contenders lists.
+var permitListing = &queue.Rules{Accept: []string{queue.KindPermit}}
+
+// leaseErrs are what a lease's Release returns.
+var leaseErrs = &hold.Errs{Lost: ErrLeaseLost, NotHeld: ErrLeaseReleased}
 
 // Acquire blocks until n leases are held together, ctx ends, or the session
 // is closed; it takes all n or none. On error nothing is left on the server,

@@ -39,6 +39,7 @@ type Session struct {
 
 	owners  sync.Map     // ReentrantMutex holders by path, for ErrNotOwner
 	cohorts hold.Cohorts // WithCohort's cohorts by path
+	confs   sync.Map     // the lines' shared hold.Conf, by confKey
 }
 
 // NewSession connects to ZooKeeper and waits until a session is established

@@ -45,9 +45,9 @@ func TestReleaseLetsBoundGiveBack(t *testing.T) {
 
 	s := queuetest.NewServer()
 	c := s.Connect()
-	q := &queue.Queue{Conn: c, Dir: "/l", Kind: queue.KindLock, Accept: []string{queue.KindLock}}
+	q := &queue.Queue{Conn: c, Dir: "/l", Rules: &queue.Rules{Kind: queue.KindLock, Accept: []string{queue.KindLock}}}
 	g := gatedGive{Queue: q, entered: make(chan struct{}), gate: make(chan struct{})}
-	l := &Line{P: g, Kind: errs.Mutex, Path: "/l", Layers: Layers{MaxHold: time.Hour, Q: q}}
+	l := &Line{P: g, Q: q, Conf: &Conf{Kind: errs.Mutex, Layers: Layers{MaxHold: time.Hour}}}
 	h, err := l.Acquire(ctx, queue.Request{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package hold
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -178,9 +179,9 @@ func (c *Cohort) tryLocked(ctx context.Context) (*Hold, error) {
 		return h, nil
 	}
 	if !c.idleLocked() {
-		err := &errs.LockedError{Data: c.data} // this process takes the place
+		err := &errs.LockedError{Data: bytes.Clone(c.data)} // this process takes the place
 		if c.held != nil {
-			err = &errs.LockedError{Holder: c.held.Last().Node.Name, Session: c.held.Epoch().SessionID, Data: c.data}
+			err = &errs.LockedError{Holder: c.held.Last().Node().Name, Session: c.held.Epoch().SessionID, Data: bytes.Clone(c.data)}
 		}
 		c.mu.Unlock()
 		return nil, err
@@ -279,7 +280,7 @@ func (c *Cohort) setHeldLocked(p *queue.Place) {
 
 // grantLocked makes a local hold of the cohort's place.
 func (c *Cohort) grantLocked() *Hold {
-	h := &Hold{line: c.line, place: c.held, local: c.grants, co: c}
+	h := &Hold{place: c.held, local: int32(c.grants), co: c}
 	c.holder, c.guarded, c.proven = h, false, false
 	c.grants++
 	return h

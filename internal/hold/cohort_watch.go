@@ -112,7 +112,7 @@ func (c *Cohort) nodeGone(p *queue.Place) {
 	if c.held != p {
 		return
 	}
-	c.q.Conn.Untrack(p.Epoch(), p.Last().Path)
+	c.q.Conn.Untrack(p.Epoch(), &p.Last().Tracked)
 	c.forgetLocked()
 	c.holder = nil
 	c.dispatchLocked()

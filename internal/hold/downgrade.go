@@ -40,17 +40,16 @@ func (l *Line) downgrade(ctx context.Context, w *Hold, q *queue.Queue, data []by
 	}
 	if w.IsLost() {
 		// Lost while the read node was being made: it must go too.
-		q.Conn.Untrack(rh.Epoch, rh.Path)
+		q.Conn.Untrack(rh.Epoch, &rh.Tracked)
 		q.Conn.Discard(rh.Path, rh.Epoch.SessionID)
 		return nil, errs.ErrLockLost
 	}
-	ly := l.Layers
+	ly := l.layers()
 	if w.w != nil && !w.w.until.IsZero() {
 		left := max(time.Until(w.w.until), time.Nanosecond)
 		if ly.MaxHold == 0 || left < ly.MaxHold {
 			ly.MaxHold = left
 		}
-		ly.Q = w.line.Layers.Q
 	}
-	return l.grant(&queue.Place{Held: []*queue.Held{rh}}, ly), nil
+	return l.grant(queue.OnePlace(rh), ly), nil
 }

@@ -2,7 +2,7 @@ package hold
 
 import (
 	"errors"
-	"sync"
+	"sync/atomic"
 
 	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
@@ -18,52 +18,32 @@ const TokenShift = 12
 const MaxLocalGrants = 1<<TokenShift - 1
 
 // Hold is one granted acquisition: its place, its loss signal, its fencing
-// token and guard, and its layers. It is safe for concurrent use.
+// token and guard, and its layers. It is safe for concurrent use. A
+// service may hold many at once: it is 32 bytes, its state one atomic.
 type Hold struct {
-	line  *Line
 	place *queue.Place
-	local int
 	w     *watch  // the layers; nil without
 	co    *Cohort // the cohort of a local hold; nil without
-
-	mu    sync.Mutex
-	state holdState
+	local int32   // the index of the grant among its place's (cohort.go)
+	state atomic.Int32
 }
 
-type holdState int
-
+// A hold's states: held, then releasing while a release is under way
+// (back to held if it is cut off), then released.
 const (
-	held holdState = iota
+	held int32 = iota
 	releasing
 	released
 )
 
 // begin starts a release; false if one is under way or done.
-func (h *Hold) begin() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.state != held {
-		return false
-	}
-	h.state = releasing
-	return true
-}
+func (h *Hold) begin() bool { return h.state.CompareAndSwap(held, releasing) }
 
-func (h *Hold) abort()  { h.set(held) }
-func (h *Hold) finish() { h.set(released) }
-
-func (h *Hold) set(s holdState) {
-	h.mu.Lock()
-	h.state = s
-	h.mu.Unlock()
-}
+func (h *Hold) abort()  { h.state.Store(held) }
+func (h *Hold) finish() { h.state.Store(released) }
 
 // Released reports whether the hold was given back (or counted so, lost).
-func (h *Hold) Released() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.state == released
-}
+func (h *Hold) Released() bool { return h.state.Load() == released }
 
 // closed is the loss signal of nothing held.
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

@@ -53,7 +53,7 @@ type Layers struct {
 	// (revoke.go).
 	Revocable bool
 	// Q is the queue whose session runs the layers' goroutines and reads;
-	// required with either.
+	// required with either. A Line's Conf leaves it unset: the Line's Q.
 	Q *queue.Queue
 }
 
@@ -63,17 +63,40 @@ func (ly Layers) any() bool { return ly.MaxHold > 0 || ly.Revocable }
 // through it. It is safe for concurrent use; each Acquire is its own
 // acquisition, queued on the server in the order the calls reached it, so
 // a handle used by several goroutines grants them in that order, one at a
-// time where the recipe is exclusive.
+// time where the recipe is exclusive. A service may hold many handles, so
+// a Line is 32 bytes: its protocol, its queue (whose path is the line's)
+// and what it shares with the lines of its kind and options (Conf).
 type Line struct {
-	P      Protocol
+	P Protocol
+	// Q is the queue whose path is the line's and whose session runs its
+	// layers' goroutines and reads; required.
+	Q *queue.Queue
+	*Conf
+}
+
+// Conf is what a Line says beyond its queue; lines of one kind with the
+// same options on one session may share one. It must not change once a
+// Line has it.
+type Conf struct {
 	Kind   errs.Kind
-	Path   string
 	Events Events // nil: none
-	Layers Layers
-	// LostErr is what Release returns for a hold whose loss signal fired
-	// (errs.ErrLockLost if nil), NotHeldErr for a hold released already
-	// (errs.ErrNotLocked if nil).
-	LostErr, NotHeldErr error
+	Layers Layers // Q unset: the Line's
+	Errs   *Errs  // nil: errs.ErrLockLost and errs.ErrNotLocked
+	Data   []byte // the data of the line's nodes, for a handle that keeps none
+}
+
+// Errs are the errors Release returns: Lost for a hold whose loss signal
+// fired, NotHeld for a hold released already.
+type Errs struct{ Lost, NotHeld error }
+
+// path is the line's lock path, for Events.
+func (l *Line) path() string { return l.Q.Dir }
+
+// layers are the line's layers, on its queue.
+func (l *Line) layers() Layers {
+	ly := l.Layers
+	ly.Q = l.Q
+	return ly
 }
 
 // CheckCtx refuses a nil or finished ctx before anything is sent.
@@ -93,7 +116,7 @@ func (l *Line) Acquire(ctx context.Context, r queue.Request) (*Hold, error) {
 		if err != nil {
 			return nil, err
 		}
-		return l.grant(p, l.Layers), nil
+		return l.grant(p, l.layers()), nil
 	})
 }
 
@@ -114,21 +137,21 @@ func (l *Line) acquire(ctx context.Context, take func() (*Hold, error)) (*Hold, 
 		if h != nil {
 			last = h.place.Last()
 		}
-		l.Events.Acquired(l.Kind, l.Path, start, last, err)
+		l.Events.Acquired(l.Kind, l.path(), start, last, err)
 	}
 	return h, err
 }
 
 // grant makes a hold of a place, with layers ly.
 func (l *Line) grant(p *queue.Place, ly Layers) *Hold {
-	h := &Hold{line: l, place: p}
+	h := &Hold{place: p}
 	if ly.any() {
 		h.w = l.watch(h, ly)
 	}
 	return h
 }
 
-// Release gives h back. It returns l.LostErr (errs.ErrLockLost) when h's loss
+// Release gives h back. It returns l.Errs.Lost (errs.ErrLockLost) when h's loss
 // signal fired first, the place then counting as released (the session
 // deletes its nodes if it survived), and ctx's error when ctx ended first,
 // h then still held: Release may be called again.
@@ -137,8 +160,8 @@ func (l *Line) Release(ctx context.Context, h *Hold) error {
 		return err
 	}
 	if !h.begin() {
-		if l.NotHeldErr != nil {
-			return l.NotHeldErr
+		if l.Errs != nil {
+			return l.Errs.NotHeld
 		}
 		return errs.ErrNotLocked
 	}
@@ -166,8 +189,8 @@ func (l *Line) Release(ctx context.Context, h *Hold) error {
 }
 
 func (l *Line) lostErr() error {
-	if l.LostErr != nil {
-		return l.LostErr
+	if l.Errs != nil {
+		return l.Errs.Lost
 	}
 	return errs.ErrLockLost
 }
@@ -183,8 +206,8 @@ func (l *Line) Abandon(h *Hold) {
 	h.w.end()
 	h.finish()
 	for _, n := range h.place.Held {
-		l.Layers.Q.Conn.Untrack(n.Epoch, n.Path)
-		l.Layers.Q.Conn.Discard(n.Path, n.Epoch.SessionID)
+		l.Q.Conn.Untrack(n.Epoch, &n.Tracked)
+		l.Q.Conn.Discard(n.Path, n.Epoch.SessionID)
 	}
 	if l.Events != nil {
 		l.Events.Released(h.place.Last())

@@ -51,7 +51,7 @@ type Slot struct {
 func (s *Slot) Lock(ctx context.Context, r queue.Request) error {
 	if r.Try {
 		if cur := s.Current(); cur != nil {
-			return &errs.LockedError{Holder: cur.place.Last().Node.Name, Session: cur.Epoch().SessionID}
+			return &errs.LockedError{Holder: cur.place.Last().Node().Name, Session: cur.Epoch().SessionID}
 		}
 	}
 	h, err := s.A.Acquire(ctx, r)

@@ -55,7 +55,7 @@ func (l *Line) watch(h *Hold, ly Layers) *watch {
 		w.revoked = make(chan struct{})
 		run(func(ctx context.Context) {
 			if watchRevocation(ctx, ly.Q.Conn, h.place.Last().Path, w.revoked) && l.Events != nil {
-				l.Events.Revoked(l.Kind, l.Path)
+				l.Events.Revoked(l.Kind, l.path())
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func (l *Line) watch(h *Hold, ly Layers) *watch {
 		run(func(ctx context.Context) {
 			defer stopTimer()
 			if w.bound(ctx, l, h, fire) && l.Events != nil {
-				l.Events.Expired(l.Kind, l.Path)
+				l.Events.Expired(l.Kind, l.path())
 			}
 		})
 	}

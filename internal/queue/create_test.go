@@ -37,7 +37,7 @@ func TestCreateCutOff(t *testing.T) {
 			if got := s.Calls(queuetest.OpCreate); got != tc.creates {
 				t.Fatalf("%d creates sent, want %d", got, tc.creates)
 			}
-			if h.Token != czxid(t, s, h.Path) || h.Node.Name != path.Base(h.Path) || h.Epoch.SessionID != c.SessionID() {
+			if h.Token != czxid(t, s, h.Path) || h.Node().Name != path.Base(h.Path) || h.Epoch.SessionID != c.SessionID() {
 				t.Fatalf("held %+v", h)
 			}
 			if !slices.Equal(c.Tracked(), []string{h.Path}) {

@@ -50,11 +50,11 @@ func await(t *testing.T, s *queuetest.Server, what string, cond func() bool) {
 }
 
 func mutexQ(c queue.Conn) *queue.Queue {
-	return &queue.Queue{Conn: c, Dir: dir, Kind: queue.KindLock, Accept: []string{queue.KindLock}}
+	return &queue.Queue{Conn: c, Dir: dir, Rules: &queue.Rules{Kind: queue.KindLock, Accept: []string{queue.KindLock}}}
 }
 
 func rwQ(c queue.Conn, kind string) *queue.Queue {
-	return &queue.Queue{Conn: c, Dir: dir, Kind: kind, Accept: []string{queue.KindRead, queue.KindWrite}}
+	return &queue.Queue{Conn: c, Dir: dir, Rules: &queue.Rules{Kind: kind, Accept: []string{queue.KindRead, queue.KindWrite}}}
 }
 
 // reader is the read lock's Blocks: only writers block a reader.

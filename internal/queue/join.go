@@ -31,7 +31,7 @@ const SeqLen = 10
 // It returns errs.ErrLockLost if at's epoch ends first or at is gone, and removes
 // the node on every failure.
 func (q *Queue) Join(ctx context.Context, at *Held, data []byte) (*Held, error) {
-	name := NewProtectedPrefix() + q.Kind + at.Node.Name[len(at.Node.Name)-SeqLen:]
+	name := NewProtectedPrefix() + q.Kind + at.Path[len(at.Path)-SeqLen:]
 	path := q.Dir + "/" + name
 	h, err := q.join(ctx, at, path, q.nodeData(data))
 	if err == nil {
@@ -39,7 +39,7 @@ func (q *Queue) Join(ctx context.Context, at *Held, data []byte) (*Held, error) 
 	}
 	if err != nil {
 		if h != nil {
-			q.Conn.Untrack(h.Epoch, h.Path)
+			q.Conn.Untrack(h.Epoch, &h.Tracked)
 		}
 		// The exact name is known, so a create whose reply we gave up on is
 		// removed by name; ZooKeeper applies a session's requests in order, so
@@ -98,10 +98,10 @@ func (q *Queue) join(ctx context.Context, at *Held, path string, data []byte) (*
 
 // joined accepts the node only if it belongs to at's session and epoch.
 func (q *Queue) joined(at *Held, path string, czxid, owner int64) (*Held, error) {
-	if owner != at.Epoch.SessionID || !q.Conn.Track(at.Epoch, path) {
+	h := &Held{Tracked: Tracked{Path: path}, Token: czxid, Epoch: at.Epoch}
+	if owner != at.Epoch.SessionID || !q.Conn.Track(at.Epoch, &h.Tracked) {
 		q.Conn.Discard(path, owner) // a later session's node must not linger
 		return nil, errs.ErrLockLost
 	}
-	c, _ := Parse(path[len(q.Dir)+1:])
-	return &Held{Path: path, Node: c, Token: czxid, Epoch: at.Epoch}, nil
+	return h, nil
 }

@@ -92,12 +92,18 @@ func (l *Leases) LeasesDir() string { return l.Dir + "/" + LeasesChild }
 
 // LockQueue is the mutex waiters queue up on.
 func (l *Leases) LockQueue() *Queue {
-	return &Queue{Conn: l.Conn, Dir: l.LocksDir(), Kind: KindLock, Accept: []string{KindLock}}
+	return &Queue{Conn: l.Conn, Dir: l.LocksDir(), Rules: lockRules}
 }
+
+// The rules of a semaphore's mutex and of its leases.
+var (
+	lockRules  = &Rules{Kind: KindLock, Accept: []string{KindLock}}
+	leaseRules = &Rules{Kind: KindLease, Accept: []string{KindLease}}
+)
 
 // LeaseQueue lists the leases (in sequence order) and releases them.
 func (l *Leases) LeaseQueue() *Queue {
-	return &Queue{Conn: l.Conn, Dir: l.LeasesDir(), Kind: KindLease, Accept: []string{KindLease}}
+	return &Queue{Conn: l.Conn, Dir: l.LeasesDir(), Rules: leaseRules}
 }
 
 // Acquire takes r.N leases, all or none. On any failure every node it

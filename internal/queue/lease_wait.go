@@ -19,7 +19,7 @@ func (l *Leases) slow(ctx context.Context, r LeaseRequest) (*Grant, error) {
 	// The mutex is released whatever ctx says: a mutex node left behind
 	// would stall every waiter. On failure it goes with our leases, in one
 	// discard.
-	defer l.Conn.Untrack(m.Epoch, m.Path)
+	defer l.Conn.Untrack(m.Epoch, &m.Tracked)
 	mutex := node{path: m.Path, owner: m.Epoch.SessionID}
 	ns, err := l.create(ctx, r)
 	if err == nil {
@@ -47,11 +47,11 @@ func (l *Leases) vouch(g *Grant) bool {
 	// All of g's nodes were granted in one epoch; Track refuses once its
 	// deadline has passed.
 	ep := g.Held[0].Epoch
-	if l.Conn.Track(ep, g.Held[0].Path) {
+	if l.Conn.Track(ep, &g.Held[0].Tracked) {
 		return true
 	}
 	for _, h := range g.Held {
-		l.Conn.Untrack(ep, h.Path)
+		l.Conn.Untrack(ep, &h.Tracked)
 	}
 	return false
 }
@@ -121,14 +121,14 @@ func (l *Leases) grant(ctx context.Context, ns []node, dirCzxid int64, r LeaseRe
 	}
 	g := &Grant{DirCzxid: dirCzxid}
 	for _, n := range ns {
-		if n.owner != ep.SessionID || !l.Conn.Track(ep, n.path) {
-			for _, h := range g.Held {
-				l.Conn.Untrack(ep, h.Path)
+		h := &Held{Tracked: Tracked{Path: n.path}, Token: n.czxid, Epoch: ep}
+		if n.owner != ep.SessionID || !l.Conn.Track(ep, &h.Tracked) {
+			for _, x := range g.Held {
+				l.Conn.Untrack(ep, &x.Tracked)
 			}
 			return nil, errGone
 		}
-		c, _ := Parse(n.name)
-		g.Held = append(g.Held, &Held{Path: n.path, Node: c, Token: n.czxid, Epoch: ep})
+		g.Held = append(g.Held, h)
 	}
 	return g, nil
 }

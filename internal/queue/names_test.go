@@ -272,15 +272,12 @@ func TestProtectedPrefixFormat(t *testing.T) {
 	}
 }
 
-// A held lock keeps its node's name as the tail of its path, not as a
-// second string copied from the listing; a name that is not the path's
-// tail is returned as it is.
-func TestShareName(t *testing.T) {
+// A held lock keeps its node's name only as the tail of its path: Node
+// parses it from there, without a second string.
+func TestHeldNode(t *testing.T) {
 	path := "/a/locks/" + NewProtectedPrefix() + KindLock + "0000000007"
-	listed := strings.Clone(path[strings.LastIndexByte(path, '/')+1:]) // as decoded from a listing: its own memory
-	got := shareName(path, listed)
-	require.Equal(t, listed, got)
-	require.Equal(t, unsafe.StringData(path[len(path)-len(got):]), unsafe.StringData(got), "the name is not the path's tail")
-	require.Equal(t, "other", shareName(path, "other"))
-	require.Equal(t, "x", shareName("x", "x"))
+	h := &Held{Tracked: Tracked{Path: path}}
+	got := h.Node()
+	require.Equal(t, Contender{Name: path[strings.LastIndexByte(path, '/')+1:], Kind: KindLock, Seq: 7}, got)
+	require.Equal(t, unsafe.StringData(path[len(path)-len(got.Name):]), unsafe.StringData(got.Name), "the name is not the path's tail")
 }

@@ -15,7 +15,7 @@ import (
 // behind may have listed before what lets us in, and cannot see it. pending
 // is a watch already set on the predecessor.
 func (p *Permits) grant(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool, pending waitFn) (*Permit, error) {
-	h, err := q.grant(ctx, n, v.ours)
+	h, err := q.grant(ctx, n)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (rk *ranker) relist(ctx context.Context) (chain, bool) {
 	for try := 0; ; try++ {
 		names, err := rk.p.Conn.Children(ctx, rk.p.Dir)
 		if err == nil {
-			v, err := rk.p.look(names, rk.h.Node.Name)
+			v, err := rk.p.look(names, rk.h.Node().Name)
 			return v.ch, err == nil
 		}
 		if errors.Is(err, client.ErrNoNode) || !rk.pause(ctx, try) {

@@ -160,7 +160,7 @@ func (p *Permits) waitTracked(ctx context.Context, q *Queue, n node, r PermitReq
 // waiters behind that read ranks (Conn without persistent watches, or
 // earlier zklock versions).
 func (p *Permits) grantTracked(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool, tk tracking) (*Permit, error) {
-	h, err := q.grant(ctx, n, v.ours)
+	h, err := q.grant(ctx, n)
 	if err != nil {
 		tk.close()
 		return nil, err

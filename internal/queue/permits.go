@@ -109,8 +109,8 @@ type Permit struct {
 
 // queue is the Queue our node is created through.
 func (p *Permits) queue(n int) *Queue {
-	return &Queue{Conn: p.Conn, Dir: p.Dir, Kind: fmt.Sprintf("%dof%d%s", n, p.Limit, KindPermit),
-		Accept: []string{KindPermit}, OneKind: true}
+	return &Queue{Conn: p.Conn, Dir: p.Dir, Rules: &Rules{Kind: fmt.Sprintf("%dof%d%s", n, p.Limit, KindPermit),
+		Accept: []string{KindPermit}, OneKind: true}}
 }
 
 // PermitWeight returns the permits and the limit a permit node's name

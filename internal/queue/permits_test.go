@@ -424,7 +424,7 @@ func heldPermits(s *queuetest.Server, pms ...*queue.Permit) int {
 	sum := 0
 	for _, pm := range pms {
 		if pm != nil && s.Exists(pm.Held.Path) {
-			n, _, _ := queue.PermitWeight(pm.Held.Node.Name)
+			n, _, _ := queue.PermitWeight(pm.Held.Node().Name)
 			sum += n
 		}
 	}

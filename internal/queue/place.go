@@ -17,7 +17,16 @@ type Place struct {
 	// the holder keeps another node at its position that a waiter must see
 	// (a downgraded writer's read node).
 	Quiet  bool
-	permit *Permit // the permit layout's holder watch
+	permit *Permit  // the permit layout's holder watch
+	one    [1]*Held // Held's array for one node (OnePlace): no allocation of its own
+}
+
+// OnePlace returns the place of one node, h.
+func OnePlace(h *Held) *Place {
+	p := &Place{}
+	p.one[0] = h
+	p.Held = p.one[:]
+	return p
 }
 
 // Last returns the node that identifies the place.
@@ -40,7 +49,7 @@ func (q *Queue) Take(ctx context.Context, r Request) (*Place, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Place{Held: []*Held{h}}, nil
+	return OnePlace(h), nil
 }
 
 // Give releases the place's node: announced when the release may be
@@ -85,7 +94,9 @@ func (p *Permits) Take(ctx context.Context, r Request) (*Place, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Place{Held: []*Held{pm.Held}, permit: pm}, nil
+	pl := OnePlace(pm.Held)
+	pl.permit = pm
+	return pl, nil
 }
 
 // Give releases the permits' node and stops its holder's watch.

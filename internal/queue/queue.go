@@ -18,6 +18,13 @@ import (
 // Epoch is the session's ownership epoch (see session.Epoch).
 type Epoch = session.Epoch
 
+// EpochInfo is what an Epoch says (see session.EpochInfo).
+type EpochInfo = session.EpochInfo
+
+// Tracked is a node the session deletes when its epoch ends (see
+// session.Tracked and Conn.Track).
+type Tracked = session.Tracked
+
 // Conn is what the queue needs from a session. Reads and deletes retry
 // transient errors within ctx; CreateSeq sends exactly one request. Errors
 // from ZooKeeper wrap internal/client's sentinels (client.ErrNoNode, ...):
@@ -89,10 +96,11 @@ type Conn interface {
 	// LookAgain (another change, a session state change, the epoch's
 	// end), or until ctx ends. wait is called at most once.
 	ReadWatch(ctx context.Context, path string) (data []byte, ok bool, wait func(context.Context) (Change, error), err error)
-	// Track arranges for path to be deleted when ep ends; false if ep has
-	// already ended. Untrack undoes it.
-	Track(ep Epoch, path string) bool
-	Untrack(ep Epoch, path string)
+	// Track arranges for t's node to be deleted when ep, its node's epoch,
+	// ends; false if ep has already ended. Untrack undoes it. The Conn keeps
+	// t until then: a Held's own (see Tracked).
+	Track(ep Epoch, t *Tracked) bool
+	Untrack(ep Epoch, t *Tracked)
 
 	// CreateEphemeral creates a non-sequential EPHEMERAL node and returns its
 	// czxid and the session that owns it. It sends exactly one request.
@@ -118,9 +126,18 @@ type Conn interface {
 }
 
 // Queue is a lock path and the kind of node this contender creates there.
+// A service may hold many handles, each with its queue, so what a queue
+// says beyond its path (Rules) is a pointer, which queues of one kind
+// share.
 type Queue struct {
-	Conn   Conn
-	Dir    string   // the lock path: parent of the contenders
+	Conn Conn
+	Dir  string // the lock path: parent of the contenders
+	*Rules
+}
+
+// Rules are what a contender of a queue is and does. Queues may share one:
+// it must not change once a Queue has it.
+type Rules struct {
 	Kind   string   // our node kind
 	Accept []string // kinds that are contenders in this queue
 	// OneKind refuses a path that holds another primitive's nodes (see
@@ -209,15 +226,22 @@ const (
 // we wait for the one directly ahead of us and hold when first.
 type Blocks func(c Contender) bool
 
-// Held is a granted place in the queue.
+// Held is a granted place in the queue. A service may hold many at once,
+// so it keeps only what its node's path does not say (Node parses that).
 type Held struct {
-	Path  string // full path of our node
-	Node  Contender
-	Token int64 // the node's czxid: the fencing token
-	Epoch Epoch
+	Tracked       // Path: the full path of our node; the session's tracking
+	Token   int64 // the node's czxid: the fencing token
+	Epoch   Epoch
 	// Waited reports that another contender blocked us at first: the queue
 	// was contended.
 	Waited bool
+}
+
+// Node returns our node as a contender: its name (the tail of Path), kind
+// and sequence number.
+func (h *Held) Node() Contender {
+	c, _ := Parse(h.Path[strings.LastIndexByte(h.Path, '/')+1:])
+	return c
 }
 
 // Request says how to acquire.
@@ -280,7 +304,7 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 			return nil, errGone
 		}
 		if !sc.Blocked {
-			h, err := q.grant(ctx, n, sc.Ours)
+			h, err := q.grant(ctx, n)
 			if h != nil {
 				h.Waited = waited
 			}
@@ -294,7 +318,7 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 			return nil, err
 		}
 		if q.proves(ch, sc) {
-			h, err := q.grant(ctx, n, sc.Ours)
+			h, err := q.grant(ctx, n)
 			if h != nil {
 				h.Waited = true
 			}
@@ -356,26 +380,16 @@ func (q *Queue) checkKinds(names []string) error {
 // grant claims the lock only if our node belongs to the session of a live
 // epoch: the listing just confirmed the node exists, and a node of an
 // earlier session must never be taken for ours (CURATOR-604).
-func (q *Queue) grant(ctx context.Context, n node, c Contender) (*Held, error) {
+func (q *Queue) grant(ctx context.Context, n node) (*Held, error) {
 	ep, err := q.Conn.Epoch(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if ep.SessionID != n.owner || !q.Conn.Track(ep, n.path) {
+	h := &Held{Tracked: Tracked{Path: n.path}, Token: n.czxid, Epoch: ep}
+	if ep.SessionID != n.owner || !q.Conn.Track(ep, &h.Tracked) {
 		return nil, errGone
 	}
-	c.Name = shareName(n.path, c.Name)
-	return &Held{Path: n.path, Node: c, Token: n.czxid, Epoch: ep}, nil
-}
-
-// shareName returns name as the tail of path when path ends in "/"+name:
-// a held lock then keeps one string, not also the listing's copy of its
-// own name (64 of the ~790 bytes a held lock cost, 2026-11-26).
-func shareName(path, name string) string {
-	if tail := path[strings.LastIndexByte(path, '/')+1:]; tail == name {
-		return tail
-	}
-	return name
+	return h, nil
 }
 
 // Release deletes our node. It retries until the delete succeeds, ctx ends,
@@ -389,7 +403,7 @@ func shareName(path, name string) string {
 // further back watch that waiter, whose own release, after a wait, is
 // announced.
 func (q *Queue) Release(ctx context.Context, h *Held) error {
-	return q.release(ctx, h, q.Handoff && !q.Quiet && !q.Revocable && exclusive(h.Node.Kind) && h.Waited)
+	return q.release(ctx, h, q.Handoff && !q.Quiet && !q.Revocable && exclusive(h.Node().Kind) && h.Waited)
 }
 
 // Leave is Release without the announcement, for a node whose holder keeps
@@ -410,7 +424,7 @@ func (q *Queue) release(ctx context.Context, h *Held, announce bool) error {
 	}
 	err := del(ctx, h.Path, h.Epoch)
 	if err == nil {
-		q.Conn.Untrack(h.Epoch, h.Path)
+		q.Conn.Untrack(h.Epoch, &h.Tracked)
 		return nil
 	}
 	select {

@@ -80,7 +80,7 @@ func TestJoin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Join: %v", err)
 	}
-	if r.Node.Kind != queue.KindRead || r.Node.Seq != w.Node.Seq || r.Token != czxid(t, s, r.Path) ||
+	if r.Node().Kind != queue.KindRead || r.Node().Seq != w.Node().Seq || r.Token != czxid(t, s, r.Path) ||
 		r.Token <= w.Token || r.Epoch.Done != w.Epoch.Done || !slices.Contains(c.Tracked(), r.Path) {
 		t.Fatalf("joined %+v beside %+v; tracked %v", r, w, c.Tracked())
 	}
@@ -167,7 +167,7 @@ func TestJoinFaults(t *testing.T) {
 func TestList(t *testing.T) {
 	s, c := setup(t)
 	ctx := testCtx(t)
-	if got, err := (&queue.Queue{Conn: c, Dir: "/none", Accept: []string{queue.KindLock}}).List(ctx); got != nil || err != nil {
+	if got, err := (&queue.Queue{Conn: c, Dir: "/none", Rules: &queue.Rules{Accept: []string{queue.KindLock}}}).List(ctx); got != nil || err != nil {
 		t.Fatalf("List of a missing path: %v, %v", got, err)
 	}
 	var want []string

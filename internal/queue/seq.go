@@ -133,7 +133,7 @@ func (s *Seq) wait(ctx context.Context, n node, count int32, r Request) (*Held, 
 		return nil, fmt.Errorf("queue: %s is not a sequence-layout node", n.path)
 	}
 	if count == 1 { // ours is the parent's only child
-		return q.grant(ctx, n, ours)
+		return q.grant(ctx, n)
 	}
 	below, list := ours.Seq, r.Try || n.listing != nil || (count > 1 && count <= SeqListBelow)
 	for waited := false; ; waited = true {
@@ -175,7 +175,7 @@ func (s *Seq) wait(ctx context.Context, n node, count int32, r Request) (*Held, 
 }
 
 func (s *Seq) granted(ctx context.Context, n node, ours Contender, waited bool) (*Held, error) {
-	h, err := s.Q.grant(ctx, n, ours)
+	h, err := s.Q.grant(ctx, n)
 	if h != nil {
 		h.Waited = waited
 	}

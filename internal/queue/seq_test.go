@@ -12,8 +12,8 @@ import (
 )
 
 func seqQ(c queue.Conn) *queue.Seq {
-	return &queue.Seq{Q: &queue.Queue{Conn: c, Dir: dir, Kind: queue.KindSeqLock,
-		Accept: []string{queue.KindSeqLock}, OneKind: true, Handoff: true}}
+	return &queue.Seq{Q: &queue.Queue{Conn: c, Dir: dir, Rules: &queue.Rules{Kind: queue.KindSeqLock,
+		Accept: []string{queue.KindSeqLock}, OneKind: true, Handoff: true}}}
 }
 
 // goSeq is goAcquire for the sequence layout.

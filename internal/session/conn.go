@@ -120,7 +120,6 @@ type Conn struct {
 	noPersistent bool             // the server refused addWatch
 	linger       time.Duration    // treeLinger; tests shorten it
 	dirs         dirCache         // lock paths and parents known to exist
-	checkFn      func()           // CheckDeadline, made once: every Epoch hands it out
 	dialing      bool             // Dial has not returned: a client that closes itself is Dial's failure
 	broken       error            // the client closed itself (a credential refused): no epoch will come
 
@@ -152,7 +151,6 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		clSet:        make(chan struct{}),
 		dialing:      true,
 	}
-	c.checkFn = c.CheckDeadline
 	// Until the servers have answered, every server may be a follower
 	// with the configured timing.
 	c.sv.Store(&survey{timing: cfg.Timing, followers: true, told: "the configured timing"})

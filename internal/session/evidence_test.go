@@ -223,7 +223,7 @@ func TestParseConfAndMode(t *testing.T) {
 // nodes the end deletes, and none after the end is.
 func TestTrackRacesEpochEnd(t *testing.T) {
 	for round := range 20 {
-		ep := &epoch{nodes: make(map[string]struct{})}
+		ep := &epoch{}
 		var wg sync.WaitGroup
 		tracked := make([][]string, 4)
 		for g := range tracked {
@@ -232,14 +232,18 @@ func TestTrackRacesEpochEnd(t *testing.T) {
 				defer wg.Done()
 				for i := range 500 {
 					p := fmt.Sprintf("/l/%d-%d", g, i)
-					if ep.add(p) {
+					if ep.add(&Tracked{Path: p}) {
 						tracked[g] = append(tracked[g], p)
 					}
 				}
 			}()
 		}
-		nodes := ep.end()
+		ended := ep.end()
 		wg.Wait()
+		nodes := make(map[string]bool, len(ended))
+		for _, tr := range ended {
+			nodes[tr.Path] = true
+		}
 		n := 0
 		for _, ps := range tracked {
 			for _, p := range ps {
@@ -249,6 +253,6 @@ func TestTrackRacesEpochEnd(t *testing.T) {
 			}
 		}
 		require.Equal(t, len(nodes), n, "round %d: the end deletes a node no Track accepted", round)
-		require.False(t, ep.add("/l/late"), "a Track after the end")
+		require.False(t, ep.add(&Tracked{Path: "/l/late"}), "a Track after the end")
 	}
 }

@@ -14,7 +14,7 @@ func (c *Conn) Epoch(ctx context.Context) (Epoch, error) {
 	if err != nil {
 		return Epoch{}, err
 	}
-	return Epoch{SessionID: ep.sid, Done: ep.done, Key: ep, Check: c.checkFn}, nil // every held lock keeps it: no method value (16 B) each
+	return Epoch{&ep.pub}, nil
 }
 
 func (c *Conn) Children(ctx context.Context, path string) ([]string, error) {
@@ -108,11 +108,11 @@ func (c *Conn) ReadWatch(ctx context.Context, path string) ([]byte, bool, func(c
 	}, nil
 }
 
-func (c *Conn) Track(ep Epoch, path string) bool {
-	return c.track(ep.Key.(*epoch), path)
+func (c *Conn) Track(ep Epoch, t *Tracked) bool {
+	return c.track(ep.Key.(*epoch), t)
 }
 
-func (c *Conn) Untrack(ep Epoch, path string) { c.untrack(ep.Key.(*epoch), path) }
+func (c *Conn) Untrack(ep Epoch, t *Tracked) { c.untrack(ep.Key.(*epoch), t) }
 
 func (c *Conn) ChildrenStat(ctx context.Context, path string) ([]string, *client.Stat, error) {
 	return c.children(ctx, path)

@@ -97,7 +97,7 @@ func TestScriptedTrackedNodeDeletedAfterEpoch(t *testing.T) {
 	require.NoError(t, err)
 	ep, err := c.Epoch(ctx)
 	require.NoError(t, err)
-	require.True(t, c.Track(ep, node))
+	require.True(t, c.Track(ep, &Tracked{Path: node}))
 	release := silence(t, srv)
 	sts.await(t, StateLost, 1)
 	require.Equal(t, []string{"/d", node}, sortedPaths(e), "deleted while no reply came")

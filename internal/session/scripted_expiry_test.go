@@ -26,7 +26,7 @@ func TestScriptedExpiry(t *testing.T) {
 	require.NoError(t, err)
 	old, err := c.Epoch(ctx)
 	require.NoError(t, err)
-	require.True(t, c.Track(old, node))
+	require.True(t, c.Track(old, &Tracked{Path: node}))
 
 	resume, fresh := make(chan struct{}), make(chan struct{})
 	srv.script(func(s *zkServer) {
@@ -60,7 +60,7 @@ func TestScriptedExpiry(t *testing.T) {
 	}
 	require.True(t, c.OwnershipDeadline().Before(time.Now()),
 		"the ownership deadline is %v ahead after the session expired", time.Until(c.OwnershipDeadline()))
-	require.False(t, c.Track(old, "/d/late"), "a node tracked with an expired epoch")
+	require.False(t, c.Track(old, &Tracked{Path: "/d/late"}), "a node tracked with an expired epoch")
 	require.ErrorIs(t, within(t, made), client.ErrSessionExpired)
 	require.ErrorIs(t, within(t, deleted), errStopped)
 

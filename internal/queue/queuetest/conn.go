@@ -347,7 +347,7 @@ func (c *Conn) watchLocked(p string, f Fault, ep *epoch) func(context.Context) (
 
 // DeleteUntil is Delete that gives up, with ctx's error, once ep ends.
 func (c *Conn) DeleteUntil(ctx context.Context, p string, ep queue.Epoch) error {
-	ctx, cancel := untilStop(ctx, ep.Done)
+	ctx, cancel := untilStop(ctx, done(ep))
 	defer cancel()
 	return c.Delete(ctx, p)
 }
@@ -356,7 +356,7 @@ func (c *Conn) DeleteUntil(ctx context.Context, p string, ep queue.Epoch) error 
 // and p deleted in one step, which fires p's data watches with Released.
 // It takes the faults of OpDelete.
 func (c *Conn) ReleaseUntil(ctx context.Context, p string, ep queue.Epoch) error {
-	ctx, cancel := untilStop(ctx, ep.Done)
+	ctx, cancel := untilStop(ctx, done(ep))
 	defer cancel()
 	f, err := c.begin(ctx, OpDelete, p)
 	if err != nil {
@@ -375,6 +375,14 @@ func (c *Conn) ReleaseUntil(ctx context.Context, p string, ep queue.Epoch) error
 }
 
 // untilStop returns ctx, cancelled also when stop closes.
+// done is ep's Done; nil, never closed, for the zero Epoch.
+func done(ep queue.Epoch) <-chan struct{} {
+	if ep.EpochInfo == nil {
+		return nil
+	}
+	return ep.Done
+}
+
 func untilStop(ctx context.Context, stop <-chan struct{}) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {

@@ -79,7 +79,7 @@ func TestExpire(t *testing.T) {
 	if s.Exists(mine) || !s.Exists(theirs) || c.SessionID() == old {
 		t.Fatalf("after expiry: tree %v, session %d", s.List("/q"), c.SessionID())
 	}
-	if c.Track(ep, theirs) {
+	if c.Track(ep, &queue.Tracked{Path: theirs}) {
 		t.Fatal("Track on an ended epoch")
 	}
 }
@@ -181,7 +181,7 @@ func TestEndEpoch(t *testing.T) {
 	must(t, err)
 	ep, err := c.Epoch(ctx)
 	must(t, err)
-	if !c.Track(ep, p) {
+	if !c.Track(ep, &queue.Tracked{Path: p}) {
 		t.Fatal("Track refused on a live epoch")
 	}
 	c.EndEpoch()

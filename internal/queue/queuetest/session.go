@@ -27,6 +27,14 @@ type epoch struct {
 	sid   int64
 	done  chan struct{}
 	nodes map[string]struct{} // tracked: deleted when the epoch ends
+	pub   queue.EpochInfo     // what Epoch hands out, shared by all
+}
+
+// newEpoch returns a live epoch of session sid.
+func newEpoch(sid int64) *epoch {
+	e := &epoch{sid: sid, done: make(chan struct{}), nodes: map[string]struct{}{}}
+	e.pub = queue.EpochInfo{SessionID: sid, Done: e.done, Key: e}
+	return e
 }
 
 // Connect opens a new session with a live epoch.
@@ -41,7 +49,7 @@ func (s *Server) Connect() *Conn {
 func (c *Conn) newSessionLocked() {
 	c.s.lastSID++
 	c.sid = c.s.lastSID
-	c.ep = &epoch{sid: c.sid, done: make(chan struct{}), nodes: map[string]struct{}{}}
+	c.ep = newEpoch(c.sid)
 	c.s.changedLocked()
 }
 
@@ -96,7 +104,7 @@ func (c *Conn) NewEpoch() {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	if c.ep == nil && !c.closed {
-		c.ep = &epoch{sid: c.sid, done: make(chan struct{}), nodes: map[string]struct{}{}}
+		c.ep = newEpoch(c.sid)
 		c.s.changedLocked()
 	}
 }
@@ -167,7 +175,7 @@ func (c *Conn) Epoch(ctx context.Context) (queue.Epoch, error) {
 	if f.After != nil {
 		f.After()
 	}
-	return queue.Epoch{SessionID: ep.sid, Done: ep.done, Key: ep}, nil
+	return queue.Epoch{EpochInfo: &ep.pub}, nil
 }
 
 func (c *Conn) awaitEpoch(ctx context.Context) (*epoch, error) {
@@ -199,11 +207,21 @@ func (c *Conn) awaitEpoch(ctx context.Context) (*epoch, error) {
 	}
 }
 
+// key returns ep's epoch; nil for the zero Epoch.
+func key(ep queue.Epoch) *epoch {
+	if ep.EpochInfo == nil {
+		return nil
+	}
+	e, _ := ep.Key.(*epoch)
+	return e
+}
+
 // Track arranges for p to be deleted when ep ends; false if ep has ended.
-func (c *Conn) Track(ep queue.Epoch, p string) bool {
+func (c *Conn) Track(ep queue.Epoch, t *queue.Tracked) bool {
+	p := t.Path
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	e, _ := ep.Key.(*epoch)
+	e := key(ep)
 	if e == nil || e != c.ep {
 		return false
 	}
@@ -213,10 +231,11 @@ func (c *Conn) Track(ep queue.Epoch, p string) bool {
 }
 
 // Untrack undoes Track.
-func (c *Conn) Untrack(ep queue.Epoch, p string) {
+func (c *Conn) Untrack(ep queue.Epoch, t *queue.Tracked) {
+	p := t.Path
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	if e, _ := ep.Key.(*epoch); e != nil {
+	if e := key(ep); e != nil {
 		delete(e.nodes, p)
 		c.s.changedLocked()
 	}
