@@ -116,7 +116,11 @@ func (g *guard) onLine(line string) bool {
 	f := strings.Fields(line)
 	switch {
 	case len(f) == 1 && f[0] == "lost":
-		g.loseLocked("zklock")
+		// zklock has sent the command SIGTERM itself (or sends it once it
+		// reads "started"): a second would reach a command between its
+		// first and its exit, and many take a second SIGTERM for "stop
+		// now, without cleaning up".
+		g.loseLocked("zklock", false)
 		return true
 	case len(f) == 3 && f[0] == "deadline" && !g.passed(0):
 		// A deadline that passed is never moved: its epoch is over, and a
@@ -138,16 +142,19 @@ func (g *guard) expire() bool {
 	if g.lost || !g.passed(g.grace/2) {
 		return false
 	}
-	g.loseLocked("deadline")
+	g.loseLocked("deadline", true)
 	return true
 }
 
-// loseLocked marks the lock lost and sends the command SIGTERM; g.mu is
-// held.
-func (g *guard) loseLocked(why string) {
+// loseLocked marks the lock lost and sends the command SIGTERM if term
+// (zklock sends its own on a loss it found), and SIGCONT, so that a
+// stopped command acts on it; g.mu is held.
+func (g *guard) loseLocked(why string, term bool) {
 	g.lost = true
 	if g.pgid != 0 {
-		signalTree(g.pgid, os.Getpid(), 0, syscall.SIGTERM)
+		if term {
+			signalTree(g.pgid, os.Getpid(), 0, syscall.SIGTERM)
+		}
 		signalTree(g.pgid, os.Getpid(), 0, syscall.SIGCONT)
 	}
 	fmt.Fprintf(g.report, "lost %s\n", why)

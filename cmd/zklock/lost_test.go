@@ -51,3 +51,23 @@ func TestRunLostSendsSIGTERMBeforeNextHolder(t *testing.T) {
 	t.Logf("SIGTERM handled %v before the next holder started",
 		time.Duration(lines[2].at-lines[1].at).Round(time.Millisecond))
 }
+
+// A loss zklock finds sends the command one SIGTERM, zklock's own: its
+// supervisor, told "lost", does not send a second (many commands take a
+// second SIGTERM for "stop now, without cleaning up"). The counting
+// command tells two signals a millisecond apart from one.
+func TestRunLostSendsOneSIGTERM(t *testing.T) {
+	c := zktest.Start(t)
+	p := zktest.NewProxy(t, c.Servers())
+	argv, file := sigCounter(t)
+	first := start(t, "", append([]string{"run", "--servers", strings.Join(p.Addrs(), ","), "--session-timeout", "2s",
+		lockPath(t, "lock"), "--"}, argv...)...)
+	eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(first.out.String(), "ready") })
+	p.Blackhole()
+	if code := first.wait(t, procTimeout); code != exitLost {
+		t.Errorf("cut-off zklock: exit %d, want %d; stderr: %s", code, exitLost, first.errOut.String())
+	}
+	if got := readLines(t, file); strings.Join(got, ",") != "terminated" {
+		t.Errorf("the command got %q, want one SIGTERM", got)
+	}
+}

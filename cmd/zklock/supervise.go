@@ -117,8 +117,10 @@ func (j *job) follow(c *command, r *renewer, lostCh <-chan struct{}, sigs <-chan
 }
 
 // onLost acts on the loss of the lock: SIGTERM to the command, from zklock
-// and from the supervisor (which may not have started it yet: then it
-// never does); it returns when SIGKILL is due.
+// alone (once it knows the command's group: see command.signal), and
+// "lost" to the supervisor, which then never starts the command if it has
+// not yet, and sends no SIGTERM of its own: the command gets one. It
+// returns when SIGKILL is due.
 func (j *job) onLost(c *command) <-chan time.Time {
 	c.signal(syscall.SIGTERM)
 	c.send("lost")

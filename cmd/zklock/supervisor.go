@@ -34,8 +34,9 @@ import (
 //	started PID           the command runs; its process group is PID
 //	fail CODE MESSAGE     it could not be started (CODE: 126 or 127)
 //	stopped               it was stopped (Ctrl-Z, or SIGTTIN in the background)
-//	lost WHY              the supervisor sent SIGTERM for a loss (WHY: zklock,
-//	                      or deadline when the deadline passed unrenewed)
+//	lost WHY              the lock is lost (WHY: zklock, which sent SIGTERM
+//	                      itself; or deadline when the deadline passed
+//	                      unrenewed: the supervisor sent SIGTERM)
 //	exit STATUS           it ended, with this wait status
 //
 // When fd 3 reads EOF, zklock is gone: the supervisor SIGKILLs the
