@@ -146,6 +146,9 @@ func TestSemaphoreQueueHerdFree(t *testing.T) {
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
 	ss := manySessions(t, c.Servers(), waiters+2, zklock.WithSessionTimeout(time.Minute))
+	for _, s := range ss {
+		zklock.AssumeWatchModes(s) // tracked, as on ZooKeeper 3.9
+	}
 	var leases []*zklock.Lease
 	for i := range 2 {
 		l, err := newQueueSem(t, ss[i], path, 2).Acquire(ctx, 1)

@@ -56,8 +56,8 @@ func TestSemaphoreQueueTrackedCrashedHolder(t *testing.T) {
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
 	px := zktest.NewProxy(t, c.Servers())
-	first, mid, fol, waiter := newSession(t, c.Servers()), newSession(t, px.Addrs()),
-		newSession(t, c.Servers()), newSession(t, c.Servers())
+	first, mid, fol, waiter := trackedSession(t, c.Servers()), trackedSession(t, px.Addrs()),
+		trackedSession(t, c.Servers()), trackedSession(t, c.Servers())
 	l0, err := newQueueSem(t, first, path, 2).Acquire(ctx, 1)
 	require.NoError(t, err)
 	lm, err := newQueueSem(t, mid, path, 2).Acquire(ctx, 1)
@@ -97,8 +97,8 @@ func TestSemaphoreQueueTrackedReconnect(t *testing.T) {
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
 	px := zktest.NewProxy(t, c.Servers())
-	h1, h2 := newSession(t, c.Servers()), newSession(t, c.Servers())
-	ws := newSession(t, px.Addrs(), zklock.WithSessionTimeout(4*time.Second))
+	h1, h2 := trackedSession(t, c.Servers()), trackedSession(t, c.Servers())
+	ws := trackedSession(t, px.Addrs(), zklock.WithSessionTimeout(4*time.Second))
 	l1, err := newQueueSem(t, h1, path, 2).Acquire(ctx, 1)
 	require.NoError(t, err)
 	l2, err := newQueueSem(t, h2, path, 2).Acquire(ctx, 1)
@@ -131,6 +131,9 @@ func TestSemaphoreQueueTrackedNoLeak(t *testing.T) {
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
 	ss := manySessions(t, c.Servers(), clients)
+	for _, s := range ss {
+		zklock.AssumeWatchModes(s)
+	}
 	cycle := func(n int) {
 		t.Helper()
 		var results []<-chan result
@@ -174,4 +177,14 @@ func TestSemaphoreQueueTrackedNoLeak(t *testing.T) {
 			require.Equal(t, path, p, "a watch on a node of the semaphore")
 		}
 	}
+}
+
+// trackedSession is newSession with tracking assumed to work on this
+// repository's 3.8 servers (zklock.AssumeWatchModes): the tests of
+// tracking set no other watch of the session on the tracked path.
+func trackedSession(t *testing.T, servers []string, opts ...zklock.SessionOption) *zklock.Session {
+	t.Helper()
+	s := newSession(t, servers, opts...)
+	zklock.AssumeWatchModes(s)
+	return s
 }

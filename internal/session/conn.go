@@ -118,6 +118,7 @@ type Conn struct {
 	childWaiters map[string][]chan client.Event
 	trees        map[string]*tree // Follow's watches, by directory
 	noPersistent bool             // the server refused addWatch
+	assumeModes  atomic.Bool      // AssumeWatchModes
 	linger       time.Duration    // treeLinger; tests shorten it
 	dirs         dirCache         // lock paths and parents known to exist
 	dialing      bool             // Dial has not returned: a client that closes itself is Dial's failure

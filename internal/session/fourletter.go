@@ -124,3 +124,31 @@ func parseMode(out string) string {
 	}
 	return ""
 }
+
+// parseVersion returns the version in srvr's output ("Zookeeper version:
+// 3.8.0-5a02a05e..., built on ..."), or "".
+func parseVersion(out string) string {
+	for line := range strings.Lines(out) {
+		if v, ok := strings.CutPrefix(line, "Zookeeper version:"); ok {
+			v, _, _ = strings.Cut(strings.TrimSpace(v), ",")
+			return v
+		}
+	}
+	return ""
+}
+
+// versionAtLeast reports whether v (as parseVersion returns it) is at
+// least major.minor; false when v cannot be read.
+func versionAtLeast(v string, major, minor int) bool {
+	v, _, _ = strings.Cut(v, "-")
+	f := strings.Split(v, ".")
+	if len(f) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(f[0])
+	mi, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || (ma == major && mi >= minor)
+}

@@ -53,6 +53,12 @@ type survey struct {
 	told      string          // how the timing was learned, for error messages
 	unknown   map[string]bool // servers that did not tell their conf
 	guessed   bool            // no server told: the timing is ZooKeeper's sample (or the caller's)
+	// watchModes: every server said it runs ZooKeeper 3.9 or later, which
+	// keeps a session's watches of different modes on one path apart
+	// (ZOOKEEPER-4466). Before 3.9 a one-shot watch set on a path replaces
+	// the session's persistent recursive watch there, silently, and the
+	// reverse: TrackDir is refused unless it is known.
+	watchModes bool
 }
 
 // A server is asked again, after a pause that doubles from surveyPause,
@@ -91,7 +97,9 @@ func (c *Conn) surveyServers(ctx context.Context) survey {
 		sv.told = "WithEnsembleTiming and the servers' conf"
 	}
 	unknown, told := false, false
+	sv.watchModes = len(answers) > 0
 	for i, a := range answers {
+		sv.watchModes = sv.watchModes && versionAtLeast(a.version, 3, 9)
 		switch {
 		case a.ok && a.conf.quorum:
 			sv.followers, told = true, true
@@ -129,9 +137,10 @@ func (c *Conn) surveyServers(ctx context.Context) survey {
 
 // surveyAnswer is what one server said of itself.
 type surveyAnswer struct {
-	conf serverConf
-	ok   bool   // conf answered
-	mode string // srvr's Mode; "" if it did not answer or does not serve
+	conf    serverConf
+	ok      bool   // conf answered
+	mode    string // srvr's Mode; "" if it did not answer or does not serve
+	version string // srvr's version ("3.8.0-5a02a05e..."); "" if it did not say
 }
 
 // askServer asks addr for its mode and conf (see surveyServers).
@@ -152,6 +161,7 @@ func (c *Conn) askServer(ctx context.Context, addr string) (a surveyAnswer) {
 			timeouts++
 			continue
 		}
+		a.version = parseVersion(out)
 		if a.mode = parseMode(out); a.mode == "" {
 			continue // not serving yet, or refused: ask again
 		}

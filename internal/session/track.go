@@ -102,6 +102,19 @@ func (c *Conn) trackDir(ctx context.Context, dir string) (tk *Tracking, sid int6
 // treeFor returns dir's tree for ep's session, setting the watch if there
 // is none (the callers that come meanwhile wait for it).
 func (c *Conn) treeFor(ctx context.Context, dir string, ep *epoch) (*tree, error) {
+	// Whether the servers keep watch modes apart is known once the survey
+	// is in (it runs from Dial, and takes a few round trips): the answer
+	// then holds for the session, so that its trackings all go one way.
+	select {
+	case <-c.surveyed:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-ep.done:
+		return nil, errStopped
+	}
+	if !c.assumeModes.Load() && !c.sv.Load().watchModes {
+		return nil, ErrNoPersistent
+	}
 	for {
 		c.mu.Lock()
 		if c.noPersistent {
@@ -310,3 +323,11 @@ func (tk *Tracking) Stop() {
 	tk.gone = nil
 	c.idleLocked(tk.t)
 }
+
+// AssumeWatchModes makes TrackDir work on servers the survey did not find
+// at ZooKeeper 3.9 or later, as if they kept a session's watches of
+// different modes on one path apart. On 3.8 that holds only while the
+// session sets no other watch on a tracked directory itself (no WatchLock,
+// no ChildrenW there): the tests of tracking on this repository's 3.8
+// servers use it under that condition.
+func (c *Conn) AssumeWatchModes() { c.assumeModes.Store(true) }
