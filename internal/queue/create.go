@@ -99,6 +99,19 @@ func (q *Queue) ensureParents(ctx context.Context) error {
 // recover finds the node a cut-off create may have made. Without adopt,
 // or when the node is not of the current session, it discards the node.
 func (q *Queue) recover(ctx context.Context, prefix string, adopt bool) (node, bool, error) {
+	return q.recoverBy(ctx, adopt, func(ctx context.Context, p, name string) (*client.Stat, error) {
+		if !strings.HasPrefix(name, prefix) {
+			return nil, nil
+		}
+		return q.Conn.Stat(ctx, p)
+	})
+}
+
+// recoverBy lists the queue and asks mine of each child whether a cut-off
+// create of ours made it (its Stat), or not (nil: not ours, or gone). With
+// adopt, the first of the current session is returned; every other is
+// discarded.
+func (q *Queue) recoverBy(ctx context.Context, adopt bool, mine func(ctx context.Context, p, name string) (*client.Stat, error)) (node, bool, error) {
 	ep, err := q.Conn.Epoch(ctx)
 	if err != nil {
 		return node{}, false, err
@@ -113,15 +126,11 @@ func (q *Queue) recover(ctx context.Context, prefix string, adopt bool) (node, b
 	var found node
 	ok := false
 	for _, name := range names {
-		if !strings.HasPrefix(name, prefix) {
-			continue
-		}
 		p := q.Dir + "/" + name
-		st, err := q.Conn.Stat(ctx, p)
-		if err != nil {
-			return node{}, false, err
-		}
+		st, err := mine(ctx, p, name)
 		switch {
+		case err != nil:
+			return node{}, false, err
 		case st == nil:
 		case adopt && st.EphemeralOwner == ep.SessionID && !ok:
 			found, ok = node{path: p, name: name, czxid: st.Czxid, owner: st.EphemeralOwner}, true

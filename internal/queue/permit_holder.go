@@ -15,8 +15,20 @@ import (
 // behind may have listed before what lets us in, and cannot see it. pending
 // is a watch already set on the predecessor.
 func (p *Permits) grant(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool, pending waitFn) (*Permit, error) {
+	return p.hold(ctx, q, n, v, r, waited, func(ctx context.Context, rk *ranker) { rk.run(ctx, v.ch, pending) }, nil)
+}
+
+// hold is grant's and grantTracked's common part: our node granted, the
+// permit made, and run started in the holder's goroutine when there is
+// something to watch or write; done (if set) is called when run is not
+// started, or when grant fails.
+func (p *Permits) hold(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool,
+	run func(context.Context, *ranker), done func()) (*Permit, error) {
 	h, err := q.grant(ctx, n)
 	if err != nil {
+		if done != nil {
+			done()
+		}
 		return nil, err
 	}
 	h.Waited = waited
@@ -29,8 +41,11 @@ func (p *Permits) grant(ctx context.Context, q *Queue, n node, v view, r PermitR
 	if (v.ch.bound == 0 && !rk.owes(0)) || !q.Conn.Go(func(bg context.Context) {
 		defer close(pm.done)
 		defer context.AfterFunc(bg, cancel)()
-		rk.run(wctx, v.ch, pending)
+		run(wctx, rk)
 	}) {
+		if done != nil {
+			done()
+		}
 		close(pm.done) // nothing to watch or write, or the session is closing
 	}
 	return pm, nil

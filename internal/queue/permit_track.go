@@ -160,27 +160,7 @@ func (p *Permits) waitTracked(ctx context.Context, q *Queue, n node, r PermitReq
 // waiters behind that read ranks (Conn without persistent watches, or
 // earlier zklock versions).
 func (p *Permits) grantTracked(ctx context.Context, q *Queue, n node, v view, r PermitRequest, waited bool, tk tracking) (*Permit, error) {
-	h, err := q.grant(ctx, n)
-	if err != nil {
-		tk.close()
-		return nil, err
-	}
-	h.Waited = waited
-	rk := &ranker{p: p, h: h, n: r.N, data: r.Data, published: v.ch.bound + r.N}
-	if waited || v.behind {
-		rk.published = p.Limit
-	}
-	wctx, cancel := context.WithCancel(context.Background())
-	pm := &Permit{Held: h, stop: cancel, done: make(chan struct{})}
-	if (v.ch.bound == 0 && !rk.owes(0)) || !q.Conn.Go(func(bg context.Context) {
-		defer close(pm.done)
-		defer context.AfterFunc(bg, cancel)()
-		rk.runTracked(wctx, v.ch, tk)
-	}) {
-		tk.close()
-		close(pm.done) // nothing to count or write, or the session is closing
-	}
-	return pm, nil
+	return p.hold(ctx, q, n, v, r, waited, func(ctx context.Context, rk *ranker) { rk.runTracked(ctx, v.ch, tk) }, tk.close)
 }
 
 // runTracked is run for a tracked holder: it publishes our rank whenever

@@ -102,36 +102,17 @@ func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 // discards the node.
 func (s *Seq) recover(ctx context.Context, token string, adopt bool) (node, bool, error) {
 	q := s.Q
-	ep, err := q.Conn.Epoch(ctx)
-	if err != nil {
-		return node{}, false, err
-	}
-	names, err := q.Conn.Children(ctx, q.Dir)
-	if errors.Is(err, client.ErrNoNode) {
-		return node{}, false, nil
-	}
-	if err != nil {
-		return node{}, false, err
-	}
-	var found node
-	ok := false
-	for _, c := range Sort(names, KindSeqLock) {
-		p := q.Dir + "/" + c.Name
+	return q.recoverBy(ctx, adopt, func(ctx context.Context, p, name string) (*client.Stat, error) {
+		if c, ok := Parse(name); !ok || c.Kind != KindSeqLock {
+			return nil, nil
+		}
 		data, st, err := q.Conn.Get(ctx, p)
 		if errors.Is(err, client.ErrNoNode) {
-			continue
+			return nil, nil
 		}
-		if err != nil {
-			return node{}, false, err
+		if t, tagged := seqToken(data); err != nil || !tagged || t != token {
+			return nil, err
 		}
-		if t, tagged := seqToken(data); !tagged || t != token {
-			continue
-		}
-		if adopt && st.EphemeralOwner == ep.SessionID && !ok {
-			found, ok = node{path: p, name: c.Name, czxid: st.Czxid, owner: st.EphemeralOwner}, true
-			continue
-		}
-		q.Conn.Discard(p, st.EphemeralOwner)
-	}
-	return found, ok, nil
+		return st, nil
+	})
 }
