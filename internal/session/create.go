@@ -73,23 +73,10 @@ func created(k *client.Call) (createResult, error) {
 // waiting, they reach the server in order and are answered in order, one
 // round trip for all.
 func (c *Conn) CreateAndList(ctx context.Context, parents []string, path string, data []byte) (string, int64, int64, []string, error) {
-	all := parents
-	parents = c.dirs.unknown(parents)
-	calls := make([]*client.Call, len(parents))
-	for i, p := range parents {
-		calls[i] = c.cl.GoCreate(p, nil, client.ModeContainer, c.cfg.ACL)
-	}
-	create := c.cl.GoCreate(path, data, client.ModeEphemeralSequential, c.cfg.ACL)
-	listed := c.cl.GoChildren(path[:strings.LastIndexByte(path, '/')])
-	r, err := c.awaitCreate(ctx, path, create)
-	if errors.Is(err, client.ErrNoNode) {
-		c.dirs.forget(all) // one was reaped: the next turn creates them all
-		err = parentErr(calls, err)
-	}
+	r, listed, err := c.createThen(ctx, parents, path, data, c.cl.GoChildren)
 	if err != nil {
 		return "", 0, 0, nil, err
 	}
-	c.dirs.know(all)
 	select {
 	case <-listed.Done(): // answered right after the create
 		if listed.Err != nil {
@@ -99,6 +86,31 @@ func (c *Conn) CreateAndList(ctx context.Context, parents []string, path string,
 	case <-ctx.Done():
 		return r.name, r.czxid, r.sid, nil, nil
 	}
+}
+
+// createThen sends the CONTAINER creates of parents, our create and the
+// request then makes of its parent as one pipeline, and waits for the
+// create; then's Call is answered right after it.
+func (c *Conn) createThen(ctx context.Context, parents []string, path string, data []byte,
+	then func(parent string) *client.Call) (createResult, *client.Call, error) {
+	all := parents
+	parents = c.dirs.unknown(parents)
+	calls := make([]*client.Call, len(parents))
+	for i, p := range parents {
+		calls[i] = c.cl.GoCreate(p, nil, client.ModeContainer, c.cfg.ACL)
+	}
+	create := c.cl.GoCreate(path, data, client.ModeEphemeralSequential, c.cfg.ACL)
+	after := then(path[:strings.LastIndexByte(path, '/')])
+	r, err := c.awaitCreate(ctx, path, create)
+	if errors.Is(err, client.ErrNoNode) {
+		c.dirs.forget(all) // one was reaped: the next turn creates them all
+		err = parentErr(calls, err)
+	}
+	if err != nil {
+		return r, nil, err
+	}
+	c.dirs.know(all)
+	return r, after, nil
 }
 
 // parentErr explains a create that found no parent: the first parent

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/zklock/zklock/internal/client"
 )
@@ -20,23 +19,10 @@ import (
 // children is -1 when the stat failed or was not waited for; the caller
 // then looks another way.
 func (c *Conn) CreateAndStat(ctx context.Context, parents []string, path string, data []byte) (string, int64, int64, int32, error) {
-	all := parents
-	parents = c.dirs.unknown(parents)
-	calls := make([]*client.Call, len(parents))
-	for i, p := range parents {
-		calls[i] = c.cl.GoCreate(p, nil, client.ModeContainer, c.cfg.ACL)
-	}
-	create := c.cl.GoCreate(path, data, client.ModeEphemeralSequential, c.cfg.ACL)
-	parent := c.cl.GoExists(path[:strings.LastIndexByte(path, '/')])
-	r, err := c.awaitCreate(ctx, path, create)
-	if errors.Is(err, client.ErrNoNode) {
-		c.dirs.forget(all)
-		err = parentErr(calls, err)
-	}
+	r, parent, err := c.createThen(ctx, parents, path, data, c.cl.GoExists)
 	if err != nil {
 		return "", 0, 0, -1, err
 	}
-	c.dirs.know(all)
 	select {
 	case <-parent.Done():
 		if parent.Err != nil {
