@@ -70,6 +70,21 @@ type seqQueue struct {
 	cancel  []context.CancelFunc
 }
 
+// heldInOrder waits for every waiter (each within timeout) and requires
+// that they held one at a time, in the order they enqueued.
+func (q *seqQueue) heldInOrder(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	for i, ch := range q.done {
+		require.NoError(t, await(t, ch, timeout, fmt.Sprintf("waiter %d", i)).err)
+	}
+	require.False(t, q.overlap.Load(), "two waiters held at once")
+	want := make([]int, len(q.done))
+	for i := range want {
+		want[i] = i
+	}
+	require.Equal(t, want, q.order, "the order they held in")
+}
+
 // enqueue starts waiter i's Lock on m; it records when it holds, then
 // unlocks. It returns once the waiter's node is the want-th in path.
 func (q *seqQueue) enqueue(t *testing.T, ctx context.Context, obs *zklock.Session, path string, i int, m *zklock.Mutex, want int) {
@@ -110,15 +125,7 @@ func TestSeqLayoutHandoffInOrder(t *testing.T) {
 	nodes := seqNodes(t, ss[0], path)
 	awaitWatchOn(t, c, ss[(seqQueueLen-1)%len(ss)].SessionID(), nodes[len(nodes)-2])
 	require.NoError(t, holder.Unlock(ctx))
-	for i, ch := range q.done {
-		require.NoError(t, await(t, ch, 20*time.Second, fmt.Sprintf("waiter %d", i)).err)
-	}
-	require.False(t, q.overlap.Load(), "two waiters held at once")
-	want := make([]int, seqQueueLen)
-	for i := range want {
-		want[i] = i
-	}
-	require.Equal(t, want, q.order, "the order they held in")
+	q.heldInOrder(t, 20*time.Second)
 	require.Empty(t, seqNodes(t, ss[0], path))
 }
 
@@ -349,14 +356,6 @@ func TestSeqLayoutHolderExpires(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the expired holder was not told")
 	}
-	for i, ch := range q.done {
-		require.NoError(t, await(t, ch, 30*time.Second, fmt.Sprintf("waiter %d", i)).err)
-	}
-	require.False(t, q.overlap.Load(), "two waiters held at once")
-	want := make([]int, seqQueueLen)
-	for i := range want {
-		want[i] = i
-	}
-	require.Equal(t, want, q.order, "the order they held in")
+	q.heldInOrder(t, 30*time.Second)
 	require.ErrorIs(t, holder.Unlock(ctx), zklock.ErrLockLost)
 }
