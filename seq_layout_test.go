@@ -359,3 +359,37 @@ func TestSeqLayoutHolderExpires(t *testing.T) {
 	q.heldInOrder(t, 30*time.Second)
 	require.ErrorIs(t, holder.Unlock(ctx), zklock.ErrLockLost)
 }
+
+// A sequence-layout Mutex is a MultiLock part like any other: the
+// MultiLock holds it beside a Mutex of the default layout, its guard
+// fences a write while held and refuses it after Unlock, and nothing is
+// left behind; a rival of the same layout waits for the MultiLock.
+func TestSeqLayoutInMultiLock(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	root := lockPath(t, "multi")
+	s, rs := newSession(t, c.Servers()), newSession(t, c.Servers())
+	def, err := zklock.NewMutex(s, root+"/a")
+	require.NoError(t, err)
+	ml, err := zklock.NewMultiLock(def.Part(), seqMutex(t, s, root+"/b").Part())
+	require.NoError(t, err)
+	require.NoError(t, ml.Lock(ctx))
+	rival := async(func() error { return seqMutex(t, rs, root+"/b").Lock(ctx) })
+	eventually(t, 10*time.Second, "the rival queued", func() bool { return len(seqNodes(t, s, root+"/b")) == 2 })
+	select {
+	case r := <-rival:
+		t.Fatalf("the rival returned (err %v) while the MultiLock holds", r.err)
+	default:
+	}
+	write := func(guard []zklock.Op) error {
+		_, err := s.Multi(ctx, append(guard, &zklock.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
+		return err
+	}
+	guard := ml.Guard()
+	require.Len(t, guard, 2)
+	require.NoError(t, write(guard))
+	require.NoError(t, ml.Unlock(ctx))
+	require.Error(t, write(guard), "a guard used after Unlock")
+	require.NoError(t, await(t, rival, 10*time.Second, "the rival after the MultiLock's Unlock").err)
+	requireNoEphemerals(t, c, s.SessionID(), root, false)
+}
