@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/zklock/zklock/zktest"
 )
 
 // Adversarial review of issue 38 item 3: the idle removal of a tree racing
@@ -17,14 +16,7 @@ import (
 // must hear of a deletion made after it began; a tracking set while the
 // server's watch is being removed would hear nothing.
 func TestReviewTrackDirRacesIdleRemoval(t *testing.T) {
-	zk := zktest.Start(t)
-	c := dialTest(t, zk.Servers())
-	other := dialTest(t, zk.Servers())
-	c.AssumeWatchModes() // ZooKeeper 3.8: nothing else watches the directory here
-	other.AssumeWatchModes()
-	c.linger = 500 * time.Microsecond
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	_, c, other, ctx := trackPair(t, 500*time.Microsecond, 60*time.Second)
 	dir := "/advtrack"
 	require.NoError(t, other.CreateContainer(ctx, dir))
 	keep, _, _, err := other.CreateSeq(ctx, dir+"/_c_keep-n-", nil) // keeps the container

@@ -15,14 +15,7 @@ import (
 // watch is removed once nobody has tracked there for the linger, and set
 // again by the next TrackDir.
 func TestTrackDirOnServer(t *testing.T) {
-	zk := zktest.Start(t)
-	c := dialTest(t, zk.Servers())
-	other := dialTest(t, zk.Servers())
-	c.AssumeWatchModes() // ZooKeeper 3.8: nothing else watches the directory here
-	other.AssumeWatchModes()
-	c.linger = 300 * time.Millisecond
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	zk, c, other, ctx := trackPair(t, 300*time.Millisecond, 30*time.Second)
 	dir := "/track"
 	require.NoError(t, other.CreateContainer(ctx, dir))
 	require.NoError(t, other.CreateContainer(ctx, dir+"/sub"))
@@ -84,4 +77,19 @@ func TestTrackDirOnServer(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, look)
 	require.Equal(t, []string{name[len(dir)+1:]}, gone)
+}
+
+// trackPair starts a server and dials two sessions on it, both tracking as on 3.9
+// (on this repository's 3.8, nothing else of theirs watches the tracked
+// directories), c's trees lingering linger; ctx ends within bound.
+func trackPair(t *testing.T, linger, bound time.Duration) (zk *zktest.Cluster, c, other *Conn, ctx context.Context) {
+	t.Helper()
+	zk = zktest.Start(t)
+	c, other = dialTest(t, zk.Servers()), dialTest(t, zk.Servers())
+	c.AssumeWatchModes()
+	other.AssumeWatchModes()
+	c.linger = linger
+	ctx, cancel := context.WithTimeout(t.Context(), bound)
+	t.Cleanup(cancel)
+	return zk, c, other, ctx
 }
