@@ -48,4 +48,3 @@ func ExampleWithDigestAuth() {
 	// anonymous delete refused: true
 	// unlock: <nil>
 }
-

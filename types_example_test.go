@@ -457,4 +457,3 @@ func ExampleRWMutex_RLocker() {
 	// another reader: <nil>
 	// a writer is refused: true
 }
-
