@@ -1,11 +1,6 @@
 package zklock_test
 
 import (
-	"go/ast"
-	"go/parser"
-	gotoken "go/token"
-	"io/fs"
-	"strings"
 	"testing"
 
 	"github.com/zklock/zklock/internal/examplecheck"
@@ -26,43 +21,16 @@ func TestEveryTypeHasAnExample(t *testing.T) {
 	}
 }
 
-// Every example can be copied as it is: it calls no unexported function
-// of the test package (a helper a reader would not have); it takes its
-// servers from ZK_SERVERS, as the README program does.
+// Every example can be copied as it is: it uses no type, function,
+// variable or constant of the test files declared outside it (a helper a
+// reader would not have; a whole-file example may use its own file's); it
+// takes its servers from ZK_SERVERS, as the README program does.
 func TestExamplesAreCopyable(t *testing.T) {
-	fset := gotoken.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	uses, err := examplecheck.NotStandalone(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := pkgs["zklock_test"].Files
-	helpers := map[string]bool{} // the package's own unexported functions
-	for _, f := range files {
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && !ast.IsExported(fd.Name.Name) {
-				helpers[fd.Name.Name] = true
-			}
-		}
-	}
-	examples := 0
-	for _, f := range files {
-		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "Example") {
-				continue
-			}
-			examples++
-			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				if call, ok := n.(*ast.CallExpr); ok {
-					if id, ok := call.Fun.(*ast.Ident); ok && helpers[id.Name] {
-						t.Errorf("%s: %s calls %s, a helper of the tests", fset.Position(call.Pos()), fd.Name.Name, id.Name)
-					}
-				}
-				return true
-			})
-		}
-	}
-	if examples == 0 {
-		t.Fatal("no example found: the parse is broken")
+	for _, u := range uses {
+		t.Error(u)
 	}
 }

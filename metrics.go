@@ -77,7 +77,7 @@ const (
 	KindRWMutex            = errs.RWMutex         // a read-write lock's path as a whole, in LockState
 	KindSemaphore          = errs.Semaphore       // Curator's layout
 	KindSemaphorePermit    = errs.SemaphorePermit // WithPermitLayout
-	KindMutexSeq           = errs.MutexSeq        // a Mutex WithSequenceLayout
+	KindMutexSeq           = errs.MutexSeq        // a Mutex WithSequenceLayout (unreleased)
 	KindElection           = errs.Election
 	KindCuratorLeaderLatch = errs.LeaderLatch
 	KindKazooReadLock      = errs.KazooReadLock

@@ -404,6 +404,8 @@ func WithListingHandoff() Option {
 // It applies to NewMutex only, without WithCohort, WithRevocable,
 // WithMaxHold or WithListingHandoff; other uses are refused with
 // ErrInvalidOption.
+//
+// Unreleased: added after v0.1.0 (see CHANGELOG.md).
 func WithSequenceLayout() Option {
 	return func(o *primitiveOptions) error {
 		o.seqLayout = true

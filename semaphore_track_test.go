@@ -12,7 +12,7 @@ import (
 	"github.com/zklock/zklock/zktest"
 )
 
-// On ZooKeeper 3.6 and later the queue layout's nodes count the nodes ahead
+// On ZooKeeper 3.9 and later the queue layout's nodes count the nodes ahead
 // of them from the deletions their session's one persistent recursive watch
 // on the semaphore's path (addWatch) reports: the server lists that path
 // for the session, and no node's.

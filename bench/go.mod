@@ -6,7 +6,7 @@ require (
 	github.com/go-redsync/redsync/v4 v4.13.0
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/redis/go-redis/v9 v9.7.0
-	github.com/zklock/zklock v0.0.0
+	github.com/zklock/zklock v0.0.0-20261126161104-1e504b70e496
 	go.etcd.io/etcd/client/v3 v3.5.21
 	go.uber.org/zap v1.17.0
 )

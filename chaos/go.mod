@@ -4,8 +4,8 @@ go 1.26.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/zklock/zklock v0.1.0
-	github.com/zklock/zklock/fence v0.1.0
+	github.com/zklock/zklock v0.0.0-20261126161104-1e504b70e496
+	github.com/zklock/zklock/fence v0.0.0-20261126161104-1e504b70e496
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
 )

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/zklock/zklock v0.1.0
+	github.com/zklock/zklock v0.0.0-20261126161104-1e504b70e496
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.62.0
 )
@@ -27,6 +27,9 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 )
 
-// Builds in this repository use the root module beside it; importers get
-// the released version required above (a replace applies only here).
+// Builds in this repository use the root module beside it (a replace
+// applies only here); importers get the version required above: the
+// repository has no tag yet, so it is the pseudo-version of a commit on
+// main (1e504b7), which the go command resolves without one. Raise it when
+// this module needs a newer root API.
 replace github.com/zklock/zklock => ..

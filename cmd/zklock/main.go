@@ -16,7 +16,7 @@
 //
 // Run 'zklock help' for the flags and the exit codes. Install it with
 //
-//	go install github.com/zklock/zklock/cmd/zklock@v0.1.0
+//	go install github.com/zklock/zklock/cmd/zklock@latest
 package main
 
 import (

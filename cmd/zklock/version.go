@@ -7,9 +7,10 @@ import (
 )
 
 // version describes the binary from its build information: the module's
-// version ("v0.1.0" for go install github.com/zklock/zklock/cmd/zklock@v0.1.0;
-// the go command stamps a build in a checkout from its tag or commit, or
-// leaves "(devel)"), the commit it was built from when the go command
+// version (for go install github.com/zklock/zklock/cmd/zklock@latest the
+// pseudo-version of main's commit, v0.0.0-<UTC time>-<commit>, while the
+// repository has no tag, or the tag once one is published; the go command
+// stamps a build in a checkout from its tag or commit, or leaves "(devel)"), the commit it was built from when the go command
 // recorded it, and the Go toolchain.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()

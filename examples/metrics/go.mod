@@ -5,8 +5,8 @@ go 1.24.0
 require (
 	github.com/prometheus/client_golang v1.23.2
 	github.com/stretchr/testify v1.12.1
-	github.com/zklock/zklock v0.1.0
-	github.com/zklock/zklock/metrics/prometheus v0.1.0
+	github.com/zklock/zklock v0.0.0-20261126161104-1e504b70e496
+	github.com/zklock/zklock/metrics/prometheus v0.0.0-20261126161104-1e504b70e496
 	go.uber.org/goleak v1.3.0
 )
 
@@ -24,8 +24,11 @@ require (
 	google.golang.org/protobuf v1.36.8 // indirect
 )
 
-// Builds in this repository use the root module beside it; importers get
-// the released version required above (a replace applies only here).
+// Builds in this repository use the root module beside it (a replace
+// applies only here); importers get the version required above: the
+// repository has no tag yet, so it is the pseudo-version of a commit on
+// main (1e504b7), which the go command resolves without one. Raise it when
+// this module needs a newer root API.
 replace github.com/zklock/zklock => ../..
 
 replace github.com/zklock/zklock/metrics/prometheus => ../../metrics/prometheus

@@ -1,6 +1,8 @@
 // Package doccheck has no code: its test builds every Go snippet of the
 // README and of docs/*.md, so that the documentation never shows code that
-// does not compile.
+// does not compile, and checks that every version of zklock's modules the
+// docs tell a reader to fetch, or a module of the repository requires, is
+// one the go command can fetch (TestVersionsResolve).
 //
 // A snippet is a ```go fenced block. One that starts with "package main"
 // is built as it is: a full program must compile as pasted. Any other is a

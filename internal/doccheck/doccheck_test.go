@@ -72,7 +72,10 @@ func fragment(ctx doccheckContext.Context, s *doccheckZklock.Session) error {
 
 // program returns the snippet as a main package: a fragment's leading
 // import declarations go after the file's own.
-func (sn snippet) program() string {
+func (sn snippet) program() string { return sn.programWith(fragmentHead) }
+
+// programWith is program with head as the file around a fragment.
+func (sn snippet) programWith(head string) string {
 	if strings.HasPrefix(strings.TrimSpace(sn.code), "package main") {
 		return sn.code
 	}
@@ -88,7 +91,7 @@ func (sn snippet) program() string {
 			lines = lines[1:]
 		}
 	}
-	head := fmt.Sprintf(fragmentHead, strings.Join(imports, "\n"))
+	head = fmt.Sprintf(head, strings.Join(imports, "\n"))
 	body := strings.Join(lines, "\n")
 	if rest := strings.TrimSpace(body); strings.HasPrefix(rest, "func ") || strings.HasPrefix(rest, "type ") {
 		// Declarations (a test function, a type): they stay at the top level.
@@ -120,6 +123,48 @@ func TestSnippetsCompile(t *testing.T) {
 	if len(all) == 0 {
 		t.Fatal("no Go snippet found: the extraction is broken")
 	}
+	dir := snippetModule(t, repo)
+	where := map[string]snippet{}
+	for i, sn := range all {
+		name := fmt.Sprintf("s%03d", i)
+		where[name] = sn
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "main.go"), []byte(sn.program()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", os.DevNull, "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Logf("%d snippets build", len(all))
+		return
+	}
+	// Name the Markdown file and line of each failing snippet.
+	for _, line := range strings.Split(string(out), "\n") {
+		for name, sn := range where {
+			if strings.Contains(line, name+"/") || strings.Contains(line, "snippets/"+name) {
+				rel, _ := filepath.Rel(repo, sn.file)
+				line = fmt.Sprintf("%s:%d (snippet): %s", rel, sn.line, line)
+				break
+			}
+		}
+		if strings.TrimSpace(line) != "" {
+			t.Error(line)
+		}
+	}
+	t.Fatalf("go build: %v", err)
+}
+
+// snippetModule writes, in a new directory, the module snippets are built
+// in, and returns the directory.
+func snippetModule(t *testing.T, repo string) string {
+	t.Helper()
 	dir := t.TempDir()
 	// The snippets' module is zklock's go.mod under another name, requiring
 	// zklock from the checkout: its requirements (indirect ones included)
@@ -163,39 +208,5 @@ func TestSnippetsCompile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	where := map[string]snippet{}
-	for i, sn := range all {
-		name := fmt.Sprintf("s%03d", i)
-		where[name] = sn
-		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name, "main.go"), []byte(sn.program()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", os.DevNull, "./...")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Logf("%d snippets build", len(all))
-		return
-	}
-	// Name the Markdown file and line of each failing snippet.
-	for _, line := range strings.Split(string(out), "\n") {
-		for name, sn := range where {
-			if strings.Contains(line, name+"/") || strings.Contains(line, "snippets/"+name) {
-				rel, _ := filepath.Rel(repo, sn.file)
-				line = fmt.Sprintf("%s:%d (snippet): %s", rel, sn.line, line)
-				break
-			}
-		}
-		if strings.TrimSpace(line) != "" {
-			t.Error(line)
-		}
-	}
-	t.Fatalf("go build: %v", err)
+	return dir
 }

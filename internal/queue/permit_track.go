@@ -13,7 +13,9 @@ import (
 
 // Tracker is a Conn that can report every deletion under a directory
 // through the session's persistent recursive watch on it
-// (session.Conn.TrackDir, ZooKeeper 3.6 and later). Permits uses it when
+// (session.Conn.TrackDir, where every server runs ZooKeeper 3.9 or later:
+// before 3.9 a server keeps one watch mode per session and path,
+// ZOOKEEPER-4466). Permits uses it when
 // the Conn has it and the server takes persistent watches (see Permits).
 type Tracker interface {
 	// TrackDir subscribes to the deletions of dir's children, under

@@ -62,7 +62,7 @@ const KindPermit = "permit-"
 //
 // # Tracking
 //
-// Where the Conn can (a Tracker: ZooKeeper 3.6 and later), a node instead
+// Where the Conn can (a Tracker: ZooKeeper 3.9 and later), a node instead
 // counts the nodes ahead of it: the session's one persistent recursive
 // watch on Dir, set before the node's create, reports every deletion
 // there after the create's listing, so the permits of the listed nodes

@@ -4,7 +4,7 @@ go 1.24.0
 
 require (
 	github.com/stretchr/testify v1.12.1
-	github.com/zklock/zklock v0.1.0
+	github.com/zklock/zklock v0.0.0-20261126161104-1e504b70e496
 	go.opentelemetry.io/otel v1.40.0
 	go.opentelemetry.io/otel/metric v1.40.0
 	go.opentelemetry.io/otel/sdk/metric v1.40.0
@@ -24,6 +24,9 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 )
 
-// Builds in this repository use the root module beside it; importers get
-// the released version required above (a replace applies only here).
+// Builds in this repository use the root module beside it (a replace
+// applies only here); importers get the version required above: the
+// repository has no tag yet, so it is the pseudo-version of a commit on
+// main (1e504b7), which the go command resolves without one. Raise it when
+// this module needs a newer root API.
 replace github.com/zklock/zklock => ../..

@@ -18,7 +18,7 @@ const OpAddWatch Op = "addWatch"
 const OpTrack Op = "track"
 
 // Persistent is a Conn that tracks directories through persistent watches
-// (queue.Tracker), as the real Conn does against ZooKeeper 3.6 and later.
+// (queue.Tracker), as the real Conn does against ZooKeeper 3.9 and later.
 // A plain Conn has no TrackDir: Permits then uses one-shot watches.
 type Persistent struct {
 	*Conn
