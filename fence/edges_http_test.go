@@ -49,6 +49,10 @@ func TestHandlerRefusesAfterInformational(t *testing.T) {
 				case "invalid":
 					w.WriteHeader(42)
 					fmt.Fprint(w, "status 42")
+				case "fail-then-ok":
+					w.WriteHeader(http.StatusInternalServerError)
+					w.WriteHeader(http.StatusOK)
+					fmt.Fprint(w, "stored?")
 				case "ok-then-fail":
 					fmt.Fprint(w, "partly written")
 					http.Error(w, "failed after writing", http.StatusInternalServerError)
@@ -64,6 +68,7 @@ func TestHandlerRefusesAfterInformational(t *testing.T) {
 				{"hints-then-fail", http.StatusInternalServerError, false},
 				{"invalid", http.StatusInternalServerError, false},
 				{"ok-then-fail", http.StatusInternalServerError, false},
+				{"fail-then-ok", http.StatusInternalServerError, false},
 				{"hints-then-ok", http.StatusCreated, true},
 			} {
 				path := "/" + c.do
@@ -304,4 +309,51 @@ func mustFence(t *testing.T) *fence.Fence {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// The transport's own re-send of a request (on a kept-alive connection
+// that the server closed after reading it; the body rewound through
+// GetBody) carries the token it was first sent with, though the holder
+// holds another by then.
+func TestTransportRetryKeepsToken(t *testing.T) {
+	var h holderVar
+	var mu sync.Mutex
+	var got []string
+	attempts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.URL.Path+" "+r.Header.Get(fence.Header)+" "+string(b))
+		attempts++
+		first := r.URL.Path == "/x" && attempts == 2
+		mu.Unlock()
+		if first {
+			h.v.Store(200) // the hold changes while the request is in flight
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			conn.Close() // read, never answered: the client re-sends
+		}
+	}))
+	defer srv.Close()
+	c := &http.Client{Transport: fence.Transport(&h, srv.Client().Transport)}
+	h.v.Store(100)
+	for _, path := range []string{"/warm", "/x"} {
+		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPut, srv.URL+path, strings.NewReader("computed under 100"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Idempotency-Key", path) // makes a PUT replayable
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	want := "[/warm 100 computed under 100 /x 100 computed under 100 /x 100 computed under 100]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("the server got %q, want the re-send with 100", got)
+	}
 }

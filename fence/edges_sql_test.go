@@ -218,6 +218,11 @@ func TestResourceNameLimit(t *testing.T) {
 			if status != http.StatusBadRequest || len(body) > 200 {
 				t.Errorf("PUT of a %d-byte path: %d, %d-byte body %.300q; want 400 in under 200", len(long)+1, status, len(body), body)
 			}
+			for _, path := range []string{"/a%00b", "/a%FFb"} {
+				if status, body := send(t, srv.Client(), http.MethodPut, srv.URL+path, []string{"5"}); status != http.StatusBadRequest {
+					t.Errorf("PUT %s: %d %q, want 400", path, status, body)
+				}
+			}
 		})
 	}
 }
