@@ -56,7 +56,7 @@ var dialects = map[Dialect]statements{
 		// the transaction's end, the second creator runs after the first
 		// committed and finds the table. The table's name is a checked
 		// identifier, safe in a literal.
-		create: []string{`SELECT pg_advisory_xact_lock(2053925995, hashtext('%[1]s'))`, `CREATE TABLE IF NOT EXISTS %[1]s (
+		create: []string{`SELECT pg_advisory_xact_lock(2053860459, hashtext('%[1]s'))`, `CREATE TABLE IF NOT EXISTS %[1]s (
 	resource text PRIMARY KEY,
 	token bigint NOT NULL
 )`},
