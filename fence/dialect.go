@@ -52,9 +52,9 @@ var dialects = map[Dialect]statements{
 	Postgres: {
 		// Two CREATE TABLE IF NOT EXISTS running at once can both find no
 		// table and both insert its catalog rows: one then fails (23505 on
-		// pg_type's name index, 42710 or 42P07). Under the advisory lock, held to
-		// the transaction's end, the second creator runs after the first
-		// committed and finds the table. The table's name is a checked
+		// pg_type's name index, 42710 or 42P07). Under the advisory lock,
+		// held to the transaction's end, the second creator runs after the
+		// first committed and finds the table. The table's name is a checked
 		// identifier, safe in a literal.
 		create: []string{`SELECT pg_advisory_xact_lock(2053860459, hashtext('%[1]s'))`, `CREATE TABLE IF NOT EXISTS %[1]s (
 	resource text PRIMARY KEY,

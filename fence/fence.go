@@ -91,9 +91,9 @@ func (f *Fence) usable() error {
 // created by Admit, one per resource, on its first use. Many processes may
 // call it at once: on PostgreSQL, where two concurrent CREATE TABLE IF NOT
 // EXISTS can both miss the other's uncommitted table and one then fail on
-// the catalog's unique keys (SQLSTATE 23505, 42710 or 42P07), the creators take
-// turns under a transaction-scoped advisory lock (key: the class
-// 0x7a6b6c6b, "zklk", and hashtext of the table's name).
+// the catalog's unique keys (SQLSTATE 23505, 42710 or 42P07), the
+// creators take turns under a transaction-scoped advisory lock (key: the
+// class 0x7a6b6c6b, "zklk", and hashtext of the table's name).
 func (f *Fence) CreateTable(ctx context.Context, db *sql.DB) error {
 	if err := f.usable(); err != nil {
 		return err
