@@ -70,6 +70,19 @@ func TestAdmitAllOrdersResources(t *testing.T) {
 	if a, b := stored(t, db, f, "a"), stored(t, db, f, "b"); a != 8 || b != 8 {
 		t.Fatalf("stored a=%d b=%d, want 8 and 8", a, b)
 	}
+
+	// A refusal on one resource admits none: a's raise to 9 is rolled back
+	// with the transaction when b refuses 7.
+	err = f.DoAll(ctx, db, map[string]int64{"a": 9, "b": 7}, func(context.Context, *sql.Tx) error {
+		t.Error("fn ran after a refusal")
+		return nil
+	})
+	if !errors.Is(err, fence.ErrStaleToken) {
+		t.Fatalf("DoAll(a 9, b 7) after 8: %v, want ErrStaleToken", err)
+	}
+	if a := stored(t, db, f, "a"); a != 8 {
+		t.Fatalf("stored a=%d after a refusal on b, want 8", a)
+	}
 }
 
 // Writers fence random subsets of three resources, listed in random
