@@ -91,9 +91,40 @@ var (
 )
 
 func (h *fenced) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.k == nil || h.next == nil {
-		refuse(w, http.StatusInternalServerError, "misconfigured", fmt.Errorf("%w: fence.Handler's keeper or handler", ErrNilArgument))
+	resource, token, no := h.admission(r)
+	if no != nil {
+		no.send(w)
 		return
+	}
+	resp := &bufferedResponse{w: w, header: make(http.Header)}
+	err := h.k.Do(r.Context(), resource, token, func(ctx context.Context) error {
+		h.next.ServeHTTP(resp, r.WithContext(ctx))
+		return resp.outcome()
+	})
+	if err == nil || errors.Is(err, errRefused) {
+		resp.send(w)
+		return
+	}
+	keeperRefusal(err).send(w)
+}
+
+// refusal is an answer of the fence's own, marked by the RefusedHeader.
+type refusal struct {
+	status int
+	why    string
+	err    error
+}
+
+func (f *refusal) send(w http.ResponseWriter) {
+	w.Header().Set(RefusedHeader, f.why)
+	http.Error(w, f.err.Error(), f.status)
+}
+
+// admission reads what the keeper is asked to admit, or the refusal of a
+// request that cannot be.
+func (h *fenced) admission(r *http.Request) (string, int64, *refusal) {
+	if h.k == nil || h.next == nil {
+		return "", 0, &refusal{http.StatusInternalServerError, "misconfigured", fmt.Errorf("%w: fence.Handler's keeper or handler", ErrNilArgument)}
 	}
 	token, status, err := requestToken(r)
 	if err != nil {
@@ -101,8 +132,7 @@ func (h *fenced) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if status == http.StatusPreconditionRequired {
 			why = "no-token"
 		}
-		refuse(w, status, why, err)
-		return
+		return "", 0, &refusal{status, why, err}
 	}
 	resource := h.o.resource(r)
 	if err := checkResource(resource); err != nil {
@@ -112,33 +142,23 @@ func (h *fenced) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if resource == "" {
 			status = http.StatusInternalServerError
 		}
-		refuse(w, status, "invalid-resource", err)
-		return
+		return "", 0, &refusal{status, "invalid-resource", err}
 	}
-	resp := &bufferedResponse{w: w, header: make(http.Header)}
-	err = h.k.Do(r.Context(), resource, token, func(ctx context.Context) error {
-		h.next.ServeHTTP(resp, r.WithContext(ctx))
-		return resp.outcome()
-	})
-	var stale *StaleTokenError
-	switch {
-	case err == nil, errors.Is(err, errRefused):
-		resp.send(w)
-	case errors.Is(err, errInvalidStatus):
-		refuse(w, http.StatusInternalServerError, "invalid-status", err)
-	case errors.As(err, &stale):
-		refuse(w, http.StatusConflict, "stale", err)
-	case errors.Is(err, ErrNilArgument), errors.Is(err, ErrZeroFence):
-		refuse(w, http.StatusInternalServerError, "misconfigured", err)
-	default:
-		refuse(w, http.StatusServiceUnavailable, "keeper-failed", fmt.Errorf("zklock: fence: %w", err))
-	}
+	return resource, token, nil
 }
 
-// refuse answers with the fence's own refusal.
-func refuse(w http.ResponseWriter, status int, why string, err error) {
-	w.Header().Set(RefusedHeader, why)
-	http.Error(w, err.Error(), status)
+// keeperRefusal answers the keeper's error: not an admitted request's.
+func keeperRefusal(err error) *refusal {
+	var stale *StaleTokenError
+	switch {
+	case errors.Is(err, errInvalidStatus):
+		return &refusal{http.StatusInternalServerError, "invalid-status", err}
+	case errors.As(err, &stale):
+		return &refusal{http.StatusConflict, "stale", err}
+	case errors.Is(err, ErrNilArgument), errors.Is(err, ErrZeroFence):
+		return &refusal{http.StatusInternalServerError, "misconfigured", err}
+	}
+	return &refusal{http.StatusServiceUnavailable, "keeper-failed", fmt.Errorf("zklock: fence: %w", err)}
 }
 
 // requestToken reads the token header, with the status that refuses it.
