@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -25,11 +24,8 @@ import (
 func TestHandlerRefusesAfterInformational(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
-			f, db := newFence(t, e)
+			f, db := newFence(t, e, "CREATE TABLE object (name TEXT PRIMARY KEY, token BIGINT NOT NULL)")
 			ctx := testCtx(t)
-			if _, err := db.ExecContext(ctx, "CREATE TABLE object (name TEXT PRIMARY KEY, token BIGINT NOT NULL)"); err != nil {
-				t.Fatal(err)
-			}
 			next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				tok, _ := strconv.ParseInt(r.Header.Get(fence.Header), 10, 64)
 				if _, err := fence.Tx(r.Context()).ExecContext(r.Context(), "INSERT INTO object VALUES ($1, $2)", r.URL.Path, tok); err != nil {
@@ -106,18 +102,10 @@ func sendTraced(t *testing.T, c *http.Client, url, token string) (int, []string,
 		t.Fatal(err)
 	}
 	req.Header.Set(fence.Header, token)
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, body := roundTrip(t, c, req)
 	mu.Lock()
 	defer mu.Unlock()
-	return resp.StatusCode, hints, string(body)
+	return resp.StatusCode, hints, body
 }
 
 // The fence's own refusals carry the RefusedHeader, so a client tells a
@@ -146,11 +134,7 @@ func TestHandlerRefusalIsMarked(t *testing.T) {
 		for _, v := range c.token {
 			req.Header.Add(fence.Header, v)
 		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := roundTrip(t, srv.Client(), req)
 		if resp.StatusCode != c.status || resp.Header.Get(fence.RefusedHeader) != c.mark {
 			t.Errorf("token %q: %d, %s %q; want %d, %q", c.token, resp.StatusCode, fence.RefusedHeader, resp.Header.Get(fence.RefusedHeader), c.status, c.mark)
 		}

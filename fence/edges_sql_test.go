@@ -21,11 +21,8 @@ import (
 func TestRefusedAdmitPoisonsTx(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
-			f, db := newFence(t, e)
+			f, db := newFence(t, e, "CREATE TABLE report (id INTEGER PRIMARY KEY, token BIGINT NOT NULL)")
 			ctx := testCtx(t)
-			if _, err := db.ExecContext(ctx, "CREATE TABLE report (id INTEGER PRIMARY KEY, token BIGINT NOT NULL)"); err != nil {
-				t.Fatal(err)
-			}
 			admit(t, ctx, db, f, "report", 7)
 			for i, token := range []int64{5, 0} {
 				tx, err := db.BeginTx(ctx, nil)

@@ -18,15 +18,8 @@ import (
 // orders deadlock, and PostgreSQL fails one (40P01); AdmitAll admits them
 // in one order, so the second waits for the first and is admitted.
 func TestAdmitAllOrdersResources(t *testing.T) {
-	db := openPostgres(t)
-	f, err := fence.New(fence.Postgres)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, db := newFence(t, engines[0])
 	ctx := testCtx(t)
-	if err := f.CreateTable(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	admit(t, ctx, db, f, "a", 1)
 	admit(t, ctx, db, f, "b", 1)
 
@@ -73,7 +66,7 @@ func TestAdmitAllOrdersResources(t *testing.T) {
 
 	// A refusal on one resource admits none: a's raise to 9 is rolled back
 	// with the transaction when b refuses 7.
-	err = f.DoAll(ctx, db, map[string]int64{"a": 9, "b": 7}, func(context.Context, *sql.Tx) error {
+	err := f.DoAll(ctx, db, map[string]int64{"a": 9, "b": 7}, func(context.Context, *sql.Tx) error {
 		t.Error("fn ran after a refusal")
 		return nil
 	})

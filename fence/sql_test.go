@@ -47,11 +47,8 @@ func admit(t *testing.T, ctx context.Context, db *sql.DB, f *fence.Fence, resour
 func TestStaleTokenRefusedAndRolledBack(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
-			f, db := newFence(t, e)
+			f, db := newFence(t, e, "CREATE TABLE report (id INTEGER PRIMARY KEY, token BIGINT NOT NULL)")
 			ctx := testCtx(t)
-			if _, err := db.ExecContext(ctx, "CREATE TABLE report (id INTEGER PRIMARY KEY, token BIGINT NOT NULL)"); err != nil {
-				t.Fatal(err)
-			}
 			admit(t, ctx, db, f, "report", 7)
 
 			tx, err := db.BeginTx(ctx, nil)

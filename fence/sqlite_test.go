@@ -31,14 +31,8 @@ func TestSQLiteBusyTimeout(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := openDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "fence.db")+"?"+c.params)
-			f, err := fence.New(fence.SQLite)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f := fenceOn(t, fence.SQLite, db)
 			ctx := testCtx(t)
-			if err := f.CreateTable(ctx, db); err != nil {
-				t.Fatal(err)
-			}
 			if _, err := db.ExecContext(ctx, "CREATE TABLE log (seq INTEGER PRIMARY KEY, token INTEGER NOT NULL)"); err != nil {
 				t.Fatal(err)
 			}

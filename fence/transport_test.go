@@ -90,13 +90,7 @@ func TestTransportRedirectKeepsToken(t *testing.T) {
 // computed the body) is sent with that token while the holder holds it,
 // and not sent once the holder holds another or none.
 func TestTransportPinnedToken(t *testing.T) {
-	var got []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = append(got, r.Header.Get(fence.Header))
-	}))
-	defer srv.Close()
-	var h holderVar
-	c := &http.Client{Transport: fence.Transport(&h, srv.Client().Transport)}
+	srv, c, h, got := tokenRecorder(t)
 	for _, hold := range []int64{100, 200, 0} {
 		h.v.Store(hold)
 		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPut, srv.URL, strings.NewReader("computed under 100"))
@@ -114,8 +108,8 @@ func TestTransportPinnedToken(t *testing.T) {
 			t.Errorf("pinned to 100 while holding %d: %v, want ErrHoldChanged", hold, err)
 		}
 	}
-	if fmt.Sprint(got) != "[100]" {
-		t.Errorf("the server got %q, want one request with 100", got)
+	if fmt.Sprint(*got) != "[100]" {
+		t.Errorf("the server got %q, want one request with 100", *got)
 	}
 }
 
@@ -164,4 +158,17 @@ func TestTransportRetryKeepsToken(t *testing.T) {
 	if fmt.Sprint(got) != want {
 		t.Errorf("the server got %q, want the re-send with 100", got)
 	}
+}
+
+// tokenRecorder returns a server that records the token of each request
+// it gets (in got, read once the requests are done), and a client sending
+// through a Transport of h.
+func tokenRecorder(t *testing.T) (*httptest.Server, *http.Client, *holderVar, *[]string) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get(fence.Header))
+	}))
+	t.Cleanup(srv.Close)
+	h := new(holderVar)
+	return srv, &http.Client{Transport: fence.Transport(h, srv.Client().Transport)}, h, &got
 }
