@@ -16,7 +16,10 @@ import (
 // returns fn's error, and ctx's if ctx ends while it waits. No two fns of
 // one resource run at once, so what an admitted fn does is finished before
 // a later token is admitted: a stale caller can neither be admitted after a
-// fresher one nor have its effect land after the fresher one's.
+// fresher one nor have its effect land after the fresher one's. Do runs fn
+// in the calling goroutine and returns after fn: Handler's fn writes to the
+// request's ResponseWriter (an informational response), which must not
+// outlive the request.
 //
 // Memory keeps the tokens in the process; Fence.Keeper keeps them in the
 // database the fn writes to, in the same transaction.
