@@ -164,15 +164,8 @@ func checkRace(t *testing.T, ctx context.Context, db *sql.DB, f *fence.Fence, ou
 // with tokens 5 and 7, whichever admits first and whether or not the row
 // exists yet, and a rolled back admission raises nothing.
 func TestPostgresRowLockOrdersRacingTokens(t *testing.T) {
-	db := openPostgres(t)
-	f, err := fence.New(fence.Postgres)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, db := newFence(t, engines[0])
 	ctx := testCtx(t)
-	if err := f.CreateTable(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name        string
 		seed        int64 // the row's token before, 0 for no row

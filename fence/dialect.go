@@ -29,12 +29,16 @@ func (d Dialect) String() string {
 	return fmt.Sprintf("Dialect(%d)", int(d))
 }
 
-// statements is a dialect's SQL; %[1]s is the table's name. admit takes
+// statements is a dialect's SQL; %[1]s is the table's name. create is run
+// by CreateTable in one transaction, in order. admit takes
 // the resource and the token ($1 and $2, or ?1 and ?2) and returns one row:
 // the resource's token after the statement, the higher of the stored one
 // and ours. It always writes the row, so a refused caller learns the token
 // that refused it in the same round trip, from the row version it locked.
-type statements struct{ create, admit string }
+type statements struct {
+	create []string
+	admit  string
+}
 
 var dialects = map[Dialect]statements{
 	// The upsert locks the resource's row until the transaction ends, in
@@ -46,10 +50,16 @@ var dialects = map[Dialect]statements{
 	// snapshot's. At REPEATABLE READ and above such a row fails the
 	// statement with a serialization failure (SQLSTATE 40001) instead.
 	Postgres: {
-		create: `CREATE TABLE IF NOT EXISTS %[1]s (
+		// Two CREATE TABLE IF NOT EXISTS running at once can both find no
+		// table and both insert its catalog rows: one then fails (23505 on
+		// pg_type's name index, 42710 or 42P07). Under the advisory lock,
+		// held to the transaction's end, the second creator runs after the
+		// first committed and finds the table. The table's name is a checked
+		// identifier, safe in a literal.
+		create: []string{`SELECT pg_advisory_xact_lock(2053860459, hashtext('%[1]s'))`, `CREATE TABLE IF NOT EXISTS %[1]s (
 	resource text PRIMARY KEY,
 	token bigint NOT NULL
-)`,
+)`},
 		admit: `INSERT INTO %[1]s AS f (resource, token) VALUES ($1, $2)
 ON CONFLICT (resource) DO UPDATE SET token = GREATEST(f.token, EXCLUDED.token)
 RETURNING token`,
@@ -58,10 +68,10 @@ RETURNING token`,
 	// statement reads and raises the row under the database's write lock.
 	// The scalar max() of two arguments is SQLite's GREATEST.
 	SQLite: {
-		create: `CREATE TABLE IF NOT EXISTS %[1]s (
+		create: []string{`CREATE TABLE IF NOT EXISTS %[1]s (
 	resource TEXT PRIMARY KEY NOT NULL,
 	token INTEGER NOT NULL
-) WITHOUT ROWID`,
+) WITHOUT ROWID`},
 		admit: `INSERT INTO %[1]s AS f (resource, token) VALUES (?1, ?2)
 ON CONFLICT (resource) DO UPDATE SET token = max(f.token, excluded.token)
 RETURNING token`,

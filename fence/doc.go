@@ -12,13 +12,15 @@
 //     highest token admitted) and Admit, one statement inside the caller's
 //     transaction that admits the transaction only if its token is not
 //     lower than the stored one, and raises it; the row lock it takes
-//     orders the transactions of one resource. Do wraps a transaction
-//     around it;
+//     orders the transactions of one resource; a refusal rolls the
+//     transaction back. Do wraps a transaction around it; AdmitAll and
+//     DoAll fence several resources in one fixed order;
 //   - an HTTP service (Handler, on the server): the token in the request
 //     header Zklock-Token, 409 Conflict for a stale one, the highest token
 //     per resource kept in memory (Memory) or in the database fence
 //     (Fence.Keeper, in the transaction the handler writes through);
-//   - an HTTP client (Transport): sets the header from a hold.
+//   - an HTTP client (Transport): sets the header from a hold, fixed for a
+//     request and its redirects, and sends nothing once that hold ended.
 //
 // A stale write is refused with a *StaleTokenError carrying both tokens
 // (errors.Is(err, ErrStaleToken)).

@@ -20,12 +20,33 @@ var (
 	// request whose token header is malformed with 400.
 	ErrInvalidToken = errors.New("zklock: invalid fencing token")
 
-	// ErrInvalidResource is returned for an empty resource name.
+	// ErrInvalidResource is returned for a resource name the fence cannot
+	// store as it is: empty, over MaxResource bytes, not UTF-8 or holding a
+	// NUL byte. Nothing is sent to the database then (a refused Admit still
+	// rolls its transaction back). Handler answers 400 for such a name (500
+	// for an empty one: the server named it).
 	ErrInvalidResource = errors.New("zklock: invalid resource name")
 
 	// ErrInvalidOption is returned by New for an unknown Dialect or a table
-	// name that is not a plain SQL identifier (see WithTable).
+	// name that is not a plain SQL identifier or is an SQL keyword (see
+	// WithTable).
 	ErrInvalidOption = errors.New("zklock: invalid option")
+
+	// ErrNilArgument is returned, instead of a panic, for a nil *Fence,
+	// *sql.DB, *sql.Tx, function, Keeper, *Memory or handler; the error
+	// names which. Handler answers 500 for it.
+	ErrNilArgument = errors.New("zklock: nil argument")
+
+	// ErrZeroFence is returned by the methods of a Fence that New did not
+	// make (a zero Fence{}): it has no SQL to run.
+	ErrZeroFence = errors.New("zklock: zero Fence: make it with fence.New")
+
+	// ErrHoldChanged is returned by a Transport's RoundTrip for a request
+	// that carries a token (fixed when the request was first sent, or by
+	// the caller) while the holder holds another token or none: the hold
+	// the request was made under has ended, so the request is not sent. A
+	// redirect or a re-send of a request made under a lost hold gets it.
+	ErrHoldChanged = errors.New("zklock: the hold the request was made under has ended")
 )
 
 // StaleTokenError is a refusal: Token, the caller's, is lower than Stored,
@@ -46,8 +67,8 @@ func (e *StaleTokenError) Unwrap() error { return ErrStaleToken }
 
 // check refuses what no hold can present, before anything is sent.
 func check(resource string, token int64) error {
-	if resource == "" {
-		return ErrInvalidResource
+	if err := checkResource(resource); err != nil {
+		return err
 	}
 	if token <= 0 {
 		return fmt.Errorf("%w: %d", ErrInvalidToken, token)

@@ -75,7 +75,8 @@ func ExampleFence_Do() {
 	// published
 }
 
-// Admit inside a transaction of your own: roll back on any error.
+// Admit inside a transaction of your own: on any error it has rolled the
+// transaction back (a deferred Rollback is still harmless).
 func ExampleFence_Admit() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "fence-example-")
@@ -93,7 +94,6 @@ func ExampleFence_Admit() {
 		}
 		if err := f.Admit(ctx, tx, "ledger", token); err != nil {
 			fmt.Println(err)
-			_ = tx.Rollback()
 			continue
 		}
 		// ... the transaction's writes to the ledger ...

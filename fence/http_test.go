@@ -26,6 +26,13 @@ func send(t *testing.T, c *http.Client, method, url string, header []string) (in
 	for _, h := range header {
 		req.Header.Add(fence.Header, h)
 	}
+	resp, body := roundTrip(t, c, req)
+	return resp.StatusCode, body
+}
+
+// roundTrip sends req and returns the response, its body read and closed.
+func roundTrip(t *testing.T, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +42,7 @@ func send(t *testing.T, c *http.Client, method, url string, header []string) (in
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, string(body)
+	return resp, string(body)
 }
 
 // Each way a request can present its token, and what Handler answers.
@@ -179,11 +186,8 @@ func TestMemoryWaitHonoursContext(t *testing.T) {
 func TestHandlerDatabaseKeeper(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
-			f, db := newFence(t, e)
+			f, db := newFence(t, e, "CREATE TABLE object (name TEXT PRIMARY KEY, token BIGINT NOT NULL)")
 			ctx := testCtx(t)
-			if _, err := db.ExecContext(ctx, "CREATE TABLE object (name TEXT PRIMARY KEY, token BIGINT NOT NULL)"); err != nil {
-				t.Fatal(err)
-			}
 			next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				tx := fence.Tx(r.Context())
 				tok, _ := parseInt(r.Header.Get(fence.Header))
@@ -229,13 +233,7 @@ func TestHandlerDatabaseKeeper(t *testing.T) {
 // nothing while the holder holds nothing; the caller's request is left as
 // it was.
 func TestTransport(t *testing.T) {
-	var got []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = append(got, r.Header.Get(fence.Header))
-	}))
-	defer srv.Close()
-	var h holderVar
-	c := &http.Client{Transport: fence.Transport(&h, srv.Client().Transport)}
+	srv, c, h, got := tokenRecorder(t)
 	for _, tok := range []int64{0, 8589934592, 8589934593} {
 		h.v.Store(tok)
 		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPut, srv.URL, strings.NewReader("v"))
@@ -255,8 +253,8 @@ func TestTransport(t *testing.T) {
 			t.Error("Transport changed the caller's request")
 		}
 	}
-	if want := []string{"8589934592", "8589934593"}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("the server got tokens %q, want %q", got, want)
+	if want := []string{"8589934592", "8589934593"}; fmt.Sprint(*got) != fmt.Sprint(want) {
+		t.Errorf("the server got tokens %q, want %q", *got, want)
 	}
 }
 

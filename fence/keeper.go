@@ -3,6 +3,7 @@ package fence
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -15,7 +16,10 @@ import (
 // returns fn's error, and ctx's if ctx ends while it waits. No two fns of
 // one resource run at once, so what an admitted fn does is finished before
 // a later token is admitted: a stale caller can neither be admitted after a
-// fresher one nor have its effect land after the fresher one's.
+// fresher one nor have its effect land after the fresher one's. Do runs fn
+// in the calling goroutine and returns after fn: Handler's fn writes to the
+// request's ResponseWriter (an informational response), which must not
+// outlive the request.
 //
 // Memory keeps the tokens in the process; Fence.Keeper keeps them in the
 // database the fn writes to, in the same transaction.
@@ -37,7 +41,8 @@ var (
 // waiting when the token is already lower than the highest admitted.
 //
 // A Memory is safe for concurrent use; it must not be copied. The zero
-// value is not usable: call NewMemory.
+// value is an empty Memory, as NewMemory returns; the Do of a nil *Memory
+// returns ErrNilArgument.
 type Memory struct {
 	mu  sync.Mutex
 	res map[string]*memResource
@@ -53,6 +58,12 @@ func NewMemory() *Memory { return &Memory{res: make(map[string]*memResource)} }
 
 // Do implements Keeper.
 func (m *Memory) Do(ctx context.Context, resource string, token int64, fn func(ctx context.Context) error) error {
+	switch {
+	case m == nil:
+		return fmt.Errorf("%w: *fence.Memory", ErrNilArgument)
+	case fn == nil:
+		return fmt.Errorf("%w: fn", ErrNilArgument)
+	}
 	if err := check(resource, token); err != nil {
 		return err
 	}
@@ -77,6 +88,9 @@ func (m *Memory) Do(ctx context.Context, resource string, token int64, fn func(c
 
 // Highest returns the highest token admitted for resource, 0 if none.
 func (m *Memory) Highest(resource string) int64 {
+	if m == nil {
+		return 0
+	}
 	m.mu.Lock()
 	r := m.res[resource]
 	m.mu.Unlock()
@@ -89,6 +103,9 @@ func (m *Memory) Highest(resource string) int64 {
 func (m *Memory) resource(name string) *memResource {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.res == nil {
+		m.res = make(map[string]*memResource)
+	}
 	r := m.res[name]
 	if r == nil {
 		r = &memResource{slot: make(chan struct{}, 1)}
@@ -111,6 +128,9 @@ type dbKeeper struct {
 type txKey struct{}
 
 func (k dbKeeper) Do(ctx context.Context, resource string, token int64, fn func(ctx context.Context) error) error {
+	if fn == nil {
+		return fmt.Errorf("%w: fn", ErrNilArgument)
+	}
 	return k.f.Do(ctx, k.db, resource, token, func(ctx context.Context, tx *sql.Tx) error {
 		return fn(context.WithValue(ctx, txKey{}, tx))
 	})

@@ -116,18 +116,31 @@ func sanitize(name string) string {
 	return s[:min(len(s), 40)]
 }
 
-// newFence returns the engine's fence with its table created, and db.
-func newFence(t *testing.T, e engine) (*fence.Fence, *sql.DB) {
+// newFence returns the engine's fence with its table created, and db; the
+// statements of ddl run after, in order.
+func newFence(t *testing.T, e engine, ddl ...string) (*fence.Fence, *sql.DB) {
 	t.Helper()
 	db := e.open(t)
-	f, err := fence.New(e.dialect)
+	f := fenceOn(t, e.dialect, db)
+	for _, q := range ddl {
+		if _, err := db.ExecContext(testCtx(t), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f, db
+}
+
+// fenceOn returns the fence of dialect d with its table created in db.
+func fenceOn(t *testing.T, d fence.Dialect, db *sql.DB) *fence.Fence {
+	t.Helper()
+	f, err := fence.New(d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := f.CreateTable(testCtx(t), db); err != nil {
 		t.Fatal(err)
 	}
-	return f, db
+	return f
 }
 
 // testCtx bounds what a test waits for.
