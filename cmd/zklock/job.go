@@ -31,6 +31,7 @@ type job struct {
 	kind         string // for the waiter's reports
 	argv         []string
 	timeout      time.Duration // 0: wait forever
+	try          bool          // run --try: refuse at once, so nothing is said of waiting
 	grace        time.Duration // with graceSet; otherwise derived from the session (checkGrace)
 	graceSet     bool
 	quiet        bool
@@ -148,7 +149,10 @@ func (j *job) wait(ctx context.Context, s *zklock.Session, rep *reporter) (grant
 		ctx, cancel = context.WithTimeout(ctx, j.timeout)
 		defer cancel()
 	}
-	stop := rep.followQueue(ctx, s)
+	stop := func() {}
+	if !j.try { // a --try that refuses never waited: it must not say it waits behind anyone
+		stop = rep.followQueue(ctx, s)
+	}
 	g, err := j.acquire(ctx, s)
 	stop()
 	if err != nil {

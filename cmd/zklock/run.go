@@ -45,7 +45,9 @@ func (c *cli) run(args []string) int {
 	if code, ok := c.checkRunFlags(&f); !ok {
 		return code
 	}
-	return f.job.job(c, &f.conn, path, f.kind(), argv, f.timeout, f.set, f.acquirer(path)).do()
+	j := f.job.job(c, &f.conn, path, f.kind(), argv, f.timeout, f.set, f.acquirer(path))
+	j.try = f.try
+	return j.do()
 }
 
 func (c *cli) checkRunFlags(f *runFlags) (int, bool) {
