@@ -113,7 +113,9 @@ the library's type name:
                    limit in the path's data; HOLDERS reads held/limit
 A path with nodes of two kinds is reported on stderr. Nothing found:
 says so, exit 0. The walk reads at most --max-nodes nodes and stops at
---timeout: then what was found is printed, and zklock exits 125.
+--timeout: then what was found is printed, followed on stdout by a line
+"listing incomplete (...)" (never "no lock": what was not read may be
+locked), and zklock exits 125; --json prints the array of what was found.
 `, &lsFlags{}},
 	"revoke": {`zklock revoke [flags] PATH
 

@@ -226,9 +226,25 @@ func TestLsEmptyMissingAndCapped(t *testing.T) {
 	}
 	m := must2(zklock.NewMutex(s, empty+"/plain/deep/lock"))(t)
 	check(t, m.Lock(context.Background()))
-	code, out, errOut := runZklock(t, servers, "ls", "--max-nodes", "3", empty)
-	if code != exitError || !strings.Contains(errOut, "incomplete") || !strings.Contains(out, "no lock") {
-		t.Errorf("ls --max-nodes 3: exit %d, stdout %q, stderr %q; want exit %d, nothing found and a warning", code, out, errOut, exitError)
+	// Cut short, stdout says the listing is incomplete and never that
+	// nothing is locked: the lock is in what was not read.
+	for _, max := range []string{"1", "3"} {
+		code, out, errOut := runZklock(t, servers, "ls", "--max-nodes", max, empty)
+		if code != exitError || !strings.Contains(errOut, "incomplete") || !strings.Contains(out, "listing incomplete") ||
+			strings.Contains(out, "no lock") {
+			t.Errorf("ls --max-nodes %s: exit %d, stdout %q, stderr %q; want exit %d, stdout saying the listing is incomplete (not \"no lock\") and a warning",
+				max, code, out, errOut, exitError)
+		}
+	}
+	// Cut short after finding one lock: its row, then the same line.
+	near := must2(zklock.NewMutex(s, empty+"/near"))(t)
+	check(t, near.Lock(context.Background()))
+	code, out, errOut := runZklock(t, servers, "ls", "--max-nodes", "5", empty)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitError || !strings.Contains(errOut, "incomplete") || len(lines) != 3 ||
+		!strings.HasPrefix(lines[1], empty+"/near ") || !strings.HasPrefix(lines[2], "listing incomplete") {
+		t.Errorf("ls --max-nodes 5: exit %d, stdout %q, stderr %q; want exit %d, a header, the row of %s/near and a line saying the listing is incomplete",
+			code, out, errOut, exitError, empty)
 	}
 	if code, out, _ := runZklock(t, servers, "ls", "/"); code != exitOK || !strings.Contains(out, empty+"/plain/deep/lock ") {
 		t.Errorf("ls /: exit %d, stdout %q", code, out)
