@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 const usageText = `zklock runs a command under a distributed lock held in ZooKeeper.
@@ -171,8 +172,31 @@ func help(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "Usage: %s\nFlags:\n", h.usage)
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	h.flags.register(fs)
-	fs.SetOutput(stdout)
-	fs.PrintDefaults()
+	printFlags(stdout, fs)
 	fmt.Fprint(stdout, "\nExit codes: see 'zklock help'.\n")
 	return exitOK
+}
+
+// printFlags is flag.PrintDefaults as the docs write flags: "--name" (the
+// flag package takes one dash or two alike), "-n" for a one-letter name.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		typ, usage := flag.UnquoteUsage(f)
+		line := "  " + dash + f.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		switch def := f.DefValue; {
+		case def == "" || def == "0" || def == "false" || def == "0s":
+		case typ == "string":
+			usage += fmt.Sprintf(" (default %q)", def)
+		default:
+			usage += fmt.Sprintf(" (default %v)", def)
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+	})
 }

@@ -138,6 +138,10 @@ func TestRunTryTimeoutAndSignals(t *testing.T) {
 	if code := waiter.wait(t, procTimeout); code != 128+int(syscall.SIGINT) {
 		t.Errorf("interrupted waiter: exit %d, want %d; stderr: %s", code, 128+int(syscall.SIGINT), waiter.errOut.String())
 	}
+	// It names the signal as kill(1) does (it said "interrupted by interrupt").
+	if want := "zklock run: interrupted by SIGINT while waiting for " + path + "; nothing was run\n"; !strings.HasSuffix(waiter.errOut.String(), want) {
+		t.Errorf("interrupted waiter: stderr %q, want it to end with %q", waiter.errOut.String(), want)
+	}
 	awaitQueue(t, servers, path, 1, 0)
 	// SIGTERM to zklock is passed on to its child, whose exit code it reports.
 	holder.signal(t, syscall.SIGTERM)

@@ -124,3 +124,40 @@ func TestUsageErrorsFromBinary(t *testing.T) {
 		}
 	}
 }
+
+// Issue 47: help printed "-flag" where the docs write "--flag". Every flag
+// of every command's help is "--name", but for the one-letter -n.
+func TestHelpPrintsDoubleDashFlags(t *testing.T) {
+	for name := range commandHelp {
+		var out, errOut bytes.Buffer
+		if code := run([]string{"help", name}, &out, &errOut); code != exitOK {
+			t.Fatalf("help %s: exit %d, stderr %q", name, code, errOut.String())
+		}
+		flags := 0
+		for _, l := range strings.Split(out.String(), "\n") {
+			if !strings.HasPrefix(l, "  -") {
+				continue
+			}
+			flags++
+			f := strings.Fields(l)[0]
+			if one := len(strings.TrimLeft(f, "-")) == 1; (one && f[:2] == "--") || (!one && !strings.HasPrefix(f, "--")) {
+				t.Errorf("help %s: %q; want --name (or -n for a one-letter name)", name, l)
+			}
+		}
+		if flags == 0 {
+			t.Errorf("help %s lists no flag:\n%s", name, out.String())
+		}
+	}
+	var out bytes.Buffer
+	run([]string{"help", "run"}, &out, &out)
+	for _, want := range []string{"\n  --connect-timeout duration\n", "(default 15s)", "\n  -n K\n", "\n  --try\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help run has no %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	run([]string{"help", "status"}, &out, &out)
+	if !strings.Contains(out.String(), `(default "auto")`) {
+		t.Errorf("help status does not give --kind's default:\n%s", out.String())
+	}
+}
