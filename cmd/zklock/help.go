@@ -81,7 +81,12 @@ Holders of one PATH must agree on its kind: a plain lock does not exclude
 
 Print the holders of PATH, then the waiters in the order they will be
 served, with each node's data, session, age and token. The kind of lock is
-detected from the nodes unless --kind says it.
+detected from the nodes unless --kind says it, and named as 'zklock ls'
+names it (mutex, mutex/election, rwmutex, semaphore, semaphore-queue).
+With --json, print one object: path, kind (omitted when nobody is there),
+limit (a semaphore's), holders and waiting (lists of nodes: role, mode,
+node, session, token, created, age_ms, data, revocation_requested) and
+waiting_count (a number, as in 'zklock ls --json').
 
 With --watch, print the state again each time it changes (a holder or
 waiter comes or goes, a holder's data changes), from ZooKeeper watches on
@@ -99,7 +104,7 @@ shifted left by 12) and data, and the number of waiters. A primitive
 nobody holds has one row of dashes. With --json, print one array of
 objects: path, kind, limit (a semaphore's, when its path stores it),
 holders (each with node, mode, session, token, created, age_ms and data,
-as in 'zklock status --json') and waiters (a number).
+as in 'zklock status --json') and waiting_count (a number, as in status).
 
 A path is a primitive when its children are contender nodes, its kind
 the library's type name:
@@ -146,8 +151,10 @@ zklock elect --observe [flags] PATH
 Campaign on PATH with VALUE, run CMD while leading, resign when no process
 of CMD's is left, and exit with CMD's code; CMD runs as under 'zklock run'.
 With --observe, print the leader and each change until interrupted (then
-exit 0); --json applies to it alone, --timeout, --grace, --quiet and
---exit-code-file do not.
+exit 0), each leader with its session, token and the time its node was
+created (when it became a candidate: ZooKeeper does not record when it
+began to lead); --json applies to it alone (the time is "created"),
+--timeout, --grace, --quiet and --exit-code-file do not.
 `, &electFlags{}},
 	"dev-server": {`zklock dev-server [flags]
 

@@ -179,14 +179,14 @@ func printFoundTable(w io.Writer, fs []found) {
 		}
 		path := printable(f.Path, 200)
 		if len(f.Holders) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t-\t-\t-\t-\n", path, f.Kind, holders, f.Waiters)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t-\t-\t-\t-\n", path, f.Kind, holders, f.WaitingCount)
 		}
 		for _, e := range f.Holders {
 			kind := f.Kind
 			if e.Mode != "" {
 				kind += "/" + e.Mode
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", path, kind, holders, f.Waiters, e.Session,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", path, kind, holders, f.WaitingCount, e.Session,
 				age(time.Duration(e.AgeMS)*time.Millisecond), e.Token, printable(e.Data, 40))
 		}
 	}

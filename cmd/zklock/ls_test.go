@@ -141,6 +141,11 @@ func TestLsListsEveryKind(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("ls --json: %v\n%s", err, out)
 	}
+	// The count of waiters has status's name for it (issue 47: "waiters"
+	// here, "waiting" a list there).
+	if !strings.Contains(out, `"waiting_count": 1`) || strings.Contains(out, `"waiters"`) {
+		t.Errorf("ls --json: want waiting_count, not waiters:\n%s", out)
+	}
 	if len(got) != len(want) {
 		t.Fatalf("ls --json found %d primitives, want %d:\n%s", len(got), len(want), out)
 	}
@@ -150,10 +155,10 @@ func TestLsListsEveryKind(t *testing.T) {
 		for _, h := range g.Holders {
 			data = append(data, h.Data)
 		}
-		if g.Path != w.path || g.Kind != w.kind || g.Limit != w.limit || g.Waiters != w.waiters ||
+		if g.Path != w.path || g.Kind != w.kind || g.Limit != w.limit || g.WaitingCount != w.waiters ||
 			strings.Join(data, ",") != strings.Join(w.data, ",") {
 			t.Errorf("ls --json [%d] = %s %s limit %d, %d waiters, holders %q; want %s %s limit %d, %d waiters, holders %q",
-				i, g.Path, g.Kind, g.Limit, g.Waiters, data, w.path, w.kind, w.limit, w.waiters, w.data)
+				i, g.Path, g.Kind, g.Limit, g.WaitingCount, data, w.path, w.kind, w.limit, w.waiters, w.data)
 			continue
 		}
 		h := g.Holders[0]
