@@ -56,7 +56,8 @@ Exit codes:
   N        the command's own exit code (run, elect)
   2        usage error: bad flags or arguments; nothing was done
   122      --try: another owner holds the lock or waits for it
-  123      the lock or leadership was lost while the command ran
+  123      the lock or leadership was lost (or, run --revocable, revoked) while
+           the command ran
   124      --timeout passed before the lock was acquired
   125      zklock failed: ZooKeeper unreachable, path used by another kind of lock,
            ls cut short (--max-nodes, --timeout, an unreadable node), ...
@@ -76,6 +77,9 @@ with --queue; with --shared or --write a reader/writer lock), run CMD,
 release when no process of CMD's is left, and exit with CMD's code.
 Holders of one PATH must agree on its kind: a plain lock does not exclude
 --shared readers, so zklock refuses a PATH in use by another kind.
+With --revocable, 'zklock revoke PATH' ends the command as a loss of the
+lock does (SIGTERM, SIGKILL after --grace, exit 123), and the lock is
+released once no process of the command's is left.
 `, &runFlags{}},
 	"status": {`zklock status [flags] PATH
 
@@ -129,8 +133,9 @@ Ask the holders of the lock at PATH to release it: write Curator's
 revocation request ("__REVOKE__") into their nodes (the first contender;
 of a reader/writer lock held by readers, every reader ahead of the first
 writer), or into the one node PATH names (a holder or a waiter, as
-'zklock status' lists them). A zklock holder made revocable (WithRevocable)
-and a Curator holder made revocable (makeRevocable) are told and decide;
+'zklock status' lists them). A zklock holder made revocable (WithRevocable;
+'zklock run --revocable', which then ends its command as on a loss) and a
+Curator holder made revocable (makeRevocable) are told and decide;
 'zklock status' shows the request as the holder's data. A zklock holder
 that is not revocable is refused (exit 125): its node announces its
 release, and a write into it would let the waiter behind it in. Prints

@@ -17,6 +17,7 @@ import (
 // grant is what an acquisition gives the command it runs.
 type grant struct {
 	lost    <-chan struct{} // closed when holding may have ended
+	revoked <-chan struct{} // closed on a revocation request (run --revocable); nil: never
 	token   int64           // fencing token
 	node    string          // our node's full path
 	release func(ctx context.Context) error

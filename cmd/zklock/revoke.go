@@ -27,8 +27,8 @@ func (c *cli) revoke(args []string) int {
 	nodes, err := zklock.Revoke(ctx, s, pos[0])
 	switch {
 	case errors.Is(err, zklock.ErrNotRevocable):
-		return c.failf(exitError, "the holder must be made revocable (WithRevocable; Curator: makeRevocable); 'zklock break' deletes its node instead",
-			"%v", err)
+		return c.failf(exitError, "the holder must be made revocable ('zklock run --revocable'; WithRevocable; "+
+			"Curator: makeRevocable); 'zklock break' deletes its node instead", "%v", err)
 	case errors.Is(err, zklock.ErrNotLocked):
 		return c.failf(exitError, "", "%v", err)
 	case err != nil:

@@ -27,6 +27,8 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "--try", "--timeout", "1s", "/p", "--", "true"},
 		{"run", "--timeout", "soon", "/p", "--", "true"},
 		{"run", "--grace", "-1s", "/p", "--", "true"},
+		{"run", "-n", "2", "--revocable", "/p", "--", "true"},
+		{"elect", "--revocable", "/p", "v", "--", "true"},
 		{"status"},
 		{"status", "/a", "/b"},
 		{"status", "--kind", "queue", "/p"},
