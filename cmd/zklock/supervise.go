@@ -112,9 +112,12 @@ func (j *job) follow(c *command, r *renewer, g grant, sigs <-chan os.Signal) (lo
 			}
 		case <-lostCh:
 			lostCh, lost = nil, true
-			if k := j.onLost(c); kill == nil { // after a revocation, SIGKILL stays due when it was
-				kill = k
+			if revoked { // the command has had its SIGTERM, and SIGKILL stays due when it was
+				c.send("lost")
+				j.warnf("lost %s (the session may have expired) while the command ends on the revocation", j.path)
+				continue
 			}
+			kill = j.onLost(c)
 		case <-revokedCh:
 			revokedCh, revoked = nil, true
 			if kill == nil {
