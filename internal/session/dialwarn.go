@@ -26,8 +26,9 @@ const (
 // dialAttempts follows the failed connection attempts of a Dial until the
 // first connection. Its methods never block: OnState calls them.
 type dialAttempts struct {
-	failed chan struct{} // closed at the first failed attempt
-	done   chan struct{} // closed at the first connection
+	failed       chan struct{} // closed at the first failed attempt
+	done         chan struct{} // closed at the first connection
+	after, every time.Duration // dialWarnAfter, dialWarnEvery
 
 	mu      sync.Mutex
 	n       int // failed attempts, all told
@@ -39,7 +40,8 @@ type dialAttempts struct {
 }
 
 func newDialAttempts() *dialAttempts {
-	return &dialAttempts{failed: make(chan struct{}), done: make(chan struct{})}
+	return &dialAttempts{failed: make(chan struct{}), done: make(chan struct{}), after: dialWarnAfter,
+		every: dialWarnEvery}
 }
 
 // observe wraps the client's OnState: a disconnection with a cause before
@@ -84,13 +86,13 @@ func (c *Conn) warnWhileDialing(a *dialAttempts) {
 	case <-c.bg.Done():
 		return
 	}
-	t := time.NewTimer(dialWarnAfter)
+	t := time.NewTimer(a.after)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
 			c.warnAttempts(a)
-			t.Reset(dialWarnEvery)
+			t.Reset(a.every)
 		case <-a.done:
 			return
 		case <-c.bg.Done():
