@@ -81,7 +81,7 @@ func TestBreakCommand(t *testing.T) {
 	go func() { got <- w.Lock(ctx) }()
 	code, out, errOut := runZklock(t, servers, "break", path)
 	if code != exitError || !strings.Contains(out, "stuck@host") || !strings.Contains(out, m.Node()) ||
-		!strings.Contains(errOut, "--force") {
+		!strings.Contains(out, "(node created ") || strings.Contains(out, " since ") || !strings.Contains(errOut, "--force") {
 		t.Fatalf("break without --force: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	select {
