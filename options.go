@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -48,7 +47,7 @@ func defaultSessionOptions() sessionOptions {
 		servers: []string{"127.0.0.1:2181"},
 		timeout: DefaultSessionTimeout,
 		timing:  session.Timing{Tick: 2 * time.Second, SyncLimit: 5},
-		logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		logger:  slog.New(warnDefault{}),
 		acl:     toClientACL(WorldACL(PermAll)),
 		backoff: defaultBackoff,
 		maxReq:  DefaultMaxRequestSize,
@@ -151,8 +150,12 @@ func WithEnsembleTiming(tick time.Duration, syncLimit int) SessionOption {
 	}
 }
 
-// WithLogger sets the structured logger for session transitions and lock
-// loss. The default discards everything.
+// WithLogger sets the structured logger for session transitions, failed
+// connection attempts and lock loss. NewSession logs at WARN, through it,
+// why it cannot connect a second after the first failed attempt, and then
+// every 10 seconds while it keeps failing. The default passes warnings and
+// errors to slog.Default() (looked up at each record) and discards the
+// rest.
 func WithLogger(l *slog.Logger) SessionOption {
 	return func(o *sessionOptions) error {
 		if l == nil {

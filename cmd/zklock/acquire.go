@@ -25,6 +25,9 @@ func (f *runFlags) acquirer(path string) func(context.Context, *zklock.Session) 
 	if f.set["data"] {
 		opts = append(opts, zklock.WithData([]byte(f.data)))
 	}
+	if f.revoc { // checkRunFlags refused it with -n
+		opts = append(opts, zklock.WithRevocable())
+	}
 	return func(ctx context.Context, s *zklock.Session) (grant, error) {
 		if err := checkKind(ctx, s, path, f.kind()); err != nil {
 			return grant{}, err
@@ -54,7 +57,7 @@ func acquireMutex(ctx context.Context, s *zklock.Session, path string, try bool,
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{lost: m.Lost(), token: m.Token(), node: m.Node(), release: m.Unlock}, nil
+	return grant{lost: m.Lost(), revoked: m.Revoked(), token: m.Token(), node: m.Node(), release: m.Unlock}, nil
 }
 
 func acquireRW(ctx context.Context, s *zklock.Session, path string, shared, try bool, opts []zklock.Option) (grant, error) {
@@ -74,7 +77,7 @@ func acquireRW(ctx context.Context, s *zklock.Session, path string, shared, try 
 	if err := lock(ctx); err != nil {
 		return grant{}, err
 	}
-	return grant{lost: m.Lost(), token: m.Token(), node: m.Node(), release: unlock}, nil
+	return grant{lost: m.Lost(), revoked: m.Revoked(), token: m.Token(), node: m.Node(), release: unlock}, nil
 }
 
 func acquireLease(ctx context.Context, s *zklock.Session, path string, limit int, try bool, opts []zklock.Option) (grant, error) {

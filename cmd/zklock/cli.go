@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/zklock/zklock"
@@ -75,10 +76,15 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) (int, bool) {
 		return help([]string{c.name}, c.stdout, c.stderr), false
 	}
 	if err != nil {
-		return c.usagef("%v", err), false
+		return c.usagef("%s", flagErrorName.ReplaceAllString(err.Error(), "$1--$2")), false
 	}
 	return 0, true
 }
+
+// flagErrorName finds a flag's name in the flag package's errors, which
+// write it "-name": help and the docs write "--name" (and "-n", the one
+// one-letter flag, stays).
+var flagErrorName = regexp.MustCompile(`(for flag |for |defined: |argument: )-([A-Za-z0-9][A-Za-z0-9-]+)`)
 
 // opFailed reports a failed operation: a usage error for an argument the
 // library refused (a bad path, data too large), otherwise exitError.

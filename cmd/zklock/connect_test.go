@@ -69,6 +69,54 @@ func TestConnectNamesCause(t *testing.T) {
 	}
 }
 
+// badRequestServer listens on loopback and answers every connection as
+// ZooKeeper's AdminServer (Jetty) answers bytes that are no HTTP request:
+// a 400 at once, then it closes. It returns its address.
+func badRequestServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+// Issue 47: an endpoint that is not a ZooKeeper client port (an HTTP
+// server, such as ZooKeeper's AdminServer) was "frame length 1213486160",
+// the bytes "HTTP" read as a length; it is named for what it is.
+func TestConnectNamesANonZooKeeperEndpoint(t *testing.T) {
+	addr := badRequestServer(t)
+	cause := `not a ZooKeeper client port: it answered "HTTP…"`
+	want := regexp.MustCompile(`(?m)^zklock status: cannot connect to ` + regexp.QuoteMeta(addr) + `: ` + cause +
+		`; retrying until --connect-timeout 20s$`)
+	errOut := awaitCause(t, envWith(addr), want, "status", "/p")
+	if strings.Contains(errOut, "frame length") {
+		t.Errorf("stderr %q", errOut)
+	}
+	code, _, errOut := runZklock(t, addr, "status", "--connect-timeout", "1500ms", "/p")
+	final := regexp.MustCompile(`cannot connect to ` + regexp.QuoteMeta(addr) + ` within 1.5s: ` + cause +
+		` \(check --servers: give the servers' client port`)
+	if code != exitError || !final.MatchString(errOut) {
+		t.Errorf("--connect-timeout 1.5s: exit %d, stderr %q; want %d and %s", code, errOut, exitError, final)
+	}
+}
+
 // TLS: --tls-ca, --tls-cert and --tls-key (or $ZK_TLS_CA, $ZK_TLS_CERT,
 // $ZK_TLS_KEY) reach a TLS port that requires a client certificate; a
 // server certificate nobody trusts is named as a TLS handshake failure

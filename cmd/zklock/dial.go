@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/client"
 )
 
 // connectNotice is how long connecting may take before zklock says it is
@@ -151,6 +152,9 @@ func (d *dialer) hint() string {
 		return "check --tls-ca, --tls-cert and --tls-key, and that the servers listen with TLS there"
 	case ok && errors.As(f.err, new(*net.DNSError)):
 		return "check --servers or $ZK_SERVERS"
+	case ok && errors.As(f.err, new(*client.NotZooKeeperError)):
+		return "check --servers: give the servers' client port (clientPort, 2181 by default), not the " +
+			"AdminServer's (8080) or another service's"
 	}
 	return "is ZooKeeper running there? 'zklock dev-server' starts one to try things"
 }
@@ -158,7 +162,10 @@ func (d *dialer) hint() string {
 // describe names the cause of a failed connection attempt.
 func describe(err error) string {
 	var dns *net.DNSError
+	var nz *client.NotZooKeeperError
 	switch {
+	case errors.As(err, &nz):
+		return nz.Error()
 	case errors.As(err, &dns) && dns.IsNotFound:
 		return "no such host " + dns.Name
 	case errors.As(err, &dns):

@@ -117,20 +117,23 @@ func (c *cli) observe(f *electFlags, path string) int {
 
 // leaderLine is one leader change, as --observe --json prints it.
 type leaderLine struct {
-	Time    time.Time  `json:"time"`
-	Leader  bool       `json:"leader"` // false: no leader
-	Value   string     `json:"value,omitempty"`
-	Session string     `json:"session,omitempty"`
-	Token   int64      `json:"token,omitempty"`
-	Node    string     `json:"node,omitempty"`
-	Since   *time.Time `json:"since,omitempty"`
+	Time    time.Time `json:"time"`
+	Leader  bool      `json:"leader"` // false: no leader
+	Value   string    `json:"value,omitempty"`
+	Session string    `json:"session,omitempty"`
+	Token   int64     `json:"token,omitempty"`
+	Node    string    `json:"node,omitempty"`
+	// Created is when the leader's node was created, by the server's
+	// clock: when it became a candidate, not when it began to lead (which
+	// ZooKeeper does not record), as status's created is for a holder.
+	Created *time.Time `json:"created,omitempty"`
 }
 
 func (c *cli) printLeader(info zklock.LeaderInfo, asJSON bool) {
 	l := leaderLine{Time: time.Now(), Leader: info.Node != ""}
 	if l.Leader {
 		l.Value, l.Session, l.Token = string(info.Value), fmt.Sprintf("0x%x", info.Session), info.Token
-		l.Node, l.Since = info.Node, &info.Since
+		l.Node, l.Created = info.Node, &info.Since
 	}
 	if asJSON {
 		_ = json.NewEncoder(c.stdout).Encode(l)
@@ -141,7 +144,7 @@ func (c *cli) printLeader(info zklock.LeaderInfo, asJSON bool) {
 		fmt.Fprintf(c.stdout, "%s no leader\n", stamp)
 		return
 	}
-	fmt.Fprintf(c.stdout, "%s leader %s (session %s, token %d, since %s)\n", stamp,
+	fmt.Fprintf(c.stdout, "%s leader %s (session %s, token %d, node created %s)\n", stamp,
 		printable(l.Value, 60), l.Session, l.Token, info.Since.Format(timeFormat))
 }
 

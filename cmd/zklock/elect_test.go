@@ -25,7 +25,18 @@ func TestElectRunsWhileLeadingAndObserve(t *testing.T) {
 	alpha := start(t, servers, "elect", path, "alpha", "--", "sh", "-c", `echo ok > "$0"; exec sleep 60`, ready)
 	eventually(t, 30*time.Second, "alpha to lead", func() bool { _, err := os.Stat(ready); return err == nil })
 	beta := start(t, servers, "elect", path, "beta", "--", "sh", "-c", `sleep 0.5; exit 5`)
-	awaitQueue(t, servers, path, 1, 1)
+	r := awaitQueue(t, servers, path, 1, 1)
+	// status and ls agree on what the path is (issue 47: status said
+	// "lock"): an Election and a Mutex look alike on the wire.
+	if r.Kind != lsMutexOrElection {
+		t.Errorf("status --json: kind %q, want %q", r.Kind, lsMutexOrElection)
+	}
+	if code, out, _ := runZklock(t, servers, "status", path); code != 0 || !strings.HasPrefix(out, path+": mutex/election, 1 holding, 1 waiting\n") {
+		t.Errorf("status: exit %d, output %q; want a mutex/election", code, out)
+	}
+	if code, out, _ := runZklock(t, servers, "ls", path); code != 0 || !strings.Contains(out, path+"  mutex/election ") {
+		t.Errorf("ls: exit %d, output %q; want a mutex/election", code, out)
+	}
 
 	alpha.signal(t, syscall.SIGTERM)
 	if code := alpha.wait(t, procTimeout); code != 128+int(syscall.SIGTERM) {
@@ -44,6 +55,11 @@ func TestElectRunsWhileLeadingAndObserve(t *testing.T) {
 	}
 	if got := leaders(t, observer.out.String()); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("observed leaders %q, want %q", got, want)
+	}
+	// The time it gives is the leader's node's creation, and says so
+	// (issue 47: "since" read as when it became leader).
+	if out := observer.out.String(); strings.Contains(out, `"since"`) || strings.Count(out, `"created":`) != 2 {
+		t.Errorf("observe --json: want a created time per leader, and no since:\n%s", out)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 const usageText = `zklock runs a command under a distributed lock held in ZooKeeper.
@@ -55,7 +56,8 @@ Exit codes:
   N        the command's own exit code (run, elect)
   2        usage error: bad flags or arguments; nothing was done
   122      --try: another owner holds the lock or waits for it
-  123      the lock or leadership was lost while the command ran
+  123      the lock or leadership was lost (or, run --revocable, revoked) while
+           the command ran
   124      --timeout passed before the lock was acquired
   125      zklock failed: ZooKeeper unreachable, path used by another kind of lock,
            ls cut short (--max-nodes, --timeout, an unreadable node), ...
@@ -75,12 +77,20 @@ with --queue; with --shared or --write a reader/writer lock), run CMD,
 release when no process of CMD's is left, and exit with CMD's code.
 Holders of one PATH must agree on its kind: a plain lock does not exclude
 --shared readers, so zklock refuses a PATH in use by another kind.
+With --revocable, 'zklock revoke PATH' ends the command as a loss of the
+lock does (SIGTERM, SIGKILL after --grace, exit 123), and the lock is
+released once no process of the command's is left.
 `, &runFlags{}},
 	"status": {`zklock status [flags] PATH
 
 Print the holders of PATH, then the waiters in the order they will be
 served, with each node's data, session, age and token. The kind of lock is
-detected from the nodes unless --kind says it.
+detected from the nodes unless --kind says it, and named as 'zklock ls'
+names it (mutex, mutex/election, rwmutex, semaphore, semaphore-queue).
+With --json, print one object: path, kind (omitted when nobody is there),
+limit (a semaphore's), holders and waiting (lists of nodes: role, mode,
+node, session, token, created, age_ms, data, revocation_requested) and
+waiting_count (a number, as in 'zklock ls --json').
 
 With --watch, print the state again each time it changes (a holder or
 waiter comes or goes, a holder's data changes), from ZooKeeper watches on
@@ -98,7 +108,7 @@ shifted left by 12) and data, and the number of waiters. A primitive
 nobody holds has one row of dashes. With --json, print one array of
 objects: path, kind, limit (a semaphore's, when its path stores it),
 holders (each with node, mode, session, token, created, age_ms and data,
-as in 'zklock status --json') and waiters (a number).
+as in 'zklock status --json') and waiting_count (a number, as in status).
 
 A path is a primitive when its children are contender nodes, its kind
 the library's type name:
@@ -113,7 +123,9 @@ the library's type name:
                    limit in the path's data; HOLDERS reads held/limit
 A path with nodes of two kinds is reported on stderr. Nothing found:
 says so, exit 0. The walk reads at most --max-nodes nodes and stops at
---timeout: then what was found is printed, and zklock exits 125.
+--timeout: then what was found is printed, followed on stdout by a line
+"listing incomplete (...)" (never "no lock": what was not read may be
+locked), and zklock exits 125; --json prints the array of what was found.
 `, &lsFlags{}},
 	"revoke": {`zklock revoke [flags] PATH
 
@@ -121,8 +133,9 @@ Ask the holders of the lock at PATH to release it: write Curator's
 revocation request ("__REVOKE__") into their nodes (the first contender;
 of a reader/writer lock held by readers, every reader ahead of the first
 writer), or into the one node PATH names (a holder or a waiter, as
-'zklock status' lists them). A zklock holder made revocable (WithRevocable)
-and a Curator holder made revocable (makeRevocable) are told and decide;
+'zklock status' lists them). A zklock holder made revocable (WithRevocable;
+'zklock run --revocable', which then ends its command as on a loss) and a
+Curator holder made revocable (makeRevocable) are told and decide;
 'zklock status' shows the request as the holder's data. A zklock holder
 that is not revocable is refused (exit 125): its node announces its
 release, and a write into it would let the waiter behind it in. Prints
@@ -143,8 +156,10 @@ zklock elect --observe [flags] PATH
 Campaign on PATH with VALUE, run CMD while leading, resign when no process
 of CMD's is left, and exit with CMD's code; CMD runs as under 'zklock run'.
 With --observe, print the leader and each change until interrupted (then
-exit 0); --json applies to it alone, --timeout, --grace, --quiet and
---exit-code-file do not.
+exit 0), each leader with its session, token and the time its node was
+created (when it became a candidate: ZooKeeper does not record when it
+began to lead); --json applies to it alone (the time is "created"),
+--timeout, --grace, --quiet and --exit-code-file do not.
 `, &electFlags{}},
 	"dev-server": {`zklock dev-server [flags]
 
@@ -169,8 +184,31 @@ func help(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "Usage: %s\nFlags:\n", h.usage)
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	h.flags.register(fs)
-	fs.SetOutput(stdout)
-	fs.PrintDefaults()
+	printFlags(stdout, fs)
 	fmt.Fprint(stdout, "\nExit codes: see 'zklock help'.\n")
 	return exitOK
+}
+
+// printFlags is flag.PrintDefaults as the docs write flags: "--name" (the
+// flag package takes one dash or two alike), "-n" for a one-letter name.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		typ, usage := flag.UnquoteUsage(f)
+		line := "  " + dash + f.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		switch def := f.DefValue; {
+		case def == "" || def == "0" || def == "false" || def == "0s":
+		case typ == "string":
+			usage += fmt.Sprintf(" (default %q)", def)
+		default:
+			usage += fmt.Sprintf(" (default %v)", def)
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+	})
 }

@@ -17,6 +17,7 @@ import (
 // grant is what an acquisition gives the command it runs.
 type grant struct {
 	lost    <-chan struct{} // closed when holding may have ended
+	revoked <-chan struct{} // closed on a revocation request (run --revocable); nil: never
 	token   int64           // fencing token
 	node    string          // our node's full path
 	release func(ctx context.Context) error
@@ -31,6 +32,7 @@ type job struct {
 	kind         string // for the waiter's reports
 	argv         []string
 	timeout      time.Duration // 0: wait forever
+	try          bool          // run --try: refuse at once, so nothing is said of waiting
 	grace        time.Duration // with graceSet; otherwise derived from the session (checkGrace)
 	graceSet     bool
 	quiet        bool
@@ -148,7 +150,10 @@ func (j *job) wait(ctx context.Context, s *zklock.Session, rep *reporter) (grant
 		ctx, cancel = context.WithTimeout(ctx, j.timeout)
 		defer cancel()
 	}
-	stop := rep.followQueue(ctx, s)
+	stop := func() {}
+	if !j.try { // a --try that refuses never waited: it must not say it waits behind anyone
+		stop = rep.followQueue(ctx, s)
+	}
 	g, err := j.acquire(ctx, s)
 	stop()
 	if err != nil {

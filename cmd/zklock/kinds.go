@@ -36,7 +36,9 @@ type found struct {
 	Kind    string  `json:"kind"`            // mutex, mutex/election, election, rwmutex or semaphore
 	Limit   int     `json:"limit,omitempty"` // of a semaphore, when its path's data says it
 	Holders []entry `json:"holders"`         // role is always "holder"
-	Waiters int     `json:"waiters"`         // the queue length: contenders that do not hold
+	// WaitingCount is the queue length: contenders that do not hold
+	// (status's waiting_count; status lists them as "waiting").
+	WaitingCount int `json:"waiting_count"`
 	// Foreign is a child of another kind of primitive found beside this
 	// one's nodes: the path is misused, and its holders may not exclude
 	// each other.
@@ -69,7 +71,7 @@ func (r *reader) semaphore(p string, names []string) (found, bool) {
 	if len(leases)+len(locks) == 0 && limit == 0 {
 		return found{}, false
 	}
-	f := found{Path: p, Kind: lsSemaphore, Limit: limit, Holders: []entry{}, Waiters: len(locks)}
+	f := found{Path: p, Kind: lsSemaphore, Limit: limit, Holders: []entry{}, WaitingCount: len(locks)}
 	if c, ok := queue.Foreign(names, []string{queue.LocksChild, queue.LeasesChild}); ok {
 		f.Foreign = c.Name
 	}
@@ -109,7 +111,7 @@ func (r *reader) lockQueue(p string, names []string) (found, bool) {
 	}
 	for i, q := range qs {
 		if !held[i] {
-			f.Waiters++
+			f.WaitingCount++
 			continue
 		}
 		c, raw, ok := r.contender(p, q)

@@ -98,7 +98,7 @@ func (c *cli) walkEnd(w *walk, timeout time.Duration) int {
 			"listing %s did not finish within %v; the list above is incomplete", prefix, timeout)
 	case w.cut.Load():
 		return c.failf(exitError, "raise --max-nodes or narrow PREFIX",
-			"stopped after reading %d nodes under %s; the list above is incomplete", w.max, prefix)
+			"stopped after reading %s under %s; the list above is incomplete", nodes(w.max), prefix)
 	case w.nprob > 0:
 		more := ""
 		if w.nprob > len(w.problems) {
@@ -126,15 +126,44 @@ func (c *cli) printFound(w *walk, asJSON bool) {
 		_ = enc.Encode(fs)
 		return
 	}
+	cut := w.incomplete()
 	switch {
 	case w.rootMissing.Load():
 		fmt.Fprintf(c.stdout, "%s does not exist: nothing is locked under it\n", printable(w.root, 200))
-		return
+	case len(fs) == 0 && cut != "":
+		// What was not read may hold anything: "no lock" would be a guess.
+		fmt.Fprintf(c.stdout, "%s: listing incomplete (%s): nothing found in the part read; what was not "+
+			"read may be locked\n", printable(w.root, 200), cut)
 	case len(fs) == 0:
 		fmt.Fprintf(c.stdout, "%s: no lock, reader/writer lock, semaphore or election under it\n", printable(w.root, 200))
-		return
+	default:
+		printFoundTable(c.stdout, fs)
+		if cut != "" {
+			fmt.Fprintf(c.stdout, "listing incomplete (%s): what was not read may hold more\n", cut)
+		}
 	}
-	printFoundTable(c.stdout, fs)
+}
+
+// incomplete says why the walk did not read everything under its root, ""
+// when it did. Stdout says it too, not only stderr and the exit code: a
+// reader of the table alone must not take a cut listing for the whole.
+func (w *walk) incomplete() string {
+	switch {
+	case w.ctx.Err() != nil:
+		return "--timeout passed"
+	case w.cut.Load():
+		return "stopped by --max-nodes after " + nodes(w.max)
+	case w.nprob > 0:
+		return fmt.Sprintf("%d node(s) could not be read", w.nprob)
+	}
+	return ""
+}
+
+func nodes(n int64) string {
+	if n == 1 {
+		return "1 node"
+	}
+	return strconv.FormatInt(n, 10) + " nodes"
 }
 
 // printFoundTable prints one row per holder (one row with dashes for a
@@ -150,14 +179,14 @@ func printFoundTable(w io.Writer, fs []found) {
 		}
 		path := printable(f.Path, 200)
 		if len(f.Holders) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t-\t-\t-\t-\n", path, f.Kind, holders, f.Waiters)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t-\t-\t-\t-\n", path, f.Kind, holders, f.WaitingCount)
 		}
 		for _, e := range f.Holders {
 			kind := f.Kind
 			if e.Mode != "" {
 				kind += "/" + e.Mode
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", path, kind, holders, f.Waiters, e.Session,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", path, kind, holders, f.WaitingCount, e.Session,
 				age(time.Duration(e.AgeMS)*time.Millisecond), e.Token, printable(e.Data, 40))
 		}
 	}

@@ -141,6 +141,11 @@ func TestLsListsEveryKind(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("ls --json: %v\n%s", err, out)
 	}
+	// The count of waiters has status's name for it (issue 47: "waiters"
+	// here, "waiting" a list there).
+	if !strings.Contains(out, `"waiting_count": 1`) || strings.Contains(out, `"waiters"`) {
+		t.Errorf("ls --json: want waiting_count, not waiters:\n%s", out)
+	}
 	if len(got) != len(want) {
 		t.Fatalf("ls --json found %d primitives, want %d:\n%s", len(got), len(want), out)
 	}
@@ -150,10 +155,10 @@ func TestLsListsEveryKind(t *testing.T) {
 		for _, h := range g.Holders {
 			data = append(data, h.Data)
 		}
-		if g.Path != w.path || g.Kind != w.kind || g.Limit != w.limit || g.Waiters != w.waiters ||
+		if g.Path != w.path || g.Kind != w.kind || g.Limit != w.limit || g.WaitingCount != w.waiters ||
 			strings.Join(data, ",") != strings.Join(w.data, ",") {
 			t.Errorf("ls --json [%d] = %s %s limit %d, %d waiters, holders %q; want %s %s limit %d, %d waiters, holders %q",
-				i, g.Path, g.Kind, g.Limit, g.Waiters, data, w.path, w.kind, w.limit, w.waiters, w.data)
+				i, g.Path, g.Kind, g.Limit, g.WaitingCount, data, w.path, w.kind, w.limit, w.waiters, w.data)
 			continue
 		}
 		h := g.Holders[0]
@@ -226,9 +231,25 @@ func TestLsEmptyMissingAndCapped(t *testing.T) {
 	}
 	m := must2(zklock.NewMutex(s, empty+"/plain/deep/lock"))(t)
 	check(t, m.Lock(context.Background()))
-	code, out, errOut := runZklock(t, servers, "ls", "--max-nodes", "3", empty)
-	if code != exitError || !strings.Contains(errOut, "incomplete") || !strings.Contains(out, "no lock") {
-		t.Errorf("ls --max-nodes 3: exit %d, stdout %q, stderr %q; want exit %d, nothing found and a warning", code, out, errOut, exitError)
+	// Cut short, stdout says the listing is incomplete and never that
+	// nothing is locked: the lock is in what was not read.
+	for _, max := range []string{"1", "3"} {
+		code, out, errOut := runZklock(t, servers, "ls", "--max-nodes", max, empty)
+		if code != exitError || !strings.Contains(errOut, "incomplete") || !strings.Contains(out, "listing incomplete") ||
+			strings.Contains(out, "no lock") {
+			t.Errorf("ls --max-nodes %s: exit %d, stdout %q, stderr %q; want exit %d, stdout saying the listing is incomplete (not \"no lock\") and a warning",
+				max, code, out, errOut, exitError)
+		}
+	}
+	// Cut short after finding one lock: its row, then the same line.
+	near := must2(zklock.NewMutex(s, empty+"/near"))(t)
+	check(t, near.Lock(context.Background()))
+	code, out, errOut := runZklock(t, servers, "ls", "--max-nodes", "5", empty)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitError || !strings.Contains(errOut, "incomplete") || len(lines) != 3 ||
+		!strings.HasPrefix(lines[1], empty+"/near ") || !strings.HasPrefix(lines[2], "listing incomplete") {
+		t.Errorf("ls --max-nodes 5: exit %d, stdout %q, stderr %q; want exit %d, a header, the row of %s/near and a line saying the listing is incomplete",
+			code, out, errOut, exitError, empty)
 	}
 	if code, out, _ := runZklock(t, servers, "ls", "/"); code != exitOK || !strings.Contains(out, empty+"/plain/deep/lock ") {
 		t.Errorf("ls /: exit %d, stdout %q", code, out)

@@ -26,11 +26,14 @@ type entry struct {
 // report is the state of one path: the holders, then the waiters in the
 // order they will be served.
 type report struct {
-	Path    string  `json:"path"`
-	Kind    string  `json:"kind"`            // lock, rw or semaphore; "" when nobody is there
-	Limit   int     `json:"limit,omitempty"` // of a semaphore
-	Holders []entry `json:"holders"`
-	Waiting []entry `json:"waiting"`
+	Path string `json:"path"`
+	// Kind is ls's name of the primitive (mutex, mutex/election, rwmutex,
+	// semaphore, semaphore-queue); omitted when nobody is there.
+	Kind         string  `json:"kind,omitempty"`
+	Limit        int     `json:"limit,omitempty"` // of a semaphore
+	Holders      []entry `json:"holders"`
+	Waiting      []entry `json:"waiting"`
+	WaitingCount int     `json:"waiting_count"` // len(Waiting), as ls has it
 }
 
 // list reads the state of path once (the first state WatchLock delivers);
@@ -53,7 +56,9 @@ func list(ctx context.Context, s *zklock.Session, path, kind string) (report, er
 		return report{}, err
 	}
 	if st, ok := <-states; ok {
-		return newReport(st), nil
+		r := newReport(st)
+		tellMutex(ctx, s, &r)
+		return r, nil
 	}
 	select {
 	case err := <-failed:
@@ -84,13 +89,22 @@ var libKinds = map[string]zklock.Kind{
 	kindSemQueue:  zklock.KindSemaphorePermit,
 }
 
+// lsKinds are ls's names of the kinds WatchLock tells apart. A Mutex and an
+// Election are one kind on the wire: tellMutex tells them apart as ls does.
+var lsKinds = map[zklock.Kind]string{
+	zklock.KindMutex:           lsMutexOrElection,
+	zklock.KindMutexSeq:        lsMutex, // a zklock Mutex WithSequenceLayout: no Election has it
+	zklock.KindRWMutex:         lsRWMutex,
+	zklock.KindSemaphore:       lsSemaphore,
+	zklock.KindSemaphorePermit: lsSemQueue,
+}
+
 // newReport is what status shows of st.
 func newReport(st zklock.LockState) report {
-	r := report{Path: st.Path, Limit: st.Limit, Holders: []entry{}, Waiting: []entry{}}
-	for k, lk := range libKinds {
-		if lk == st.Kind {
-			r.Kind = k
-		}
+	r := report{Path: st.Path, Kind: lsKinds[st.Kind], Limit: st.Limit, Holders: []entry{}, Waiting: []entry{},
+		WaitingCount: len(st.Waiting)}
+	if len(st.Holders)+len(st.Waiting) == 0 {
+		r.Kind = "" // nobody there: no kind to show, even one WatchKind asked for
 	}
 	mode := func(c zklock.Contender) string {
 		if st.Kind == zklock.KindRWMutex {
@@ -146,4 +160,17 @@ func dataCell(e entry) string {
 		return "revocation requested"
 	}
 	return printable(e.Data, 40)
+}
+
+// tellMutex names a "lock-" queue a mutex when its holder's node carries
+// the tag only a zklock lock adds to its data, as ls does (see tagged): a
+// status must not call an election a lock, nor ls and status disagree. A
+// failed read (the holder gone since) leaves it mutex/election.
+func tellMutex(ctx context.Context, s *zklock.Session, r *report) {
+	if r.Kind != lsMutexOrElection || len(r.Holders) == 0 {
+		return
+	}
+	if data, _, err := s.Client().Get(ctx, r.Holders[0].Node); err == nil && tagged(data) {
+		r.Kind = lsMutex
+	}
 }

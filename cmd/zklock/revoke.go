@@ -27,8 +27,8 @@ func (c *cli) revoke(args []string) int {
 	nodes, err := zklock.Revoke(ctx, s, pos[0])
 	switch {
 	case errors.Is(err, zklock.ErrNotRevocable):
-		return c.failf(exitError, "the holder must be made revocable (WithRevocable; Curator: makeRevocable); 'zklock break' deletes its node instead",
-			"%v", err)
+		return c.failf(exitError, "the holder must be made revocable ('zklock run --revocable'; WithRevocable; "+
+			"Curator: makeRevocable); 'zklock break' deletes its node instead", "%v", err)
 	case errors.Is(err, zklock.ErrNotLocked):
 		return c.failf(exitError, "", "%v", err)
 	case err != nil:
@@ -70,8 +70,10 @@ func (c *cli) breakLock(args []string) int {
 	switch {
 	case errors.As(err, &alive):
 		h := alive.Holder
-		fmt.Fprintf(c.stdout, "held by session 0x%x since %s (token %d, data %q): %s\n",
-			h.Session, h.Created.Format("2006-01-02T15:04:05.000Z07:00"), h.Token, h.Data, h.Path)
+		// The node's creation is when the holder queued, not when it began
+		// to hold (ZooKeeper records no such time): said as what it is.
+		fmt.Fprintf(c.stdout, "held by session 0x%x (node created %s, token %d, data %q): %s\n",
+			h.Session, h.Created.Format(timeFormat), h.Token, h.Data, h.Path)
 		return c.failf(exitError, "ask it to let go with 'zklock revoke', or wait for its session to expire; --force deletes its node",
 			"the holder's session is alive: it may be working, and breaking the lock will not stop it")
 	case errors.Is(err, zklock.ErrNotLocked):

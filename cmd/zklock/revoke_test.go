@@ -81,7 +81,7 @@ func TestBreakCommand(t *testing.T) {
 	go func() { got <- w.Lock(ctx) }()
 	code, out, errOut := runZklock(t, servers, "break", path)
 	if code != exitError || !strings.Contains(out, "stuck@host") || !strings.Contains(out, m.Node()) ||
-		!strings.Contains(errOut, "--force") {
+		!strings.Contains(out, "(node created ") || strings.Contains(out, " since ") || !strings.Contains(errOut, "--force") {
 		t.Fatalf("break without --force: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	select {
@@ -98,5 +98,67 @@ func TestBreakCommand(t *testing.T) {
 	}
 	if err := w.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Issue 47: 'zklock revoke' could never succeed against a 'zklock run'
+// holder. With --revocable, run honours a revocation as it does a loss:
+// SIGTERM to the command, SIGKILL after the grace period, exit 123 once no
+// process of the command's is left, then the release lets the waiter in.
+// Without it, revoke is refused and the holder runs on.
+func TestRunRevocable(t *testing.T) {
+	c := zktest.Start(t)
+	servers := c.ConnectString()
+	path := lockPath(t, "revocable")
+	code, _, errOut := runZklock(t, servers, "run", "-n", "2", "--revocable", path+"-sem", "--", "true")
+	if code != exitUsage || !strings.Contains(errOut, "--revocable") {
+		t.Errorf("run -n 2 --revocable: exit %d, stderr %q; want %d naming --revocable", code, errOut, exitUsage)
+	}
+
+	plain := holdLock(t, servers, path+"-plain")
+	if code, _, errOut := runZklock(t, servers, "revoke", path+"-plain"); code != exitError || !strings.Contains(errOut, "--revocable") {
+		t.Errorf("revoke of a plain run: exit %d, stderr %q; want %d and a hint naming run --revocable", code, errOut, exitError)
+	}
+	select {
+	case <-plain.done:
+		t.Errorf("a plain run ended on a refused revocation; stderr %q", plain.errOut.String())
+	default:
+	}
+
+	for _, tc := range []struct{ flags, waiter []string }{
+		{[]string{"--revocable"}, []string{"run"}},
+		{[]string{"--revocable", "--shared"}, []string{"run", "--write"}}, // a writer waits behind the reader
+	} {
+		flags := tc.flags
+		holder := holdLock(t, servers, path, flags...)
+		waiter := start(t, servers, append(tc.waiter, path, "--", "true")...)
+		awaitQueue(t, servers, path, 1, 1)
+		code, out, errOut := runZklock(t, servers, "revoke", path)
+		if code != exitOK || !strings.Contains(out, "revocation requested: ") {
+			t.Fatalf("%v: revoke: exit %d, stdout %q, stderr %q", flags, code, out, errOut)
+		}
+		if code := holder.wait(t, 30*time.Second); code != exitLost {
+			t.Errorf("%v: the revoked holder exited %d, want %d; stderr %q", flags, code, exitLost, holder.errOut.String())
+		}
+		for _, want := range []string{"revocation requested for " + path + "; sent SIGTERM to the command",
+			path + " was revoked while the command ran; exiting 123"} {
+			if !strings.Contains(holder.errOut.String(), want) {
+				t.Errorf("%v: holder's stderr %q, want %q", flags, holder.errOut.String(), want)
+			}
+		}
+		if code := waiter.wait(t, 30*time.Second); code != exitOK {
+			t.Errorf("%v: the waiter exited %d, want 0; stderr %q", flags, code, waiter.errOut.String())
+		}
+		awaitQueue(t, servers, path, 0, 0)
+	}
+}
+
+// A waiter behind a holder asked to release says so, not that the holder
+// is "__REVOKE__" (the request overwrote the holder's data).
+func TestWaitLineNamesARevocationRequest(t *testing.T) {
+	r := report{Holders: []entry{{Session: "0x1", Data: zklock.RevokeMessage, Revoke: true}},
+		Waiting: []entry{{Session: "0x2"}}}
+	if got, want := waitLine(r, 2), "held by session 0x1 (revocation requested), 0 waiting ahead"; got != want {
+		t.Errorf("waitLine = %q, want %q", got, want)
 	}
 }

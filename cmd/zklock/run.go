@@ -15,6 +15,7 @@ type runFlags struct {
 	write   bool
 	data    string
 	queue   bool
+	revoc   bool // --revocable
 	job     jobFlags
 	set     map[string]bool // flags given on the command line
 }
@@ -28,6 +29,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.shared, "shared", false, "take the read lock of a reader/writer lock")
 	fs.BoolVar(&f.write, "write", false, "take the write lock of a reader/writer lock (excludes --shared holders)")
 	fs.StringVar(&f.data, "data", "", "holder metadata shown by 'zklock status' (default host:pid)")
+	fs.BoolVar(&f.revoc, "revocable", false, "honour 'zklock revoke' (and Curator's Revoker): on a request, end the "+
+		"command as on a loss of the lock (SIGTERM, SIGKILL after --grace, exit 123), then release; not with -n")
 	f.job.register(fs)
 }
 
@@ -45,7 +48,9 @@ func (c *cli) run(args []string) int {
 	if code, ok := c.checkRunFlags(&f); !ok {
 		return code
 	}
-	return f.job.job(c, &f.conn, path, f.kind(), argv, f.timeout, f.set, f.acquirer(path)).do()
+	j := f.job.job(c, &f.conn, path, f.kind(), argv, f.timeout, f.set, f.acquirer(path))
+	j.try = f.try
+	return j.do()
 }
 
 func (c *cli) checkRunFlags(f *runFlags) (int, bool) {
@@ -56,6 +61,8 @@ func (c *cli) checkRunFlags(f *runFlags) (int, bool) {
 		return c.usagef("--queue is a semaphore's layout: give -n with the limit"), false
 	case f.set["n"] && (f.shared || f.write):
 		return c.usagef("-n cannot be combined with --shared or --write"), false
+	case f.set["n"] && f.revoc:
+		return c.usagef("--revocable applies to a lock or a reader/writer lock: no semaphore is revocable"), false
 	case f.shared && f.write:
 		return c.usagef("--shared and --write exclude each other"), false
 	case f.try && f.set["timeout"]:

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // forwarded are the signals zklock catches: while it waits for a lock they
@@ -16,7 +18,14 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
 // signalCause is the cause of a context cancelled by a signal.
 type signalCause struct{ sig os.Signal }
 
-func (c signalCause) Error() string { return "interrupted by " + c.sig.String() }
+// Error names the signal as kill(1) does: "interrupted by SIGINT" (its
+// String, "interrupt", made "interrupted by interrupt").
+func (c signalCause) Error() string {
+	if s, ok := c.sig.(syscall.Signal); ok && unix.SignalName(s) != "" {
+		return "interrupted by " + unix.SignalName(s)
+	}
+	return "interrupted by " + c.sig.String()
+}
 
 // exitCode is the conventional code of a process ended by the signal.
 func (c signalCause) exitCode() int {

@@ -24,7 +24,8 @@ type statusFlags struct {
 func (f *statusFlags) register(fs *flag.FlagSet) {
 	f.conn.register(fs)
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON instead of a table")
-	fs.StringVar(&f.kind, "kind", "auto", "what PATH holds: auto, lock, rw or semaphore")
+	fs.StringVar(&f.kind, "kind", "auto", "what PATH holds: auto, mutex, rwmutex or semaphore (ls's names; lock and rw "+
+		"are mutex and rwmutex)")
 	fs.BoolVar(&f.watch, "watch", false, "print the state again on every change until interrupted (with --json, one object per line)")
 }
 
@@ -38,11 +39,16 @@ func (c *cli) status(args []string) int {
 		return code
 	}
 	path, kind := pos[0], f.kind
-	switch {
-	case kind == "auto":
+	switch kind {
+	case "auto":
 		kind = ""
-	case kind != kindLock && kind != kindRW && kind != kindSemaphore:
-		return c.usagef("--kind %q: want auto, lock, rw or semaphore", kind)
+	case lsMutex, kindLock: // ls's name, or the older one
+		kind = kindLock
+	case lsRWMutex, kindRW:
+		kind = kindRW
+	case kindSemaphore:
+	default:
+		return c.usagef("--kind %q: want auto, mutex, rwmutex or semaphore", kind)
 	}
 	ctx, s, done, code := c.open(&f.conn)
 	if s == nil {
@@ -73,7 +79,7 @@ func printTable(w io.Writer, r report) {
 		fmt.Fprintf(w, "%s: free, nobody waiting\n", r.Path)
 		return
 	}
-	what := kindName(r.Kind)
+	what := r.Kind
 	if r.Limit > 0 {
 		what += " of " + strconv.Itoa(r.Limit)
 	}

@@ -24,14 +24,19 @@ func TestStatusListsHolderThenWaitersInOrder(t *testing.T) {
 	for _, e := range append(r.Holders, r.Waiting...) {
 		got = append(got, e.Role+":"+e.Data)
 	}
-	want := "lock holder:holder-data waiting:waiter-one waiting:waiter-two"
-	if strings.Join(got, " ") != want {
-		t.Errorf("status --json: got %q, want %q", strings.Join(got, " "), want)
+	// The kind is ls's (issue 47: status said "lock"); a zklock run's
+	// Mutex is told from an election by its node's tag.
+	want := "mutex holder:holder-data waiting:waiter-one waiting:waiter-two"
+	if strings.Join(got, " ") != want || r.WaitingCount != 2 {
+		t.Errorf("status --json: got %q, waiting_count %d; want %q, 2", strings.Join(got, " "), r.WaitingCount, want)
 	}
 
 	code, out, errOut := runZklock(t, servers, "status", path)
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errOut)
+	}
+	if title := path + ": mutex, 1 holding, 2 waiting\n"; !strings.HasPrefix(out, title) {
+		t.Errorf("status: %q, want it to begin with %q", out, title)
 	}
 	checkTableOrder(t, out, "holder-data", "waiter-one", "waiter-two")
 
@@ -41,6 +46,11 @@ func TestStatusListsHolderThenWaitersInOrder(t *testing.T) {
 	}
 	if code, out, _ := runZklock(t, servers, "status", path); code != 0 || !strings.Contains(out, "free") {
 		t.Errorf("status after all left: exit %d, output %q", code, out)
+	}
+	// A free path has no kind to show: none, rather than "kind":"".
+	if code, out, _ := runZklock(t, servers, "status", "--json", path); code != 0 || strings.Contains(out, `"kind"`) ||
+		!strings.Contains(out, `"waiting_count": 0`) {
+		t.Errorf("status --json after all left: exit %d, output %q; want no kind and a waiting_count of 0", code, out)
 	}
 }
 
@@ -72,7 +82,7 @@ func TestStatusDetectsSemaphoreAndRW(t *testing.T) {
 	b := holdLock(t, servers, sem, "-n", "2", "--data", "b")
 	waiter := start(t, servers, "run", "-n", "2", "--data", "c", sem, "--", "true")
 	r := awaitQueue(t, servers, sem, 2, 1)
-	if r.Kind != kindSemaphore || r.Limit != 2 || r.Waiting[0].Data != "c" {
+	if r.Kind != lsSemaphore || r.Limit != 2 || r.Waiting[0].Data != "c" || r.WaitingCount != 1 {
 		t.Errorf("semaphore status: %+v", r)
 	}
 	if code, _, errOut := runZklock(t, servers, "run", "-n", "2", "--try", sem, "--", "true"); code != exitBusy {
@@ -81,7 +91,7 @@ func TestStatusDetectsSemaphoreAndRW(t *testing.T) {
 	reader := holdLock(t, servers, rw, "--shared", "--data", "r")
 	writer := start(t, servers, "run", "--write", "--data", "w", rw, "--", "true")
 	r = awaitQueue(t, servers, rw, 1, 1)
-	if r.Kind != kindRW || r.Holders[0].Mode != "read" || r.Waiting[0].Mode != "write" {
+	if r.Kind != lsRWMutex || r.Holders[0].Mode != "read" || r.Waiting[0].Mode != "write" {
 		t.Errorf("rw status: %+v", r)
 	}
 	for _, p := range []string{sem, rw} {
@@ -108,7 +118,7 @@ func TestRunSemaphoreQueueLayout(t *testing.T) {
 	b := holdLock(t, servers, sem, "-n", "2", "--queue", "--data", "b")
 	waiter := start(t, servers, "run", "-n", "2", "--queue", "--data", "c", sem, "--", "true")
 	r := awaitQueue(t, servers, sem, 2, 1)
-	if r.Kind != kindSemQueue || r.Limit != 2 || r.Waiting[0].Data != "c" {
+	if r.Kind != lsSemQueue || r.Limit != 2 || r.Waiting[0].Data != "c" {
 		t.Errorf("queue-layout semaphore status: %+v", r)
 	}
 	if code, _, errOut := runZklock(t, servers, "run", "-n", "2", "--queue", "--try", sem, "--", "true"); code != exitBusy {

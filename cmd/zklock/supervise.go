@@ -28,6 +28,9 @@ func (j *job) supervise(s *zklock.Session, g grant, sigs chan os.Signal) int {
 	case <-g.lost: // between the grant and now
 		j.warnf("%s was lost before the command started; it was not run", j.path)
 		return exitLost
+	case <-g.revoked:
+		j.warnf("%s was revoked before the command started; it was not run", j.path)
+		return exitLost
 	default:
 	}
 	if err := becomeSubreaper(); err != nil {
@@ -44,7 +47,8 @@ func (j *job) supervise(s *zklock.Session, g grant, sigs chan os.Signal) int {
 	}
 	defer close(c.out)
 	signal.Notify(sigs, syscall.SIGTSTP, syscall.SIGCONT)
-	lost := j.follow(c, r, g.lost, sigs) || c.supLost
+	lost, revoked := j.follow(c, r, g, sigs)
+	lost = lost || c.supLost
 	if tty != nil {
 		tty.takeBack(c.pgid)
 	}
@@ -53,20 +57,26 @@ func (j *job) supervise(s *zklock.Session, g grant, sigs chan os.Signal) int {
 		return j.failf(c.failCode, "", "%s", c.failMsg)
 	case c.exited:
 		j.writeExitCode(c.exitCode())
-	case !lost:
+	case !lost && !revoked:
 		return exitError // follow said why
 	}
-	if lost {
+	switch {
+	case lost:
 		j.warnf("%s was lost while the command ran; exiting %d", j.path, exitLost)
+		return exitLost
+	case revoked:
+		j.warnf("%s was revoked while the command ran; exiting %d", j.path, exitLost)
 		return exitLost
 	}
 	return c.exitCode()
 }
 
-// follow passes signals on, reacts to the supervisor's reports and to the
-// loss of the lock, until zklock has no child left. It returns whether the
-// lock was lost meanwhile.
-func (j *job) follow(c *command, r *renewer, lostCh <-chan struct{}, sigs <-chan os.Signal) bool {
+// follow passes signals on, reacts to the supervisor's reports, to the
+// loss of the lock and to a revocation request, until zklock has no child
+// left. It returns whether the lock was lost, and whether it was revoked,
+// meanwhile.
+func (j *job) follow(c *command, r *renewer, g grant, sigs <-chan os.Signal) (lost, revoked bool) {
+	lostCh, revokedCh := g.lost, g.revoked
 	reports := c.reports
 	var kill, sweep <-chan time.Time
 	renew := time.NewTicker(renewEvery(r.timeout))
@@ -74,7 +84,6 @@ func (j *job) follow(c *command, r *renewer, lostCh <-chan struct{}, sigs <-chan
 	sweeper := time.NewTicker(killSweep)
 	sweeper.Stop()
 	defer sweeper.Stop()
-	lost := false
 	for {
 		select {
 		case line, ok := <-reports:
@@ -94,7 +103,7 @@ func (j *job) follow(c *command, r *renewer, lostCh <-chan struct{}, sigs <-chan
 				}
 				j.supervisorDied(c)
 			}
-			return lost
+			return lost, revoked
 		case sig := <-sigs:
 			j.onSignal(c, sig.(syscall.Signal))
 		case <-renew.C:
@@ -103,7 +112,17 @@ func (j *job) follow(c *command, r *renewer, lostCh <-chan struct{}, sigs <-chan
 			}
 		case <-lostCh:
 			lostCh, lost = nil, true
+			if revoked { // the command has had its SIGTERM, and SIGKILL stays due when it was
+				c.send("lost")
+				j.warnf("lost %s (the session may have expired) while the command ends on the revocation", j.path)
+				continue
+			}
 			kill = j.onLost(c)
+		case <-revokedCh:
+			revokedCh, revoked = nil, true
+			if kill == nil {
+				kill = j.onRevoked(c)
+			}
 		case <-kill:
 			kill = nil
 			c.signal(syscall.SIGKILL)
@@ -125,6 +144,17 @@ func (j *job) onLost(c *command) <-chan time.Time {
 	c.signal(syscall.SIGTERM)
 	c.send("lost")
 	j.warnf("lost %s (the session may have expired); sent SIGTERM to the command, SIGKILL in %v", j.path, j.grace)
+	return time.After(j.grace)
+}
+
+// onRevoked acts on a revocation request (run --revocable) as onLost does
+// on a loss, but for the supervisor: the session is alive, so the
+// supervisor keeps its own watch on the ownership deadline. The lock is
+// released once no process of the command's is left. It returns when
+// SIGKILL is due.
+func (j *job) onRevoked(c *command) <-chan time.Time {
+	c.signal(syscall.SIGTERM)
+	j.warnf("revocation requested for %s; sent SIGTERM to the command, SIGKILL in %v", j.path, j.grace)
 	return time.After(j.grace)
 }
 

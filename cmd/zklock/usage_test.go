@@ -27,6 +27,8 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "--try", "--timeout", "1s", "/p", "--", "true"},
 		{"run", "--timeout", "soon", "/p", "--", "true"},
 		{"run", "--grace", "-1s", "/p", "--", "true"},
+		{"run", "-n", "2", "--revocable", "/p", "--", "true"},
+		{"elect", "--revocable", "/p", "v", "--", "true"},
 		{"status"},
 		{"status", "/a", "/b"},
 		{"status", "--kind", "queue", "/p"},
@@ -122,5 +124,71 @@ func TestUsageErrorsFromBinary(t *testing.T) {
 		if code != exitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("%v: exit %d, want %d; stderr: %q", args, code, exitUsage, errOut)
 		}
+	}
+}
+
+// Issue 47: help printed "-flag" where the docs write "--flag". Every flag
+// of every command's help is "--name", but for the one-letter -n.
+func TestHelpPrintsDoubleDashFlags(t *testing.T) {
+	for name := range commandHelp {
+		var out, errOut bytes.Buffer
+		if code := run([]string{"help", name}, &out, &errOut); code != exitOK {
+			t.Fatalf("help %s: exit %d, stderr %q", name, code, errOut.String())
+		}
+		flags := 0
+		for _, l := range strings.Split(out.String(), "\n") {
+			if !strings.HasPrefix(l, "  -") {
+				continue
+			}
+			flags++
+			f := strings.Fields(l)[0]
+			if one := len(strings.TrimLeft(f, "-")) == 1; (one && f[:2] == "--") || (!one && !strings.HasPrefix(f, "--")) {
+				t.Errorf("help %s: %q; want --name (or -n for a one-letter name)", name, l)
+			}
+		}
+		if flags == 0 {
+			t.Errorf("help %s lists no flag:\n%s", name, out.String())
+		}
+	}
+	// The flag package's own errors name flags its way ("-bogus"): they
+	// are given as the docs write them.
+	for args, want := range map[string]string{
+		"run --bogus /p -- true":          "flag provided but not defined: --bogus ",
+		"run --timeout soon /p -- true":   `invalid value "soon" for flag --timeout: `,
+		"run /p --connect-timeout":        "flag needs an argument: --connect-timeout ",
+		"run --try=maybe /p -- true":      `invalid boolean value "maybe" for --try: `,
+		"run -n x /p -- true":             `invalid value "x" for flag -n: `,
+		"status --kind=queue --json /p":   `--kind "queue": want auto, mutex, rwmutex or semaphore `,
+		"elect --observe --grace 1s /p":   "--grace does not apply to --observe ",
+		"run --shared --write /p -- true": "--shared and --write exclude each other ",
+		"ls --max-nodes 0 /p":             "--max-nodes and --timeout must be positive ",
+		"dev-server --bogus":              "flag provided but not defined: --bogus ",
+		"break --force=2 /p":              `invalid boolean value "2" for --force: `,
+		"run -n 2 --revocable /p -- true": "--revocable applies to a lock or a reader/writer lock",
+		"run --revocable=yes /p -- true":  `invalid boolean value "yes" for --revocable: `,
+		"status --watch=1x /p":            `invalid boolean value "1x" for --watch: `,
+		"revoke --session-timeout 1 /p":   `invalid value "1" for flag --session-timeout: `,
+		"run --exit-code-file /p -- true": "missing command",
+		"elect /p v --json -- true":       "--json does not apply without --observe ",
+		"run --queue /p -- true":          "--queue is a semaphore's layout: give -n with the limit ",
+		"status --kind lock --bogus=1 /p": "flag provided but not defined: --bogus ",
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(strings.Fields(args), &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", args, code, errOut.String(), exitUsage, want)
+		}
+	}
+
+	var out bytes.Buffer
+	run([]string{"help", "run"}, &out, &out)
+	for _, want := range []string{"\n  --connect-timeout duration\n", "(default 15s)", "\n  -n K\n", "\n  --try\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help run has no %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	run([]string{"help", "status"}, &out, &out)
+	if !strings.Contains(out.String(), `(default "auto")`) {
+		t.Errorf("help status does not give --kind's default:\n%s", out.String())
 	}
 }

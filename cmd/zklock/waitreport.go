@@ -133,6 +133,9 @@ func waitLine(r report, sid int64) string {
 		ahead++
 	}
 	who := fmt.Sprintf("held by %s (session %s)", printable(others[0].Data, 40), others[0].Session)
+	if others[0].Revoke { // its data is the request now, not the holder's
+		who = fmt.Sprintf("held by session %s (revocation requested)", others[0].Session)
+	}
 	if len(others) > 1 {
 		who = fmt.Sprintf("held by %d holders", len(others))
 	}

@@ -37,7 +37,9 @@ func (c *cli) watchStatus(ctx context.Context, s *zklock.Session, path, kind str
 		mu.Lock()
 		lastErr = ""
 		mu.Unlock()
-		out.show(newReport(st))
+		r := newReport(st)
+		tellMutex(ctx, s, &r)
+		out.show(r)
 	}
 	if _, ok := interrupted(ctx); ok {
 		return exitOK

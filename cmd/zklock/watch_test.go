@@ -57,9 +57,9 @@ func TestStatusWatchPrintsEachChange(t *testing.T) {
 	}
 	want := []string{
 		path + ": free, nobody waiting",
-		path + ": lock, 1 holding, 0 waiting holder first",
-		path + ": lock, 1 holding, 1 waiting holder first waiting second",
-		path + ": lock, 1 holding, 0 waiting holder second",
+		path + ": mutex, 1 holding, 0 waiting holder first",
+		path + ": mutex, 1 holding, 1 waiting holder first waiting second",
+		path + ": mutex, 1 holding, 0 waiting holder second",
 		path + ": free, nobody waiting",
 	}
 	out := text.out.String()
@@ -90,7 +90,7 @@ func TestStatusWatchPrintsEachChange(t *testing.T) {
 		}
 		states = append(states, state)
 	}
-	wantJSON := " | lock holder:first | lock holder:first waiting:second | lock holder:second | "
+	wantJSON := " | mutex holder:first | mutex holder:first waiting:second | mutex holder:second | "
 	if got := strings.Join(states, " | "); got != wantJSON {
 		t.Errorf("--watch --json states %q, want %q", got, wantJSON)
 	}

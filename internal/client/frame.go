@@ -50,6 +50,9 @@ func (f *frameReader) next() ([]byte, error) {
 	}
 	n := int(int32(binary.BigEndian.Uint32(f.buf[f.start:])))
 	if n < 0 || n > maxFrame {
+		if head := f.buf[f.start : f.start+4]; isText(head) {
+			return nil, fmt.Errorf("%w: %w", errShort, &NotZooKeeperError{Head: string(head)})
+		}
 		return nil, fmt.Errorf("%w: frame length %d", errShort, n)
 	}
 	if err := f.fill(4 + n); err != nil {
@@ -95,4 +98,27 @@ func (f *frameReader) compact(n int) {
 	f.end = copy(buf, f.buf[f.start:f.end])
 	f.start = 0
 	f.buf = buf
+}
+
+// NotZooKeeperError: the peer's first bytes are text where a frame length
+// belongs, so it speaks another protocol: an HTTP server's "HTTP" reads as
+// a length of 1213486160 (ZooKeeper's AdminServer, on 8080 by default,
+// answers a client's connect that way).
+type NotZooKeeperError struct {
+	Head string // the four bytes
+}
+
+func (e *NotZooKeeperError) Error() string {
+	return fmt.Sprintf("not a ZooKeeper client port: it answered %q", e.Head+"…")
+}
+
+// isText reports whether b is printable ASCII: no frame length of
+// ZooKeeper's (at most maxFrame, 64 MiB: a first byte of 0x03 or less) is.
+func isText(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }

@@ -175,6 +175,8 @@ func (c *Conn) connect(ctx context.Context) error {
 		}
 		close(c.surveyed)
 	})
+	attempts := newDialAttempts()
+	c.spawn(func() { c.warnWhileDialing(attempts) })
 	cl, err := client.Dial(ctx, client.Config{
 		Servers:          c.cfg.Servers,
 		Timeout:          c.cfg.Timeout,
@@ -183,7 +185,7 @@ func (c *Conn) connect(ctx context.Context) error {
 		Credentials:      c.cfg.Creds,
 		HandshakeTimeout: HandshakeTimeout(c.cfg.Timeout, len(c.cfg.Servers)),
 		Logger:           slog.New(&queueHandler{q: &c.logs, to: c.log.Handler()}),
-		OnState:          c.onClientState,
+		OnState:          attempts.observe(c.onClientState),
 		OnReply:          c.onReply,
 		OnWatch:          c.onWatch,
 	})
@@ -191,6 +193,9 @@ func (c *Conn) connect(ctx context.Context) error {
 		close(c.clSet)
 		if errors.Is(err, client.ErrInvalidConfig) {
 			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return &dialError{servers: c.cfg.Servers, ctxErr: ctx.Err(), last: attempts.lastErr()}
 		}
 		return err
 	}

@@ -1,0 +1,147 @@
+package session
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zklock/zklock/internal/client"
+)
+
+// A Dial that cannot connect says why while it retries, not only when its
+// ctx ends (a minute, say): the client logs each failed attempt at debug
+// level alone, which a program's logger rarely shows.
+const (
+	// dialWarnAfter is how long the first failed attempt waits for a
+	// later one to succeed before it is logged at WARN: a first server
+	// that refuses while the next one answers says nothing.
+	dialWarnAfter = time.Second
+	// dialWarnEvery spaces the warnings while the attempts keep failing:
+	// one per interval, naming the latest cause, never one per attempt.
+	dialWarnEvery = 10 * time.Second
+)
+
+// dialAttempts follows the failed connection attempts of a Dial until the
+// first connection. Its methods never block: OnState calls them.
+type dialAttempts struct {
+	failed       chan struct{} // closed at the first failed attempt
+	done         chan struct{} // closed at the first connection
+	after, every time.Duration // dialWarnAfter, dialWarnEvery
+
+	mu      sync.Mutex
+	n       int // failed attempts, all told
+	warned  int // of them, those counted in a warning
+	server  string
+	last    error // the latest failed attempt's cause
+	first   bool  // failed is closed
+	connect bool  // done is closed
+}
+
+func newDialAttempts() *dialAttempts {
+	return &dialAttempts{failed: make(chan struct{}), done: make(chan struct{}), after: dialWarnAfter,
+		every: dialWarnEvery}
+}
+
+// observe wraps the client's OnState: a disconnection with a cause before
+// the first connection is a failed attempt.
+func (a *dialAttempts) observe(next func(client.State, client.StateInfo)) func(client.State, client.StateInfo) {
+	return func(st client.State, info client.StateInfo) {
+		a.mu.Lock()
+		switch {
+		case a.connect:
+		case st == client.StateConnected:
+			a.connect = true
+			close(a.done)
+		case st == client.StateDisconnected && info.Err != nil:
+			a.n++
+			a.server, a.last = info.Server, info.Err
+			if !a.first {
+				a.first = true
+				close(a.failed)
+			}
+		}
+		a.mu.Unlock()
+		next(st, info)
+	}
+}
+
+// lastErr is the latest failed attempt's cause, nil if none failed.
+func (a *dialAttempts) lastErr() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last
+}
+
+// warnWhileDialing logs a warning dialWarnAfter after the first failed
+// attempt, and every dialWarnEvery after that, while no connection has
+// been made, until the Conn closes. It logs through the Conn's log queue,
+// so that a logger that blocks holds back nothing.
+func (c *Conn) warnWhileDialing(a *dialAttempts) {
+	select {
+	case <-a.failed:
+	case <-a.done:
+		return
+	case <-c.bg.Done():
+		return
+	}
+	t := time.NewTimer(a.after)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			c.warnAttempts(a)
+			t.Reset(a.every)
+		case <-a.done:
+			return
+		case <-c.bg.Done():
+			return
+		}
+	}
+}
+
+func (c *Conn) warnAttempts(a *dialAttempts) {
+	a.mu.Lock()
+	n, since, server, last := a.n, a.n-a.warned, a.server, a.last
+	a.warned = n
+	a.mu.Unlock()
+	if since == 0 {
+		return // an attempt in progress (a handshake that takes a while): nothing new to say
+	}
+	c.logs.add(slog.LevelWarn, "zklock: cannot connect to ZooKeeper yet; retrying until the context ends",
+		"servers", strings.Join(c.cfg.Servers, ","), "server", server, "err", bare(last), "attempts", n)
+}
+
+// dialError is Dial's error when its ctx ended before a connection: ctx's
+// error and the last attempt's cause, each said once, under one prefix.
+type dialError struct {
+	servers []string
+	ctxErr  error
+	last    error // nil if no attempt ended
+}
+
+func (e *dialError) Error() string {
+	if e.last == nil {
+		return fmt.Sprintf("zklock: connect to %s: %v", strings.Join(e.servers, ","), e.ctxErr)
+	}
+	return fmt.Sprintf("zklock: connect to %s: %v (last attempt: %s)", strings.Join(e.servers, ","), e.ctxErr,
+		bare(e.last))
+}
+
+func (e *dialError) Unwrap() []error {
+	if e.last == nil {
+		return []error{e.ctxErr}
+	}
+	return []error{e.ctxErr, e.last}
+}
+
+// bare is err's text without the prefixes of the packages it passed
+// through ("zklock: zk: "), which the message it goes into has already.
+func bare(err error) string {
+	s := err.Error()
+	for _, p := range []string{"zklock: zk: ", "zklock: "} {
+		s = strings.TrimPrefix(s, p)
+	}
+	return s
+}
