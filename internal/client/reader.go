@@ -64,7 +64,16 @@ func (rd *reader) packet(body []byte) error {
 		c.fail(r, ErrConnectionLoss) // r is its caller's again: not read after
 		return fmt.Errorf("zklock: zk: reply with xid %d, expected %d", h.xid, want)
 	}
-	if h.xid != xidPing && h.xid != xidAuth && h.zxid > 0 {
+	if h.xid > 0 && h.zxid > 0 {
+		// Only an ordinary request's reply moves the last zxid: the
+		// server answers it after every packet sent before it, so every
+		// event up to its zxid has been read. A setWatches reply carries
+		// the server's newest zxid too, but vouches for its own packet
+		// alone: were the connection lost before a later packet of the
+		// restore was answered, that packet would be restored with the
+		// newer zxid and the server would fire none of its watches for
+		// the changes in between. Pings and auth replies vouch for
+		// nothing either.
 		c.lastZxid.Store(h.zxid)
 	}
 	r.err, r.zxid = fromCode(h.err), h.zxid
