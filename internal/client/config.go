@@ -51,6 +51,16 @@ type Config struct {
 	// be back the moment its server is (an observer of a lone server) sets
 	// it lower.
 	MaxReconnectDelay time.Duration
+	// MaxPacket is the servers' jute.maxbuffer. A packet from a server
+	// longer than MaxPacket plus 1 KiB (the Stat and header a reply adds
+	// to the largest request) is taken for a broken stream: the
+	// connection is left, as ZooKeeper's Java client leaves one whose
+	// packet is longer than its jute.maxbuffer. A listing of children is
+	// bounded by nothing else: one that long (about 17,000 names of
+	// zklock's length at the default) fails with ErrConnectionLoss on
+	// every connection, as in the Java client. Default: DefaultMaxPacket;
+	// at most MaxMaxPacket.
+	MaxPacket int
 	// Logger receives the client's log lines. Default: none.
 	Logger *slog.Logger
 
@@ -98,6 +108,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = max(min(c.Timeout/time.Duration(len(servers)), c.Timeout/4), 250*time.Millisecond)
+	}
+	if c.MaxPacket == 0 {
+		c.MaxPacket = DefaultMaxPacket
+	}
+	if c.MaxPacket < 0 || c.MaxPacket > MaxMaxPacket {
+		return c, fmt.Errorf("%w: max packet %d not from 1 to %d", ErrInvalidConfig, c.MaxPacket, MaxMaxPacket)
 	}
 	if c.MaxReconnectDelay <= 0 {
 		c.MaxReconnectDelay = backoffMax

@@ -66,6 +66,7 @@ func (c *Client) handshake(ctx context.Context, nc net.Conn, addr string, sid in
 		return nil, err
 	}
 	fr := newFrameReader(nc, nil)
+	fr.limit = c.cfg.MaxPacket + packetSlack
 	body, err := fr.next()
 	if err != nil {
 		return nil, err

@@ -25,6 +25,9 @@ func (rd *reader) run() {
 	defer rd.cn.nc.Close()
 	timeout := rd.cn.readTimeout()
 	nc := rd.cn.nc
+	// Each frame must arrive whole within the read timeout of the moment
+	// the reader began to wait for it (pings keep a live, idle
+	// connection's frames coming).
 	rd.cn.fr.before = func() { _ = nc.SetReadDeadline(time.Now().Add(timeout)) }
 	for {
 		body, err := rd.cn.fr.next()
