@@ -47,7 +47,8 @@ type Config struct {
 	HandshakeTimeout time.Duration
 	// MaxReconnectDelay bounds the pause between rounds of attempts to
 	// connect (every server tried once), which doubles from 50ms after
-	// each round in which none answered. Default: 1s. A client that must
+	// each round in which none served: a connection counts only once it
+	// carried a reply beyond the connect response. Default: 1s. A client that must
 	// be back the moment its server is (an observer of a lone server) sets
 	// it lower.
 	MaxReconnectDelay time.Duration

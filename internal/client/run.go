@@ -13,11 +13,16 @@ import (
 // failure; then it shuts the client down.
 func (c *Client) run() {
 	defer close(c.done)
-	var sid int64 // the session to resume; 0 for a new one
+	var sid int64        // the session to resume; 0 for a new one
+	outage := time.Now() // since when no server has heard from the session
 	for c.ctx.Err() == nil && !c.closing() {
 		addr, wait := c.hosts.pick()
 		if wait > 0 && !c.sleep(wait) {
 			break
+		}
+		if time.Since(outage) > c.outageLimit(sid) {
+			c.unreachable(sid)
+			sid, outage = 0, time.Now()
 		}
 		cn, err := c.connect(addr, sid)
 		if err != nil {
@@ -29,15 +34,19 @@ func (c *Client) run() {
 			c.attemptFailed(addr, sid, fmt.Errorf("zklock: zk: %s refused a new session", addr))
 			continue
 		}
-		c.hosts.connected()
 		if cn.expired {
+			c.hosts.served() // the server answered: it refused the session
 			cn.nc.Close()
-			c.expire(addr, sid)
-			sid = 0
+			c.expire(addr, sid, nil)
+			sid, outage = 0, time.Now()
 			continue
 		}
 		sid = cn.sessionID
 		err = c.serve(cn)
+		outage = time.Now() // the last the server heard was on cn, sent before now
+		if cn.replied.Load() {
+			c.hosts.served()
+		}
 		if errors.Is(err, errAuthFailedConn) {
 			c.authFailed(cn.addr)
 			break
@@ -86,10 +95,42 @@ func (c *Client) attemptFailed(addr string, sid int64, err error) {
 	c.state(StateDisconnected, StateInfo{Server: addr, SessionID: sid, Err: err})
 }
 
-// expire handles the server's refusal of session sid: requests still
-// queued for it fail, every watch ends, and the next connection begins a
-// new session. A request queued from now on runs in the new session.
-func (c *Client) expire(addr string, sid int64) {
+// outageLimit is how long the client tries to resume session sid before
+// it expires it locally: its timeout, from the end of its last connection.
+// The server's clock for the session restarted at the last packet it read
+// from the client, which was sent on that connection (a refused attempt
+// does not touch the session); so by then every server that has been
+// counting has expired the session (one that has not been counting, an
+// ensemble without a quorum throughout, may still hold it, see
+// unreachable).
+func (c *Client) outageLimit(sid int64) time.Duration {
+	if t := c.Timeout(); sid != 0 && t > 0 {
+		return t
+	}
+	return c.cfg.Timeout
+}
+
+// unreachable handles an outage longer than the session's timeout: no
+// server served the client since, so the session is expired locally, as
+// if a server had said so, and the next connection begins a new session.
+// The last zxid is forgotten too: a server behind it refuses any
+// connection ("client has seen zxid"), and one may be all that is left;
+// a new session need not have seen what the old one did.
+func (c *Client) unreachable(sid int64) {
+	c.lastZxid.Store(0)
+	if sid == 0 {
+		return
+	}
+	c.log.Warn("zklock: zk: no server resumed the session within its timeout: it is expired locally",
+		"session", fmt.Sprintf("0x%x", sid), "timeout", c.outageLimit(sid))
+	c.expire("", sid, ErrExpiredLocally)
+}
+
+// expire handles the end of session sid, refused by the server at addr,
+// or expired locally (err): requests still queued for it fail, every
+// watch ends, and the next connection begins a new session. A request
+// queued from now on runs in the new session.
+func (c *Client) expire(addr string, sid int64, err error) {
 	c.log.Info("zklock: zk: session expired", "server", addr, "session", fmt.Sprintf("0x%x", sid))
 	c.password = nil
 	c.mu.Lock()
@@ -99,7 +140,7 @@ func (c *Client) expire(addr string, sid int64) {
 		c.fail(r, ErrSessionExpired)
 	}
 	c.deliver(c.reg.endAll(nil, ErrSessionExpired))
-	c.state(StateExpired, StateInfo{Server: addr, SessionID: sid})
+	c.state(StateExpired, StateInfo{Server: addr, SessionID: sid, Err: err})
 }
 
 // authFailed makes an authentication failure final, as in ZooKeeper's
@@ -180,7 +221,10 @@ func (c *Client) serve(cn *conn) error {
 // priming returns the requests a new connection sends first: an auth
 // packet per credential, then setWatches requests for every watch the
 // session holds, with the last zxid read (so the server fires those whose
-// node changed since). auths is how many auth packets there are.
+// node changed since); or, when there are none, a ping, so that a
+// connection that serves shows it within a round trip (the reconnect
+// pacing counts a connection that carried no reply as a failed attempt).
+// auths is how many auth packets there are.
 func (c *Client) priming() (rs []*request, auths int) {
 	c.mu.Lock()
 	creds := c.creds
@@ -193,6 +237,11 @@ func (c *Client) priming() (rs []*request, auths int) {
 	for _, rest := range c.reg.restores(c.lastZxid.Load()) {
 		r := newRequest(rest.opcode(), "")
 		r.xid, r.restore, r.internal = xidSetWatches, rest, true
+		rs = append(rs, r)
+	}
+	if len(rs) == 0 {
+		r := newRequest(opPing, "")
+		r.xid, r.internal = xidPing, true
 		rs = append(rs, r)
 	}
 	return rs, len(creds)
