@@ -279,5 +279,19 @@ func fuzzSeeds() [][]byte {
 	failed := append(frame(hdr(xidSetWatches, 60, -6)), frame(hdr(1, 11, -101))...)
 	failed = append(failed, event(EventNodeDeleted, "/a")...)
 	short := frame(append(hdr(1, 12, 0), appendInt32(nil, 1<<20)...))
-	return [][]byte{ok, failed, short, ok[:len(ok)/2], append(ok[:40:40], 0xff, 0xff, 0xff, 0xff)}
+	// The restore answered last, with the server's newest zxid.
+	var late []byte
+	for i, b := range bodies {
+		late = append(late, frame(append(hdr(int32(i+1), int64(10+i), 0), b...))...)
+	}
+	late = append(late, frame(hdr(xidSetWatches, 99, 0))...)
+	// A multi of two ops answered with no result.
+	var noResult []byte
+	for i, b := range bodies[:5] {
+		if i == 4 {
+			b = multiHeader(nil, -1, true, -1)
+		}
+		noResult = append(noResult, frame(append(hdr(int32(i+1), int64(10+i), 0), b...))...)
+	}
+	return [][]byte{ok, failed, short, late, noResult, ok[:len(ok)/2], append(ok[:40:40], 0xff, 0xff, 0xff, 0xff)}
 }
