@@ -24,25 +24,16 @@ func (c *Client) run() {
 			c.unreachable(sid)
 			sid, outage = 0, time.Now()
 		}
-		cn, err := c.connect(addr, sid)
-		if err != nil {
-			c.attemptFailed(addr, sid, err)
-			continue
-		}
-		if cn.expired && sid == 0 {
-			cn.nc.Close()
-			c.attemptFailed(addr, sid, fmt.Errorf("zklock: zk: %s refused a new session", addr))
+		cn := c.attempt(addr, sid)
+		if cn == nil {
 			continue
 		}
 		if cn.expired {
-			c.hosts.served() // the server answered: it refused the session
-			cn.nc.Close()
-			c.expire(addr, sid, nil)
 			sid, outage = 0, time.Now()
 			continue
 		}
 		sid = cn.sessionID
-		err = c.serve(cn)
+		err := c.serve(cn)
 		outage = time.Now() // the last the server heard was on cn, sent before now
 		if cn.replied.Load() {
 			c.hosts.served()
@@ -58,6 +49,28 @@ func (c *Client) run() {
 		c.state(StateDisconnected, StateInfo{Server: addr, SessionID: sid, Err: err})
 	}
 	c.shutdown()
+}
+
+// attempt connects to addr to resume session sid (0: a new one). It
+// returns nil if the attempt failed, and a closed conn marked expired if
+// the server refused to resume the session (the session has ended then).
+func (c *Client) attempt(addr string, sid int64) *conn {
+	cn, err := c.connect(addr, sid)
+	if err != nil {
+		c.attemptFailed(addr, sid, err)
+		return nil
+	}
+	if cn.expired && sid == 0 {
+		cn.nc.Close()
+		c.attemptFailed(addr, sid, fmt.Errorf("zklock: zk: %s refused a new session", addr))
+		return nil
+	}
+	if cn.expired {
+		c.hosts.served() // the server answered: it refused the session
+		cn.nc.Close()
+		c.expire(addr, sid, nil)
+	}
+	return cn
 }
 
 func (c *Client) closing() bool {
