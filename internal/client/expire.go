@@ -12,7 +12,10 @@ import (
 // does not touch the session); so by then every server that has been
 // counting has expired the session (one that has not been counting, an
 // ensemble without a quorum throughout, may still hold it, see
-// unreachable).
+// unreachable). One exception: an attempt whose connect response was
+// lost may have resumed the session on its server, which then holds it up
+// to that attempt's handshake timeout longer. Either way the session
+// layer ended the session's holds earlier, at its own deadline.
 func (c *Client) outageLimit(sid int64) time.Duration {
 	if t := c.Timeout(); sid != 0 && t > 0 {
 		return t
