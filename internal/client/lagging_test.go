@@ -15,7 +15,8 @@ import (
 // the server closes the connection). Once no server has resumed the
 // session for longer than its timeout, the client expires it locally
 // (StateExpired with ErrExpiredLocally, not before the timeout), the
-// request queued for it fails with ErrSessionExpired, and, its last zxid
+// request queued for it fails with ErrSessionExpired, its watch ends with
+// it, and, its last zxid
 // forgotten, it goes on with a new session on that server.
 func TestServerBehindLastZxid(t *testing.T) {
 	behind := startServer(t) // a server of its own: its zxid is that of a fresh one
@@ -32,6 +33,10 @@ func TestServerBehindLastZxid(t *testing.T) {
 		}
 	}
 	old := c.SessionID()
+	_, _, w, err := c.GetW(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	disconnected, _ := st.count(client.StateDisconnected) // an attempt on the other server may have failed
 	lost := time.Now()
@@ -54,6 +59,9 @@ func TestServerBehindLastZxid(t *testing.T) {
 	}
 	if err := <-queued; !errors.Is(err, client.ErrSessionExpired) {
 		t.Fatalf("request queued for the expired session: %v", err)
+	}
+	if ev := next(t, w); ev.Type != client.EventNotWatching || !errors.Is(ev.Err, client.ErrSessionExpired) {
+		t.Fatalf("watch of the expired session: %+v", ev)
 	}
 	st.wait(t, client.StateConnected, 2)
 	if now, _ := st.last(client.StateConnected); now.SessionID == old || now.Server != p.Addrs()[1] {

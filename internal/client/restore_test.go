@@ -138,7 +138,9 @@ type expectation struct {
 func TestRestoreEveryDropPoint(t *testing.T) {
 	p := zktest.NewProxy(t, shared.Servers())
 	st := newStates()
-	c := dial(t, p.Addrs(), client.Config{OnState: st.on})
+	// A credential: the auth packet goes first on every connection, then
+	// the restore.
+	c := dial(t, p.Addrs(), client.Config{OnState: st.on, Credentials: []client.Credential{{Scheme: "digest", Auth: []byte("u:p")}}})
 	other := dial(t, nil, client.Config{})
 	base := root(t, c)
 	const packets = 3
