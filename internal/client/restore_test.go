@@ -57,63 +57,89 @@ func cutOff(t *testing.T, p *zktest.Proxy, st *states) {
 	st.wait(t, client.StateDisconnected, n+1)
 }
 
-// TestSplitRestoreKeepsZxid: 1,000 data watches on paths of ~200 bytes
-// (over 128 KiB: a restore of two setWatches packets), every node changed
-// while the client is cut off, and the next connection cut right after the
-// first setWatches reply. The second packet is restored on the third
-// connection; it must carry the zxid the client had read before the
-// changes, not the one of the setWatches reply (the server's newest), or
-// the server fires none of its watches. Every watch must fire.
+// TestSplitRestoreKeepsZxid: 1,000 data watches, or 1,000 child watches,
+// on paths of ~200 bytes (over 128 KiB: a restore of two setWatches
+// packets), every node changed while the client is cut off, and the next
+// connection cut right after the first setWatches reply. The second
+// packet is restored on the third connection; it must carry the zxid the
+// client had read before the changes, not the one of the setWatches reply
+// (the server's newest), or the server fires none of its watches. Every
+// watch must fire.
 func TestSplitRestoreKeepsZxid(t *testing.T) {
-	p := zktest.NewProxy(t, shared.Servers())
-	st := newStates()
-	c := dial(t, p.Addrs(), client.Config{OnState: st.on})
-	other := dial(t, nil, client.Config{})
-	ctx := bounded(t)
-	dir := root(t, c)
-	const n = 1000
-	paths := make([]string, n)
-	watches := make([]*client.Watch, n)
-	err := each(n, func(i int) error {
-		paths[i] = dir + "/" + longName(200-len(dir), i)
-		if _, _, err := c.Create(ctx, paths[i], nil, client.ModePersistent, open); err != nil {
+	kinds := []struct {
+		name  string
+		watch func(ctx context.Context, c *client.Client, path string) (*client.Watch, error)
+		fire  func(ctx context.Context, other *client.Client, path string) error
+		typ   client.EventType
+	}{
+		{"data", func(ctx context.Context, c *client.Client, path string) (*client.Watch, error) {
+			_, _, w, err := c.GetW(ctx, path)
+			return w, err
+		}, func(ctx context.Context, other *client.Client, path string) error {
+			_, err := other.Set(ctx, path, []byte("x"), -1)
 			return err
-		}
-		_, _, w, err := c.GetW(ctx, paths[i])
-		watches[i] = w
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
+		}, client.EventNodeDataChanged},
+		{"children", func(ctx context.Context, c *client.Client, path string) (*client.Watch, error) {
+			_, _, w, err := c.ChildrenW(ctx, path)
+			return w, err
+		}, func(ctx context.Context, other *client.Client, path string) error {
+			_, _, err := other.Create(ctx, path+"/c", nil, client.ModePersistent, open)
+			return err
+		}, client.EventNodeChildrenChanged},
 	}
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			p := zktest.NewProxy(t, shared.Servers())
+			st := newStates()
+			c := dial(t, p.Addrs(), client.Config{OnState: st.on})
+			other := dial(t, nil, client.Config{})
+			ctx := bounded(t)
+			dir := root(t, c)
+			const n = 1000
+			paths := make([]string, n)
+			watches := make([]*client.Watch, n)
+			err := each(n, func(i int) error {
+				paths[i] = dir + "/" + longName(200-len(dir), i)
+				if _, _, err := c.Create(ctx, paths[i], nil, client.ModePersistent, open); err != nil {
+					return err
+				}
+				w, err := k.watch(ctx, c, paths[i])
+				watches[i] = w
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 
-	cutOff(t, p, st)
-	if err := each(n, func(i int) error { _, err := other.Set(ctx, paths[i], []byte("x"), -1); return err }); err != nil {
-		t.Fatal(err)
-	}
-	connected, _ := st.count(client.StateConnected)
-	var replies atomic.Int32
-	p.ResetAfterReply(func(xid int32) bool { return xid == -8 && replies.Add(1) == 1 })
-	p.Refuse(false)
-	st.wait(t, client.StateConnected, connected+2) // the cut connection, then the next
-	if replies.Load() == 0 {
-		t.Fatal("the connection was not cut after a setWatches reply")
-	}
-	if err := c.Sync(ctx, "/"); err != nil { // every restore's reply (and event) is read
-		t.Fatal(err)
-	}
-	lost := 0
-	for i, w := range watches {
-		if !pending(w) {
-			lost++
-			continue
-		}
-		if ev := next(t, w); ev.Type != client.EventNodeDataChanged {
-			t.Errorf("watch %d: %+v", i, ev)
-		}
-	}
-	if lost > 0 {
-		t.Fatalf("%d of %d data watches never fired", lost, n)
+			cutOff(t, p, st)
+			if err := each(n, func(i int) error { return k.fire(ctx, other, paths[i]) }); err != nil {
+				t.Fatal(err)
+			}
+			connected, _ := st.count(client.StateConnected)
+			var replies atomic.Int32
+			p.ResetAfterReply(func(xid int32) bool { return xid == -8 && replies.Add(1) == 1 })
+			p.Refuse(false)
+			st.wait(t, client.StateConnected, connected+2) // the cut connection, then the next
+			if replies.Load() == 0 {
+				t.Fatal("the connection was not cut after a setWatches reply")
+			}
+			if err := c.Sync(ctx, "/"); err != nil { // every restore's reply (and event) is read
+				t.Fatal(err)
+			}
+			lost := 0
+			for i, w := range watches {
+				if !pending(w) {
+					lost++
+					continue
+				}
+				if ev := next(t, w); ev.Type != k.typ {
+					t.Errorf("watch %d: %+v", i, ev)
+				}
+			}
+			if lost > 0 {
+				t.Fatalf("%d of %d %s watches never fired", lost, n, k.name)
+			}
+		})
 	}
 }
 
