@@ -45,8 +45,18 @@ test: lint
 FUZZTIME ?= 10m
 FUZZPARALLEL ?= 1
 FUZZMINIMIZE ?= 10s
-fuzz:
+fuzz: fuzz-client
 	go test -run '^$$' -fuzz '^FuzzHolds$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel $(FUZZPARALLEL) .
+
+# The wire client's fuzz targets (internal/client), each FUZZTIME long:
+# FuzzFrames (arbitrary bytes through the frame reader and every decoder)
+# and FuzzReplies (the server's stream to a client's reader, with requests
+# of every kind in flight and watches of every kind set). make test runs
+# their seeds (testdata/fuzz/ and the targets' own).
+.PHONY: fuzz-client
+fuzz-client:
+	for t in FuzzFrames FuzzReplies; do \
+		go test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel $(FUZZPARALLEL) ./internal/client || exit 1; done
 
 # Start a throwaway ZooKeeper (or use ZK_SERVERS) and show five workers
 # taking turns on one Mutex, with their fencing tokens. It installs only

@@ -250,7 +250,7 @@ const (
 	// maxSendSize bounds WithMaxRequestSize: zklock's client reads no
 	// frame over 64 MiB (a corrupt length must not make it allocate
 	// more), so a node it wrote larger could not be read back.
-	maxSendSize = 64<<20 - 4
+	maxSendSize = client.MaxMaxPacket
 )
 
 // WithMaxRequestSize sets the largest request, in bytes after its 4-byte
@@ -258,8 +258,11 @@ const (
 // in their constructor (and Election.Campaign for its value) a path or data
 // that would make a create request larger, instead of sending it and losing
 // the connection. Set it to follow servers started with a larger
-// jute.maxbuffer. The default is DefaultMaxRequestSize; at most 64 MiB
-// less 4 bytes, the largest reply zklock reads.
+// jute.maxbuffer. It bounds what zklock reads too, as the client's
+// jute.maxbuffer does in ZooKeeper's Java client: a reply longer than it
+// plus 1 KiB is taken for a broken stream and the connection is left (a
+// listing of a path with so many children fails on every connection). The
+// default is DefaultMaxRequestSize; at most 64 MiB less 4 bytes.
 func WithMaxRequestSize(n int) SessionOption {
 	return func(o *sessionOptions) error {
 		if n < 1 || n > maxSendSize {

@@ -77,6 +77,7 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 		Dialer:     o.dialer,
 		TLS:        o.tls,
 		Backoff:    o.backoff,
+		MaxPacket:  o.maxReq,
 		Timing:     o.timing,
 		TimingSet:  o.timingSet,
 		OnState:    s.onState,

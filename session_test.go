@@ -157,6 +157,11 @@ func TestSessionDropsNoEvent(t *testing.T) {
 		p.Reset()
 		expect(t, pace, 10*time.Second, zklock.StateSuspended)
 		expect(t, pace, 10*time.Second, zklock.StateReconnected, zklock.StateExpired)
+		// The next reset once the connection has served: connections
+		// reset before their first reply are paced as failed attempts,
+		// and a session that gets no reply for long is lost.
+		_, _, err := s.Client().Exists(ctx, "/")
+		require.NoError(t, err, "cycle %d", i)
 	}
 	for i := 0; i < cycles; i++ {
 		require.Equal(t, zklock.StateSuspended, (<-slow).State, "cycle %d", i)

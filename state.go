@@ -30,7 +30,12 @@ const (
 	// ephemeral nodes were kept.
 	StateReconnected = State(session.StateReconnected)
 	// StateExpired: the server expired the session; its ephemeral nodes are
-	// gone. A new session is being established (StateConnected follows).
+	// gone. Also reported when no server resumed the session for longer
+	// than its timeout (a server behind what the session has seen refuses
+	// it): the session is given up, as the servers have expired it by then
+	// unless they had no quorum throughout (its nodes live on until they
+	// have one). A new session is being established (StateConnected
+	// follows).
 	StateExpired = State(session.StateExpired)
 	// StateClosed: Close was called. Nothing follows.
 	StateClosed = State(session.StateClosed)

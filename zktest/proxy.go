@@ -27,6 +27,7 @@ type Proxy struct {
 	only    string // Only's target; "" reaches every target
 	latency time.Duration
 	match   func(opcode int32) bool // armed by ResetAfterRequest
+	reply   func(xid int32) bool    // armed by ResetAfterReply
 	raw     bool                    // not client traffic: no request framing
 	hello   map[string]string       // peer network: target -> address to announce
 	links   map[*link]struct{}
@@ -124,12 +125,13 @@ func (p *Proxy) hold(up, down bool) {
 }
 
 // Heal undoes Blackhole, SetLatency, Refuse, Only and an armed
-// ResetAfterRequest. Connections that survived the fault carry on.
+// ResetAfterRequest or ResetAfterReply. Connections that survived the
+// fault carry on.
 func (p *Proxy) Heal() {
 	p.hold(false, false)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.refuse, p.only, p.latency, p.match = false, "", 0, nil
+	p.refuse, p.only, p.latency, p.match, p.reply = false, "", 0, nil, nil
 }
 
 // Only lets the client reach the i-th target alone, as when the client's
@@ -188,6 +190,21 @@ func (p *Proxy) ResetAfterRequest(match func(opcode int32) bool) {
 	p.match = match
 }
 
+// ResetAfterReply arms a one-shot fault: the next packet from a server (on
+// any connection, after its ConnectResponse) whose xid satisfies match is
+// forwarded to the client whole, then that connection is reset, so the
+// client reads exactly the packets up to that one (watch notifications
+// have xid -1, pings -2, setWatches -8, ordinary replies their request's).
+// It cuts a multi-packet exchange between two replies, as ResetAfterRequest
+// cuts it between a request and its reply. match runs with the proxy
+// locked, so it must not call the proxy. A later call replaces an armed
+// match; Heal disarms it.
+func (p *Proxy) ResetAfterReply(match func(xid int32) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reply = match
+}
+
 // Stats returns how many connections the proxy has accepted (refused ones
 // included) and how many bytes it has forwarded up (client to server) and
 // down (server to client).
@@ -204,6 +221,18 @@ func (p *Proxy) takeMatch(opcode int32) bool {
 		return false
 	}
 	p.match = nil
+	return true
+}
+
+// takeReply reports whether an armed ResetAfterReply matches xid, and
+// disarms it if so.
+func (p *Proxy) takeReply(xid int32) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reply == nil || !p.reply(xid) {
+		return false
+	}
+	p.reply = nil
 	return true
 }
 

@@ -2,11 +2,14 @@ package zktest
 
 import "encoding/binary"
 
-// upFramer follows ZooKeeper's client-to-server framing across chunks: each
-// packet is a 4-byte big-endian length and a body; the first packet on a
-// connection is the ConnectRequest, and every later body starts with an
-// int32 xid and an int32 opcode.
+// upFramer follows ZooKeeper's framing across chunks: each packet is a
+// 4-byte big-endian length and a body; the first packet on a connection is
+// the ConnectRequest (or, from the server, its response), and every later
+// body starts with an int32 xid, then, from the client, an int32 opcode.
+// match is asked about the opcode, or about the xid when byXid is set (the
+// server-to-client direction, whose replies carry no opcode).
 type upFramer struct {
+	byXid   bool
 	packets int      // packets completed; packet 0 is the ConnectRequest
 	head    [12]byte // length, xid, opcode, as they arrive
 	nhead   int      // bytes of head filled
@@ -57,5 +60,9 @@ func (f *upFramer) check(match func(opcode int32) bool) {
 		return
 	}
 	f.checked = true
-	f.cut = match(int32(binary.BigEndian.Uint32(f.head[8:12])))
+	at := 8
+	if f.byXid {
+		at = 4
+	}
+	f.cut = match(int32(binary.BigEndian.Uint32(f.head[at : at+4])))
 }

@@ -57,3 +57,32 @@ func TestUpFramerByteByByte(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyFramerFindsTheMatchingReply: the server-to-client direction is
+// matched by xid (the body's first int32), the ConnectResponse skipped.
+func TestReplyFramerFindsTheMatchingReply(t *testing.T) {
+	reply := func(xid int32, payload int) []byte {
+		body := binary.BigEndian.AppendUint32(nil, uint32(xid))
+		body = append(body, make([]byte, 12+payload)...) // zxid, err, record
+		return append(lengthPrefix(body), body...)
+	}
+	stream := append(lengthPrefix(make([]byte, 36)), make([]byte, 36)...)
+	stream = append(stream, reply(-1, 20)...) // a notification
+	stream = append(stream, reply(-8, 0)...)  // the first setWatches reply: the match
+	end := len(stream)
+	stream = append(stream, reply(-8, 0)...) // the second, never forwarded
+	for split := 0; split <= len(stream); split++ {
+		f := upFramer{byXid: true}
+		var asked []int32
+		seen := 0
+		match := func(xid int32) bool { asked = append(asked, xid); seen++; return xid == -8 && seen == 2 }
+		cut := -1
+		if n := f.feed(stream[:split], match); n >= 0 {
+			cut = n
+		} else if n := f.feed(stream[split:], match); n >= 0 {
+			cut = split + n
+		}
+		require.Equal(t, end, cut, "split at %d", split)
+		require.Equal(t, []int32{-1, -8}, asked, "split at %d", split)
+	}
+}

@@ -34,14 +34,15 @@ type chunk struct {
 // direction. A side's close travels through the queue too, so a blackholed
 // link hides it until Heal, as a partition would.
 type link struct {
-	p      *Proxy
-	client net.Conn
-	target string
-	up     chan chunk
-	down   chan chunk
-	done   chan struct{}
-	frames upFramer
-	hello  *helloRewriter // peer network election link, until its first message passed
+	p       *Proxy
+	client  net.Conn
+	target  string
+	up      chan chunk
+	down    chan chunk
+	done    chan struct{}
+	frames  upFramer
+	replies upFramer       // the server's packets, for ResetAfterReply
+	hello   *helloRewriter // peer network election link, until its first message passed
 
 	mu     sync.Mutex
 	server net.Conn // nil until dialed
@@ -53,7 +54,7 @@ func newLink(p *Proxy, client net.Conn, target string) *link {
 	return &link{
 		p: p, client: client, target: target,
 		up: make(chan chunk, queueDepth), down: make(chan chunk, queueDepth),
-		done: make(chan struct{}),
+		done: make(chan struct{}), replies: upFramer{byXid: true},
 	}
 }
 
@@ -160,11 +161,22 @@ func (l *link) writeDown() {
 		if l.isCut() {
 			return
 		}
+		n := -1
+		if !l.p.raw {
+			n = l.replies.feed(c.data, l.p.takeReply)
+		}
+		if n >= 0 {
+			c.data = c.data[:n]
+		}
 		if _, err := l.client.Write(c.data); err != nil {
 			l.close(false)
 			return
 		}
 		l.p.bytesDown.Add(int64(len(c.data)))
+		if n >= 0 {
+			l.reset() // the matching packet is through: nothing more
+			return
+		}
 		if c.eof {
 			l.close(false)
 			return

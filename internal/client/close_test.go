@@ -120,7 +120,9 @@ func TestDialFailure(t *testing.T) {
 	if n, _ := st.count(client.StateClosed); n != 1 {
 		t.Fatal("the failed Dial did not close the client")
 	}
-	for _, cfg := range []client.Config{{Timeout: time.Second}, {Servers: []string{addr}}, {Servers: []string{""}, Timeout: time.Second}} {
+	for _, cfg := range []client.Config{{Timeout: time.Second}, {Servers: []string{addr}}, {Servers: []string{""}, Timeout: time.Second},
+		{Servers: []string{addr}, Timeout: time.Second, MaxPacket: -1},
+		{Servers: []string{addr}, Timeout: time.Second, MaxPacket: client.MaxMaxPacket + 1}} {
 		if _, err := client.Dial(ctx, cfg); !errors.Is(err, client.ErrInvalidConfig) {
 			t.Errorf("Dial(%+v): %v, want ErrInvalidConfig", cfg, err)
 		}

@@ -47,10 +47,21 @@ type Config struct {
 	HandshakeTimeout time.Duration
 	// MaxReconnectDelay bounds the pause between rounds of attempts to
 	// connect (every server tried once), which doubles from 50ms after
-	// each round in which none answered. Default: 1s. A client that must
+	// each round in which none served: a connection counts only once it
+	// carried a reply beyond the connect response. Default: 1s. A client that must
 	// be back the moment its server is (an observer of a lone server) sets
 	// it lower.
 	MaxReconnectDelay time.Duration
+	// MaxPacket is the servers' jute.maxbuffer. A packet from a server
+	// longer than MaxPacket plus 1 KiB (the Stat and header a reply adds
+	// to the largest request) is taken for a broken stream: the
+	// connection is left, as ZooKeeper's Java client leaves one whose
+	// packet is longer than its jute.maxbuffer. A listing of children is
+	// bounded by nothing else: one that long (about 17,000 names of
+	// zklock's length at the default) fails with ErrConnectionLoss on
+	// every connection, as in the Java client. Default: DefaultMaxPacket;
+	// at most MaxMaxPacket.
+	MaxPacket int
 	// Logger receives the client's log lines. Default: none.
 	Logger *slog.Logger
 
@@ -98,6 +109,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = max(min(c.Timeout/time.Duration(len(servers)), c.Timeout/4), 250*time.Millisecond)
+	}
+	if c.MaxPacket == 0 {
+		c.MaxPacket = DefaultMaxPacket
+	}
+	if c.MaxPacket < 0 || c.MaxPacket > MaxMaxPacket {
+		return c, fmt.Errorf("%w: max packet %d not from 1 to %d", ErrInvalidConfig, c.MaxPacket, MaxMaxPacket)
 	}
 	if c.MaxReconnectDelay <= 0 {
 		c.MaxReconnectDelay = backoffMax

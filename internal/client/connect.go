@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,9 @@ type conn struct {
 	timeout   time.Duration
 	password  []byte
 	expired   bool // the server refused the session
+	// replied is set once the reader has read a packet: the connection
+	// served, beyond its handshake.
+	replied atomic.Bool
 }
 
 // connect opens a connection to addr and runs the session handshake on
@@ -66,6 +70,7 @@ func (c *Client) handshake(ctx context.Context, nc net.Conn, addr string, sid in
 		return nil, err
 	}
 	fr := newFrameReader(nc, nil)
+	fr.limit = c.cfg.MaxPacket + packetSlack
 	body, err := fr.next()
 	if err != nil {
 		return nil, err

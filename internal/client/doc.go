@@ -4,9 +4,38 @@
 //
 // A Client is one session. Dial connects to one of the servers and
 // establishes the session; when the connection is lost the client
-// reconnects (every server in turn, then with backoff) and resumes the
-// session with its id and password, until the server says the session has
-// expired; then it starts a new one. Config.OnState is told of each step.
+// reconnects and resumes the session with its id, password and last zxid,
+// until the server says the session has expired; then it starts a new
+// one. Config.OnState is told of each step.
+//
+// Reconnects are paced: after a connection that carried a reply, the next
+// attempt waits a random part of 50ms, then every server is tried in
+// turn, and after each round in which none served the client waits a
+// random delay, doubling from 50ms up to Config.MaxReconnectDelay. A
+// connection that carried no reply beyond the connect response (a server
+// that accepts the session and drops it) is a failed attempt, so such a
+// server is not reconnected to in a loop.
+//
+// # A session no server resumes
+//
+// A server behind the client's last zxid refuses to resume the session
+// (it closes the connection: "client has seen zxid ..., client must try
+// another server"), and may be the only server left. ZooKeeper's Java
+// client (3.8) never gives a session up by itself: it goes on trying the
+// servers, each attempt after a random 0-1s pause, and reports Expired
+// only when a server says so; an application that wants a new session
+// closes the handle and makes another (Curator 5.4 does: it injects an
+// expiry once the session timeout has passed while suspended). zklock
+// differs: when no server has resumed the session for longer than its
+// timeout since its last connection ended, the client expires it locally,
+// as if a server had refused it (StateExpired with ErrExpiredLocally,
+// queued requests fail with ErrSessionExpired, every watch ends), forgets
+// its last zxid, and starts a new session on whichever server takes it.
+// Every server that has been counting has expired the session by then: it
+// heard nothing from the client since that connection ended. (An ensemble
+// without a quorum throughout expires it only once it has one again: the
+// old session's ephemeral nodes live on until then.) The session layer
+// above has ended the holds of the session earlier, at its deadline.
 //
 // # Requests
 //
@@ -46,14 +75,39 @@
 // When the client reconnects to the same session, it sets every watch
 // again (setWatches, with the last zxid it read, so the server fires at
 // once those whose node changed meanwhile) in the first packets of the new
-// connection, after the credentials and before any queued request. When
-// the session expires or the client closes, every watch ends with an
+// connection, after the credentials and before any queued request. The
+// last zxid is that of the last reply to an ordinary request: the server
+// answers one only after every packet sent before it, so every event up
+// to its zxid has been read. A setWatches reply (or a ping's) carries the
+// server's newest zxid too but does not move it: a restore split over
+// several packets and cut between them is restored again whole with the
+// zxid it started from, and no change in between goes unfired. When the
+// session expires or the client closes, every watch ends with an
 // EventNotWatching.
+//
+// # What the client takes from the server
+//
+// Nothing from the peer is trusted: a frame (a length and a body) must
+// arrive whole within the read timeout (two thirds of the session
+// timeout) of the moment the client began to wait for it, or the
+// connection is left, however slowly its bytes trickle; a frame longer
+// than Config.MaxPacket (jute.maxbuffer, 1,048,575 bytes by default, the
+// limit of ZooKeeper's Java client too) plus 1 KiB breaks the connection
+// before anything is allocated for it; decoding a body allocates at most
+// 4 bytes for each of its bytes (a vector's count is refused if its
+// elements could not fit in what is left of the body), beside a multi's
+// results, one per op sent; a reply that
+// answers no request in flight, is cut short, or, for a multi, carries
+// other than one result per op breaks the connection, and the requests in
+// flight fail with ErrConnectionLoss.
 //
 // # Limits
 //
 // No chroot, no read-only mode, no SASL, no reconfig, no multi-read, no
 // getEphemerals or getAllChildrenNumber. A request larger than the
 // server's packet limit (jute.maxbuffer, 1 MiB by default) makes the
-// server close the connection: it fails with ErrConnectionLoss.
+// server close the connection: it fails with ErrConnectionLoss. So does a
+// reply longer than Config.MaxPacket plus 1 KiB: a listing of a node with
+// too many children (about 17,000 of zklock's names at the default) fails
+// on every connection, as in the Java client.
 package client

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -19,17 +20,27 @@ import (
 type fakeServer struct {
 	ln     net.Listener
 	answer func(conn int, xid, op int32, w io.Writer)
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  []net.Conn
+	// drop, if set, says whether to close connection conn right after
+	// the connect response.
+	drop     func(conn int) bool
+	accepted atomic.Int32
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	conns    []net.Conn
 }
 
 func startFake(t *testing.T, answer func(conn int, xid, op int32, w io.Writer)) *fakeServer {
+	return startFakeDropping(t, answer, nil)
+}
+
+// startFakeDropping starts a fakeServer that closes each connection for
+// which drop says so right after answering its connect request.
+func startFakeDropping(t *testing.T, answer func(conn int, xid, op int32, w io.Writer), drop func(conn int) bool) *fakeServer {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeServer{ln: ln, answer: answer}
+	f := &fakeServer{ln: ln, answer: answer, drop: drop}
 	f.wg.Add(1)
 	go f.accept()
 	t.Cleanup(func() {
@@ -51,6 +62,7 @@ func (f *fakeServer) accept() {
 		if err != nil {
 			return
 		}
+		f.accepted.Add(1)
 		f.mu.Lock()
 		f.conns = append(f.conns, c)
 		f.mu.Unlock()
@@ -71,6 +83,9 @@ func (f *fakeServer) serve(n int, c net.Conn) {
 	resp = appendInt64(resp, 0x77)
 	resp = appendBuffer(resp, make([]byte, 16))
 	if _, err := c.Write(frameOf(resp)); err != nil {
+		return
+	}
+	if f.drop != nil && f.drop(n) {
 		return
 	}
 	for {

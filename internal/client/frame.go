@@ -26,30 +26,37 @@ func endFrame(b []byte, at int) []byte {
 // the reply is known to have arrived.
 type frameReader struct {
 	r      io.Reader
+	limit  int // the longest frame body accepted
 	buf    []byte
 	start  int // the unread bytes are buf[start:end]
 	end    int
 	readAt time.Time
-	// before is called before each read of r (to set a read deadline);
-	// nil for none.
+	// before is called once per frame, before its first read of r (to
+	// set the deadline of the whole frame): a peer that trickles a frame
+	// byte by byte cannot keep the connection alive past it. nil for
+	// none.
 	before func()
 }
 
 const frameBuf = 64 << 10
 
 func newFrameReader(r io.Reader, before func()) *frameReader {
-	return &frameReader{r: r, buf: make([]byte, frameBuf), before: before}
+	return &frameReader{r: r, limit: maxFrame, buf: make([]byte, frameBuf), before: before}
 }
 
 // next returns the next frame's body. The body is valid until the next
 // call; its decoders copy what they keep. A length that is negative or
-// above maxFrame is an error: the stream cannot be trusted after it.
+// above the limit is an error, found before anything is allocated for the
+// frame: the stream cannot be trusted after it.
 func (f *frameReader) next() ([]byte, error) {
+	if f.before != nil && !f.buffered() {
+		f.before()
+	}
 	if err := f.fill(4); err != nil {
 		return nil, err
 	}
 	n := int(int32(binary.BigEndian.Uint32(f.buf[f.start:])))
-	if n < 0 || n > maxFrame {
+	if n < 0 || n > f.limit {
 		if head := f.buf[f.start : f.start+4]; isText(head) {
 			return nil, fmt.Errorf("%w: %w", errShort, &NotZooKeeperError{Head: string(head)})
 		}
@@ -63,15 +70,21 @@ func (f *frameReader) next() ([]byte, error) {
 	return body, nil
 }
 
+// buffered reports whether a whole frame is already buffered.
+func (f *frameReader) buffered() bool {
+	if f.end-f.start < 4 {
+		return false
+	}
+	n := int(int32(binary.BigEndian.Uint32(f.buf[f.start:])))
+	return n >= 0 && f.end-f.start >= 4+n
+}
+
 // fill reads until n unread bytes are buffered, moving the unread bytes to
 // the front, or into a larger buffer, when they would not fit.
 func (f *frameReader) fill(n int) error {
 	for f.end-f.start < n {
 		if f.start+n > len(f.buf) {
 			f.compact(n)
-		}
-		if f.before != nil {
-			f.before()
 		}
 		m, err := f.r.Read(f.buf[f.end:])
 		if m > 0 {
@@ -112,8 +125,8 @@ func (e *NotZooKeeperError) Error() string {
 	return fmt.Sprintf("not a ZooKeeper client port: it answered %q", e.Head+"…")
 }
 
-// isText reports whether b is printable ASCII: no frame length of
-// ZooKeeper's (at most maxFrame, 64 MiB: a first byte of 0x03 or less) is.
+// isText reports whether b is printable ASCII: no frame length the
+// reader accepts is (a limit under 16 MiB makes the first byte 0x00).
 func isText(b []byte) bool {
 	for _, c := range b {
 		if c < 0x20 || c > 0x7e {

@@ -5,12 +5,18 @@ import (
 	"time"
 )
 
-// Reconnect pacing: after a connection is lost every server is tried at
-// once, in turn; after each round in which none answered, the client
+// Reconnect pacing: after the loss of a connection that carried a reply,
+// the first attempt waits a random part of backoffMin, then every server
+// is tried in turn; after each round in which none served, the client
 // waits, from backoffMin doubling up to Config.MaxReconnectDelay (by
 // default backoffMax), with jitter (half the delay plus a random part of
 // the other half), so that clients of a restarting ensemble do not come
-// back in step.
+// back in step. A connection that carried no reply beyond the connect
+// response (a server that accepts the session and drops it) is a failed
+// attempt: were it a success, such a server would be reconnected to as
+// fast as it drops. ZooKeeper's Java client waits a random 0-1s before
+// every reconnect (ClientCnxn.SendThread.startConnect); zklock's first
+// attempt is sooner, for the session's deadline.
 const (
 	backoffMin = 50 * time.Millisecond
 	backoffMax = time.Second
@@ -19,11 +25,12 @@ const (
 // hostList hands out the servers to try, in an order shuffled once, and
 // paces the attempts. It is used by the connection goroutine alone.
 type hostList struct {
-	addrs  []string
-	next   int
-	failed int // attempts since the last connection
-	delay  time.Duration
-	max    time.Duration
+	addrs    []string
+	next     int
+	failed   int  // attempts since the last connection that carried a reply
+	answered bool // there was one
+	delay    time.Duration
+	max      time.Duration
 }
 
 func (h *hostList) init(addrs []string, maxDelay time.Duration) {
@@ -36,7 +43,10 @@ func (h *hostList) init(addrs []string, maxDelay time.Duration) {
 // pick returns the next server and how long to wait before trying it.
 func (h *hostList) pick() (string, time.Duration) {
 	var wait time.Duration
-	if h.failed > 0 && h.failed%len(h.addrs) == 0 {
+	switch {
+	case h.failed == 0 && h.answered:
+		wait = rand.N(h.delay + 1)
+	case h.failed > 0 && h.failed%len(h.addrs) == 0:
 		wait = h.delay/2 + rand.N(h.delay/2+1)
 		h.delay = min(2*h.delay, h.max)
 	}
@@ -46,8 +56,11 @@ func (h *hostList) pick() (string, time.Duration) {
 	return addr, wait
 }
 
-// connected resets the pacing: the next loss retries at once.
-func (h *hostList) connected() {
+// served resets the pacing after a connection that carried a reply (or a
+// server's refusal of the session, an answer too): the next attempt comes
+// within backoffMin.
+func (h *hostList) served() {
 	h.failed = 0
+	h.answered = true
 	h.delay = min(backoffMin, h.max)
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // TestHostPacing: every server is tried once at once; after each round
-// in which none answered the client waits, the delay doubling from 50ms
-// to at most 1s, with jitter in [delay/2, delay]; a connection resets it.
+// in which none served the client waits, the delay doubling from 50ms
+// to at most 1s, with jitter in [delay/2, delay]; a connection that
+// carried a reply resets it, and the next attempt waits at most 50ms.
 func TestHostPacing(t *testing.T) {
 	var h hostList
 	h.init([]string{"a:1", "b:1", "c:1"}, backoffMax)
@@ -37,9 +38,17 @@ func TestHostPacing(t *testing.T) {
 		}
 		delay = min(2*delay, backoffMax)
 	}
-	h.connected()
-	if _, wait := h.pick(); wait != 0 {
-		t.Fatalf("the first attempt after a connection waits %v", wait)
+	h.served()
+	if _, wait := h.pick(); wait > backoffMin {
+		t.Fatalf("the first attempt after a connection that served waits %v", wait)
+	}
+	for i := range 2 {
+		if _, wait := h.pick(); wait != 0 {
+			t.Fatalf("attempt %d of the round after a connection that served waits %v", i+2, wait)
+		}
+	}
+	if _, wait := h.pick(); wait < backoffMin/2 || wait > backoffMin {
+		t.Fatalf("the second round after a connection that served waits %v", wait)
 	}
 
 	// Config.MaxReconnectDelay lowers the bound: a lone server is tried

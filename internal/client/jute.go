@@ -63,8 +63,13 @@ var errShort = errors.New("zklock: zk: malformed packet")
 
 // decoder reads jute values from one frame body. Its first failure sticks:
 // later reads return zero values, so a record is decoded without a check
-// after every field, and err is looked at once at the end. It never panics
-// and never allocates more than the body could hold.
+// after every field, and err is looked at once at the end. It never panics,
+// and allocates in proportion to the body: a vector's count is refused if
+// its elements, at their smallest encoding, would not fit in the bytes
+// left, so a vector of n elements costs at most n times the element's size
+// in memory for 4n (strings) or 12n (ACLs) bytes of body, 4 bytes for each
+// byte, and its strings their own bytes. The frame limit (Config.MaxPacket)
+// bounds the body.
 type decoder struct {
 	b   []byte
 	err error

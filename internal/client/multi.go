@@ -118,7 +118,7 @@ func appendMulti(b []byte, ops []Op) []byte {
 }
 
 // decodeMulti decodes a MultiResponse into r: a MultiHeader and a record
-// per op, then a header with done=true. In a failed transaction every op's
+// per op, exactly one per op sent, then a header with done=true. In a failed transaction every op's
 // result is an error result: 0 for ops before the failure, the failure's
 // code, and RuntimeInconsistency (-2) for ops after it.
 func decodeMulti(d *decoder, r *request) {
@@ -152,6 +152,11 @@ func decodeMulti(d *decoder, r *request) {
 			}
 		}
 		res = append(res, o)
+	}
+	if d.err == nil && len(res) != r.nops {
+		// The server answers every op, applied or not: a reply with
+		// fewer results is broken, and must not pass for a success.
+		d.err = errShort
 	}
 	r.results = res
 }

@@ -41,11 +41,23 @@ const (
 )
 
 const (
-	// maxFrame bounds a frame the client accepts from the server. The
-	// server's own limit on a packet (jute.maxbuffer) defaults to 1 MiB; a
-	// listing of many children can exceed it, so the client allows more,
-	// but not so much that a corrupt length makes it allocate gigabytes.
-	maxFrame = 64 << 20
+	// DefaultMaxPacket is the servers' default jute.maxbuffer
+	// (0xfffff): the largest request a server accepts, and the largest
+	// packet ZooKeeper's Java client accepts from one (3.8's
+	// ClientCnxnSocket.readLength refuses a longer length, its limit the
+	// client's own jute.maxbuffer property, 0xfffff by default).
+	DefaultMaxPacket = 1<<20 - 1
+
+	// MaxMaxPacket bounds Config.MaxPacket: 64 MiB less the length.
+	MaxMaxPacket = 64<<20 - 4
+
+	// packetSlack is what a reply may exceed Config.MaxPacket by: a
+	// getData reply carries a Stat and a reply header that its request,
+	// the largest the servers accept, did not (up to 66 bytes more).
+	packetSlack = 1 << 10
+
+	// maxFrame is the longest frame the client reads by default.
+	maxFrame = DefaultMaxPacket + packetSlack
 
 	// passwordLen is the length of the session password a client sends
 	// before it has one (ZooKeeper's servers issue 16-byte passwords).

@@ -25,12 +25,20 @@ func (rd *reader) run() {
 	defer rd.cn.nc.Close()
 	timeout := rd.cn.readTimeout()
 	nc := rd.cn.nc
+	// Each frame must arrive whole within the read timeout of the moment
+	// the reader began to wait for it (pings keep a live, idle
+	// connection's frames coming).
 	rd.cn.fr.before = func() { _ = nc.SetReadDeadline(time.Now().Add(timeout)) }
+	replied := false
 	for {
 		body, err := rd.cn.fr.next()
 		if err != nil {
 			rd.err = err
 			return
+		}
+		if !replied {
+			replied = true
+			rd.cn.replied.Store(true)
 		}
 		if err := rd.packet(body); err != nil {
 			rd.err = err
@@ -64,14 +72,23 @@ func (rd *reader) packet(body []byte) error {
 		c.fail(r, ErrConnectionLoss) // r is its caller's again: not read after
 		return fmt.Errorf("zklock: zk: reply with xid %d, expected %d", h.xid, want)
 	}
-	if h.xid != xidPing && h.xid != xidAuth && h.zxid > 0 {
-		c.lastZxid.Store(h.zxid)
-	}
 	r.err, r.zxid = fromCode(h.err), h.zxid
 	decodeReply(&d, r)
 	if d.err != nil {
 		c.fail(r, ErrConnectionLoss)
 		return d.err
+	}
+	if h.xid > 0 && h.zxid > 0 {
+		// Only an ordinary request's reply, whole, moves the last zxid: the
+		// server answers it after every packet sent before it, so every
+		// event up to its zxid has been read. A setWatches reply carries
+		// the server's newest zxid too, but vouches for its own packet
+		// alone: were the connection lost before a later packet of the
+		// restore was answered, that packet would be restored with the
+		// newer zxid and the server would fire none of its watches for
+		// the changes in between. Pings and auth replies vouch for
+		// nothing either.
+		c.lastZxid.Store(h.zxid)
 	}
 	if c.cfg.OnReply != nil {
 		c.cfg.OnReply(r.sent, rd.cn.fr.readAt, r.xid, r.op, h.zxid, r.err)

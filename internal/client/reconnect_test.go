@@ -12,7 +12,8 @@ import (
 	"github.com/zklock/zklock/zktest"
 )
 
-// TestReconnectStorm: 100 forced reconnects (TCP resets) of one session
+// TestReconnectStorm: 100 forced reconnects (TCP resets, each once the
+// connection has served a request) of one session
 // with watches of every kind registered and requests in flight from four
 // goroutines, under the race detector. Every reconnect resumes the same
 // session; no watch fires spuriously (setWatches carries the last zxid
@@ -102,6 +103,12 @@ func TestReconnectStorm(t *testing.T) {
 		st.wait(t, client.StateConnected, n+1)
 		if info, _ := st.last(client.StateConnected); info.SessionID != sid {
 			t.Fatalf("reset %d: session 0x%x, want 0x%x", i, info.SessionID, sid)
+		}
+		// Reset once the connection has served: one reset before its
+		// first reply counts as a failed attempt, and the next is paced
+		// (TestAcceptThenDrop).
+		if err := c.Sync(ctx, "/"); err != nil {
+			t.Fatalf("reset %d: sync: %v", i, err)
 		}
 	}
 	close(stop)

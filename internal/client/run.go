@@ -13,31 +13,31 @@ import (
 // failure; then it shuts the client down.
 func (c *Client) run() {
 	defer close(c.done)
-	var sid int64 // the session to resume; 0 for a new one
+	var sid int64        // the session to resume; 0 for a new one
+	outage := time.Now() // since when no server has heard from the session
 	for c.ctx.Err() == nil && !c.closing() {
 		addr, wait := c.hosts.pick()
 		if wait > 0 && !c.sleep(wait) {
 			break
 		}
-		cn, err := c.connect(addr, sid)
-		if err != nil {
-			c.attemptFailed(addr, sid, err)
+		if time.Since(outage) > c.outageLimit(sid) {
+			c.unreachable(sid)
+			sid, outage = 0, time.Now()
+		}
+		cn := c.attempt(addr, sid)
+		if cn == nil {
 			continue
 		}
-		if cn.expired && sid == 0 {
-			cn.nc.Close()
-			c.attemptFailed(addr, sid, fmt.Errorf("zklock: zk: %s refused a new session", addr))
-			continue
-		}
-		c.hosts.connected()
 		if cn.expired {
-			cn.nc.Close()
-			c.expire(addr, sid)
-			sid = 0
+			sid, outage = 0, time.Now()
 			continue
 		}
 		sid = cn.sessionID
-		err = c.serve(cn)
+		err := c.serve(cn)
+		outage = time.Now() // the last the server heard was on cn, sent before now
+		if cn.replied.Load() {
+			c.hosts.served()
+		}
 		if errors.Is(err, errAuthFailedConn) {
 			c.authFailed(cn.addr)
 			break
@@ -49,6 +49,28 @@ func (c *Client) run() {
 		c.state(StateDisconnected, StateInfo{Server: addr, SessionID: sid, Err: err})
 	}
 	c.shutdown()
+}
+
+// attempt connects to addr to resume session sid (0: a new one). It
+// returns nil if the attempt failed, and a closed conn marked expired if
+// the server refused to resume the session (the session has ended then).
+func (c *Client) attempt(addr string, sid int64) *conn {
+	cn, err := c.connect(addr, sid)
+	if err != nil {
+		c.attemptFailed(addr, sid, err)
+		return nil
+	}
+	if cn.expired && sid == 0 {
+		cn.nc.Close()
+		c.attemptFailed(addr, sid, fmt.Errorf("zklock: zk: %s refused a new session", addr))
+		return nil
+	}
+	if cn.expired {
+		c.hosts.served() // the server answered: it refused the session
+		cn.nc.Close()
+		c.expire(addr, sid, nil)
+	}
+	return cn
 }
 
 func (c *Client) closing() bool {
@@ -84,22 +106,6 @@ func (c *Client) attemptFailed(addr string, sid int64, err error) {
 	c.mu.Unlock()
 	c.log.Debug("zklock: zk: connection attempt failed", "server", addr, "err", err)
 	c.state(StateDisconnected, StateInfo{Server: addr, SessionID: sid, Err: err})
-}
-
-// expire handles the server's refusal of session sid: requests still
-// queued for it fail, every watch ends, and the next connection begins a
-// new session. A request queued from now on runs in the new session.
-func (c *Client) expire(addr string, sid int64) {
-	c.log.Info("zklock: zk: session expired", "server", addr, "session", fmt.Sprintf("0x%x", sid))
-	c.password = nil
-	c.mu.Lock()
-	queued := c.takeQueueLocked()
-	c.mu.Unlock()
-	for _, r := range queued {
-		c.fail(r, ErrSessionExpired)
-	}
-	c.deliver(c.reg.endAll(nil, ErrSessionExpired))
-	c.state(StateExpired, StateInfo{Server: addr, SessionID: sid})
 }
 
 // authFailed makes an authentication failure final, as in ZooKeeper's
@@ -180,7 +186,10 @@ func (c *Client) serve(cn *conn) error {
 // priming returns the requests a new connection sends first: an auth
 // packet per credential, then setWatches requests for every watch the
 // session holds, with the last zxid read (so the server fires those whose
-// node changed since). auths is how many auth packets there are.
+// node changed since); or, when there are none, a ping, so that a
+// connection that serves shows it within a round trip (the reconnect
+// pacing counts a connection that carried no reply as a failed attempt).
+// auths is how many auth packets there are.
 func (c *Client) priming() (rs []*request, auths int) {
 	c.mu.Lock()
 	creds := c.creds
@@ -193,6 +202,11 @@ func (c *Client) priming() (rs []*request, auths int) {
 	for _, rest := range c.reg.restores(c.lastZxid.Load()) {
 		r := newRequest(rest.opcode(), "")
 		r.xid, r.restore, r.internal = xidSetWatches, rest, true
+		rs = append(rs, r)
+	}
+	if len(rs) == 0 {
+		r := newRequest(opPing, "")
+		r.xid, r.internal = xidPing, true
 		rs = append(rs, r)
 	}
 	return rs, len(creds)

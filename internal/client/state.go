@@ -21,7 +21,13 @@ const (
 	StateConnected
 	// StateExpired: the server refused to resume the session: it has
 	// expired, its ephemeral nodes and watches are gone, every watch has
-	// been told. The client goes on with a new session.
+	// been told. The client goes on with a new session. It is also
+	// reported, with Err ErrExpiredLocally, when no server resumed the
+	// session for longer than its timeout (a server behind the client's
+	// last zxid refuses it forever): the client gives the session up as
+	// if a server had refused it, and forgets its last zxid. The servers
+	// have expired it by then, unless they had no quorum throughout: then
+	// the old session, and its ephemeral nodes, live on until they do.
 	StateExpired
 	// StateAuthFailed: the server rejected a credential (Config.Credentials
 	// or AddAuth). As in ZooKeeper's Java client this is final: the client
@@ -59,6 +65,7 @@ type StateInfo struct {
 	// handed to the socket (StateConnected): the server's clock for the
 	// session restarted after it.
 	Sent time.Time
-	// Err is the cause of StateDisconnected and StateAuthFailed.
+	// Err is the cause of StateDisconnected and StateAuthFailed, and
+	// ErrExpiredLocally for a StateExpired that no server reported.
 	Err error
 }

@@ -56,6 +56,8 @@ type Config struct {
 	Dialer  func(ctx context.Context, network, addr string) (net.Conn, error)
 	TLS     *tls.Config
 	Backoff func() backoff.BackOff // retry policy for transient errors
+	// MaxPacket is the servers' jute.maxbuffer (client.Config.MaxPacket).
+	MaxPacket int
 	// Timing is the servers' tickTime and syncLimit, for servers whose
 	// 'conf' does not tell; TimingSet says the caller chose it, and then it
 	// is a floor under what the servers tell.
@@ -184,6 +186,7 @@ func (c *Conn) connect(ctx context.Context) error {
 		TLS:              c.cfg.TLS,
 		Credentials:      c.cfg.Creds,
 		HandshakeTimeout: HandshakeTimeout(c.cfg.Timeout, len(c.cfg.Servers)),
+		MaxPacket:        c.cfg.MaxPacket,
 		Logger:           slog.New(&queueHandler{q: &c.logs, to: c.log.Handler()}),
 		OnState:          attempts.observe(c.onClientState),
 		OnReply:          c.onReply,
