@@ -126,7 +126,8 @@ func (e *NotZooKeeperError) Error() string {
 }
 
 // isText reports whether b is printable ASCII: no frame length the
-// reader accepts is (a limit under 16 MiB makes the first byte 0x00).
+// reader accepts is (at most MaxMaxPacket plus 1 KiB, 64 MiB: a first
+// byte of 0x04 or less).
 func isText(b []byte) bool {
 	for _, c := range b {
 		if c < 0x20 || c > 0x7e {
