@@ -222,7 +222,7 @@ func TestReview_HandlerResourceLimitMultibyte(t *testing.T) {
 	mem := fence.NewMemory()
 	srv := httptest.NewServer(fence.Handler(mem, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})))
 	defer srv.Close()
-	at := "/" + strings.Repeat("a", 1024-1-3) + "€" // 1,024 bytes
+	at := "/" + strings.Repeat("a", 1024-1-3) + "€"   // 1,024 bytes
 	over := "/" + strings.Repeat("a", 1024-1-2) + "€" // 1,025 bytes
 	for _, c := range []struct {
 		path   string
