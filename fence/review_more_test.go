@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,5 +234,93 @@ func TestReview_TransportSharedWhileHoldChanges(t *testing.T) {
 		if tok != "100" && tok != "200" {
 			t.Errorf("a request went out with token %q", tok)
 		}
+	}
+}
+
+// Claims 10 and 11 together, with the database keeper under concurrency
+// (the claims list tests Handler's concurrency through Memory only): 8
+// clients, 200 interleaved tokens, the handler a read-modify-write through
+// Tx. Every 200 is a committed write, every other answer wrote nothing,
+// the committed tokens never go down, no increment is lost.
+func TestReview_HandlerDatabaseKeeperConcurrent(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			f, db := newFence(t, e,
+				`CREATE TABLE ctr (id int PRIMARY KEY, n int NOT NULL)`,
+				`INSERT INTO ctr VALUES (1, 0)`,
+				`CREATE TABLE wlog (seq int PRIMARY KEY, token bigint NOT NULL)`)
+			srv := httptest.NewServer(fence.Handler(f.Keeper(db), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				ctx, tx := r.Context(), fence.Tx(r.Context())
+				var n int
+				if err := tx.QueryRowContext(ctx, "SELECT n FROM ctr WHERE id = 1").Scan(&n); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				tok := r.Header.Get(fence.Header)
+				if _, err := tx.ExecContext(ctx, "UPDATE ctr SET n = $1 WHERE id = 1", n+1); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				if _, err := tx.ExecContext(ctx, "INSERT INTO wlog VALUES ($1, $2)", n+1, tok); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+			}), fence.WithResource(func(*http.Request) string { return "ctr" })))
+			defer srv.Close()
+			tokens := make(chan int64, 200)
+			for tok := range int64(200) {
+				tokens <- tok + 1
+			}
+			close(tokens)
+			var mu sync.Mutex
+			oks := map[int64]bool{}
+			other := map[int]int{}
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					for tok := range tokens {
+						resp, _ := putWithToken(t, srv.Client(), srv.URL+"/ctr", strconv.FormatInt(tok, 10))
+						mu.Lock()
+						if resp.StatusCode == http.StatusOK {
+							oks[tok] = true
+						} else {
+							other[resp.StatusCode]++
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			rows, err := db.QueryContext(testCtx(t), "SELECT seq, token FROM wlog ORDER BY seq")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var last int64
+			down, extra, logged := 0, 0, 0
+			for rows.Next() {
+				var seq int
+				var tok int64
+				if err := rows.Scan(&seq, &tok); err != nil {
+					t.Fatal(err)
+				}
+				logged++
+				if tok < last {
+					down++
+				}
+				last = tok
+				if !oks[tok] {
+					extra++
+				}
+			}
+			var n int
+			if err := db.QueryRowContext(testCtx(t), "SELECT n FROM ctr").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("200: %d, others %v; logged %d, counter %d, fence %d", len(oks), other, logged, n, stored(t, db, f, "ctr"))
+			if down > 0 || extra > 0 || logged != len(oks) || n != len(oks) || other[http.StatusConflict] != 200-len(oks) {
+				t.Errorf("%d committed writes went down in token, %d committed without a 200, logged %d, counter %d, 200s %d, others %v", down, extra, logged, n, len(oks), other)
+			}
+		})
 	}
 }
