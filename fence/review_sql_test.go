@@ -409,3 +409,44 @@ func mustExec(t *testing.T, ctx context.Context, tx *sql.Tx, q string, args ...a
 		t.Fatalf("%s: %v", q, err)
 	}
 }
+
+// docs/fencing.md: "At REPEATABLE READ or SERIALIZABLE, a row changed since
+// the transaction's snapshot fails the upsert with a serialization failure
+// (SQLSTATE 40001)". Attack: the snapshot is taken before the resource's
+// row exists (first use by token 7, committed after it); token 5 must not
+// be admitted, and its transaction must not commit.
+func TestReview_RepeatableReadFirstUse(t *testing.T) {
+	for _, iso := range []sql.IsolationLevel{sql.LevelRepeatableRead, sql.LevelSerializable} {
+		t.Run(iso.String(), func(t *testing.T) {
+			f, db := newFence(t, engines[0], `CREATE TABLE doc (id int)`)
+			ctx := testCtx(t)
+			for _, c := range []struct {
+				res   string
+				first bool // the row is made after the snapshot (else raised after it)
+			}{{"new", true}, {"old", false}} {
+				if !c.first {
+					admit(t, ctx, db, f, c.res, 1)
+				}
+				tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: iso})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustExec(t, ctx, tx, "SELECT 1 FROM doc")
+				if err := f.Do(ctx, db, c.res, 7, func(context.Context, *sql.Tx) error { return nil }); err != nil {
+					t.Fatal(err)
+				}
+				err = f.Admit(ctx, tx, c.res, 5)
+				_, werr := tx.ExecContext(ctx, "INSERT INTO doc VALUES (5)")
+				cerr := tx.Commit()
+				t.Logf("%s: Admit 5 after 7 committed past the snapshot: %v; write %v; commit %v", c.res, err, werr, cerr)
+				if err == nil || cerr == nil {
+					t.Errorf("%s: token 5 admitted (%v) or committed (%v) after 7", c.res, err, cerr)
+				}
+			}
+			var n int
+			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM doc").Scan(&n); err != nil || n != 0 {
+				t.Errorf("rows %d (%v)", n, err)
+			}
+		})
+	}
+}
