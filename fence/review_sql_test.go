@@ -82,17 +82,22 @@ func TestReviewBreak_CreateTableConcurrentSpellings(t *testing.T) {
 	db.SetMaxOpenConns(40)
 	const rounds, calls = 15, 30
 	// rounds of 30 calls: in "one", every call spells the table one way (the
-	// control, claim 6 as tested); in "two", half spell it qualified.
+	// control, claim 6 as tested); in "two", half spell it qualified; in
+	// "case", half in upper case.
 	failed := map[string]int{}
 	var msgs []string
 	for round := range rounds {
-		for _, mode := range []string{"one", "two"} {
+		for _, mode := range []string{"one", "two", "case"} {
 			table := fmt.Sprintf("fence_%s%d", mode, round)
 			plain, err := fence.New(fence.Postgres, fence.WithTable(table))
 			if err != nil {
 				t.Fatal(err)
 			}
-			qualified, err := fence.New(fence.Postgres, fence.WithTable(schema+"."+table))
+			other := schema + "." + table
+			if mode == "case" {
+				other = strings.ToUpper(table) // PostgreSQL folds it: the same table
+			}
+			qualified, err := fence.New(fence.Postgres, fence.WithTable(other))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +106,7 @@ func TestReviewBreak_CreateTableConcurrentSpellings(t *testing.T) {
 			start := make(chan struct{})
 			for i := range calls {
 				f := plain
-				if mode == "two" && i%2 == 1 {
+				if mode != "one" && i%2 == 1 {
 					f = qualified
 				}
 				wg.Go(func() {
@@ -120,9 +125,9 @@ func TestReviewBreak_CreateTableConcurrentSpellings(t *testing.T) {
 			wg.Wait()
 		}
 	}
-	t.Logf("CreateTable calls failed: one spelling %d of %d, two spellings %d of %d; first errors: %q", failed["one"], rounds*calls, failed["two"], rounds*calls, msgs)
-	if failed["two"] > 0 {
-		t.Errorf("%d of %d concurrent CreateTable calls of one table spelled %q and %q failed (one spelling: %d of %d)", failed["two"], rounds*calls, "fence_twoN", schema+".fence_twoN", failed["one"], rounds*calls)
+	t.Logf("CreateTable calls failed: one spelling %d of %d, plain and qualified %d of %d, lower and upper case %d of %d; first errors: %q", failed["one"], rounds*calls, failed["two"], rounds*calls, failed["case"], rounds*calls, msgs)
+	if failed["two"] > 0 || failed["case"] > 0 {
+		t.Errorf("concurrent CreateTable calls of one table failed: %d of %d spelled %q and %q, %d of %d spelled %q and %q (one spelling: %d of %d)", failed["two"], rounds*calls, "fence_twoN", schema+".fence_twoN", failed["case"], rounds*calls, "fence_caseN", "FENCE_CASEN", failed["one"], rounds*calls)
 	}
 }
 
