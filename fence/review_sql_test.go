@@ -61,6 +61,10 @@ func TestReviewBreak_DoSaysRolledBackButCommitted(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "rolled back, not committed") && n == 1 && tok == int64(i) {
 			lies++
 		}
+		// The fix (r46): a commit cut off by ctx is "outcome unknown".
+		if n == 1 && err != nil && !(errors.Is(err, fence.ErrCommitUnknown) && errors.Is(err, context.Canceled)) {
+			t.Errorf("run %d: committed, and Do returned %v, want ErrCommitUnknown wrapping context.Canceled", i, err)
+		}
 	}
 	if lies > 0 {
 		t.Errorf("%d of %d runs: Do said \"rolled back, not committed\" (wrapping ctx.Err()) and the write and its token were committed", lies, runs)
@@ -147,10 +151,15 @@ func TestReviewBreak_SavepointRollbackUnfencesPostgres(t *testing.T) {
 	}
 	defer tx.Rollback()
 	mustExec(t, ctx, tx, "SAVEPOINT unit")
-	if err := f.Admit(ctx, tx, "doc/1", 5); err != nil {
-		t.Fatal(err)
+	// The fix (r46): Admit refuses inside a savepoint, rolling tx back, so
+	// the steps below fail with sql.ErrTxDone; on the old code Admit
+	// succeeded and each step did too.
+	admitErr := f.Admit(ctx, tx, "doc/1", 5)
+	_, rbErr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT unit")
+	t.Logf("Admit 5 in a savepoint: %v; ROLLBACK TO SAVEPOINT: %v", admitErr, rbErr)
+	if admitErr != nil && (!errors.Is(admitErr, fence.ErrInSavepoint) || !errors.Is(rbErr, sql.ErrTxDone)) {
+		t.Errorf("Admit in a savepoint: %v, then %v; want ErrInSavepoint and a rolled-back transaction", admitErr, rbErr)
 	}
-	mustExec(t, ctx, tx, "ROLLBACK TO SAVEPOINT unit")
 	// Token 7, in another transaction, is admitted and commits.
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err = f.Do(dctx, db, "doc/1", 7, func(ctx context.Context, tx *sql.Tx) error {
@@ -161,8 +170,9 @@ func TestReviewBreak_SavepointRollbackUnfencesPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatalf("token 7 beside the open transaction of token 5: %v", err)
 	}
-	mustExec(t, ctx, tx, "UPDATE doc SET token = 5 WHERE id = 1")
+	_, werr := tx.ExecContext(ctx, "UPDATE doc SET token = 5 WHERE id = 1")
 	commitErr := tx.Commit()
+	t.Logf("token 5's write: %v", werr)
 	var tok int64
 	if err := db.QueryRowContext(ctx, "SELECT token FROM doc WHERE id = 1").Scan(&tok); err != nil {
 		t.Fatal(err)
@@ -170,6 +180,9 @@ func TestReviewBreak_SavepointRollbackUnfencesPostgres(t *testing.T) {
 	t.Logf("token 7 committed, then token 5's commit: %v; doc written by token %d; fence %d", commitErr, tok, stored(t, db, f, "doc/1"))
 	if commitErr == nil && tok == 5 {
 		t.Errorf("token 5 (admitted, then rolled back to a savepoint) committed its write after token 7 committed")
+	}
+	if tok != 7 || commitErr == nil || stored(t, db, f, "doc/1") != 7 {
+		t.Errorf("doc written last by token %d (want 7), token 5's commit %v (want an error), fence %d (want 7)", tok, commitErr, stored(t, db, f, "doc/1"))
 	}
 }
 
