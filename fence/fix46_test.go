@@ -74,6 +74,31 @@ func TestNestedHandlerMarkThroughWrapper(t *testing.T) {
 	}
 }
 
+// Three Handlers deep: the innermost refusal's mark reaches the client
+// through two outer ones; an admitted request through all three is
+// unmarked.
+func TestNestedHandlersThreeDeep(t *testing.T) {
+	mems := []*fence.Memory{fence.NewMemory(), fence.NewMemory(), fence.NewMemory()}
+	var calls int
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls++ })
+	for i, m := range mems {
+		name := fmt.Sprint("r", i)
+		h = fence.Handler(m, h, fence.WithResource(func(*http.Request) string { return name }))
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	if resp, _ := putWithToken(t, srv.Client(), srv.URL+"/x", "5"); resp.StatusCode != http.StatusOK || resp.Header.Get(fence.RefusedHeader) != "" {
+		t.Fatalf("token 5 through three fences: %d %q", resp.StatusCode, resp.Header.Get(fence.RefusedHeader))
+	}
+	if err := mems[0].Do(testCtx(t), "r0", 9, func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := putWithToken(t, srv.Client(), srv.URL+"/x", "6")
+	if resp.StatusCode != http.StatusConflict || resp.Header.Get(fence.RefusedHeader) != "stale" || calls != 1 {
+		t.Errorf("token 6, stale for the innermost fence: %d %q %q, handler calls %d (want 409 stale, 1)", resp.StatusCode, resp.Header.Get(fence.RefusedHeader), body, calls)
+	}
+}
+
 type wrapped struct{ http.ResponseWriter }
 
 func (w *wrapped) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -83,6 +83,9 @@ func (b *bufferedResponse) send(w http.ResponseWriter) {
 	stripRefused(h)
 	if b.refused != "" {
 		h.Set(RefusedHeader, b.refused)
+		// This Handler may itself be nested in another's: pass the mark
+		// on, or the next one out strips it.
+		markRefusal(w, b.refused)
 	}
 	w.WriteHeader(max(b.status, http.StatusOK))
 	_, _ = w.Write(b.body.Bytes())
