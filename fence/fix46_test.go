@@ -99,6 +99,32 @@ func TestNestedHandlersThreeDeep(t *testing.T) {
 	}
 }
 
+// A middleware between two Handlers that turns the inner refusal into a
+// 200 of its own: the outer Handler's 200 is not marked (the mark follows
+// the refusal's status, not the response).
+func TestNestedHandlerMarkFollowsStatus(t *testing.T) {
+	innerMem := fence.NewMemory()
+	inner := fence.Handler(innerMem, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
+		fence.WithResource(func(*http.Request) string { return "b" }))
+	mid := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner.ServeHTTP(&okWriter{wrapped{w}}, r)
+	})
+	srv := httptest.NewServer(fence.Handler(fence.NewMemory(), mid, fence.WithResource(func(*http.Request) string { return "a" })))
+	defer srv.Close()
+	if err := innerMem.Do(testCtx(t), "b", 20, func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := putWithToken(t, srv.Client(), srv.URL+"/x", "10")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(fence.RefusedHeader) != "" {
+		t.Errorf("the middleware's 200 over an inner refusal: %d %q %q, want 200 unmarked", resp.StatusCode, resp.Header.Get(fence.RefusedHeader), body)
+	}
+}
+
+// okWriter answers 200 whatever status is written through it.
+type okWriter struct{ wrapped }
+
+func (w *okWriter) WriteHeader(int) { w.ResponseWriter.WriteHeader(http.StatusOK) }
+
 type wrapped struct{ http.ResponseWriter }
 
 func (w *wrapped) Unwrap() http.ResponseWriter { return w.ResponseWriter }

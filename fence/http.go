@@ -120,7 +120,7 @@ type refusal struct {
 }
 
 func (f *refusal) send(w http.ResponseWriter) {
-	markRefusal(w, f.why)
+	markRefusal(w, f.why, f.status)
 	w.Header().Set(RefusedHeader, f.why)
 	http.Error(w, f.err.Error(), f.status)
 }

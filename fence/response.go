@@ -17,9 +17,11 @@ type bufferedResponse struct {
 	invalid int // the first status no fenced response carries; 0 if none
 	body    bytes.Buffer
 	// refused is the RefusedHeader value of a fence's own refusal written
-	// to this response by a Handler nested in next (markRefusal): send
-	// keeps that mark, where it strips every one next wrote itself.
-	refused string
+	// to this response by a Handler nested in next (markRefusal), and
+	// refusedStatus its status: send keeps that mark while the status is
+	// still the refusal's, where it strips every one next wrote itself.
+	refused       string
+	refusedStatus int
 }
 
 func (b *bufferedResponse) Header() http.Header { return b.header }
@@ -81,13 +83,14 @@ func (b *bufferedResponse) send(w http.ResponseWriter) {
 	// spelling, as a header or a trailer, never reaches the client; a
 	// nested Handler's refusal (markRefusal) does.
 	stripRefused(h)
-	if b.refused != "" {
+	status := max(b.status, http.StatusOK)
+	if b.refused != "" && status == b.refusedStatus {
 		h.Set(RefusedHeader, b.refused)
 		// This Handler may itself be nested in another's: pass the mark
 		// on, or the next one out strips it.
-		markRefusal(w, b.refused)
+		markRefusal(w, b.refused, status)
 	}
-	w.WriteHeader(max(b.status, http.StatusOK))
+	w.WriteHeader(status)
 	_, _ = w.Write(b.body.Bytes())
 }
 
@@ -130,19 +133,21 @@ func stripRefused(h http.Header) {
 	}
 }
 
-// markRefusal records why on the response of the Handler that w belongs
-// to, if w is (or unwraps, as http.ResponseController does, to) a fenced
-// handler's buffered response: a Handler nested in another's next then
-// keeps its refusal marked through the outer one, which strips every
-// marker next writes in its header. The mark is kept only when the
-// refusal's status becomes the response's (no error status was written
-// before it, which would stay).
-func markRefusal(w http.ResponseWriter, why string) {
+// markRefusal records why, a refusal answered with status, on the
+// response of the Handler that w belongs to, if w is (or unwraps, as
+// http.ResponseController does, to) a fenced handler's buffered response:
+// a Handler nested in another's next then keeps its refusal marked
+// through the outer one, which strips every marker next writes in its
+// header. The mark is kept only when the refusal's status becomes the
+// response's (no error status was written before it, which would stay)
+// and is still its status at the end (a middleware between the two could
+// rewrite it).
+func markRefusal(w http.ResponseWriter, why string, status int) {
 	for range 64 { // a chain of wrappers, bounded against a cycle
 		switch rw := w.(type) {
 		case *bufferedResponse:
 			if rw.status < http.StatusBadRequest && rw.invalid == 0 {
-				rw.refused = why
+				rw.refused, rw.refusedStatus = why, status
 			}
 			return
 		case interface{ Unwrap() http.ResponseWriter }:
