@@ -33,8 +33,11 @@ func (d Dialect) String() string {
 // by CreateTable in one transaction, in order. admit takes
 // the resource and the token ($1 and $2, or ?1 and ?2) and returns one row:
 // the resource's token after the statement, the higher of the stored one
-// and ours. It always writes the row, so a refused caller learns the token
-// that refused it in the same round trip, from the row version it locked.
+// and ours, and whether the row lock it took belongs to the transaction
+// itself rather than to a savepoint's subtransaction (always true where a
+// savepoint cannot release it). It always writes the row, so a refused
+// caller learns the token that refused it in the same round trip, from the
+// row version it locked.
 type statements struct {
 	create []string
 	admit  string
@@ -56,13 +59,26 @@ var dialects = map[Dialect]statements{
 		// held to the transaction's end, the second creator runs after the
 		// first committed and finds the table. The table's name is a checked
 		// identifier, safe in a literal.
-		create: []string{`SELECT pg_advisory_xact_lock(2053860459, hashtext('%[1]s'))`, `CREATE TABLE IF NOT EXISTS %[1]s (
+		//
+		// The key is one constant for every fence table ("zklk", 0), not the
+		// table's name: one table has many spellings (t, public.t, T), and
+		// creators that spell it differently must take turns too.
+		create: []string{`SELECT pg_advisory_xact_lock(2053860459, 0)`, `CREATE TABLE IF NOT EXISTS %[1]s (
 	resource text PRIMARY KEY,
 	token bigint NOT NULL
 )`},
+		//
+		// ROLLBACK TO SAVEPOINT releases the row locks taken after the
+		// savepoint, so an admission made in a savepoint that is then
+		// rolled back would leave the transaction writing, unfenced, while
+		// a later token is admitted and commits. The row version the
+		// statement wrote has the xid of the (sub)transaction that wrote it
+		// as its xmin; txid_current() is the top-level transaction's (with
+		// its epoch above 32 bits): they differ exactly inside a
+		// subtransaction, and Admit then refuses, in the same round trip.
 		admit: `INSERT INTO %[1]s AS f (resource, token) VALUES ($1, $2)
 ON CONFLICT (resource) DO UPDATE SET token = GREATEST(f.token, EXCLUDED.token)
-RETURNING token`,
+RETURNING token, f.xmin::text = (txid_current() % 4294967296)::text`,
 	},
 	// SQLite runs one writing transaction at a time per database: the
 	// statement reads and raises the row under the database's write lock.
@@ -72,8 +88,10 @@ RETURNING token`,
 	resource TEXT PRIMARY KEY NOT NULL,
 	token INTEGER NOT NULL
 ) WITHOUT ROWID`},
+		// A savepoint rolled back keeps the database's write lock (SQLite
+		// has no row locks): the transaction stays fenced.
 		admit: `INSERT INTO %[1]s AS f (resource, token) VALUES (?1, ?2)
 ON CONFLICT (resource) DO UPDATE SET token = max(f.token, excluded.token)
-RETURNING token`,
+RETURNING token, 1`,
 	},
 }

@@ -11,9 +11,15 @@ import (
 // transaction (the driver's default isolation level), admits token (see
 // Admit), runs fn and commits. If the token is stale, fn is not run; if
 // Admit, fn or the commit fails, everything is rolled back and the error
-// returned (a *StaleTokenError for a refusal). If ctx ends before the
-// commit, the transaction is rolled back and the error says so and wraps
-// ctx.Err(). fn must not commit or roll back tx.
+// returned (a *StaleTokenError for a refusal). If ctx ends before COMMIT is
+// sent, the transaction is rolled back and the error says so and wraps
+// ctx.Err(). If ctx ends while COMMIT is in flight, the error wraps
+// ErrCommitUnknown and ctx.Err(): the commit may have happened (the
+// transaction is bound to ctx, so a cancellation interrupts the wait for
+// COMMIT's answer, not a commit the database already made). Any other
+// commit error is returned as the driver gives it; one of a connection
+// lost after COMMIT was sent leaves the outcome unknown too. fn must not
+// commit or roll back tx.
 func (f *Fence) Do(ctx context.Context, db *sql.DB, resource string, token int64, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if err := check(resource, token); err != nil {
 		return err
@@ -64,15 +70,25 @@ func (f *Fence) do(ctx context.Context, db *sql.DB, what string, fn func(context
 		return err
 	}
 	// database/sql rolls a transaction back when its ctx ends: Commit would
-	// then say only that the transaction is done.
+	// then say only that the transaction is done. COMMIT is not sent yet,
+	// so nothing commits.
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("zklock: fence %s: rolled back, not committed: %w", what, err)
 	}
 	if err := tx.Commit(); err != nil {
-		if cerr := ctx.Err(); cerr != nil && (errors.Is(err, sql.ErrTxDone) || errors.Is(err, cerr)) {
+		cerr := ctx.Err()
+		switch {
+		case cerr == nil:
+			return fmt.Errorf("zklock: fence %s: commit: %w", what, err)
+		case errors.Is(err, sql.ErrTxDone):
+			// database/sql rolled back (ctx ended) before Commit could
+			// take the transaction: COMMIT was never sent.
 			return fmt.Errorf("zklock: fence %s: rolled back, not committed: %w", what, cerr)
 		}
-		return fmt.Errorf("zklock: fence %s: commit: %w", what, err)
+		// COMMIT may have been sent, and its answer interrupted (the
+		// driver's cancel, or database/sql's check of ctx at Commit's
+		// start, which Do cannot tell apart): either outcome is possible.
+		return fmt.Errorf("zklock: fence %s: %w: %w (commit: %w)", what, ErrCommitUnknown, cerr, err)
 	}
 	return nil
 }

@@ -41,6 +41,24 @@ var (
 	// make (a zero Fence{}): it has no SQL to run.
 	ErrZeroFence = errors.New("zklock: zero Fence: make it with fence.New")
 
+	// ErrInSavepoint is returned by Fence.Admit (AdmitAll, Do, DoAll) on
+	// PostgreSQL when the transaction is inside a savepoint (a
+	// subtransaction, as an ORM's nested transaction makes): ROLLBACK TO
+	// SAVEPOINT releases the row lock the admission took, and the
+	// transaction would go on writing unfenced while a later token is
+	// admitted and commits. The transaction is rolled back, as on any
+	// error of Admit. Admit before taking any savepoint.
+	ErrInSavepoint = errors.New("zklock: fence: admitted inside a savepoint, which could release the fence's row lock")
+
+	// ErrCommitUnknown is returned by Fence.Do and DoAll (and so the
+	// database Keeper) when ctx ended while COMMIT was in flight: the
+	// database may have committed (it commits, then answers; a cancel or a
+	// lost answer does not undo that) or not, and Do cannot tell. It
+	// wraps ctx.Err() and the commit's error. Find out from the data
+	// before retrying: a retry may write twice. Do says "rolled back" only
+	// when ctx ended before COMMIT was sent.
+	ErrCommitUnknown = errors.New("zklock: fence: commit outcome unknown: the context ended while COMMIT was in flight")
+
 	// ErrHoldChanged is returned by a Transport's RoundTrip for a request
 	// that carries a token (fixed when the request was first sent, or by
 	// the caller) while the holder holds another token or none: the hold

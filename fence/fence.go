@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // DefaultTable is the fence table's name unless WithTable says otherwise.
@@ -61,9 +62,10 @@ func New(d Dialect, opts ...Option) (*Fence, error) {
 	if err := checkTable(o.table); err != nil {
 		return nil, err
 	}
-	f := &Fence{table: o.table, admit: fmt.Sprintf(sqls.admit, o.table)}
+	// Not Sprintf: a statement may not name the table, or hold a %.
+	f := &Fence{table: o.table, admit: strings.ReplaceAll(sqls.admit, "%[1]s", o.table)}
 	for _, q := range sqls.create {
-		f.create = append(f.create, fmt.Sprintf(q, o.table))
+		f.create = append(f.create, strings.ReplaceAll(q, "%[1]s", o.table))
 	}
 	return f, nil
 }
@@ -126,6 +128,12 @@ func (f *Fence) CreateTable(ctx context.Context, db *sql.DB) error {
 // a caller that ignores the error can neither write through tx nor commit
 // it (sql.ErrTxDone): a refused transaction is never committable.
 //
+// On PostgreSQL, Admit refuses (ErrInSavepoint, the transaction rolled
+// back) when it runs inside a savepoint (an ORM's nested transaction):
+// rolling back to that savepoint would release the resource's row lock and
+// leave the transaction unfenced. Admit at the transaction's top level,
+// before any savepoint; savepoints taken after it keep the lock.
+//
 // Call it first in the transaction: the resource's row stays locked until
 // tx ends, so transactions fenced on one resource then queue at their
 // start rather than deadlock over rows they locked before (PostgreSQL
@@ -186,12 +194,15 @@ func (f *Fence) admit1(ctx context.Context, tx *sql.Tx, resource string, token i
 		return err
 	}
 	var stored int64
-	if err := tx.QueryRowContext(ctx, f.admit, resource, token).Scan(&stored); err != nil {
+	var topLevel bool
+	if err := tx.QueryRowContext(ctx, f.admit, resource, token).Scan(&stored, &topLevel); err != nil {
 		return fmt.Errorf("zklock: fence %q: %w", resource, err)
 	}
 	switch {
 	case stored > token:
 		return &StaleTokenError{Resource: resource, Token: token, Stored: stored}
+	case !topLevel:
+		return fmt.Errorf("%w: resource %q, token %d", ErrInSavepoint, resource, token)
 	case stored < token:
 		// Only a table that does not behave as CreateTable makes it does
 		// this (a trigger, a narrower column): nothing is admitted.

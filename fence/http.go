@@ -15,8 +15,10 @@ const Header = "Zklock-Token"
 // RefusedHeader is the response header that marks Handler's own answers,
 // so that a client tells them from the wrapped handler's (a 409 of its
 // own, say): its value says why ("stale", "no-token", "invalid-token",
-// "invalid-resource", "invalid-status", "keeper-failed", "misconfigured").
-// Handler removes it from the wrapped handler's responses.
+// "invalid-resource", "invalid-status", "keeper-failed", "commit-unknown",
+// "misconfigured"). Handler removes it, in any spelling and as a trailer,
+// from the wrapped handler's responses, but keeps the mark of a Handler
+// nested in the wrapped handler (its refusal is the fence's too).
 const RefusedHeader = "Zklock-Refused"
 
 // HandlerOption configures Handler.
@@ -55,7 +57,9 @@ func WithResource(fn func(r *http.Request) string) HandlerOption {
 //   - 409 Conflict when the token is stale (the body names both tokens):
 //     a later holder has written;
 //   - 503 Service Unavailable when k fails (the database is unreachable,
-//     the request's context ended), and 500 for a nil k or next.
+//     the request's context ended), marked "commit-unknown" when the
+//     context ended while COMMIT was in flight (ErrCommitUnknown: the
+//     write may stand), and 500 for a nil k or next.
 //
 // next's final response is buffered and sent once k.Do returns: with
 // Fence.Keeper, after the transaction committed (Tx gives next that
@@ -116,6 +120,7 @@ type refusal struct {
 }
 
 func (f *refusal) send(w http.ResponseWriter) {
+	markRefusal(w, f.why, f.status)
 	w.Header().Set(RefusedHeader, f.why)
 	http.Error(w, f.err.Error(), f.status)
 }
@@ -155,6 +160,10 @@ func keeperRefusal(err error) *refusal {
 		return &refusal{http.StatusInternalServerError, "invalid-status", err}
 	case errors.As(err, &stale):
 		return &refusal{http.StatusConflict, "stale", err}
+	case errors.Is(err, ErrCommitUnknown):
+		// The write may have committed: not "keeper-failed", which a
+		// client may take for "nothing was written".
+		return &refusal{http.StatusServiceUnavailable, "commit-unknown", err}
 	case errors.Is(err, ErrNilArgument), errors.Is(err, ErrZeroFence):
 		return &refusal{http.StatusInternalServerError, "misconfigured", err}
 	}

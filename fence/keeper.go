@@ -117,7 +117,9 @@ func (m *Memory) resource(name string) *memResource {
 // Keeper returns a Keeper that keeps the tokens in db's fence table: its Do
 // is Fence.Do, with the transaction in the ctx it passes fn (Tx returns
 // it). What fn writes through that transaction commits only if the token
-// was admitted, with the raised token, and not at all if fn fails.
+// was admitted, with the raised token, and not at all if fn fails; when
+// ctx ends while COMMIT is in flight, Do returns ErrCommitUnknown (see
+// Fence.Do), and Handler answers 503 "commit-unknown".
 func (f *Fence) Keeper(db *sql.DB) Keeper { return dbKeeper{f: f, db: db} }
 
 type dbKeeper struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"strings"
 )
 
 // bufferedResponse holds next's final response until the keeper is done,
@@ -15,6 +16,12 @@ type bufferedResponse struct {
 	status  int // the final status; 0 until one is written
 	invalid int // the first status no fenced response carries; 0 if none
 	body    bytes.Buffer
+	// refused is the RefusedHeader value of a fence's own refusal written
+	// to this response by a Handler nested in next (markRefusal), and
+	// refusedStatus its status: send keeps that mark while the status is
+	// still the refusal's, where it strips every one next wrote itself.
+	refused       string
+	refusedStatus int
 }
 
 func (b *bufferedResponse) Header() http.Header { return b.header }
@@ -45,7 +52,7 @@ func (b *bufferedResponse) inform(status int) {
 	saved := h.Clone()
 	clear(h)
 	maps.Copy(h, b.header)
-	h.Del(RefusedHeader)
+	stripRefused(h)
 	b.w.WriteHeader(status)
 	clear(h)
 	maps.Copy(h, saved)
@@ -70,8 +77,83 @@ func (b *bufferedResponse) outcome() error {
 }
 
 func (b *bufferedResponse) send(w http.ResponseWriter) {
-	maps.Copy(w.Header(), b.header)
-	w.Header().Del(RefusedHeader) // it marks the fence's answers alone
-	w.WriteHeader(max(b.status, http.StatusOK))
+	h := w.Header()
+	maps.Copy(h, b.header)
+	// The marker is the fence's answers' alone: next's own, in any
+	// spelling, as a header or a trailer, never reaches the client; a
+	// nested Handler's refusal (markRefusal) does.
+	stripRefused(h)
+	status := max(b.status, http.StatusOK)
+	if b.refused != "" && status == b.refusedStatus {
+		h.Set(RefusedHeader, b.refused)
+		// This Handler may itself be nested in another's: pass the mark
+		// on, or the next one out strips it.
+		markRefusal(w, b.refused, status)
+	}
+	w.WriteHeader(status)
 	_, _ = w.Write(b.body.Bytes())
+}
+
+// stripRefused removes from h every RefusedHeader that a handler could
+// make net/http send: under any spelling of its key (h is a plain map, and
+// net/http writes a key as it is; the client folds case), as a trailer
+// declared with http.TrailerPrefix, and from the Trailer header's list, so
+// that a value set after the body is not sent as a declared trailer.
+func stripRefused(h http.Header) {
+	for k := range h {
+		name := k
+		if len(k) >= len(http.TrailerPrefix) && strings.EqualFold(k[:len(http.TrailerPrefix)], http.TrailerPrefix) {
+			name = k[len(http.TrailerPrefix):]
+		}
+		if strings.EqualFold(strings.TrimSpace(name), RefusedHeader) {
+			delete(h, k)
+		}
+	}
+	for k, vals := range h {
+		if !strings.EqualFold(k, "Trailer") {
+			continue
+		}
+		var kept []string
+		for _, v := range vals {
+			var names []string
+			for n := range strings.SplitSeq(v, ",") {
+				if n = strings.TrimSpace(n); n != "" && !strings.EqualFold(n, RefusedHeader) {
+					names = append(names, n)
+				}
+			}
+			if len(names) > 0 {
+				kept = append(kept, strings.Join(names, ", "))
+			}
+		}
+		if len(kept) == 0 {
+			delete(h, k)
+		} else {
+			h[k] = kept
+		}
+	}
+}
+
+// markRefusal records why, a refusal answered with status, on the
+// response of the Handler that w belongs to, if w is (or unwraps, as
+// http.ResponseController does, to) a fenced handler's buffered response:
+// a Handler nested in another's next then keeps its refusal marked
+// through the outer one, which strips every marker next writes in its
+// header. The mark is kept only when the refusal's status becomes the
+// response's (no error status was written before it, which would stay)
+// and is still its status at the end (a middleware between the two could
+// rewrite it).
+func markRefusal(w http.ResponseWriter, why string, status int) {
+	for range 64 { // a chain of wrappers, bounded against a cycle
+		switch rw := w.(type) {
+		case *bufferedResponse:
+			if rw.status < http.StatusBadRequest && rw.invalid == 0 {
+				rw.refused, rw.refusedStatus = why, status
+			}
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = rw.Unwrap()
+		default:
+			return
+		}
+	}
 }
