@@ -151,6 +151,26 @@ func (s *Session) State() State { return State(s.c.State()) }
 // servers' conf tells.
 func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
 
+// Timing is the servers' timing the ownership deadline rests on
+// (docs/ownership.md): their tickTime and syncLimit, and where zklock has
+// them from. Source is "conf" (the servers' 'conf' told them, re-read at
+// every connect), "stated" (WithEnsembleTiming, for servers that do not
+// answer 'conf'), "standalone" (no ensemble: no follower's replies trail,
+// and Tick and SyncLimit do not apply) or "unknown" (a server stopped
+// telling them under a live session: no ownership epoch begins until one
+// tells again).
+type Timing struct {
+	Tick      time.Duration
+	SyncLimit int
+	Source    string
+}
+
+// Timing returns the servers' timing in use, and its source.
+func (s *Session) Timing() Timing {
+	t, src := s.c.Timing()
+	return Timing{Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
+}
+
 // OwnershipDeadline returns the instant after which the server may have
 // expired the session: the anchor, plus the session timeout, minus the
 // safety margin.

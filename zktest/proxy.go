@@ -27,6 +27,7 @@ type Proxy struct {
 	only    string // Only's target; "" reaches every target
 	latency time.Duration
 	match   func(opcode int32) bool // armed by ResetAfterRequest
+	dropCon bool                    // armed by DropConnectReply
 	raw     bool                    // not client traffic: no request framing
 	hello   map[string]string       // peer network: target -> address to announce
 	links   map[*link]struct{}
@@ -124,12 +125,12 @@ func (p *Proxy) hold(up, down bool) {
 }
 
 // Heal undoes Blackhole, SetLatency, Refuse, Only and an armed
-// ResetAfterRequest. Connections that survived the fault carry on.
+// ResetAfterRequest or DropConnectReply. Connections that survived the fault carry on.
 func (p *Proxy) Heal() {
 	p.hold(false, false)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.refuse, p.only, p.latency, p.match = false, "", 0, nil
+	p.refuse, p.only, p.latency, p.match, p.dropCon = false, "", 0, nil, false
 }
 
 // Only lets the client reach the i-th target alone, as when the client's
@@ -186,6 +187,31 @@ func (p *Proxy) ResetAfterRequest(match func(opcode int32) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.match = match
+}
+
+// DropConnectReply arms a one-shot fault: the next ConnectRequest (a new
+// session's or a reconnect's) is forwarded to the server, then that
+// connection is reset before the server's response reaches the client, and
+// every later connection is refused until Heal. The server performs the
+// connect (a reconnect revalidates the session with the timeout this server
+// grants) while the client never learns what it granted, and cannot reach
+// a server again to find out. Heal disarms it.
+func (p *Proxy) DropConnectReply() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropCon = true
+}
+
+// takeConnectCut reports whether DropConnectReply is armed, disarming it
+// and refusing new connections if so.
+func (p *Proxy) takeConnectCut() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.dropCon {
+		return false
+	}
+	p.dropCon, p.refuse = false, true
+	return true
 }
 
 // Stats returns how many connections the proxy has accepted (refused ones

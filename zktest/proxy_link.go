@@ -114,7 +114,7 @@ func (l *link) writeUp() {
 		}
 		n := -1
 		if !l.p.raw {
-			n = l.frames.feed(c.data, l.p.takeMatch)
+			n = l.frames.feed(c.data, l.p.takeMatch, l.p.takeConnectCut)
 		}
 		if l.hello != nil {
 			var done bool

@@ -85,7 +85,8 @@ type Tracked struct {
 // and absorbs timer lateness on a loaded machine.
 func (c *Conn) OwnershipDeadline() time.Time {
 	t := time.Duration(c.timeout.Load())
-	return c.base.Add(time.Duration(c.anchor.Load()) + t - c.margin(t))
+	end := min(c.anchor.Load()+int64(t), c.rearmEnd.Load())
+	return c.base.Add(time.Duration(end) - c.margin(t))
 }
 
 func (c *Conn) margin(timeout time.Duration) time.Duration {
@@ -343,6 +344,10 @@ func (c *Conn) watchdog() {
 			if !timer.Stop() {
 				<-timer.C
 			}
+		case <-c.wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
 		case <-c.bg.Done():
 			return
 		}
@@ -354,7 +359,7 @@ func (c *Conn) watchdog() {
 // the deadline back into the future. Without it, acquisitions would wait for
 // a reconnect that never comes.
 func (c *Conn) resumeLocked() {
-	if c.ep != nil || c.state != StateLost || !c.connected.Load() {
+	if c.ep != nil || c.state != StateLost || !c.connected.Load() || (c.ready.Load() && c.timingErr(c.sv.Load()) != nil) {
 		return
 	}
 	if time.Until(c.OwnershipDeadline()) > 0 {

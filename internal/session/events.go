@@ -59,6 +59,7 @@ func (c *Conn) onClientState(st client.State, info client.StateInfo) {
 	case client.StateConnected:
 		c.newLink(info.Server).Connected(info.SessionID, info.Timeout, info.Sent)
 		c.connected.Store(true)
+		c.recheck() // the timeout granted may leave no safe deadline
 	default:
 		c.connected.Store(false)
 	}
@@ -129,7 +130,7 @@ func (c *Conn) establishedLocked(sid int64) {
 		c.sid = sid
 		c.publishLocked(StateConnected, sid)
 	}
-	if c.ep == nil {
+	if c.ep == nil && (!c.ready.Load() || c.timingErr(c.sv.Load()) == nil) {
 		c.newEpochLocked()
 	}
 }
