@@ -130,7 +130,16 @@ func (c *Conn) establishedLocked(sid int64) {
 		c.sid = sid
 		c.publishLocked(StateConnected, sid)
 	}
-	if c.ep == nil && (!c.ready.Load() || c.timingErr(c.sv.Load()) == nil) {
-		c.newEpochLocked()
+	if c.ep != nil {
+		return
 	}
+	if err := c.timingErr(c.sv.Load()); err != nil && c.ready.Load() {
+		// Connected, but no deadline can be safe: lost until the servers
+		// tell a timing under which one can (resumeLocked begins it then).
+		c.publishLocked(StateLost, sid)
+		c.logs.add(slog.LevelWarn, "zklock: the servers' timing leaves no safe ownership deadline; no lock can be held until it does",
+			"session", fmt.Sprintf("0x%x", sid), "reason", err.Error())
+		return
+	}
+	c.newEpochLocked()
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,6 +64,7 @@ const (
 type serverFacts struct {
 	conf    serverConf
 	confOK  bool   // its 'conf' answered
+	refused bool   // its 'conf' is not in its whitelist
 	mode    string // srvr's Mode; "" if it did not answer or does not serve
 	version string // srvr's version; "" if it did not say
 }
@@ -115,7 +117,7 @@ func (c *Conn) derive(servers map[string]serverFacts) *survey {
 			sv.followers, told = true, true
 			cautious(Timing{Tick: f.conf.tick, SyncLimit: f.conf.syncLimit})
 		case f.standalone():
-		case f.mode != "":
+		case f.refused && f.mode != "":
 			sv.followers = true
 			sv.refusing = append(sv.refusing, addr)
 		default:
@@ -202,25 +204,28 @@ func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bo
 		if f.mode = parseMode(out); f.mode == "" {
 			continue // not serving yet, or refused: ask again
 		}
-		f.conf, f.confOK = c.askConf(ctx, addr)
+		f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
 		return f, true
 	}
 	return f, false
 }
 
-// askConf asks addr for its 'conf'; false if it did not tell.
-func (c *Conn) askConf(ctx context.Context, addr string) (serverConf, bool) {
+// askConf asks addr for its 'conf': ok if it told, refused if its
+// whitelist lacks the word; neither when it did not answer, or does not
+// serve yet, which says nothing of its configuration.
+func (c *Conn) askConf(ctx context.Context, addr string) (sc serverConf, ok, refused bool) {
 	out, err := c.fourLetter(ctx, addr, "conf")
 	if err != nil || notAllowed(out) {
-		return serverConf{}, false
+		return serverConf{}, false, err == nil && strings.Contains(out, "not in the whitelist")
 	}
-	return parseConf(out)
+	sc, ok = parseConf(out)
+	return sc, ok, false
 }
 
 // askFacts asks addr once for its 'conf', and for its 'srvr' as well when
 // conf does not tell or withMode is set; false if it said nothing.
 func (c *Conn) askFacts(ctx context.Context, addr string, withMode bool) (f serverFacts, ok bool) {
-	f.conf, f.confOK = c.askConf(ctx, addr)
+	f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
 	if f.confOK && !withMode {
 		return f, true
 	}
@@ -228,7 +233,7 @@ func (c *Conn) askFacts(ctx context.Context, addr string, withMode bool) (f serv
 	if err == nil {
 		f.mode, f.version = parseMode(out), parseVersion(out)
 	}
-	return f, f.confOK || f.mode != ""
+	return f, f.confOK || f.refused || f.mode != ""
 }
 
 // isTimeout reports a network timeout.
@@ -250,8 +255,14 @@ func (c *Conn) learned(addr string, f serverFacts) {
 	if f.version == "" {
 		f.version = prev.version
 	}
-	if f.mode == "" && !f.confOK {
-		f.mode = prev.mode
+	if !f.confOK && !f.refused {
+		// 'conf' did not answer this time (not serving yet, slow): what
+		// the server told before stands; its configuration changes only
+		// with a restart, after which it tells again.
+		f.conf, f.confOK, f.refused = prev.conf, prev.confOK, prev.refused
+		if f.mode == "" {
+			f.mode = prev.mode
+		}
 	}
 	servers := maps.Clone(old.servers)
 	if servers == nil {
@@ -329,7 +340,7 @@ func (c *Conn) unknownErr(sv *survey) error {
 		"nor their session timeout bounds (minSessionTimeout, maxSessionTimeout). "+
 		"Either add the line 4lw.commands.whitelist=srvr,conf (or *) to every server's zoo.cfg "+
 		"(ZooKeeper's default since 3.5.3 is srvr alone), or state the timing with "+
-		"WithEnsembleTiming(tickTime, syncLimit) (the CLI's -ensemble-timing); with the timing stated and 'conf' "+
+		"WithEnsembleTiming(tickTime, syncLimit) (the CLI's --ensemble-timing); with the timing stated and 'conf' "+
 		"refused, the session bounds stay unknown: zklock uses the timeout each connect response granted, "+
 		"and ends the ownership epoch at every reconnect, as a server whose response is lost may have "+
 		"granted any shorter timeout", ErrTimingUnknown, who)
