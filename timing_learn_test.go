@@ -150,3 +150,29 @@ func TestRollingRestartRaisesSyncLimit(t *testing.T) {
 	require.Contains(t, logs.text(), "syncLimit×tickTime = 50×200ms = 10s")
 	require.Equal(t, zklock.Timing{Tick: 200 * time.Millisecond, SyncLimit: 50, Source: "conf"}, holderS.Timing())
 }
+
+// TestConfRefusedReconnectEndsHold: a standalone server that refuses
+// 'conf' needs no ensemble timing, but its session bounds are unknown, so a
+// reconnect (which it may have granted any shorter timeout, had its
+// response been lost) ends the hold; the session holds again once the
+// response has arrived.
+func TestConfRefusedReconnectEndsHold(t *testing.T) {
+	c := zktest.Start(t, zktest.WithFourLetterWords("srvr"))
+	ctx := ctxFor(t)
+	p := zktest.NewProxy(t, c.Servers())
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(4*time.Second))
+	require.Equal(t, "standalone", s.Timing().Source)
+	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctx))
+	lost := m.Lost()
+	p.Reset()
+	select {
+	case <-lost:
+	case <-time.After(2 * time.Second): // well before the deadline the old connection's replies set
+		t.Fatal("the reconnect did not end the hold")
+	}
+	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
+	require.NoError(t, m.Lock(ctx), "a new epoch once the reconnect's response arrived")
+	require.NoError(t, m.Unlock(ctx))
+}
