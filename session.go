@@ -191,12 +191,21 @@ func (s *Session) Timing() Timing {
 // the holder time to stop work after the signal and absorbs timer
 // lateness on a loaded machine.
 //
+// A connect that may have reached a server granting a shorter timeout
+// than the session's (its maxSessionTimeout, or unknown where it refuses
+// 'conf') caps the deadline until its response arrives. When that, or a
+// change of the servers' timing, ends the epoch before a deadline this
+// returned, zklock keeps the epoch's nodes until that deadline: a rival is
+// granted before it only if the server itself expired the session sooner.
+//
 // The deadline is measured on Go's monotonic clock. On Linux a resume from
-// suspend (which that clock does not count) ends the ownership epoch at
-// once; elsewhere it is not detected. A process frozen past the deadline
+// suspend (which that clock does not count) is detected: Lost called after
+// it finds the epoch ended, and a loss signal obtained before it closes
+// within min(1s, timeout/4) of the resume; elsewhere, or for a VM paused
+// by its hypervisor without a guest suspend, it is not detected. A process frozen past the deadline
 // (SIGSTOP, a VM paused) may act before its loss signal fires: only
 // fencing (Guard, Token) covers that.
-func (s *Session) OwnershipDeadline() time.Time { return s.c.OwnershipDeadline() }
+func (s *Session) OwnershipDeadline() time.Time { return s.c.ToldDeadline() }
 
 // Ownership returns a channel that is closed when the current ownership
 // epoch ends: at the ownership deadline, when the session expires, or at
