@@ -42,7 +42,13 @@ const noRearm = math.MaxInt64
 // dials through Config.Dialer.
 func (c *Conn) dialServer(ctx context.Context, network, addr string) (net.Conn, error) {
 	c.settleRearms()
-	if f, ok := c.askFacts(ctx, addr, false); ok {
+	// Half the handshake at most, so that the connect keeps time: a server
+	// that does not answer in time is taken at what it last told, and
+	// asked again once connected (learnRole).
+	actx, cancel := context.WithTimeout(ctx, HandshakeTimeout(c.cfg.Timeout, len(c.cfg.Servers))/2)
+	f, ok := c.askFacts(actx, addr, false)
+	cancel()
+	if ok {
 		c.learned(addr, f)
 	}
 	// A server that did not answer now (not serving while it elects a
