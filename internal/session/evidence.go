@@ -77,15 +77,12 @@ func (l *link) Connected(sid int64, timeout time.Duration, sent time.Time) {
 	}
 	c.negotiated(sid, timeout)
 	if prev == sid {
-		c.answered(l.addr)
-	} else {
-		c.clearRearms()
-	}
-	if prev == sid {
+		c.answered(l.addr) // negotiated has what it granted
 		l.mu.Lock()
 		l.reval, l.revalSet = sample{sent: c.since(sent), answered: c.since(time.Now())}, true
 		l.mu.Unlock()
 	} else {
+		c.clearRearms() // they were about the session before this one
 		c.raiseAnchor(c.since(sent))
 	}
 	c.cur.Store(l)
