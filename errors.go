@@ -145,6 +145,15 @@ var (
 	// holder may be acting on the resource. It is wrapped in a
 	// *HolderAliveError naming the holder.
 	ErrHolderAlive = errs.ErrHolderAlive
+
+	// ErrTimingUnknown is returned by NewSession when the servers run in
+	// an ensemble and do not answer 'conf' (a stock ZooKeeper's
+	// 4lw.commands.whitelist is srvr alone), and WithEnsembleTiming does
+	// not state their timing: the ownership deadline rests on their
+	// tickTime and syncLimit (docs/ownership.md). Its message names both
+	// fixes: the zoo.cfg line 4lw.commands.whitelist=srvr,conf, or
+	// WithEnsembleTiming.
+	ErrTimingUnknown = errs.ErrTimingUnknown
 )
 
 // Errors of ZooKeeper, as the server reports them, wrapped with the

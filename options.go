@@ -130,16 +130,21 @@ func WithSafetyMargin(d time.Duration) SessionOption {
 	}
 }
 
-// WithEnsembleTiming tells zklock the servers' tickTime and syncLimit (in
+// WithEnsembleTiming states the servers' tickTime and syncLimit (in
 // ticks): a follower cut off from its leader goes on answering its clients
 // for up to syncLimit*tickTime, so the ownership deadline behind a
 // follower's replies must trail them by that much and a tick more. zklock
 // reads both from each server's 'conf' four-letter word where the servers
-// allow it (4lw.commands.whitelist), and uses these values for servers
-// that do not tell; given explicitly, they are also a floor under what the
-// servers tell. The default is ZooKeeper's sample configuration, tickTime
-// 2s and syncLimit 5. A standalone server (its 'srvr' says so) is not
-// affected.
+// allow it (4lw.commands.whitelist), at NewSession and again at every
+// connect. Where an ensemble's server does not answer 'conf' (a stock
+// ZooKeeper's whitelist is srvr alone), NewSession returns
+// ErrTimingUnknown unless this option states the timing; zklock then rests
+// on the statement, logs that once at WARN, and Session.Timing reports it
+// as "stated". Without 'conf' the servers' session timeout bounds are
+// unknown too, and the ownership epoch ends at every reconnect
+// (docs/ownership.md). Given, the timing is also a floor under what the
+// servers tell. There is no default. A standalone server (its 'srvr' says
+// so) needs none.
 func WithEnsembleTiming(tick time.Duration, syncLimit int) SessionOption {
 	return func(o *sessionOptions) error {
 		if tick < time.Millisecond || syncLimit < 1 {

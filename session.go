@@ -152,6 +152,26 @@ func (s *Session) State() State { return State(s.c.State()) }
 // servers' conf tells.
 func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
 
+// Timing is the servers' timing the ownership deadline rests on
+// (docs/ownership.md): their tickTime and syncLimit, and where zklock has
+// them from. Source is "conf" (the servers' 'conf' told them, re-read at
+// every connect), "stated" (WithEnsembleTiming, for servers that do not
+// answer 'conf'), "standalone" (no ensemble: no follower's replies trail,
+// and Tick and SyncLimit do not apply) or "unknown" (a server stopped
+// telling them under a live session: no ownership epoch begins until one
+// tells again).
+type Timing struct {
+	Tick      time.Duration
+	SyncLimit int
+	Source    string
+}
+
+// Timing returns the servers' timing in use, and its source.
+func (s *Session) Timing() Timing {
+	t, src := s.c.Timing()
+	return Timing{Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
+}
+
 // OwnershipDeadline returns the instant after which the server may have
 // expired the session: the anchor, plus the session timeout, minus the
 // safety margin.
@@ -172,12 +192,21 @@ func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
 // the holder time to stop work after the signal and absorbs timer
 // lateness on a loaded machine.
 //
+// A connect that may have reached a server granting a shorter timeout
+// than the session's (its maxSessionTimeout, or unknown where it refuses
+// 'conf') caps the deadline until its response arrives. When that, or a
+// change of the servers' timing, ends the epoch before a deadline this
+// returned, zklock keeps the epoch's nodes until that deadline: a rival is
+// granted before it only if the server itself expired the session sooner.
+//
 // The deadline is measured on Go's monotonic clock. On Linux a resume from
-// suspend (which that clock does not count) ends the ownership epoch at
-// once; elsewhere it is not detected. A process frozen past the deadline
+// suspend (which that clock does not count) is detected: Lost called after
+// it finds the epoch ended, and a loss signal obtained before it closes
+// within min(1s, timeout/4) of the resume; elsewhere, or for a VM paused
+// by its hypervisor without a guest suspend, it is not detected. A process frozen past the deadline
 // (SIGSTOP, a VM paused) may act before its loss signal fires: only
 // fencing (Guard, Token) covers that.
-func (s *Session) OwnershipDeadline() time.Time { return s.c.OwnershipDeadline() }
+func (s *Session) OwnershipDeadline() time.Time { return s.c.ToldDeadline() }
 
 // Ownership returns a channel that is closed when the current ownership
 // epoch ends: at the ownership deadline, when the session expires, or at

@@ -42,7 +42,8 @@ func env(name, def string) string {
 // workers, default 1 each, so that the README's test command runs mixed
 // clients too), CHAOS_FSYNC (1: servers fsync before acknowledging; make
 // soak sets it), CHAOS_POSTGRES (1, the default: the PostgreSQL resource
-// written through the fence; 0: ZooKeeper's counters only). make chaos and
+// written through the fence; 0: ZooKeeper's counters only), CHAOS_STOCK (1: the
+// servers refuse 'conf', see chaos.Config.Stock). make chaos and
 // make soak set them.
 func config(t *testing.T) chaos.Config {
 	d, err := time.ParseDuration(env("CHAOS_DURATION", "45s"))
@@ -67,7 +68,7 @@ func config(t *testing.T) chaos.Config {
 	}
 	cfg := chaos.Config{Duration: d, Seed: seed, Workers: workers, Limit: limit, Keep: keep, Curator: curator, Kazoo: kazoo,
 		Broken: os.Getenv("CHAOS_BROKEN"), Dir: os.Getenv("CHAOS_DIR"), Fsync: os.Getenv("CHAOS_FSYNC") == "1",
-		Postgres: env("CHAOS_POSTGRES", "1") == "1"}
+		Postgres: env("CHAOS_POSTGRES", "1") == "1", Stock: os.Getenv("CHAOS_STOCK") == "1"}
 	if k := os.Getenv("CHAOS_FAULTS"); k != "" {
 		cfg.Kinds = strings.Split(k, ",")
 	}
@@ -111,6 +112,21 @@ func TestChaosLongSyncLimit(t *testing.T) {
 	t.Setenv("CHAOS_FAULTS", strings.Join([]string{chaos.FaultFollowerCut, chaos.FaultPeerSplit, chaos.FaultLeaderIsolated}, ","))
 	t.Setenv("CHAOS_CURATOR", "0")
 	t.Setenv("CHAOS_KAZOO", "0")
+	run(t, config(t))
+}
+
+// TestChaosStock is a slice on a stock server configuration: the servers
+// refuse 'conf', the clients state the timing, and rolling restarts
+// change syncLimit and maxSessionTimeout while holds are live (issue 44),
+// among leader kills, follower cuts and client resets.
+// CHAOS_STOCK_DURATION sets its faults' time (20s).
+func TestChaosStock(t *testing.T) {
+	t.Setenv("CHAOS_DURATION", env("CHAOS_STOCK_DURATION", "20s"))
+	t.Setenv("CHAOS_STOCK", "1")
+	t.Setenv("CHAOS_FAULTS", strings.Join([]string{chaos.FaultConfigRoll, chaos.FaultFollowerCut, chaos.FaultReset, chaos.FaultLeaderKill}, ","))
+	t.Setenv("CHAOS_CURATOR", "0")
+	t.Setenv("CHAOS_KAZOO", "0")
+	t.Setenv("CHAOS_POSTGRES", env("CHAOS_POSTGRES", "0"))
 	run(t, config(t))
 }
 

@@ -39,10 +39,48 @@ type Config struct {
 	// SyncLimit is the servers' syncLimit in ticks (0: zktest's default);
 	// the session timeout follows it (SessionTimeoutFor).
 	SyncLimit int
+	// Stock runs the servers with a stock ZooKeeper's four-letter-word
+	// whitelist, which refuses 'conf' (srvr, and mntr for the suite's
+	// samples): the clients state the timing (WithEnsembleTiming) with
+	// statedSyncLimit, the most a config-roll fault sets.
+	Stock bool
 }
 
-// session is the session timeout of the run's clients.
-func (cfg Config) session() time.Duration { return SessionTimeoutFor(cfg.SyncLimit) }
+// syncLimit is the servers' syncLimit at the start, in ticks.
+func (cfg Config) syncLimit() int {
+	if cfg.SyncLimit > 0 {
+		return cfg.SyncLimit
+	}
+	return zktest.DefaultSyncLimit
+}
+
+// statedSyncLimit is the most a config-roll sets: on a Stock run twice the
+// start's (the clients are told so), otherwise the start's (the clients
+// learn what the servers tell, and a session timeout made for it stays
+// long enough).
+func (cfg Config) statedSyncLimit() int {
+	if cfg.Stock {
+		return 2 * cfg.syncLimit()
+	}
+	return cfg.syncLimit()
+}
+
+// timing is the clients' WithEnsembleTiming on a Stock run, or nil.
+func (cfg Config) timing() []zklock.SessionOption {
+	if !cfg.Stock {
+		return nil
+	}
+	return []zklock.SessionOption{zklock.WithEnsembleTiming(zktest.DefaultTickTime, cfg.statedSyncLimit())}
+}
+
+// session is the session timeout of the run's clients: long enough for the
+// longest syncLimit a config-roll sets.
+func (cfg Config) session() time.Duration {
+	if cfg.Stock {
+		return SessionTimeoutFor(cfg.statedSyncLimit())
+	}
+	return SessionTimeoutFor(cfg.SyncLimit)
+}
 
 // coordinator runs the cluster, the workers and the fault schedule.
 type coordinator struct {
@@ -76,6 +114,9 @@ func Run(t testing.TB, cfg Config) *Report {
 	}
 	if cfg.Fsync {
 		opts = append(opts, zktest.WithFsync())
+	}
+	if cfg.Stock {
+		opts = append(opts, zktest.WithFourLetterWords("srvr", "mntr"))
 	}
 	if cfg.Dir != "" {
 		// A failed run leaves the servers' logs and transaction logs by
@@ -136,7 +177,8 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 		return err
 	}
 	root := "/chaos-" + strconv.FormatUint(c.cfg.Seed, 10)
-	s, err := zklock.NewSession(ctx, zklock.WithServers(c.cluster.Servers()...), zklock.WithSessionTimeout(c.cfg.session()))
+	s, err := zklock.NewSession(ctx, append(c.cfg.timing(), zklock.WithServers(c.cluster.Servers()...),
+		zklock.WithSessionTimeout(c.cfg.session()))...)
 	if err != nil {
 		return err
 	}
@@ -149,6 +191,9 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 	}
 	c.procs = &procs{exe: exe, dir: c.cfg.Dir, seed: c.cfg.Seed, broken: c.cfg.Broken, session: c.cfg.session(), env: []string{
 		EnvRoot + "=" + root, EnvLimit + "=" + strconv.Itoa(c.cfg.Limit)}}
+	if c.cfg.Stock {
+		c.procs.env = append(c.procs.env, EnvSyncLimit+"="+strconv.Itoa(c.cfg.statedSyncLimit()))
+	}
 	if c.cfg.Postgres {
 		if c.pg, err = startPostgres(ctx, t, c.cfg.Fsync); err != nil {
 			return fmt.Errorf("postgres: %w", err)
@@ -178,7 +223,8 @@ func (c *coordinator) setup(ctx context.Context, t testing.TB) error {
 func (c *coordinator) schedule(ctx context.Context, t testing.TB) {
 	rnd := rand.New(rand.NewPCG(c.cfg.Seed, 0x5eed))
 	in := &injector{cluster: c.cluster, procs: c.procs, workers: c.workers,
-		admin: c.admin.s, paths: c.admin.paths, rnd: rnd, keep: c.cfg.Keep, session: c.cfg.session()}
+		admin: c.admin.s, paths: c.admin.paths, rnd: rnd, keep: c.cfg.Keep, session: c.cfg.session(),
+		syncLimit: c.cfg.syncLimit(), maxSyncLimit: c.cfg.statedSyncLimit()}
 	for _, v := range c.cfg.Victims {
 		in.victims = append(in.victims, c.workers[v-1])
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,7 +36,17 @@ const (
 	// leader expires the client's session a timeout after the last touch
 	// the follower passed on (issue 32).
 	FaultFollowerCut = "follower-cut"
+
+	// A rolling restart of every server with a new zoo.cfg: a syncLimit
+	// drawn up to the most the clients were told (Config.Stock) and a
+	// maxSessionTimeout below or above the clients' session timeout, while
+	// holds are live. Not among FaultKinds: TestChaosStock draws it.
+	FaultConfigRoll = "config-roll"
 )
+
+// ReportKinds lists every kind the report shows: FaultKinds and those
+// only some slices draw.
+var ReportKinds = append(slices.Clone(FaultKinds), FaultConfigRoll)
 
 // FaultKinds lists every kind the scheduler injects.
 var FaultKinds = []string{FaultLeaderKill, FaultFollowerKill, FaultEnsembleRestart, FaultPartition,
@@ -64,6 +76,8 @@ type injector struct {
 	victims []*worker // Config.Victims: client faults hit them in turn
 	turn    int
 	session time.Duration // the clients' session timeout
+	// The servers' syncLimit at the start, and the most a config-roll sets.
+	syncLimit, maxSyncLimit int
 }
 
 // between returns a random duration in [lo, hi).
@@ -88,6 +102,9 @@ func (in *injector) do(ctx context.Context, kind string) Fault {
 		f.Target, f.Detail, err = in.peer(ctx, kind, &f.Start)
 	case FaultFollowerCut:
 		f.Target, f.Detail, err = in.followerCut(ctx, in.victim(ctx), &f.Start)
+	case FaultConfigRoll:
+		f.Target, f.Start = "all servers", Now()
+		f.Detail, err = in.configRoll(ctx)
 	default:
 		w := in.victim(ctx)
 		if len(in.victims) > 0 {
@@ -225,6 +242,32 @@ func (in *injector) followerCut(ctx context.Context, w *worker, start *int64) (t
 		return target, detail, err
 	}
 	return target, detail, in.cluster.WaitReady(ctx)
+}
+
+// configRoll restarts the servers one after another, each with a syncLimit
+// drawn from [syncLimit, maxSyncLimit] and a maxSessionTimeout half a
+// second below the clients' session timeout or twice it: the rolling
+// restart an operator does to change zoo.cfg, with holds live.
+func (in *injector) configRoll(ctx context.Context) (string, error) {
+	n := in.cluster.Len()
+	order := in.rnd.Perm(n)
+	var detail []string
+	for _, i := range order {
+		limit := in.syncLimit + in.rnd.IntN(in.maxSyncLimit-in.syncLimit+1)
+		maxSess := 2 * in.session
+		if in.rnd.IntN(2) == 0 {
+			maxSess = in.session - 500*time.Millisecond
+		}
+		detail = append(detail, fmt.Sprintf("server %d syncLimit %d maxSession %v", i, limit, maxSess))
+		if err := in.cluster.Server(i).Restart(zktest.WithSyncLimit(limit),
+			zktest.WithSessionTimeouts(in.cluster.MinSessionTimeout(), maxSess)); err != nil {
+			return strings.Join(detail, ", "), err
+		}
+		if err := in.cluster.WaitReady(ctx); err != nil {
+			return strings.Join(detail, ", "), err
+		}
+	}
+	return strings.Join(detail, ", "), nil
 }
 
 // past is longer than the session timeout: the server expires the session.

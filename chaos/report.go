@@ -74,7 +74,10 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "chaos report: %v of faults\n", r.Duration.Round(time.Second))
 	fmt.Fprintf(&b, "%-18s %6s %10s %10s %22s %s\n", "fault", "count", "median", "max", "loss lead min/median",
 		"(recovery: undone -> every primitive acquired again; lead: loss signal -> next conflicting holder)")
-	for _, k := range FaultKinds {
+	for _, k := range ReportKinds {
+		if r.Faults[k] == 0 && !slices.Contains(FaultKinds, k) {
+			continue
+		}
 		ds := slices.Clone(r.Recovery[k])
 		slices.Sort(ds)
 		med, mx := "-", "-"

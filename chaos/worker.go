@@ -27,6 +27,9 @@ const (
 	EnvSeed   = "ZKLOCK_CHAOS_SEED"   // the worker's random seed
 	EnvLimit  = "ZKLOCK_CHAOS_LIMIT"  // the semaphore's limit
 	EnvBroken = "ZKLOCK_CHAOS_BROKEN" // deliberate bugs, see Broken
+	// EnvSyncLimit, on a Stock run: the syncLimit the worker states
+	// (WithEnsembleTiming, with zktest's default tick).
+	EnvSyncLimit = "ZKLOCK_CHAOS_SYNC_LIMIT"
 	// EnvPG (postgres.go): the PostgreSQL resource's connection string
 )
 
@@ -120,7 +123,10 @@ type WorkerConfig struct {
 	Limit   int
 	Broken  Broken
 	Session time.Duration // the session timeout to ask for
-	PG      string        // the PostgreSQL resource's connection string, "" for none
+	// SyncLimit, if set, is stated with WithEnsembleTiming (zktest's
+	// default tick): the servers refuse 'conf' (Config.Stock).
+	SyncLimit int
+	PG        string // the PostgreSQL resource's connection string, "" for none
 }
 
 // IsWorker reports whether this process was started as a worker.
@@ -138,7 +144,11 @@ func WorkerFromEnv() (WorkerConfig, error) {
 		Seed: seed, Limit: limit, Broken: broken, Session: time.Duration(ms) * time.Millisecond,
 		PG: os.Getenv(EnvPG),
 	}
-	return cfg, errors.Join(err1, err2, err3, err4)
+	var err5 error
+	if v := os.Getenv(EnvSyncLimit); v != "" {
+		cfg.SyncLimit, err5 = strconv.Atoi(v)
+	}
+	return cfg, errors.Join(err1, err2, err3, err4, err5)
 }
 
 // RunWorker runs every primitive's workload over one session until stop is
@@ -157,7 +167,11 @@ func RunWorker(cfg WorkerConfig, stop io.Reader, limit time.Duration) error {
 	var failed error
 	var once sync.Once
 	fail := func(err error) { once.Do(func() { failed = fmt.Errorf("%s: log: %w", cfg.Proc, err); cancel() }) }
-	s, err := zklock.NewSession(ctx, zklock.WithServers(cfg.Addrs...), zklock.WithSessionTimeout(cfg.Session))
+	opts := []zklock.SessionOption{zklock.WithServers(cfg.Addrs...), zklock.WithSessionTimeout(cfg.Session)}
+	if cfg.SyncLimit > 0 {
+		opts = append(opts, zklock.WithEnsembleTiming(zktest.DefaultTickTime, cfg.SyncLimit))
+	}
+	s, err := zklock.NewSession(ctx, opts...)
 	if err != nil {
 		return fmt.Errorf("%s: session: %w", cfg.Proc, err)
 	}

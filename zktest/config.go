@@ -96,7 +96,7 @@ func writeConfig(o options, tf *tlsFiles, pn *peerNet, nodes []*node, i int) err
 		"minSessionTimeout=" + ms(o.minSession),
 		"maxSessionTimeout=" + ms(o.maxSession),
 		"maxClientCnxns=0",
-		"4lw.commands.whitelist=*",
+		"4lw.commands.whitelist=" + o.fourLetterWords,
 		"admin.enableServer=false",
 		"forceSync=" + forceSync(o),
 	}
@@ -137,7 +137,7 @@ func javaArgs(in *install, o options, n *node, ensemble bool) []string {
 	args := append([]string(nil), baseJVMFlags...)
 	args = append(args,
 		"-Dzookeeper.admin.enableServer=false",
-		"-Dzookeeper.4lw.commands.whitelist=*",
+		"-Dzookeeper.4lw.commands.whitelist="+o.fourLetterWords,
 		"-Dzookeeper.forceSync="+forceSync(o),
 		"-Dzookeeper.jmx.log4j.disable=true",
 		// Election connections to a peer that is paused would otherwise wait 5s.

@@ -3,6 +3,7 @@ package zktest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -44,6 +45,7 @@ type options struct {
 	keepDir           string // WithKeepOnFailure
 	fsync             bool   // WithFsync
 	syncLimit         int    // in ticks
+	fourLetterWords   string // 4lw.commands.whitelist
 }
 
 // WithTickTime sets ZooKeeper's tickTime, the unit of all its timeouts.
@@ -72,6 +74,16 @@ func WithSyncLimit(ticks int) Option {
 // (ZooKeeper enforces this) and max must not be smaller than min.
 func WithSessionTimeouts(min, max time.Duration) Option {
 	return func(o *options) { o.minSession, o.maxSession = min, max }
+}
+
+// WithFourLetterWords sets the servers' 4lw.commands.whitelist: the
+// four-letter words they answer on the client port. The default is every
+// one ("*"). WithFourLetterWords("srvr") is a stock ZooKeeper's since 3.5.3,
+// which answers 'srvr' alone and refuses 'conf', 'ruok', 'mntr', 'cons' and
+// 'dump' (zktest then waits for the servers by 'srvr', and the methods that
+// need another word fail). ZooKeeper answers 'srvr' whatever the list says.
+func WithFourLetterWords(cmds ...string) Option {
+	return func(o *options) { o.fourLetterWords = strings.Join(cmds, ",") }
 }
 
 // WithContainerCheckInterval sets how often the server deletes empty
@@ -109,15 +121,10 @@ func buildOptionsFor(n int, opts []Option) (options, error) {
 		containerInterval: DefaultContainerCheckInterval,
 		startTimeout:      DefaultStartTimeout,
 		syncLimit:         DefaultSyncLimit,
+		fourLetterWords:   "*",
 	}
 	for _, opt := range opts {
 		opt(&o)
-	}
-	if o.syncLimit < 1 {
-		return o, fmt.Errorf("zktest: sync limit %d is below one tick", o.syncLimit)
-	}
-	if o.tickTime < 10*time.Millisecond {
-		return o, fmt.Errorf("zktest: tick time %v is below 10ms", o.tickTime)
 	}
 	if o.minSession == 0 && o.maxSession == 0 {
 		o.minSession, o.maxSession = 2*o.tickTime, 20*o.tickTime
@@ -127,17 +134,28 @@ func buildOptionsFor(n int, opts []Option) (options, error) {
 			o.maxSession = max(o.maxSession, time.Duration(4*o.syncLimit)*o.tickTime)
 		}
 	}
+	return o, o.validate()
+}
+
+// validate rejects values ZooKeeper (or zktest) would not run with.
+func (o options) validate() error {
+	if o.syncLimit < 1 {
+		return fmt.Errorf("zktest: sync limit %d is below one tick", o.syncLimit)
+	}
+	if o.tickTime < 10*time.Millisecond {
+		return fmt.Errorf("zktest: tick time %v is below 10ms", o.tickTime)
+	}
 	if o.minSession < 2*o.tickTime || o.maxSession < o.minSession {
-		return o, fmt.Errorf("zktest: session timeouts [%v, %v] invalid: need 2 ticks (%v) <= min <= max",
+		return fmt.Errorf("zktest: session timeouts [%v, %v] invalid: need 2 ticks (%v) <= min <= max",
 			o.minSession, o.maxSession, 2*o.tickTime)
 	}
 	if o.containerInterval < time.Millisecond {
-		return o, errors.New("zktest: container check interval must be at least 1ms")
+		return errors.New("zktest: container check interval must be at least 1ms")
 	}
 	if o.startTimeout <= 0 {
-		return o, errors.New("zktest: start timeout must be positive")
+		return errors.New("zktest: start timeout must be positive")
 	}
-	return o, nil
+	return nil
 }
 
 // WithFsync makes the servers fsync their transaction log before they

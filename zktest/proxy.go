@@ -28,6 +28,7 @@ type Proxy struct {
 	latency time.Duration
 	match   func(opcode int32) bool // armed by ResetAfterRequest
 	reply   func(xid int32) bool    // armed by ResetAfterReply
+	dropCon bool                    // armed by DropConnectReply
 	raw     bool                    // not client traffic: no request framing
 	hello   map[string]string       // peer network: target -> address to announce
 	links   map[*link]struct{}
@@ -125,13 +126,13 @@ func (p *Proxy) hold(up, down bool) {
 }
 
 // Heal undoes Blackhole, SetLatency, Refuse, Only and an armed
-// ResetAfterRequest or ResetAfterReply. Connections that survived the
-// fault carry on.
+// ResetAfterRequest, ResetAfterReply or DropConnectReply. Connections
+// that survived the fault carry on.
 func (p *Proxy) Heal() {
 	p.hold(false, false)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.refuse, p.only, p.latency, p.match, p.reply = false, "", 0, nil, nil
+	p.refuse, p.only, p.latency, p.match, p.reply, p.dropCon = false, "", 0, nil, nil, false
 }
 
 // Only lets the client reach the i-th target alone, as when the client's
@@ -203,6 +204,31 @@ func (p *Proxy) ResetAfterReply(match func(xid int32) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.reply = match
+}
+
+// DropConnectReply arms a one-shot fault: the next ConnectRequest (a new
+// session's or a reconnect's) is forwarded to the server, then that
+// connection is reset before the server's response reaches the client, and
+// every later connection is refused until Heal. The server performs the
+// connect (a reconnect revalidates the session with the timeout this server
+// grants) while the client never learns what it granted, and cannot reach
+// a server again to find out. Heal disarms it.
+func (p *Proxy) DropConnectReply() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropCon = true
+}
+
+// takeConnectCut reports whether DropConnectReply is armed, disarming it
+// and refusing new connections if so.
+func (p *Proxy) takeConnectCut() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.dropCon {
+		return false
+	}
+	p.dropCon, p.refuse = false, true
+	return true
 }
 
 // Stats returns how many connections the proxy has accepted (refused ones

@@ -20,10 +20,11 @@ type upFramer struct {
 	broken  bool // a negative length: stop interpreting the stream
 }
 
-// feed consumes b, asking match about each request's opcode once. It
+// feed consumes b, asking match about each request's opcode once, and
+// connect (if not nil) about the ConnectRequest once it is complete. It
 // returns how many bytes of b to forward before cutting the link (the end of
 // a matching packet), or -1 when no cut falls within b.
-func (f *upFramer) feed(b []byte, match func(opcode int32) bool) int {
+func (f *upFramer) feed(b []byte, match func(opcode int32) bool, connect func() bool) int {
 	for i := 0; i < len(b) && !f.broken; {
 		if f.nhead < 4 {
 			n := copy(f.head[f.nhead:4], b[i:])
@@ -43,7 +44,7 @@ func (f *upFramer) feed(b []byte, match func(opcode int32) bool) int {
 			f.check(match)
 		}
 		if f.nhead == 4 && !f.broken && f.seen == f.bodyLen {
-			cut := f.cut
+			cut := f.cut || (f.packets == 0 && connect != nil && connect())
 			f.packets++
 			f.nhead, f.seen, f.checked, f.cut = 0, 0, false, false
 			if cut {

@@ -35,9 +35,9 @@ func TestUpFramerFindsTheEndOfTheMatchingRequest(t *testing.T) {
 		var asked []int32
 		match := func(op int32) bool { asked = append(asked, op); return op == 1 }
 		cut := -1
-		if n := f.feed(stream[:split], match); n >= 0 {
+		if n := f.feed(stream[:split], match, nil); n >= 0 {
 			cut = n
-		} else if n := f.feed(stream[split:], match); n >= 0 {
+		} else if n := f.feed(stream[split:], match, nil); n >= 0 {
 			cut = split + n
 		}
 		require.Equal(t, end, cut, "split at %d", split)
@@ -49,7 +49,7 @@ func TestUpFramerByteByByte(t *testing.T) {
 	stream := append(append(lengthPrefix(make([]byte, 4)), make([]byte, 4)...), request(7, 5, 3)...)
 	var f upFramer
 	for i, b := range stream {
-		n := f.feed([]byte{b}, func(op int32) bool { return op == 5 })
+		n := f.feed([]byte{b}, func(op int32) bool { return op == 5 }, nil)
 		if i < len(stream)-1 {
 			require.Equal(t, -1, n, "byte %d", i)
 		} else {
@@ -77,9 +77,9 @@ func TestReplyFramerFindsTheMatchingReply(t *testing.T) {
 		seen := 0
 		match := func(xid int32) bool { asked = append(asked, xid); seen++; return xid == -8 && seen == 2 }
 		cut := -1
-		if n := f.feed(stream[:split], match); n >= 0 {
+		if n := f.feed(stream[:split], match, nil); n >= 0 {
 			cut = n
-		} else if n := f.feed(stream[split:], match); n >= 0 {
+		} else if n := f.feed(stream[split:], match, nil); n >= 0 {
 			cut = split + n
 		}
 		require.Equal(t, end, cut, "split at %d", split)

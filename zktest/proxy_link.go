@@ -115,7 +115,7 @@ func (l *link) writeUp() {
 		}
 		n := -1
 		if !l.p.raw {
-			n = l.frames.feed(c.data, l.p.takeMatch)
+			n = l.frames.feed(c.data, l.p.takeMatch, l.p.takeConnectCut)
 		}
 		if l.hello != nil {
 			var done bool
@@ -163,7 +163,7 @@ func (l *link) writeDown() {
 		}
 		n := -1
 		if !l.p.raw {
-			n = l.replies.feed(c.data, l.p.takeReply)
+			n = l.replies.feed(c.data, l.p.takeReply, nil)
 		}
 		if n >= 0 {
 			c.data = c.data[:n]

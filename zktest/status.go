@@ -161,7 +161,9 @@ func serverUp(ctx context.Context, addr string, serving bool) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	if strings.TrimSpace(out) != "imok" {
+	// A server whose whitelist lacks ruok (WithFourLetterWords) says so:
+	// it is up, and srvr (always allowed) tells whether it serves.
+	if strings.TrimSpace(out) != "imok" && !strings.Contains(out, "not in the whitelist") {
 		return false, fmt.Sprintf("ruok answered %q", out)
 	}
 	if !serving {

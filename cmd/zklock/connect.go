@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ type connFlags struct {
 	servers        string
 	sessionTimeout time.Duration
 	connectTimeout time.Duration
+	ensembleTiming string // TICK,SYNCLIMIT: zklock.WithEnsembleTiming
 	sec            secFlags
 	quiet          bool // a job's --quiet: say nothing while connecting but the failure
 }
@@ -25,6 +28,7 @@ func (f *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.servers, "servers", "", "ZooKeeper servers, host:port,... (default $ZK_SERVERS, else 127.0.0.1:2181)")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", zklock.DefaultSessionTimeout, "session timeout to ask the servers for")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 15*time.Second, "give up connecting after this long")
+	fs.StringVar(&f.ensembleTiming, "ensemble-timing", "", "the servers' `TICK,SYNCLIMIT` (e.g. 2s,10), for servers that do not answer 'conf'")
 	f.sec.register(fs)
 }
 
@@ -84,11 +88,18 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (s *zklock.Session, cod
 	if err != nil { // its message never holds a password
 		return nil, c.usagef("%v", err), false
 	}
+	timing, err := f.timingOption()
+	if err != nil {
+		return nil, c.usagef("%v", err), false
+	}
 	ctx, cancel := context.WithTimeout(ctx, f.connectTimeout)
 	defer cancel()
 	d := newDialer(c, f)
 	opts := append(sec.opts, zklock.WithServers(addrs...), zklock.WithSessionTimeout(f.sessionTimeout),
 		zklock.WithLogger(slog.New(d.log)))
+	if timing != nil {
+		opts = append(opts, timing)
+	}
 	s, err = d.connect(ctx, opts)
 	if sc, ok := interrupted(ctx); ok {
 		return nil, sc.exitCode(), d.spoke
@@ -96,6 +107,8 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (s *zklock.Session, cod
 	switch {
 	case errors.Is(err, zklock.ErrInvalidOption):
 		return nil, c.usagef("--servers %q: %v", f.servers, err), d.spoke
+	case errors.Is(err, zklock.ErrTimingUnknown):
+		return nil, c.failf(exitError, "", "%v", err), d.spoke // it names both fixes
 	case errors.Is(err, zklock.ErrAuthFailed):
 		return nil, c.failf(exitError, "check "+sec.credFrom, "the servers rejected the credentials of user %q", sec.user), d.spoke
 	case errors.Is(err, context.DeadlineExceeded):
@@ -107,5 +120,23 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (s *zklock.Session, cod
 	case err != nil:
 		return nil, c.failf(exitError, "", "%v", err), d.spoke
 	}
+	if t := s.Timing(); t.Source == "stated" && !f.quiet {
+		c.warnf("the servers do not answer 'conf': the lock's loss signal rests on --ensemble-timing %v,%d, and every reconnect ends the hold", t.Tick, t.SyncLimit)
+		d.spoke = true
+	}
 	return s, 0, d.spoke
+}
+
+// timingOption returns --ensemble-timing as a session option, or nil.
+func (f *connFlags) timingOption() (zklock.SessionOption, error) {
+	if f.ensembleTiming == "" {
+		return nil, nil
+	}
+	tick, limit, ok := strings.Cut(f.ensembleTiming, ",")
+	d, err1 := time.ParseDuration(strings.TrimSpace(tick))
+	n, err2 := strconv.Atoi(strings.TrimSpace(limit))
+	if !ok || err1 != nil || err2 != nil || d < time.Millisecond || n < 1 {
+		return nil, fmt.Errorf("--ensemble-timing %q: want TICK,SYNCLIMIT, as the servers' tickTime and syncLimit (e.g. 2s,10)", f.ensembleTiming)
+	}
+	return zklock.WithEnsembleTiming(d, n), nil
 }

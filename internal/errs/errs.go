@@ -35,6 +35,7 @@ var (
 	ErrLeaseLost       = errors.New("zklock: lease lost")
 	ErrNotRevocable    = errors.New("zklock: holder not revocable")
 	ErrHolderAlive     = errors.New("zklock: holder's session is alive")
+	ErrTimingUnknown   = errors.New("zklock: ensemble timing unknown")
 )
 
 // LockedError is returned, wrapping ErrLocked, by a try acquisition that

@@ -21,7 +21,7 @@ func (c *Conn) cleanAbandoned(k *client.Call, path string) {
 	}
 	switch {
 	case k.Err == nil:
-		<-c.goDelete(k.Path, k.Stat.EphemeralOwner)
+		<-c.goDelete(k.Path, k.Stat.EphemeralOwner, 0)
 	case transient(k.Err):
 		c.deletePrefixed(path)
 	}
@@ -43,7 +43,7 @@ func (c *Conn) deletePrefixed(path string) {
 	}
 	for _, n := range names {
 		if strings.HasPrefix(n, prefix) {
-			<-c.goDelete(dir+"/"+n, ep.sid)
+			<-c.goDelete(dir+"/"+n, ep.sid, 0)
 		}
 	}
 }
@@ -52,7 +52,7 @@ func (c *Conn) deletePrefixed(path string) {
 // grace, so that in the common case (server reachable) the node is gone
 // when the failed call returns.
 func (c *Conn) Discard(path string, sid int64) {
-	c.settle(c.goDelete(path, sid), path)
+	c.settle(c.goDelete(path, sid, 0), path)
 }
 
 // settle waits for a cleanup to finish, for at most the cleanup grace:
@@ -79,10 +79,19 @@ func cleanupGrace(timeout time.Duration) time.Duration {
 // it is gone, the session that owned it is gone (its ephemerals went with
 // it), or the Session closes. The returned channel is closed when it stops.
 // c.mu may be held.
-func (c *Conn) goDelete(path string, sid int64) <-chan struct{} {
+func (c *Conn) goDelete(path string, sid int64, notBefore int64) <-chan struct{} {
 	done := make(chan struct{})
 	if !c.spawn(func() {
 		defer close(done)
+		if wait := time.Duration(notBefore - c.since(time.Now())); notBefore > 0 && wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-c.bg.Done():
+				t.Stop()
+				return
+			}
+		}
 		for c.bg.Err() == nil {
 			ep, err := c.awaitEpoch(c.bg)
 			if err != nil || ep.sid != sid {

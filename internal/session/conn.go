@@ -99,8 +99,16 @@ type Conn struct {
 	cur       atomic.Pointer[link] // the latest established connection
 
 	sv       atomic.Pointer[survey] // what the servers said of themselves (timing.go)
+	svMu     sync.Mutex             // orders the updates of sv
 	surveyed chan struct{}          // closed when the servers have answered
+	ready    atomic.Bool            // Dial succeeded: what the servers say may end epochs
+	warned   atomic.Bool            // the WARN that the timing is stated was logged
 	logs     logq
+
+	rearmMu  sync.Mutex
+	rearms   []rearm       // connects that may have re-armed the session (rearm.go)
+	rearmEnd atomic.Int64  // the earliest sent+grant of rearms (ns since base); noRearm if none
+	wake     chan struct{} // wakes the watchdog when the deadline moves earlier
 
 	// live is ep, readable without mu: awaitEpoch and track look at it
 	// first, so that the goroutines locking through one session do not
@@ -156,7 +164,9 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	// Until the servers have answered, every server may be a follower
 	// with the configured timing.
-	c.sv.Store(&survey{timing: cfg.Timing, followers: true, told: "the configured timing"})
+	c.sv.Store(&survey{timing: cfg.Timing, followers: true, source: SourceUnknown})
+	c.rearmEnd.Store(noRearm)
+	c.wake = make(chan struct{}, 1)
 	c.suspended.Store(suspendedClock())
 	c.logs.init()
 	c.bg, c.stopBg = context.WithCancel(context.Background())
@@ -170,10 +180,9 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 
 func (c *Conn) connect(ctx context.Context) error {
 	c.spawn(func() {
-		sv := c.surveyServers(c.bg)
-		c.sv.Store(&sv)
-		if sv.floor > 0 {
-			c.negotiated(c.connSID.Load(), sv.floor)
+		c.surveyServers(c.bg)
+		if f := c.sv.Load().floor; f > 0 {
+			c.negotiated(c.connSID.Load(), f)
 		}
 		close(c.surveyed)
 	})
@@ -182,7 +191,7 @@ func (c *Conn) connect(ctx context.Context) error {
 	cl, err := client.Dial(ctx, client.Config{
 		Servers:          c.cfg.Servers,
 		Timeout:          c.cfg.Timeout,
-		Dialer:           c.cfg.Dialer,
+		Dialer:           c.dialServer,
 		TLS:              c.cfg.TLS,
 		Credentials:      c.cfg.Creds,
 		HandshakeTimeout: HandshakeTimeout(c.cfg.Timeout, len(c.cfg.Servers)),
@@ -235,8 +244,14 @@ func (c *Conn) awaitEstablished(ctx context.Context) error {
 	if _, err := c.awaitEpoch(ctx); err != nil {
 		return fmt.Errorf("zklock: connect to %v: %w", c.cfg.Servers, err)
 	}
-	c.confirmGuess(ctx)
-	return c.checkTiming()
+	c.confirm(ctx)
+	if err := c.timingErr(c.sv.Load()); err != nil {
+		return err
+	}
+	c.ready.Store(true)
+	c.warnStated(c.sv.Load())
+	c.recheck() // what was learned while Dial checked
+	return nil
 }
 
 // HandshakeTimeout bounds one connect handshake (and a TLS handshake before

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,6 +57,13 @@ type epoch struct {
 	mu    sync.Mutex
 	ended bool
 	nodes []*Tracked // nodes to delete when the epoch ends
+
+	// told is the latest deadline told to a caller while the epoch was
+	// live (ns since base; Conn.ToldDeadline): its nodes are not deleted
+	// before it, so that no rival is granted before a deadline a holder
+	// was told, even when a rearm or a timing change ends the epoch
+	// earlier.
+	told atomic.Int64
 }
 
 // Tracked is a node the session deletes when the epoch it was tracked in
@@ -85,7 +93,24 @@ type Tracked struct {
 // and absorbs timer lateness on a loaded machine.
 func (c *Conn) OwnershipDeadline() time.Time {
 	t := time.Duration(c.timeout.Load())
-	return c.base.Add(time.Duration(c.anchor.Load()) + t - c.margin(t))
+	end := min(c.anchor.Load()+int64(t), c.rearmEnd.Load())
+	return c.base.Add(time.Duration(end) - c.margin(t))
+}
+
+// ToldDeadline is OwnershipDeadline for a caller who may rely on it: the
+// live epoch's nodes are not deleted before it (see epoch.told).
+func (c *Conn) ToldDeadline() time.Time {
+	d := c.OwnershipDeadline()
+	if ep := c.live.Load(); ep != nil {
+		n := c.since(d)
+		for {
+			old := ep.told.Load()
+			if n <= old || ep.told.CompareAndSwap(old, n) {
+				break
+			}
+		}
+	}
+	return d
 }
 
 func (c *Conn) margin(timeout time.Duration) time.Duration {
@@ -235,7 +260,7 @@ func (c *Conn) endEpochLocked(closing bool) {
 	}
 	for _, t := range nodes {
 		c.logs.add(level, msg, "path", c.primitivePath(t.Path), "node", t.Path, "session", fmt.Sprintf("0x%x", ep.sid))
-		c.goDelete(t.Path, ep.sid)
+		c.goDelete(t.Path, ep.sid, ep.told.Load())
 	}
 	if c.cfg.OnEpochEnd != nil {
 		c.cfg.OnEpochEnd(ep, closing)
@@ -343,6 +368,10 @@ func (c *Conn) watchdog() {
 			if !timer.Stop() {
 				<-timer.C
 			}
+		case <-c.wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
 		case <-c.bg.Done():
 			return
 		}
@@ -354,7 +383,7 @@ func (c *Conn) watchdog() {
 // the deadline back into the future. Without it, acquisitions would wait for
 // a reconnect that never comes.
 func (c *Conn) resumeLocked() {
-	if c.ep != nil || c.state != StateLost || !c.connected.Load() {
+	if c.ep != nil || c.state != StateLost || !c.connected.Load() || (c.ready.Load() && c.timingErr(c.sv.Load()) != nil) {
 		return
 	}
 	if time.Until(c.OwnershipDeadline()) > 0 {

@@ -59,6 +59,7 @@ func (c *Conn) onClientState(st client.State, info client.StateInfo) {
 	case client.StateConnected:
 		c.newLink(info.Server).Connected(info.SessionID, info.Timeout, info.Sent)
 		c.connected.Store(true)
+		c.recheck() // the timeout granted may leave no safe deadline
 	default:
 		c.connected.Store(false)
 	}
@@ -129,7 +130,16 @@ func (c *Conn) establishedLocked(sid int64) {
 		c.sid = sid
 		c.publishLocked(StateConnected, sid)
 	}
-	if c.ep == nil {
-		c.newEpochLocked()
+	if c.ep != nil {
+		return
 	}
+	if err := c.timingErr(c.sv.Load()); err != nil && c.ready.Load() {
+		// Connected, but no deadline can be safe: lost until the servers
+		// tell a timing under which one can (resumeLocked begins it then).
+		c.publishLocked(StateLost, sid)
+		c.logs.add(slog.LevelWarn, "zklock: the servers' timing leaves no safe ownership deadline; no lock can be held until it does",
+			"session", fmt.Sprintf("0x%x", sid), "reason", err.Error())
+		return
+	}
+	c.newEpochLocked()
 }

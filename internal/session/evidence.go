@@ -77,10 +77,12 @@ func (l *link) Connected(sid int64, timeout time.Duration, sent time.Time) {
 	}
 	c.negotiated(sid, timeout)
 	if prev == sid {
+		c.answered(l.addr) // negotiated has what it granted
 		l.mu.Lock()
 		l.reval, l.revalSet = sample{sent: c.since(sent), answered: c.since(time.Now())}, true
 		l.mu.Unlock()
 	} else {
+		c.clearRearms() // they were about the session before this one
 		c.raiseAnchor(c.since(sent))
 	}
 	c.cur.Store(l)
@@ -147,8 +149,12 @@ func (l *link) prove(s, a, lag int64) int64 {
 // wait for the client's next ping.
 func (l *link) learnRole() {
 	c := l.c
-	c.learnConf(l.addr)
-	out, err := c.fourLetter(c.bg, l.addr, "srvr")
+	// The server is asked again now that the session reached it: it may
+	// have restarted with another configuration since dialServer asked.
+	f, ok := c.askFacts(c.bg, l.addr, true)
+	if ok {
+		c.learned(l.addr, f)
+	}
 	// A leader's replies trail like a follower's: a leader can be deposed
 	// without knowing it (paused past its followers' syncLimit, it runs
 	// again still leading in its own eyes and answers what was sent
@@ -156,7 +162,7 @@ func (l *link) learnRole() {
 	// the 'srvr' goes on a connection of its own, which a balancer in front
 	// of the servers may send to another server than the session's. Only a
 	// standalone server, the one server there is, has neither.
-	if err != nil || parseMode(out) != "standalone" {
+	if !ok || f.mode != "standalone" {
 		return // an ensemble's server, or unknown: its replies keep trailing
 	}
 	l.mu.Lock()
@@ -193,6 +199,7 @@ func (c *Conn) raiseAnchor(t int64) {
 			if f := c.floor.Load(); t < f {
 				c.anchor.CompareAndSwap(t, f-c.timeout.Load())
 			}
+			c.supersedeRearms(t)
 			return
 		}
 	}

@@ -22,8 +22,9 @@ func newEvidenceConn(t *testing.T) *Conn {
 		cfg: Config{Dialer: (&net.Dialer{}).DialContext, Timeout: 4 * time.Second}}
 	c.bg, c.stopBg = context.WithCancel(context.Background())
 	t.Cleanup(func() { c.stopBg(); c.bgWG.Wait() }) // learnRole, which finds no server
-	c.sv.Store(&survey{timing: Timing{Tick: 100 * time.Millisecond, SyncLimit: 10}, followers: true})
+	c.sv.Store(&survey{timing: Timing{Tick: 100 * time.Millisecond, SyncLimit: 10}, followers: true, source: SourceConf})
 	c.timeout.Store(int64(4 * time.Second))
+	c.rearmEnd.Store(noRearm)
 	return c
 }
 
@@ -148,9 +149,11 @@ func fourLetterServer(t *testing.T, answers map[string]string) string {
 	return ln.Addr().String()
 }
 
-// The survey takes the most cautious timing among the servers, the lowest
-// session timeout any of them would grant, and the configured timing for a
-// server that does not tell.
+// The survey takes the most cautious timing among the servers and the
+// lowest session timeout any of them would grant; a server that answers
+// 'srvr' but refuses 'conf' leaves the timing unknown unless the caller
+// stated it; a server that answers nothing is taken to be like those that
+// told.
 func TestSurveyServers(t *testing.T) {
 	conf := func(tick, syncLimit, min, max int) string {
 		return fmt.Sprintf("clientPort=2181\ntickTime=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\nsyncLimit=%d\n",
@@ -162,50 +165,67 @@ func TestSurveyServers(t *testing.T) {
 		"conf": "conf is not executed because it is not in the whitelist.\n", "srvr": "Mode: follower\n"})
 	standalone := fourLetterServer(t, map[string]string{
 		"conf": "tickTime=2000\nminSessionTimeout=4000\nmaxSessionTimeout=40000\n", "srvr": "Mode: standalone\n"})
-
-	c := &Conn{cfg: Config{Dialer: (&net.Dialer{}).DialContext, Timeout: 10 * time.Second, Timing: Timing{Tick: 2 * time.Second, SyncLimit: 5}}}
-	c.cfg.Servers = []string{a, b}
-	sv := c.surveyServers(t.Context())
+	stock := fourLetterServer(t, map[string]string{
+		"conf": "conf is not executed because it is not in the whitelist.\n", "srvr": "Mode: standalone\n"})
+	survey := func(timing *Timing, servers ...string) *survey {
+		c := &Conn{cfg: Config{Dialer: (&net.Dialer{}).DialContext, Timeout: 10 * time.Second, Servers: servers}}
+		if timing != nil {
+			c.cfg.Timing, c.cfg.TimingSet = *timing, true
+		}
+		c.sv.Store(&survey{followers: true, source: SourceUnknown})
+		c.surveyServers(t.Context())
+		return c.sv.Load()
+	}
+	sv := survey(nil, a, b)
 	require.True(t, sv.followers)
 	require.Equal(t, Timing{Tick: 100 * time.Millisecond, SyncLimit: 15}, sv.timing, "a's lag, 1.6s, is b's 1.2s")
 	require.Equal(t, 3*time.Second, sv.floor, "b grants at most 3s")
+	require.Equal(t, SourceConf, sv.source)
 
-	c.cfg.Servers = []string{a, refused}
-	sv = c.surveyServers(t.Context())
-	require.Equal(t, Timing{Tick: 100 * time.Millisecond, SyncLimit: 15}, sv.timing, "configured like the server that told")
+	sv = survey(nil, a, refused)
+	require.Equal(t, SourceUnknown, sv.source, "a server that refuses conf tells nothing")
+	require.Equal(t, []string{refused}, sv.refusing)
+	stated := Timing{Tick: 2 * time.Second, SyncLimit: 5}
+	sv = survey(&stated, a, refused)
+	require.Equal(t, SourceStated, sv.source)
+	require.Equal(t, stated, sv.timing, "the stated timing, more cautious than a's")
 
-	c.cfg.Servers = []string{refused}
-	sv = c.surveyServers(t.Context())
-	require.True(t, sv.followers)
-	require.Equal(t, c.cfg.Timing, sv.timing, "no server told: the configured timing")
-	require.Contains(t, sv.told, "no server answered")
-
-	c.cfg.Servers = []string{standalone}
-	sv = c.surveyServers(t.Context())
+	sv = survey(nil, standalone)
 	require.False(t, sv.followers)
 	require.Equal(t, 10*time.Second, sv.floor)
+	require.Equal(t, SourceStandalone, sv.source)
+	sv = survey(nil, stock)
+	require.False(t, sv.followers, "srvr says standalone: no timing needed")
+	require.Equal(t, SourceStandalone, sv.source)
 
-	c.cfg.Servers = []string{"127.0.0.1:1"} // nothing listens: may be a follower
-	sv = c.surveyServers(t.Context())
+	sv = survey(nil, a, "127.0.0.1:1") // nothing listens: like a
 	require.True(t, sv.followers)
-	require.Equal(t, c.cfg.Timing, sv.timing)
+	require.Equal(t, SourceConf, sv.source)
+	require.Equal(t, Timing{Tick: 100 * time.Millisecond, SyncLimit: 15}, sv.timing)
+	sv = survey(nil, "127.0.0.1:1") // nobody told
+	require.Equal(t, SourceUnknown, sv.source)
+	require.ErrorIs(t, (&Conn{}).unknownErr(sv), ErrTimingUnknown)
 }
 
-// checkTiming refuses, with the numbers, a session too short to hold
-// through a follower, and accepts one long enough.
-func TestCheckTiming(t *testing.T) {
+// timingErr refuses, with the numbers, a session too short to hold
+// through a follower, and accepts one long enough; it names both fixes
+// when the timing is unknown.
+func TestTimingErr(t *testing.T) {
 	c := newEvidenceConn(t) // lag 1.1s, beat 50ms
 	c.timeout.Store(int64(1400 * time.Millisecond))
-	err := c.checkTiming()
+	err := c.timingErr(c.sv.Load())
 	require.ErrorIs(t, err, ErrInvalid)
 	for _, want := range []string{"1.4s", "10×100ms = 1s", "1.4375s"} {
 		require.True(t, strings.Contains(err.Error(), want), "%q lacks %q", err, want)
 	}
 	c.timeout.Store(int64(1500 * time.Millisecond))
-	require.NoError(t, c.checkTiming())
-	c.sv.Store(&survey{followers: false})
-	c.timeout.Store(int64(100 * time.Millisecond))
-	require.NoError(t, c.checkTiming(), "standalone servers have no followers")
+	require.NoError(t, c.timingErr(c.sv.Load()))
+	require.NoError(t, c.timingErr(&survey{followers: false, source: SourceStandalone}), "standalone servers have no followers")
+	err = c.timingErr(&survey{followers: true, source: SourceUnknown, refusing: []string{"h:1"}})
+	require.ErrorIs(t, err, ErrTimingUnknown)
+	for _, want := range []string{"[h:1]", "4lw.commands.whitelist=srvr,conf", "WithEnsembleTiming(tickTime, syncLimit)", "maxSessionTimeout"} {
+		require.Contains(t, err.Error(), want)
+	}
 }
 
 func TestParseConfAndMode(t *testing.T) {

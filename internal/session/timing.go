@@ -7,9 +7,16 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/zklock/zklock/internal/errs"
 )
+
+// ErrTimingUnknown is wrapped by Dial's error when the servers run in an
+// ensemble and do not tell their timing, and none was stated.
+var ErrTimingUnknown = errs.ErrTimingUnknown
 
 // Timing is the part of the servers' configuration that says how stale a
 // follower's reply can be: their tickTime, and syncLimit, the ticks a
@@ -45,20 +52,105 @@ func (t Timing) lag() time.Duration { return time.Duration(t.SyncLimit)*t.Tick +
 // gap between them.
 func (t Timing) beat() time.Duration { return max(t.Tick/2, 5*time.Millisecond) }
 
-// survey is what the servers said of themselves when the session began.
+// The sources of a session's timing (Conn.Timing).
+const (
+	SourceConf       = "conf"       // the servers' 'conf'
+	SourceStated     = "stated"     // WithEnsembleTiming, where a server does not tell
+	SourceStandalone = "standalone" // no ensemble: no timing needed
+	SourceUnknown    = "unknown"    // an ensemble's server does not tell, and nothing was stated
+)
+
+// serverFacts is what one server said of itself when last asked.
+type serverFacts struct {
+	conf    serverConf
+	confOK  bool   // its 'conf' answered
+	refused bool   // its 'conf' is not in its whitelist
+	mode    string // srvr's Mode; "" if it did not answer or does not serve
+	version string // srvr's version; "" if it did not say
+}
+
+// standalone reports a server that said it is one: no follower, no lag.
+func (f serverFacts) standalone() bool {
+	return (f.confOK && !f.conf.quorum) || f.mode == "standalone"
+}
+
+// survey is what the servers said of themselves, kept current: every
+// server is asked at NewSession, and the server of each connect again just
+// before the connect (dialServer) and after it (learnRole).
 type survey struct {
-	timing    Timing          // the most cautious of what was learned and configured
-	followers bool            // a server may be a follower (or observer): its replies trail
-	floor     time.Duration   // the lowest session timeout a known server would grant; 0 if none known
-	told      string          // how the timing was learned, for error messages
-	unknown   map[string]bool // servers that did not tell their conf
-	guessed   bool            // no server told: the timing is ZooKeeper's sample (or the caller's)
+	servers   map[string]serverFacts // by address; never written once stored
+	timing    Timing                 // the most cautious of what was learned and stated
+	followers bool                   // a server may be a follower (or observer): its replies trail
+	floor     time.Duration          // the lowest session timeout a known server would grant; 0 if none known
+	source    string                 // Source*
+	refusing  []string               // ensemble servers that answered 'srvr' but not 'conf'
+	unreached []string               // servers that answered neither (down, electing)
 	// watchModes: every server said it runs ZooKeeper 3.9 or later, which
 	// keeps a session's watches of different modes on one path apart
 	// (ZOOKEEPER-4466). Before 3.9 a one-shot watch set on a path replaces
 	// the session's persistent recursive watch there, silently, and the
 	// reverse: TrackDir is refused unless it is known.
 	watchModes bool
+}
+
+// derive computes what servers say, taken together, for c's configuration.
+// An ensemble's servers share one configuration, except while a rolling
+// restart changes it: the timing is the most cautious any server told, and
+// a server that did not answer at all (down, electing) is taken to be like
+// those that told until the session connects to it, when it is asked
+// again. A server that answers 'srvr' but refuses 'conf' tells nothing:
+// only WithEnsembleTiming can stand in for it (SourceStated); without it
+// the timing is unknown, and so is any safe deadline.
+func (c *Conn) derive(servers map[string]serverFacts) *survey {
+	sv := &survey{servers: servers, watchModes: len(c.cfg.Servers) > 0}
+	cautious := func(t Timing) {
+		if t.lag() > sv.timing.lag() {
+			sv.timing = t
+		}
+	}
+	told := false
+	for _, addr := range c.cfg.Servers {
+		f := servers[addr]
+		sv.watchModes = sv.watchModes && versionAtLeast(f.version, 3, 9)
+		switch {
+		case f.confOK && f.conf.quorum:
+			sv.followers, told = true, true
+			cautious(Timing{Tick: f.conf.tick, SyncLimit: f.conf.syncLimit})
+		case f.standalone():
+		case f.refused && f.mode != "":
+			sv.followers = true
+			sv.refusing = append(sv.refusing, addr)
+		default:
+			sv.followers = true
+			sv.unreached = append(sv.unreached, addr)
+		}
+		if f.confOK {
+			if g := f.conf.grant(c.cfg.Timeout); sv.floor == 0 || g < sv.floor {
+				sv.floor = g
+			}
+		}
+	}
+	unknown := len(sv.refusing) > 0 || (!told && len(sv.unreached) > 0)
+	switch {
+	case !sv.followers:
+		sv.source = SourceStandalone
+	case unknown && c.cfg.TimingSet:
+		sv.source = SourceStated
+	case unknown:
+		sv.source = SourceUnknown
+	default:
+		sv.source = SourceConf
+	}
+	if c.cfg.TimingSet {
+		cautious(c.cfg.Timing) // a floor under what the servers tell
+	}
+	return sv
+}
+
+// grant is the session timeout a server with these bounds grants to a
+// request for want.
+func (sc serverConf) grant(want time.Duration) time.Duration {
+	return min(max(want, sc.minSess), sc.maxSess)
 }
 
 // A server is asked again, after a pause that doubles from surveyPause,
@@ -71,80 +163,27 @@ const (
 	surveyPause = 100 * time.Millisecond
 )
 
-// surveyServers asks every server for its 'conf' (tickTime, syncLimit and
-// session timeout bounds, where the four-letter word is allowed) and its
-// 'srvr' (its mode, always allowed), in parallel, within the handshake
-// timeout. A server that does not answer may be a follower.
-func (c *Conn) surveyServers(ctx context.Context) survey {
-	answers := make([]surveyAnswer, len(c.cfg.Servers))
+// surveyServers asks every server for its 'srvr' (its mode, always
+// allowed) and its 'conf' (tickTime, syncLimit and session timeout bounds,
+// where the four-letter word is allowed), in parallel, within the
+// handshake timeout, and records what they said.
+func (c *Conn) surveyServers(ctx context.Context) {
 	var wg sync.WaitGroup
-	for i, addr := range c.cfg.Servers {
+	for _, addr := range c.cfg.Servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i] = c.askServer(ctx, addr)
+			if f, ok := c.askServer(ctx, addr); ok {
+				c.learned(addr, f)
+			}
 		}()
 	}
 	wg.Wait()
-	sv := survey{told: "the servers' conf"}
-	cautious := func(t Timing) {
-		if t.lag() > sv.timing.lag() {
-			sv.timing = t
-		}
-	}
-	if c.cfg.TimingSet {
-		cautious(c.cfg.Timing)
-		sv.told = "WithEnsembleTiming and the servers' conf"
-	}
-	unknown, told := false, false
-	sv.watchModes = len(answers) > 0
-	for i, a := range answers {
-		sv.watchModes = sv.watchModes && versionAtLeast(a.version, 3, 9)
-		switch {
-		case a.ok && a.conf.quorum:
-			sv.followers, told = true, true
-			cautious(Timing{Tick: a.conf.tick, SyncLimit: a.conf.syncLimit})
-		case a.ok || a.mode == "standalone":
-		default:
-			sv.followers, unknown = true, true
-		}
-		if !a.ok && a.mode != "standalone" {
-			if sv.unknown == nil {
-				sv.unknown = make(map[string]bool)
-			}
-			sv.unknown[c.cfg.Servers[i]] = true
-		}
-		if a.ok {
-			g := min(max(c.cfg.Timeout, a.conf.minSess), a.conf.maxSess)
-			if sv.floor == 0 || g < sv.floor {
-				sv.floor = g
-			}
-		}
-	}
-	// A server that did not tell (down, or 'conf' not allowed) is taken to
-	// be configured like those that did, as an ensemble's servers share one
-	// configuration; when none told, ZooKeeper's sample (or the caller's)
-	// timing stands.
-	if unknown && !told {
-		cautious(c.cfg.Timing)
-		sv.guessed = true
-		if !c.cfg.TimingSet {
-			sv.told = "ZooKeeper's sample configuration (no server answered 'conf'; see WithEnsembleTiming)"
-		}
-	}
-	return sv
 }
 
-// surveyAnswer is what one server said of itself.
-type surveyAnswer struct {
-	conf    serverConf
-	ok      bool   // conf answered
-	mode    string // srvr's Mode; "" if it did not answer or does not serve
-	version string // srvr's version ("3.8.0-5a02a05e..."); "" if it did not say
-}
-
-// askServer asks addr for its mode and conf (see surveyServers).
-func (c *Conn) askServer(ctx context.Context, addr string) (a surveyAnswer) {
+// askServer asks addr for its mode and conf (see surveyServers); false if
+// it said nothing.
+func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bool) {
 	timeouts := 0
 	for try := 0; try < surveyTries && timeouts < 2 && ctx.Err() == nil; try++ {
 		if try > 0 {
@@ -153,7 +192,7 @@ func (c *Conn) askServer(ctx context.Context, addr string) (a surveyAnswer) {
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return a
+				return f, false
 			}
 		}
 		out, err := c.fourLetter(ctx, addr, "srvr")
@@ -161,16 +200,40 @@ func (c *Conn) askServer(ctx context.Context, addr string) (a surveyAnswer) {
 			timeouts++
 			continue
 		}
-		a.version = parseVersion(out)
-		if a.mode = parseMode(out); a.mode == "" {
+		f.version = parseVersion(out)
+		if f.mode = parseMode(out); f.mode == "" {
 			continue // not serving yet, or refused: ask again
 		}
-		if out, err := c.fourLetter(ctx, addr, "conf"); err == nil && !notAllowed(out) {
-			a.conf, a.ok = parseConf(out)
-		}
-		return a
+		f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
+		return f, true
 	}
-	return a
+	return f, false
+}
+
+// askConf asks addr for its 'conf': ok if it told, refused if its
+// whitelist lacks the word; neither when it did not answer, or does not
+// serve yet, which says nothing of its configuration.
+func (c *Conn) askConf(ctx context.Context, addr string) (sc serverConf, ok, refused bool) {
+	out, err := c.fourLetter(ctx, addr, "conf")
+	if err != nil || notAllowed(out) {
+		return serverConf{}, false, err == nil && strings.Contains(out, "not in the whitelist")
+	}
+	sc, ok = parseConf(out)
+	return sc, ok, false
+}
+
+// askFacts asks addr once for its 'conf', and for its 'srvr' as well when
+// conf does not tell or withMode is set; false if it said nothing.
+func (c *Conn) askFacts(ctx context.Context, addr string, withMode bool) (f serverFacts, ok bool) {
+	f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
+	if f.confOK && !withMode {
+		return f, true
+	}
+	out, err := c.fourLetter(ctx, addr, "srvr")
+	if err == nil {
+		f.mode, f.version = parseMode(out), parseVersion(out)
+	}
+	return f, f.confOK || f.refused || f.mode != ""
 }
 
 // isTimeout reports a network timeout.
@@ -179,11 +242,70 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// checkTiming refuses a session whose deadline, trailing a follower's
-// replies, could never be ahead of the present: the holder would have no
-// time to hold.
-func (c *Conn) checkTiming() error {
+// learned records what addr said of itself and what follows from it: the
+// timing from now on, a WARN the first time the timing rests on
+// WithEnsembleTiming, and, once the session is established, the end of
+// the ownership epoch when no deadline can be safe any more (a rolling
+// restart raised syncLimit past what the timeout leaves, or a server
+// stopped telling its conf).
+func (c *Conn) learned(addr string, f serverFacts) {
+	c.svMu.Lock()
+	old := c.sv.Load()
+	prev := old.servers[addr]
+	if f.version == "" {
+		f.version = prev.version
+	}
+	if !f.confOK && !f.refused {
+		// 'conf' did not answer this time (not serving yet, slow): what
+		// the server told before stands; its configuration changes only
+		// with a restart, after which it tells again.
+		f.conf, f.confOK, f.refused = prev.conf, prev.confOK, prev.refused
+		if f.mode == "" {
+			f.mode = prev.mode
+		}
+	}
+	servers := maps.Clone(old.servers)
+	if servers == nil {
+		servers = make(map[string]serverFacts)
+	}
+	servers[addr] = f
+	sv := c.derive(servers)
+	c.sv.Store(sv)
+	c.svMu.Unlock()
+	if sv.timing != old.timing && c.ready.Load() {
+		c.logs.add(slog.LevelInfo, "zklock: the servers' timing changed", "server", addr,
+			"tick", sv.timing.Tick, "syncLimit", sv.timing.SyncLimit, "source", sv.source)
+	}
+	c.warnStated(sv)
+	c.recheck()
+}
+
+// warnStated logs, once, that the deadline rests on WithEnsembleTiming.
+func (c *Conn) warnStated(sv *survey) {
+	if sv.source != SourceStated || !c.ready.Load() || c.warned.Swap(true) {
+		return
+	}
+	c.logs.add(slog.LevelWarn, "zklock: ensemble timing rests on WithEnsembleTiming: servers do not answer 'conf'",
+		"tick", c.cfg.Timing.Tick, "syncLimit", c.cfg.Timing.SyncLimit,
+		"refusing", sv.refusing, "unreached", sv.unreached,
+		"fix", "4lw.commands.whitelist=srvr,conf in every server's zoo.cfg",
+		"bounds", "unknown: the ownership epoch ends at every reconnect")
+}
+
+// Timing returns the timing in use and its source (Source*).
+func (c *Conn) Timing() (Timing, string) {
 	sv := c.sv.Load()
+	return sv.timing, sv.source
+}
+
+// timingErr says why no ownership deadline can be safe with what the
+// servers said: their timing is unknown (ErrTimingUnknown), or a follower's
+// replies trail further than the session timeout leaves (ErrInvalid); nil
+// if a deadline can be safe.
+func (c *Conn) timingErr(sv *survey) error {
+	if sv.source == SourceUnknown {
+		return c.unknownErr(sv)
+	}
 	if !sv.followers {
 		return nil
 	}
@@ -204,72 +326,56 @@ func (c *Conn) checkTiming() error {
 		"the session timeout must exceed %v (timing from %s). "+
 		"Raise WithSessionTimeout, or lower the servers' syncLimit×tickTime",
 		ErrInvalid, t, sv.timing.SyncLimit, sv.timing.Tick, time.Duration(sv.timing.SyncLimit)*sv.timing.Tick,
-		lag, beat, m, need, sv.told)
+		lag, beat, m, need, sv.source)
 }
 
-// confirmGuess asks the server the session reached for its conf when no
-// server told it during the survey (all were electing a leader, say: a
-// server that does not serve does not tell; the one the session reached
-// serves now). Its timing then stands in for the sample's, as a server that
-// told would have at the survey (an ensemble's servers share one
-// configuration); a caller's WithEnsembleTiming stays a floor.
-func (c *Conn) confirmGuess(ctx context.Context) {
-	sv, l := c.sv.Load(), c.cur.Load()
-	if !sv.guessed || l == nil {
-		return
+// unknownErr is timingErr's answer for servers that do not tell.
+func (c *Conn) unknownErr(sv *survey) error {
+	who := fmt.Sprintf("the servers %v run in an ensemble and do not answer 'conf'", sv.refusing)
+	if len(sv.refusing) == 0 {
+		who = fmt.Sprintf("no server answered 'conf' (%v did not answer at all)", sv.unreached)
 	}
-	out, err := c.fourLetter(ctx, l.addr, "conf")
-	if err != nil || notAllowed(out) {
-		return
-	}
-	sc, ok := parseConf(out)
-	if !ok {
-		return
-	}
-	next := *sv
-	next.guessed = false
-	next.timing = Timing{Tick: sc.tick, SyncLimit: sc.syncLimit}
-	next.followers = sc.quorum
-	next.told = "the conf of the server the session reached (none answered at the survey)"
-	if c.cfg.TimingSet && c.cfg.Timing.lag() > next.timing.lag() {
-		next.timing = c.cfg.Timing
-		next.told = "WithEnsembleTiming and " + next.told
-	}
-	if next.unknown != nil {
-		next.unknown = maps.Clone(next.unknown)
-		delete(next.unknown, l.addr)
-	}
-	c.sv.CompareAndSwap(sv, &next)
+	return fmt.Errorf("%w: %s, so zklock cannot learn their tickTime and syncLimit, on which the ownership "+
+		"deadline rests (a follower cut off from its leader answers its clients for syncLimit×tickTime), "+
+		"nor their session timeout bounds (minSessionTimeout, maxSessionTimeout). "+
+		"Either add the line 4lw.commands.whitelist=srvr,conf (or *) to every server's zoo.cfg "+
+		"(ZooKeeper's default since 3.5.3 is srvr alone), or state the timing with "+
+		"WithEnsembleTiming(tickTime, syncLimit) (the CLI's --ensemble-timing); with the timing stated and 'conf' "+
+		"refused, the session bounds stay unknown: zklock uses the timeout each connect response granted, "+
+		"and ends the ownership epoch at every reconnect, as a server whose response is lost may have "+
+		"granted any shorter timeout", ErrTimingUnknown, who)
 }
 
-// learnConf asks a server that did not tell its conf when the session
-// began, now that the session reached it; a server whose followers lag
-// more than assumed raises the lag from now on.
-func (c *Conn) learnConf(addr string) {
-	sv := c.sv.Load()
-	if !sv.unknown[addr] {
+// recheck ends the live epoch, once the session is established, when no
+// deadline can be safe any more, and says why with the numbers; no epoch
+// begins until a deadline can be safe again.
+func (c *Conn) recheck() {
+	if !c.ready.Load() {
 		return
 	}
-	out, err := c.fourLetter(c.bg, addr, "conf")
-	if err != nil || notAllowed(out) {
+	err := c.timingErr(c.sv.Load())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil || c.ep == nil {
 		return
 	}
-	sc, ok := parseConf(out)
-	if !ok || !sc.quorum {
+	sid := c.sid
+	c.endEpochLocked(false)
+	c.publishLocked(StateLost, sid)
+	c.logs.add(slog.LevelWarn, "zklock: the servers' timing leaves no safe ownership deadline; locks held through the session are lost",
+		"session", fmt.Sprintf("0x%x", sid), "reason", err.Error())
+}
+
+// confirm asks the server the session reached for its facts when no server
+// told them during the survey (all were electing a leader, say: a server
+// that does not serve does not tell; the one the session reached serves
+// now).
+func (c *Conn) confirm(ctx context.Context) {
+	l := c.cur.Load()
+	if l == nil || c.sv.Load().source != SourceUnknown {
 		return
 	}
-	t := Timing{Tick: sc.tick, SyncLimit: sc.syncLimit}
-	for {
-		sv = c.sv.Load()
-		if t.lag() <= sv.timing.lag() {
-			return
-		}
-		next := *sv
-		next.timing = t
-		if c.sv.CompareAndSwap(sv, &next) {
-			c.logs.add(slog.LevelWarn, "zklock: a server's followers lag more than assumed at NewSession: "+
-				"the ownership deadline now trails further", "server", addr, "tick", sc.tick, "syncLimit", sc.syncLimit)
-			return
-		}
+	if f, ok := c.askFacts(ctx, l.addr, false); ok {
+		c.learned(l.addr, f)
 	}
 }
