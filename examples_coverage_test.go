@@ -14,6 +14,7 @@ import (
 // Every exported type has a testable example that runs (with an Output
 // comment), and so do the main flows a newcomer looks for.
 func TestEveryTypeHasAnExample(t *testing.T) {
+	t.Parallel()
 	missing, err := examplecheck.Missing(".",
 		"NewSession", "Session.Subscribe", "Mutex.Lock", "Mutex.TryLock", "Mutex.Locker", "RWMutex.RLock",
 		"RWMutex.RLocker", "Election.Campaign", "Election.Observe", "Election.Run", "Revoke", "Break", "WatchLock",
@@ -30,6 +31,7 @@ func TestEveryTypeHasAnExample(t *testing.T) {
 // of the test package (a helper a reader would not have); it takes its
 // servers from ZK_SERVERS, as the README program does.
 func TestExamplesAreCopyable(t *testing.T) {
+	t.Parallel()
 	fset := gotoken.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
 	if err != nil {
