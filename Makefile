@@ -32,8 +32,14 @@ go-min:
 lint: deps
 	for m in $(MODULES); do (cd $$m && go vet ./... && $(STATICCHECK) ./...) || exit 1; done
 
+# TEST_PARALLEL tests marked t.Parallel run at once within a package (go
+# test's default is GOMAXPROCS, 2 on a two-core machine). Those of the root
+# package spend most of their time waiting: for a session to time out, a
+# proxy's latency, a JVM to start. The tests whose assertions bound a wall
+# time closely are not marked and run first, alone.
+TEST_PARALLEL ?= 4
 test: lint
-	for m in $(MODULES); do (cd $$m && go test -race -count=1 -timeout 14m ./...) || exit 1; done
+	for m in $(MODULES); do (cd $$m && go test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 14m ./...) || exit 1; done
 
 # The model-based fuzz target (fuzz_*_internal_test.go): operation
 # sequences over every primitive and option on the in-memory server, the

@@ -18,7 +18,7 @@ import (
 // Whatever ends the read lock, a writer queued behind must not hold
 // before the read hold's loss signal fires.
 func TestBreakDowngradedReadAfterWriteUnlockBound(t *testing.T) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "rw")
 	as := newSession(t, c.Servers())
@@ -63,7 +63,8 @@ func TestBreakDowngradedReadAfterWriteUnlockBound(t *testing.T) {
 // read lock taken by downgrading a revocable write lock is revocable
 // too"), and the writer behind must not hold before the reader lets go.
 func TestBreakRevokeDowngradedReader(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "rw")
 	as := newSession(t, c.Servers())

@@ -63,6 +63,7 @@ func hammer(ctx context.Context, m *zklock.Mutex, who string, n int, g *grantLog
 // local and remote grants, and the cohort needs far fewer requests than
 // one node per acquisition would.
 func TestCohortExclusionAndTokens(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	path := lockPath(t, "cohort")
 	local := newSession(t, c.Servers())
@@ -113,8 +114,9 @@ func TestCohortExclusionAndTokens(t *testing.T) {
 // it is granted at most that often, and the cohort's next node queues
 // behind it.
 func TestCohortBoundsRemoteWait(t *testing.T) {
+	t.Parallel()
 	const bound = 4
-	c := standalone(t)
+	c := shared(t)
 	path := lockPath(t, "cohort")
 	local := newSession(t, c.Servers())
 	ctx, cancel := context.WithCancel(ctxFor(t))
@@ -181,6 +183,7 @@ func TestCohortBoundsRemoteWait(t *testing.T) {
 // invalidates it (the old holder's guarded multi fails), and the new
 // holder's Guard commits.
 func TestCohortGuard(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	path := lockPath(t, "cohort")
 	s := newSession(t, c.Servers())
@@ -215,6 +218,7 @@ func TestCohortGuard(t *testing.T) {
 // Unlock by a handle that does not hold fails; a cancelled local waiter
 // leaves nothing behind.
 func TestCohortMisuseAndCancel(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	path := lockPath(t, "cohort")
 	s := newSession(t, c.Servers())
@@ -241,7 +245,8 @@ func TestCohortMisuseAndCancel(t *testing.T) {
 // another session holds, a waiting local handle is never handed the lost
 // node, and it holds later under the new session, with a larger token.
 func TestCohortLoss(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "cohort")
 	p := zktest.NewProxy(t, c.Servers())
@@ -275,6 +280,7 @@ func TestCohortLoss(t *testing.T) {
 // A local waiter alone, whose ctx ends while the cohort's node waits in
 // the queue, takes the node out with it: nothing is left on the server.
 func TestCohortCancelOnlyWaiter(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "cohort")
@@ -305,6 +311,7 @@ func TestCohortCancelOnlyWaiter(t *testing.T) {
 // session behind that node must not take it for a release (a cohort's node
 // does not announce releases), and waits until the cohort lets go.
 func TestCohortGuardBumpIsNoRelease(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "cohort")

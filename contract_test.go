@@ -170,12 +170,14 @@ var contracts = []struct {
 	{"create reply lost", contractReplyLost},
 }
 
-// TestContracts runs every contract over every primitive, each pair on a
-// server of its own. The pairs run in parallel, as many at once as
-// -parallel allows (GOMAXPROCS by default): most of their time is spent
-// waiting for a session to time out, and nothing they count (requests,
-// watches) is shared between servers.
+// TestContracts runs every contract over every primitive: a pair that
+// counts watches or kills its server on a server of its own, the others
+// on the shared one (see shared). The pairs run in parallel, with the
+// package's other parallel tests, as many at once as -parallel allows
+// (GOMAXPROCS by default): most of their time is spent waiting for a
+// session to time out, and nothing they count is shared between servers.
 func TestContracts(t *testing.T) {
+	t.Parallel()
 	for _, c := range contracts {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -195,7 +197,7 @@ func TestContracts(t *testing.T) {
 // a proxy from the cancellation on, so that an acquisition that returned
 // before the server had deleted its node would be seen to leave it.
 func contractCancel(t *testing.T, _ string, p primitive) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	px := zktest.NewProxy(t, c.Servers())
@@ -286,7 +288,7 @@ func contractHerd(t *testing.T, _ string, p primitive) {
 // session timeout sees its loss signal fire before a rival on another
 // session acquires, and its release then reports the loss.
 func contractLossBeforeRival(t *testing.T, _ string, p primitive) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	px := zktest.NewProxy(t, c.Servers())
@@ -422,7 +424,7 @@ func TestContractHelperProcess(t *testing.T) {
 // server does when it reaps an empty CONTAINER), where node sequence
 // numbers start over.
 func contractTokens(t *testing.T, _ string, p primitive) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	s := newSession(t, c.Servers())
@@ -445,7 +447,7 @@ func contractTokens(t *testing.T, _ string, p primitive) {
 // create but before its reply came back, the acquisition still succeeds,
 // and exactly one node remains: ours, of our session, its czxid the token.
 func contractReplyLost(t *testing.T, _ string, p primitive) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	px := zktest.NewProxy(t, c.Servers())

@@ -55,7 +55,8 @@ func requireReleased(t *testing.T, h heldThing) {
 // TestOneDialect: every hold exposes the same accessors, with the same
 // meaning, held and released.
 func TestOneDialect(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	s := newSession(t, c.Servers())
 	ctx := ctxFor(t)
 	type acq struct {
@@ -102,7 +103,8 @@ func TestOneDialect(t *testing.T) {
 // TestLockers: every exclusive hold has a sync.Locker adapter (and the
 // RWMutex a read one), which locks and unlocks through the server.
 func TestLockers(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	s := newSession(t, c.Servers())
 	m, err := zklock.NewMutex(s, lockPath(t, "m"))
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 // leader, a second Campaign or Run on the same handle returns
 // ErrAlreadyCampaigning at once instead of queueing a second node (issue 23).
 func TestElectionConcurrentCampaignRefused(t *testing.T) {
+	t.Parallel()
 	campaign := func(ctx context.Context, e *zklock.Election) error {
 		_, err := e.Campaign(ctx, []byte("e"))
 		return err
@@ -23,7 +24,7 @@ func TestElectionConcurrentCampaignRefused(t *testing.T) {
 			return nil
 		})
 	}
-	c := standalone(t)
+	c := shared(t)
 	for _, tc := range []struct {
 		name          string
 		first, second func(context.Context, *zklock.Election) error

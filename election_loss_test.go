@@ -11,7 +11,8 @@ import (
 )
 
 func TestElectionTermLostBeforeExpiry(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "e")
 	p := zktest.NewProxy(t, c.Servers())
@@ -47,7 +48,8 @@ func TestElectionTermLostBeforeExpiry(t *testing.T) {
 }
 
 func TestElectionNodeDeletedEndsTerm(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "e")
 	e := newElection(t, newSession(t, c.Servers()), path)

@@ -33,6 +33,7 @@ func next(t *testing.T, ch <-chan zklock.LeaderInfo, d time.Duration) zklock.Lea
 }
 
 func TestElectionObserveSeesEveryChangeInOrder(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "e")
@@ -78,6 +79,7 @@ func TestElectionObserveSeesEveryChangeInOrder(t *testing.T) {
 }
 
 func TestElectionObserveSlowReaderGetsLatest(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "e")
@@ -129,7 +131,8 @@ func TestElectionObserveSlowReaderGetsLatest(t *testing.T) {
 }
 
 func TestElectionObserveClosesWithSession(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	ch, err := newElection(t, s, lockPath(t, "e")).Observe(ctx)

@@ -157,6 +157,7 @@ type propCluster struct {
 // Observe reported leaders in token order, and after each fault healed a
 // leader existed again within the session timeout plus propRecoveryBound.
 func TestElectionPropertyNoDoubleLeaderUnderFaults(t *testing.T) {
+	t.Parallel()
 	duration := envDuration(t, "ZKLOCK_ELECTION_DURATION", propDefaultDuration)
 	seed := envSeed(t)
 	t.Logf("seed %d (ZKLOCK_ELECTION_SEED), fault phase %v (ZKLOCK_ELECTION_DURATION)", seed, duration)

@@ -46,7 +46,8 @@ func children(t *testing.T, s *zklock.Session, path string) []string {
 }
 
 func TestElectionBadInput(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	s := newSession(t, c.Servers())
 	ctx := ctxFor(t)
 	_, err := zklock.NewElection(nil, "/e")
@@ -85,7 +86,8 @@ func TestElectionBadInput(t *testing.T) {
 }
 
 func TestElectionCampaignCancelledLeavesNothing(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "e")
 	s1, s2 := newSession(t, c.Servers()), newSession(t, c.Servers())
@@ -122,6 +124,7 @@ func TestElectionCampaignCancelledLeavesNothing(t *testing.T) {
 }
 
 func TestElectionResignHandsOver(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "e")
@@ -188,7 +191,8 @@ func requireClosed(t *testing.T, ch <-chan struct{}) {
 }
 
 func TestElectionSharesMutexWireFormat(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "e")
 	m, err := zklock.NewMutex(newSession(t, c.Servers()), path)
@@ -209,7 +213,8 @@ func TestElectionSharesMutexWireFormat(t *testing.T) {
 }
 
 func TestElectionRunRequeues(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "e")
 	runCtx, stop := context.WithCancel(ctx)

@@ -9,6 +9,7 @@ import (
 // Every exported type has a testable example that runs (with an Output
 // comment), and so do the main flows a newcomer looks for.
 func TestEveryTypeHasAnExample(t *testing.T) {
+	t.Parallel()
 	missing, err := examplecheck.Missing(".",
 		"NewSession", "Session.Subscribe", "Mutex.Lock", "Mutex.TryLock", "Mutex.Locker", "RWMutex.RLock",
 		"RWMutex.RLocker", "Election.Campaign", "Election.Observe", "Election.Run", "Revoke", "Break", "WatchLock",
@@ -26,6 +27,7 @@ func TestEveryTypeHasAnExample(t *testing.T) {
 // reader would not have; a whole-file example may use its own file's); it
 // takes its servers from ZK_SERVERS, as the README program does.
 func TestExamplesAreCopyable(t *testing.T) {
+	t.Parallel()
 	uses, err := examplecheck.NotStandalone(".")
 	if err != nil {
 		t.Fatal(err)

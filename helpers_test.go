@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopShared()
 	stopExampleServers()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -36,11 +38,73 @@ func TestMain(m *testing.M) {
 // testTimeout bounds every test's blocking calls.
 const testTimeout = 60 * time.Second
 
+// Most tests here call t.Parallel: they spend their time waiting (for a
+// session to time out, a proxy's latency, a JVM to start), each on paths of
+// its own (lockPath). Those that are not run first, alone: the ones whose
+// assertions bound a wall time closely (a loss signal within a second of the
+// deadline, a rival's watch set within a 300ms hold, a paused leader's
+// timing) or that wait on a 2s session through 50 reconnects.
+
 // standalone starts a standalone server of the test's own (stopped at
 // cleanup), which the test may stop, kill or pause.
 func standalone(t *testing.T) *zktest.Cluster {
 	t.Helper()
 	return zktest.Start(t)
+}
+
+// sharedZK is the server of shared: started by the first test that asks,
+// stopped by TestMain.
+var sharedZK struct {
+	once sync.Once
+	c    *zktest.Cluster
+	err  error
+}
+
+// sharedServer is what shared returns: the addresses of a server that other
+// tests use at the same time, and no way to stop, kill, pause or inspect
+// it, so a test that does any of these does not compile with it.
+type sharedServer struct{ addrs []string }
+
+// Servers returns the server's client address.
+func (s sharedServer) Servers() []string { return s.addrs }
+
+// shared returns a standalone server that tests running in parallel share,
+// each on its own paths (lockPath), sparing each a JVM's start (about
+// half a second of CPU on two cores). It is for tests that only talk to
+// the server: one that faults it, counts its watches or sessions, or sets
+// an ACL on a parent it does not own needs standalone.
+func shared(t *testing.T) sharedServer {
+	t.Helper()
+	z := &sharedZK
+	z.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		z.c, z.err = zktest.Launch(ctx, 1)
+	})
+	if z.err != nil {
+		t.Fatalf("the shared ZooKeeper: %v", z.err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the shared ZooKeeper's log (all tests'), last lines:\n%s", lastLines(z.c.Server(0).Log(), 60))
+		}
+	})
+	return sharedServer{addrs: z.c.Servers()}
+}
+
+// stopShared stops the shared server if a test started it.
+func stopShared() {
+	if sharedZK.c != nil {
+		if err := sharedZK.c.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // ctxFor returns a context bounded by testTimeout and cancelled at cleanup.

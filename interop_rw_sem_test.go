@@ -31,7 +31,8 @@ func curatorNode(t *testing.T, s *zklock.Session, dir, kind string) string {
 // Curator InterProcessReadWriteLock nodes take part in our order: its
 // writer blocks our readers and writers, its reader blocks our writer only.
 func TestRWMutexCuratorNodes(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	path := lockPath(t, "rw")
@@ -54,7 +55,8 @@ func TestRWMutexCuratorNodes(t *testing.T) {
 // Every child of <path>/leases counts, as in Curator, and a Curator client
 // queued on <path>/locks is not overtaken.
 func TestSemaphoreCuratorNodes(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	path := lockPath(t, "sem")

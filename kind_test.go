@@ -194,7 +194,8 @@ func layout(t *testing.T, s *zklock.Session, path string) []string {
 // (issue 23). Mutex, ReentrantMutex and Election share "lock-" nodes by
 // design and are not refused by each other.
 func TestWrongKindRefused(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	for _, h := range kindHolders {
 		for _, k := range kindContenders {
 			if familyOf[h.kind] == k.family {
@@ -229,6 +230,7 @@ func TestWrongKindRefused(t *testing.T) {
 // and Kazoo's __lock__ nodes are contenders of a Mutex's queue, and children
 // of no known kind are ignored; a Curator LeaderLatch node is refused.
 func TestWrongKindSharedKinds(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())

@@ -97,7 +97,8 @@ func requireCalls(t *testing.T, want, got []metricsCall) {
 }
 
 func TestMetricsEveryPrimitive(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	rec := &metricsRecorder{}
 	s := newSession(t, c.Servers(), zklock.WithMetrics(rec))
@@ -206,6 +207,7 @@ func (b *syncBuffer) records(t *testing.T, msg string) []map[string]any {
 // nothing), the log names the lock's path, and the states are reported in
 // order.
 func TestMetricsLossIsReportedAndLogged(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())

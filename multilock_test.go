@@ -41,6 +41,7 @@ func multiParts(t *testing.T, s *zklock.Session, paths []string) []zklock.Part {
 // many rounds each: no deadlock (every round finishes within the test's
 // bound), and never two holders of one path.
 func TestMultiLockOppositeOrders(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	root := lockPath(t, "multi")
 	paths := []string{root + "/a-m", root + "/b-w", root + "/c-s"}
@@ -87,6 +88,7 @@ func TestMultiLockOppositeOrders(t *testing.T) {
 // returns the ctx's error and leaves nothing on the server: the parts it
 // held are released, the one it waited for is withdrawn.
 func TestMultiLockCancelAtEveryStage(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	for stage := range 3 {
@@ -124,6 +126,7 @@ func TestMultiLockCancelAtEveryStage(t *testing.T) {
 // One part's session is cut off: the MultiLock's Lost fires, and Unlock
 // reports the loss while releasing the other parts.
 func TestMultiLockLossOfOnePart(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")
@@ -150,6 +153,7 @@ func TestMultiLockLossOfOnePart(t *testing.T) {
 // Guard: every part's check, in one multi with the write; stale after
 // Unlock. Bad arguments are refused.
 func TestMultiLockGuardAndArguments(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")

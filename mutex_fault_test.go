@@ -11,7 +11,8 @@ import (
 )
 
 func TestMutexHolderCutOffLosesBeforeRival(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	p := zktest.NewProxy(t, c.Servers())
@@ -38,6 +39,7 @@ func TestMutexHolderCutOffLosesBeforeRival(t *testing.T) {
 }
 
 func TestMutexKeptThroughEnsembleLeaderKill(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 3, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Second))
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
@@ -61,7 +63,8 @@ func TestMutexKeptThroughEnsembleLeaderKill(t *testing.T) {
 }
 
 func TestMutexUnlockConvergesThroughOutage(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	p := zktest.NewProxy(t, c.Servers())

@@ -32,7 +32,8 @@ func seqOf(t *testing.T, node string) string {
 }
 
 func TestMutexExcludesAndIsFIFO(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	const workers, cycles = 20, 50
@@ -78,7 +79,8 @@ func TestMutexExcludesAndIsFIFO(t *testing.T) {
 }
 
 func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	s := newSession(t, c.Servers())
@@ -125,7 +127,8 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 }
 
 func TestMutexRejectsBadInput(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	for _, tc := range []struct {
@@ -180,7 +183,8 @@ func TestMutexRejectsBadInput(t *testing.T) {
 }
 
 func TestReentrantMutex(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	s := newSession(t, c.Servers())

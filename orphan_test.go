@@ -129,6 +129,7 @@ func lockOnce(ctx context.Context, s *zklock.Session, path string) error {
 // wholesale past 4096, so a lock node created just before a clear was
 // reported as "reply not observed" and left live, locking its path.
 func TestLockFreshPathsLeavesNothing(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(10*time.Second))
 	root := lockPath(t, "f")
@@ -140,6 +141,7 @@ func TestLockFreshPathsLeavesNothing(t *testing.T) {
 // TestLockFreshPathsEnsemble is the same on a 3-server ensemble, with the
 // session on a follower (writes go through the leader).
 func TestLockFreshPathsEnsemble(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 3)
 	s := newSession(t, c.Servers()[1:2], zklock.WithSessionTimeout(10*time.Second))
 	root := lockPath(t, "f")
@@ -152,6 +154,7 @@ func TestLockFreshPathsEnsemble(t *testing.T) {
 // other primitives: 64 goroutines of one session, 3,000 fresh paths each
 // (a semaphore makes 2 parents more per path, an RWMutex two acquisitions).
 func TestFreshPathsEveryPrimitive(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	for _, name := range []string{"RWMutex", "Semaphore", "Election"} {
 		t.Run(name, func(t *testing.T) {
@@ -169,6 +172,7 @@ func TestFreshPathsEveryPrimitive(t *testing.T) {
 // Lock failed and left its node. The path is valid and the request is far
 // below the server's 1 MiB limit.
 func TestLockLongPathLeavesNothing(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	s := newSession(t, c.Servers())
 	ctx := ctxFor(t)
@@ -263,6 +267,7 @@ var primitiveCycles = map[string]cycler{
 // node; the observer is gone (a create's reply carries its czxid and
 // owner), and creates zklock did not send must still disturb nothing.
 func TestPrimitivesWhilePlainCreates(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	for name, cycle := range primitiveCycles {
 		t.Run(name, func(t *testing.T) {

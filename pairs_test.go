@@ -134,6 +134,7 @@ func TestPairsMaxHold(t *testing.T) {
 // the waiter behind never takes it for a release, and holds once the
 // holder lets go.
 func TestPairsRevocable(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	for _, k := range lockKinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -176,6 +177,7 @@ func TestPairsRevocable(t *testing.T) {
 // documented limit); a bound that passes later deletes only the broken
 // holder's node, never the new holder's.
 func TestPairsBreak(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	kinds := append(lockKinds[:len(lockKinds):len(lockKinds)],
 		lockKind{"Mutex WithMaxHold", func(t *testing.T, s *zklock.Session, p string, _ ...zklock.Option) lockHolder {
@@ -268,6 +270,7 @@ func waitCandidates(t *testing.T, e *zklock.Election, n int) {
 // layout), nothing to name on a semaphore's path; written into an election
 // candidate's node and a cohort's node, where it lets nobody in.
 func TestPairsRevokeTargets(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	op := newSession(t, c.Servers())
 	for _, layout := range semLayouts {
@@ -373,6 +376,7 @@ func revokeCohort(t *testing.T, c *zktest.Cluster, op *zklock.Session) {
 // writers), a revocable part hears a revocation through its handle,
 // every part's Guard commits, and nothing is left once it lets go.
 func TestPairsMultiLockParts(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")
@@ -478,6 +482,7 @@ func TestPairsMultiLockBoundedPart(t *testing.T) {
 // nested holds never overlap across owners, and tokens strictly increase
 // in grant order across local handoffs and remote grants.
 func TestPairsReentrantCohort(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "cohort")
@@ -526,6 +531,7 @@ func TestPairsReentrantCohort(t *testing.T) {
 // deletes both, and the writer behind holds; the old holder's releases
 // then report nothing held by it any more.
 func TestBreakDowngradedHolder(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "rw")

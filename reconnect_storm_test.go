@@ -22,6 +22,7 @@ import (
 // the holder holds, and once the holder unlocks the waiters acquire in the
 // order they queued, each once.
 func TestReconnectStormWaitersInOrder(t *testing.T) {
+	t.Parallel()
 	const (
 		waiters = 3
 		resets  = 100

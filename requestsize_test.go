@@ -42,7 +42,8 @@ var newPrimitive = map[string]func(s *zklock.Session, path string, opts ...zkloc
 // request, path included, and WithMaxRequestSize follows a server with a
 // larger jute.maxbuffer.
 func TestRequestOverMaxBufferRefused(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	s := newSession(t, c.Servers())
 	big := zklock.WithData(make([]byte, zklock.MaxDataSize))
 	long := "/zklock-test/" + strings.Repeat("p", 5000)
@@ -73,7 +74,8 @@ func TestRequestOverMaxBufferRefused(t *testing.T) {
 // succeed), so the size zklock computes is not more lenient than the
 // server's check; one byte more is refused.
 func TestLargestRequestIsServed(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	s := newSession(t, c.Servers())
 	path := lockPath(t, strings.Repeat("p", 6000))
 	admits := func(n int) bool {

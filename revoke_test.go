@@ -14,6 +14,7 @@ import (
 // request's write for a release (a revocable node does not announce), and
 // holds only once the holder lets go.
 func TestRevokeHolder(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "revoke")
@@ -64,7 +65,8 @@ func TestRevokeHolder(t *testing.T) {
 // and a bad path; it revokes every reader holding an RWMutex, and a
 // waiter named by its node.
 func TestRevokeTargets(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	root := lockPath(t, "revoke")
@@ -144,7 +146,8 @@ func TestRevokeNeedsPermission(t *testing.T) {
 // written between the watcher's read and its watch, is pinned
 // deterministically by TestRevocationBetweenReadAndWatch.)
 func TestRevokeRightAfterLock(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	path := lockPath(t, "right-after")
@@ -201,6 +204,7 @@ func TestMaxHold(t *testing.T) {
 // contender holds, and the old holder's guard fails while its token is
 // below the new one's. A client that may not delete cannot break.
 func TestBreak(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "break")

@@ -22,6 +22,7 @@ import (
 // create and the listing behind it are one round trip and the delete
 // another.
 func TestUncontendedMutexCost(t *testing.T) {
+	t.Parallel()
 	const (
 		rounds  = 10
 		latency = time.Second

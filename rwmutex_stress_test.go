@@ -48,8 +48,9 @@ func (c *rwChecker) leave(write bool) {
 }
 
 func TestRWMutexMixedInvariant(t *testing.T) {
+	t.Parallel()
 	const sessions, cycles = 16, 50
-	c := standalone(t)
+	c := shared(t)
 	ctx, cancel := context.WithTimeout(ctxFor(t), 3*time.Minute)
 	defer cancel()
 	path := lockPath(t, "rw")
@@ -92,7 +93,8 @@ func rwCycle(ctx context.Context, m *zklock.RWMutex, chk *rwChecker, write bool)
 // A writer cut off from the server past its session timeout sees Lost fire
 // before a waiting reader is granted the lock.
 func TestRWMutexCutOffWriter(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
 	cut := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))

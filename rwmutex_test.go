@@ -27,6 +27,7 @@ func waitQueued(t *testing.T, m *zklock.RWMutex, n int) {
 }
 
 func TestRWMutexReadersShare(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "rw")
@@ -55,7 +56,8 @@ func TestRWMutexReadersShare(t *testing.T) {
 }
 
 func TestRWMutexWriterExcludes(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "rw")
 	ss := manySessions(t, c.Servers(), 3)
@@ -80,7 +82,8 @@ func TestRWMutexWriterExcludes(t *testing.T) {
 // A reader that arrives after a waiting writer waits for it: readers cannot
 // starve writers.
 func TestRWMutexReaderWriterReaderOrder(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "rw")
 	ss := manySessions(t, c.Servers(), 3)
@@ -107,7 +110,8 @@ func TestRWMutexReaderWriterReaderOrder(t *testing.T) {
 // Downgrading with a writer queued: the writer never overlaps the
 // downgraded reader.
 func TestRWMutexDowngradeKeepsQueuedWriterOut(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "rw")
 	ss := manySessions(t, c.Servers(), 3)
@@ -143,7 +147,8 @@ func TestRWMutexDowngradeKeepsQueuedWriterOut(t *testing.T) {
 // Upgrade, as with sync.RWMutex, waits: Lock while the handle holds a read
 // lock (another goroutine's) queues behind it until RUnlock.
 func TestRWMutexLockWaitsForReaders(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	m := newRW(t, s, lockPath(t, "rw"))
@@ -163,7 +168,8 @@ func TestRWMutexLockWaitsForReaders(t *testing.T) {
 // takes a read lock of its own beside the handle's others, and each
 // release ends one acquisition.
 func TestRWMutexSharedHandle(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	path := lockPath(t, "rw")
@@ -204,7 +210,7 @@ func TestRWMutexSharedHandle(t *testing.T) {
 }
 
 func TestRWMutexBadInput(t *testing.T) {
-	c := standalone(t)
+	c := shared(t)
 	s := newSession(t, c.Servers())
 	_, err := zklock.NewRWMutex(nil, "/x")
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)

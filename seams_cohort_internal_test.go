@@ -113,6 +113,7 @@ func TestCohortWithdrawnWaiterReleasesNode(t *testing.T) {
 // returns once that node is gone, as every acquisition does (Cleanup in
 // the package doc): the node is the cancelled waiter's, made for it alone.
 func TestCohortCancelReturnsAfterNodeGone(t *testing.T) {
+	t.Parallel()
 	const path = "/seams/m"
 	srv := queuetest.NewServer()
 	a, h := srv.Connect(), srv.Connect()

@@ -12,6 +12,7 @@ import (
 // the cohort hands that node on to no local waiter: the waiter enqueues
 // again, behind the rival, and the old holder's Unlock reports the loss.
 func TestCohortAfterBreakZK(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "cohort")

@@ -13,6 +13,7 @@ import (
 // waits for the second does not return success while a rival holds the
 // first: it starts over, and holds every part, live, in the end.
 func TestMultiLockPartLostWhileAcquiringZK(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")

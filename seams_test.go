@@ -82,6 +82,7 @@ func readNodeOf(t *testing.T, m *zklock.RWMutex, sid int64) string {
 // must not announce its write node's release: writer B behind it would
 // hold beside the read lock. The read lock ends at the same bound.
 func TestMaxHoldBesideDowngradeZK(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	// The downgrade must come before the bound passes; on a machine loaded
 	// enough to delay it past the bound, try again with a longer one.
@@ -155,6 +156,7 @@ func closed(ch <-chan struct{}) bool {
 // or Break deleted its node) fails with ErrLockLost and leaves no read
 // node, while the writer behind holds.
 func TestDowngradeAfterLossZK(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	for _, tc := range []struct {
 		name string

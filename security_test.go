@@ -36,6 +36,7 @@ func tree(t *testing.T, c *zklock.Client, p string) []string {
 // locks parent), and checks that every node zklock made, parents included,
 // carries the session's creator-only ACL.
 func TestSecurityACLOnEveryNode(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	alice := newSession(t, c.Servers(), zklock.WithDigestAuth("alice", "secret"))
@@ -90,6 +91,7 @@ func TestSecurityACLOnEveryNode(t *testing.T) {
 // and its own lock attempts fail at once with zklock.ErrNoAuth; the holder keeps
 // the lock.
 func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	alice := newSession(t, c.Servers(), zklock.WithDigestAuth("alice", "secret"))
@@ -139,6 +141,7 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 // zklock.ErrNoAuth from every primitive on paths another user owns, at once,
 // and leaves nothing behind.
 func TestSecurityNoCredentials(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	alice := newSession(t, c.Servers(), zklock.WithDigestAuth("alice", "secret"))
@@ -208,6 +211,7 @@ func TestSecurityNoCredentials(t *testing.T) {
 // resumes with its credentials re-sent, so it can still release and take a
 // lock whose nodes only its user may touch.
 func TestAuthSurvivesReconnect(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
@@ -255,6 +259,7 @@ func TestAuthOptionsRejectBadInput(t *testing.T) {
 // authenticated too, so it can queue again under a lock path only its user
 // may write to.
 func TestAuthSurvivesExpiry(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())

@@ -15,7 +15,8 @@ import (
 // larger, TryAcquire or Acquire, whether or not other clients are queued,
 // and leaves nothing on the server (issue 23).
 func TestSemaphoreLimitMismatchRefusedAtOnce(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	for _, limit := range []int{1, 3} {
 		for _, try := range []bool{true, false} {
 			for _, queued := range []bool{false, true} {

@@ -31,7 +31,8 @@ func permitNodes(t *testing.T, s *zklock.Session, path string) []string {
 }
 
 func TestSemaphoreQueueBasics(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 2)
 	path := lockPath(t, "semq")
@@ -85,7 +86,8 @@ func filterNot(names []string, sub string) []string {
 // Holders leave out of queue order, or their sessions end: the waiter that
 // then fits is woken at once, though the node it watches is still there.
 func TestSemaphoreQueueOutOfOrder(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	for _, tc := range []struct {
 		name  string
@@ -138,6 +140,7 @@ func TestSemaphoreQueueOutOfOrder(t *testing.T) {
 // no child watch on the path; a release wakes one client, whatever the
 // queue behind it.
 func TestSemaphoreQueueHerdFree(t *testing.T) {
+	t.Parallel()
 	const waiters = 6
 	// Sessions of a minute ping every 20 s, so that a session's pings
 	// (every 667 ms at the usual 2 s) do not pass for a herd when a busy
@@ -202,7 +205,8 @@ func TestSemaphoreQueueHerdFree(t *testing.T) {
 // A limit that differs from the one the queue's nodes carry is refused at
 // once, smaller or larger, while the leases are taken and clients wait.
 func TestSemaphoreQueueLimitMismatch(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 3)
 	path := lockPath(t, "semq")
@@ -226,7 +230,8 @@ func TestSemaphoreQueueLimitMismatch(t *testing.T) {
 
 // WithPermitLayout is a Semaphore's option only.
 func TestQueueLayoutOnlyForSemaphore(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	s := newSession(t, c.Servers())
 	path := lockPath(t, "semq")
 	_, err := zklock.NewMutex(s, path, zklock.WithPermitLayout())

@@ -48,7 +48,8 @@ func acquireAsync(ctx context.Context, sem *zklock.Semaphore, n int) (<-chan res
 }
 
 func TestSemaphoreBasics(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 2)
 	path := lockPath(t, "sem")
@@ -109,8 +110,9 @@ func semNodes(t *testing.T, s *zklock.Session, path string) []string {
 // random and holding for a random while (so that holds end out of queue
 // order): never more than k leases held, and k is reached.
 func TestSemaphoreLimitInvariant(t *testing.T) {
+	t.Parallel()
 	const sessions, cycles, k = 16, 40, 3
-	c := standalone(t)
+	c := shared(t)
 	for _, layout := range semLayouts {
 		t.Run(layout.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(ctxFor(t), 3*time.Minute)
@@ -153,8 +155,9 @@ func TestSemaphoreLimitInvariant(t *testing.T) {
 // Waiters are served in arrival order, a larger request included: a later
 // small one does not overtake it.
 func TestSemaphoreFIFO(t *testing.T) {
+	t.Parallel()
 	const waiters = 5
-	c := standalone(t)
+	c := shared(t)
 	for _, layout := range semLayouts {
 		t.Run(layout.name, func(t *testing.T) {
 			ctx := ctxFor(t)
@@ -205,7 +208,8 @@ func TestSemaphoreFIFO(t *testing.T) {
 
 // n leases are taken together or not at all.
 func TestSemaphoreMultiLeaseAllOrNothing(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 3)
 	path := lockPath(t, "sem")
@@ -225,7 +229,8 @@ func TestSemaphoreMultiLeaseAllOrNothing(t *testing.T) {
 // A cancelled multi-lease Acquire leaves no node, whether it gave up in the
 // queue or at the head of it.
 func TestSemaphoreCancelLeavesNothing(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 3)
 	path := lockPath(t, "sem")
@@ -256,7 +261,8 @@ func TestSemaphoreCancelLeavesNothing(t *testing.T) {
 }
 
 func TestSemaphoreLimitMismatch(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 2)
 	path := lockPath(t, "sem")
@@ -273,7 +279,8 @@ func TestSemaphoreLimitMismatch(t *testing.T) {
 }
 
 func TestSemaphoreBadInput(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	path := lockPath(t, "sem")

@@ -27,6 +27,7 @@ import (
 // 3.9 or later: on this repository's 3.8 the waiter takes the one-shot
 // path, and holds.
 func TestReviewTrackedWaiterBesideWatchLockOfItsSession(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	for _, watch := range []bool{false, true} {
 		name := map[bool]string{false: "alone", true: "beside WatchLock"}[watch]
@@ -94,6 +95,7 @@ func advTrackedWaiter(t *testing.T, c *zktest.Cluster, watch bool) {
 // deletions' events are lost with the connection, and the waiter must look
 // again at the reconnect.
 func TestReviewTrackedWaiterReconnectLosesEvents(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
@@ -136,6 +138,7 @@ func mustSessionOfLease(t *testing.T, s *zklock.Session, l *zklock.Lease) int64 
 // granted at the release of the permit it waits for, and the first one's
 // release (which stops its tracking) does not stop the second's.
 func TestReviewTrackedTwoWaitersOneSession(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
@@ -171,6 +174,7 @@ func TestReviewTrackedTwoWaitersOneSession(t *testing.T) {
 // waiter on another session than WatchLock's. Fixed as above (2 of 2
 // failed before): on 3.8 no addWatch is set.
 func TestReviewWatchLockBeforeTrackedWaiterOfItsSession(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	for _, own := range []bool{false, true} {
 		name := map[bool]string{false: "waiter of another session", true: "waiter of its session"}[own]

@@ -52,6 +52,7 @@ func awaitRank(t *testing.T, s *zklock.Session, l *zklock.Lease, rank int) {
 // rank, and the waiter behind it, which hears of the same deletion, is
 // granted. The crashed holder's lease reports its loss.
 func TestSemaphoreQueueTrackedCrashedHolder(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
@@ -93,6 +94,7 @@ func TestSemaphoreQueueTrackedCrashedHolder(t *testing.T) {
 // made meanwhile must be found by listing again, or the waiter would wait
 // for an event that came and went.
 func TestSemaphoreQueueTrackedReconnect(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
@@ -126,6 +128,7 @@ func TestSemaphoreQueueTrackedReconnect(t *testing.T) {
 // holds its one watch on the semaphore's path however many leases it took,
 // and none on a node.
 func TestSemaphoreQueueTrackedNoLeak(t *testing.T) {
+	t.Parallel()
 	const clients, rounds = 4, 40
 	c := standalone(t)
 	ctx := ctxFor(t)

@@ -112,6 +112,7 @@ func (q *seqQueue) enqueue(t *testing.T, ctx context.Context, obs *zklock.Sessio
 // TestSeqLayoutHandoffInOrder: a queue longer than a listed one is handed
 // on in the order it was enqueued, one holder at a time.
 func TestSeqLayoutHandoffInOrder(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 4)
@@ -134,6 +135,7 @@ func TestSeqLayoutHandoffInOrder(t *testing.T) {
 // behind each walk on past its number, and the queue keeps its order. The
 // expired one re-enqueues under its new session, last.
 func TestSeqLayoutWaiterLeavesMiddle(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 3)
@@ -190,6 +192,7 @@ func TestSeqLayoutWaiterLeavesMiddle(t *testing.T) {
 // has gone. The path holds 17 children of no kind, so that the queue is
 // walked, not listed: they count among the children.
 func TestSeqLayoutGaps(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	for _, tc := range []struct {
 		name  string
@@ -265,6 +268,7 @@ func mkdirs(t *testing.T, cl *zklock.Client, p string) {
 // layout's holder; and a default-layout contender refuses the sequence
 // layout's holder. Neither leaves a node.
 func TestSeqLayoutRefusesWalkedPath(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 2)
@@ -303,6 +307,7 @@ func TestSeqLayoutRefusesWalkedPath(t *testing.T) {
 // holder's node, and the waiter, told of a deletion it cannot take for a
 // release, looks again and holds.
 func TestSeqLayoutWatchAndBreak(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 3)
@@ -337,6 +342,7 @@ func TestSeqLayoutWatchAndBreak(t *testing.T) {
 // deletion, walks below it, finds nothing, lists and holds, and the queue
 // goes on in order.
 func TestSeqLayoutHolderExpires(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 3)
@@ -365,6 +371,7 @@ func TestSeqLayoutHolderExpires(t *testing.T) {
 // fences a write while held and refuses it after Unlock, and nothing is
 // left behind; a rival of the same layout waits for the MultiLock.
 func TestSeqLayoutInMultiLock(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")

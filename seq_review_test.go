@@ -22,6 +22,7 @@ import (
 // round, contenders of both layouts Lock at once; any that holds checks
 // that nobody else does.
 func TestReviewSeqMixedLayoutsNeverOverlap(t *testing.T) {
+	t.Parallel()
 	const perLayout, rounds = 3, 25
 	c := standalone(t)
 	ctx := ctxFor(t)

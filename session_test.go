@@ -33,6 +33,7 @@ func expect(t *testing.T, ch <-chan zklock.Event, d time.Duration, want zklock.S
 }
 
 func TestSessionCloseDeletesEphemeralsAtOnce(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 30*time.Second))
 	ctx := ctxFor(t)
 	owner := newSession(t, c.Servers(), zklock.WithSessionTimeout(20*time.Second))
@@ -57,6 +58,7 @@ func TestSessionCloseDeletesEphemeralsAtOnce(t *testing.T) {
 }
 
 func TestSessionServerRestartWithinTimeout(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Second))
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(8*time.Second))
@@ -78,6 +80,7 @@ func TestSessionServerRestartWithinTimeout(t *testing.T) {
 }
 
 func TestSessionCutOffPastTimeout(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
@@ -112,6 +115,7 @@ func TestSessionCutOffPastTimeout(t *testing.T) {
 }
 
 func TestSessionSurvivesEnsembleLeaderKill(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 3, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Second))
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(8*time.Second))
@@ -144,7 +148,7 @@ func TestSessionSurvivesEnsembleLeaderKill(t *testing.T) {
 }
 
 func TestSessionDropsNoEvent(t *testing.T) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
 	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
@@ -210,6 +214,7 @@ func TestNewSessionRejectsBadInput(t *testing.T) {
 // running (goleak). The server clamps the requested timeout to its maximum,
 // so a margin below the requested timeout can still be too large.
 func TestNewSessionRejectsMarginAboveTimeout(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	max := c.MaxSessionTimeout()
 	for name, opts := range map[string][]zklock.SessionOption{
@@ -237,6 +242,7 @@ func TestNewSessionRejectsMarginAboveTimeout(t *testing.T) {
 // the last connection attempt's (issue 37: it was ctx's error alone, the
 // cause logged at debug level).
 func TestNewSessionNamesCause(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	s, err := zklock.NewSession(ctx, zklock.WithServers("127.0.0.1:1"))

@@ -17,6 +17,7 @@ import (
 // inside; clients without TLS, without a client certificate or trusting
 // another authority are refused.
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t, zktest.WithSelfSignedTLS())
 	ctx := ctxFor(t)
 	require.NotEmpty(t, c.SecureServers())
@@ -62,6 +63,7 @@ func TestTLS(t *testing.T) {
 // makes, here through a proxy that can reset them; the session reconnects
 // over TLS.
 func TestTLSComposesWithDialer(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t, zktest.WithSelfSignedTLS())
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.SecureServers())

@@ -93,7 +93,8 @@ func mutexWith(t *testing.T, s *zklock.Session, p, data string, opts ...zklock.O
 // arriving, a revocation request written into the holder's node, the
 // holder's release (the waiter holds), the last release.
 func TestWatchLockMutexChanges(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx, p := ctxFor(t), lockPath(t, "lock")
 	s := newSession(t, c.Servers())
 	states := watchLock(t, ctx, newSession(t, c.Servers()), p)
@@ -123,7 +124,8 @@ func TestWatchLockMutexChanges(t *testing.T) {
 
 // An RWMutex is shown as one: readers holding, a writer waiting.
 func TestWatchLockRWMutex(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx, p := ctxFor(t), lockPath(t, "rw")
 	s := newSession(t, c.Servers())
 	states := watchLock(t, ctx, newSession(t, c.Servers()), p)
@@ -149,7 +151,8 @@ func TestWatchLockRWMutex(t *testing.T) {
 // Both semaphore layouts: each lease taken and given back is delivered,
 // with the limit, and a client queued for a lease is a waiter.
 func TestWatchLockSemaphore(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	for _, tc := range []struct {
 		name string
 		kind zklock.Kind
@@ -201,6 +204,7 @@ func TestWatchLockSemaphore(t *testing.T) {
 // watcher whose session expired, set their watches again and deliver the
 // state the lock reached meanwhile.
 func TestWatchLockReconnectAndExpiry(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx, p := ctxFor(t), lockPath(t, "lock")
 	s := newSession(t, c.Servers())
@@ -253,6 +257,7 @@ func awaitState(t *testing.T, events <-chan zklock.Event, want zklock.State) {
 // never on a waiter's: a waiter's arrival or departure costs the
 // contenders nothing more than without a watcher.
 func TestWatchLockWatchesNoWaiter(t *testing.T) {
+	t.Parallel()
 	c := standalone(t)
 	ctx, p := ctxFor(t), lockPath(t, "lock")
 	s := newSession(t, c.Servers())
@@ -300,7 +305,8 @@ func TestWatchLockWatchesNoWaiter(t *testing.T) {
 // When ctx ends, the channel is closed and WatchLock's goroutines end
 // (goleak checks the package at the end); so does the session's Close.
 func TestWatchLockEnds(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	p := lockPath(t, "lock")
 	s := newSession(t, c.Servers())
 	for _, end := range []string{"ctx", "close"} {
@@ -334,7 +340,8 @@ func TestWatchLockEnds(t *testing.T) {
 // An Election's path shows the leader as its holder and the candidates
 // behind it as waiters, in the order they would lead.
 func TestWatchLockElection(t *testing.T) {
-	c := standalone(t)
+	t.Parallel()
+	c := shared(t)
 	ctx, p := ctxFor(t), lockPath(t, "election")
 	s := newSession(t, c.Servers())
 	states := watchLock(t, ctx, newSession(t, c.Servers()), p)

@@ -11,6 +11,7 @@ import (
 // TestCuratorElection: zklock Election candidates and Curator
 // LeaderSelectors on one path elect one leader at a time, and each leads.
 func TestCuratorElection(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, needCurator)
 	procs := []*proc{
 		startCurator(t, w.args("java-1", "leader", cycles, holdMS)),

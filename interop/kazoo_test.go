@@ -10,6 +10,7 @@ import (
 // TestKazooMutex: zklock Mutex and Kazoo Lock created with
 // extra_lock_patterns=["-lock-"] on one path.
 func TestKazooMutex(t *testing.T) {
+	t.Parallel()
 	t.Run("contend", func(t *testing.T) {
 		w := newWorld(t, needKazoo)
 		procs := []*proc{
@@ -69,6 +70,7 @@ func TestKazooMutex(t *testing.T) {
 // If one of these starts to pass the checker, a library changed its
 // ordering and that advice needs another look.
 func TestNeverShare(t *testing.T) {
+	t.Parallel()
 	// Default Kazoo does not see "-lock-" nodes: it takes a lock that zklock
 	// holds.
 	t.Run("zklock and default Kazoo", func(t *testing.T) {

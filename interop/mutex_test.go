@@ -9,6 +9,7 @@ import (
 
 // TestCuratorMutex: zklock Mutex and Curator InterProcessMutex on one path.
 func TestCuratorMutex(t *testing.T) {
+	t.Parallel()
 	t.Run("contend", func(t *testing.T) {
 		w := newWorld(t, needCurator)
 		procs := []*proc{

@@ -22,6 +22,7 @@ import (
 // window WithListingHandoff's doc states; behind a Curator holder it does
 // not, since a Curator node does not announce.
 func TestCuratorRevoker(t *testing.T) {
+	t.Parallel()
 	t.Run("listing handoff", func(t *testing.T) {
 		w := newWorld(t, needCurator)
 		a, b, got, j := revokeAhead(t, w, zklock.WithListingHandoff())
@@ -184,6 +185,7 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 // reaches a revocable zklock holder, and zklock's Revoke reaches a Curator
 // holder made revocable (its RevocationListener runs).
 func TestRevocationBothWays(t *testing.T) {
+	t.Parallel()
 	t.Run("Curator revokes zklock", func(t *testing.T) {
 		w := newWorld(t, needCurator)
 		m, err := zklock.NewMutex(w.session(), w.path, zklock.WithRevocable())

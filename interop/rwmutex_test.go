@@ -33,6 +33,7 @@ func (w *world) rwMutex(id string) *zklock.RWMutex {
 // TestCuratorRWMutex: zklock RWMutex and Curator InterProcessReadWriteLock
 // on one path.
 func TestCuratorRWMutex(t *testing.T) {
+	t.Parallel()
 	t.Run("contend", func(t *testing.T) {
 		w := newWorld(t, needCurator)
 		procs := []*proc{

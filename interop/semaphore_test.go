@@ -12,6 +12,7 @@ import (
 // TestCuratorSemaphore: zklock Semaphore and Curator InterProcessSemaphoreV2
 // with the same limit on one path never hold more leases than the limit.
 func TestCuratorSemaphore(t *testing.T) {
+	t.Parallel()
 	t.Run("contend", testCuratorSemaphoreContend)
 	t.Run("full", testCuratorSemaphoreFull)
 }

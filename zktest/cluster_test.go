@@ -15,6 +15,7 @@ import (
 )
 
 func TestStandalone(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	t.Logf("standalone server started in %v", c.StartupTime())
 	ctx := context.Background()
@@ -51,6 +52,7 @@ func TestStandalone(t *testing.T) {
 }
 
 func TestContainerCheckInterval(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t, zktest.WithContainerCheckInterval(100*time.Millisecond))
 	conn, _ := connect(t, c.Servers(), 2*time.Second)
 	_, _, err := conn.Create(reqCtx(t), "/box", nil, client.ModeContainer, openACL)
@@ -69,6 +71,7 @@ func TestContainerCheckInterval(t *testing.T) {
 }
 
 func TestStopStartKeepsData(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s := c.Server(0)
 	conn, _ := connect(t, c.Servers(), 2*time.Second)
@@ -96,6 +99,7 @@ func TestStopStartKeepsData(t *testing.T) {
 }
 
 func TestPauseResume(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s := c.Server(0)
 	require.NoError(t, s.Pause())
@@ -116,6 +120,7 @@ func TestPauseResume(t *testing.T) {
 }
 
 func TestStopWhilePaused(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s := c.Server(0)
 	require.NoError(t, s.Pause())

@@ -15,6 +15,7 @@ import (
 )
 
 func TestEnsembleLeaderFailover(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 3)
 	t.Logf("3-node ensemble started in %v", c.StartupTime())
 	ctx := context.Background()
@@ -70,6 +71,7 @@ func restartAndRejoin(t *testing.T, c *zktest.Cluster, i int) {
 }
 
 func TestEnsemblePausedLeaderIsReplaced(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 3)
 	ctx := context.Background()
 	old, err := c.Leader(ctx)

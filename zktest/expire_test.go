@@ -13,6 +13,7 @@ import (
 )
 
 func TestExpireSession(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	p := zktest.NewProxy(t, c.Servers())
 	// Asks for more than the server's maximum (2s by default) and gets it.
@@ -42,6 +43,7 @@ func TestExpireSession(t *testing.T) {
 }
 
 func TestExpireSessionEnsemble(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 3)
 	p := zktest.NewProxy(t, c.Servers())
 	require.Len(t, p.Addrs(), 3)
@@ -59,6 +61,7 @@ func TestExpireSessionEnsemble(t *testing.T) {
 }
 
 func TestWaitSessionExpiredHonoursContext(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	conn, _ := connect(t, c.Servers(), 2*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)

@@ -42,6 +42,7 @@ func echoServer(t *testing.T) string {
 // up direction held, a request reaches the server only after the release,
 // and the reply then comes back on the same connection.
 func TestProxyHoldOneWay(t *testing.T) {
+	t.Parallel()
 	p, err := newProxy([]string{echoServer(t)})
 	require.NoError(t, err)
 	t.Cleanup(p.close)

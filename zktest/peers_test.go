@@ -90,6 +90,7 @@ func contains(s []int, v int) bool {
 // After the heal the old leader rejoins as a follower with the writes made
 // without it.
 func TestPeerNetworkIsolatedLeader(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 3, zktest.WithPeerNetwork())
 	ctx := context.Background()
 	old, err := c.Leader(ctx)
@@ -158,6 +159,7 @@ func countOf(r *recorder, s client.State) int {
 // on the small side: the three elect a leader and serve, the two stop
 // serving, and after the heal all five serve the same data.
 func TestPeerNetworkSplitFive(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 5, zktest.WithPeerNetwork())
 	ctx := context.Background()
 	old, err := c.Leader(ctx)
@@ -201,6 +203,7 @@ func TestPeerNetworkSplitFive(t *testing.T) {
 // leader and the other follower keep a quorum and serve. The heal lets it
 // back.
 func TestPeerNetworkCutOneWay(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 3, zktest.WithPeerNetwork())
 	ctx := context.Background()
 	leader, err := c.Leader(ctx)
@@ -229,6 +232,7 @@ func TestPeerNetworkCutOneWay(t *testing.T) {
 // proposal, commit), so it cannot finish before 2*d has passed, and it
 // still succeeds.
 func TestPeerNetworkLatency(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 3, zktest.WithPeerNetwork())
 	ctx := context.Background()
 	leader, err := c.Leader(ctx)
@@ -250,6 +254,7 @@ func TestPeerNetworkLatency(t *testing.T) {
 }
 
 func TestPeerNetworkRefusals(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t, zktest.WithPeerNetwork())
 	assert.ErrorIs(t, c.Isolate(0), zktest.ErrNoPeerNetwork, "a standalone server has no peers")
 	assert.ErrorIs(t, c.Partition([]int{0}), zktest.ErrNoPeerNetwork)

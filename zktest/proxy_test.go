@@ -28,6 +28,7 @@ func proxied(t *testing.T) (*zktest.Cluster, *zktest.Proxy, *client.Client, *rec
 }
 
 func TestProxyForwards(t *testing.T) {
+	t.Parallel()
 	_, p, conn, _ := proxied(t)
 	_, _, err := conn.Create(reqCtx(t), "/through", []byte("proxy"), client.ModePersistent, openACL)
 	require.NoError(t, err)
@@ -41,6 +42,7 @@ func TestProxyForwards(t *testing.T) {
 }
 
 func TestProxyBlackholeHeal(t *testing.T) {
+	t.Parallel()
 	_, p, conn, _ := proxied(t)
 	_, _, err := conn.Create(reqCtx(t), "/bh", []byte("x"), client.ModePersistent, openACL)
 	require.NoError(t, err)
@@ -66,6 +68,7 @@ func TestProxyBlackholeHeal(t *testing.T) {
 }
 
 func TestProxyReset(t *testing.T) {
+	t.Parallel()
 	_, p, conn, rec := proxied(t)
 	p.Reset()
 	rec.waitCount(t, client.StateDisconnected, 1)
@@ -77,6 +80,7 @@ func TestProxyReset(t *testing.T) {
 }
 
 func TestProxyRefuse(t *testing.T) {
+	t.Parallel()
 	_, p, conn, rec := proxied(t)
 	p.Refuse(true)
 	p.Reset()
@@ -98,6 +102,7 @@ func TestProxyRefuse(t *testing.T) {
 }
 
 func TestProxyLatency(t *testing.T) {
+	t.Parallel()
 	_, p, conn, _ := proxied(t)
 	const latency = 200 * time.Millisecond
 	p.SetLatency(latency)
@@ -112,6 +117,7 @@ func TestProxyLatency(t *testing.T) {
 }
 
 func TestProxyResetAfterRequest(t *testing.T) {
+	t.Parallel()
 	c, p, conn, rec := proxied(t)
 	const opCreate2 = 15 // zklock's client creates with create2
 	p.ResetAfterRequest(func(op int32) bool { return op == opCreate2 })
@@ -135,6 +141,7 @@ func TestProxyResetAfterRequest(t *testing.T) {
 }
 
 func TestProxyOnly(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, 3)
 	p := zktest.NewProxy(t, c.Servers())
 	conn, rec := connect(t, p.Addrs(), 5*time.Second)

@@ -17,6 +17,7 @@ import (
 // packet received, which a test polling it while it counts requests must
 // subtract.
 func TestWatchCount(t *testing.T) {
+	t.Parallel()
 	// Sessions of a minute ping every 20s: none lands among the counted
 	// packets.
 	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, time.Minute))

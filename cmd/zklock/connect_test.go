@@ -51,6 +51,7 @@ func awaitCause(t *testing.T, env []string, want *regexp.Regexp, args ...string)
 // A connection failure names its cause on stderr within 2s, while zklock
 // keeps retrying until --connect-timeout; the final failure names it too.
 func TestConnectNamesCause(t *testing.T) {
+	t.Parallel()
 	refused := refusedAddr(t)
 	for _, tc := range []struct{ servers, cause string }{
 		{refused, "connection refused"},
@@ -122,6 +123,7 @@ func TestConnectNamesANonZooKeeperEndpoint(t *testing.T) {
 // server certificate nobody trusts is named as a TLS handshake failure
 // within 2s.
 func TestConnectTLS(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t, zktest.WithSelfSignedTLS())
 	ca, cert, key := c.TLSFiles()
 	secure, path := strings.Join(c.SecureServers(), ","), lockPath(t, "lock")
@@ -158,6 +160,7 @@ func TestConnectTLS(t *testing.T) {
 // named. The password appears in no output, nor on the supervisor's
 // command line.
 func TestConnectAuth(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	const user, password = "alice", "s3cret-Pw"

@@ -9,6 +9,7 @@ import (
 
 // dev-server prints ZK_SERVERS=addr, serves until SIGINT, then stops.
 func TestDevServer(t *testing.T) {
+	t.Parallel()
 	dev := start(t, "", "dev-server")
 	var servers string
 	eventually(t, 60*time.Second, "dev-server to print its address", func() bool {

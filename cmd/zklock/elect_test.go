@@ -15,6 +15,7 @@ import (
 // Candidates run their command while leading, one after the other, and
 // exit with its code; --observe prints each leader and then no leader.
 func TestElectRunsWhileLeadingAndObserve(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers, path := c.ConnectString(), lockPath(t, "election")
 	observer := start(t, servers, "elect", "--observe", "--json", path)

@@ -15,6 +15,7 @@ import (
 // Issue 35, item 6: every subcommand takes its flags before or after its
 // PATH alike.
 func TestFlagsAfterPath(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	for _, tc := range []struct {

@@ -209,6 +209,7 @@ func checkLsTable(t *testing.T, out string, rows []string) {
 // --max-nodes cuts a walk short with exit 125, after printing what it
 // found.
 func TestLsEmptyMissingAndCapped(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers := c.ConnectString()
 	s := newSession(t, servers)

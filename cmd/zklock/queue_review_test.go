@@ -25,6 +25,7 @@ import (
 // Limit 1: a holds, b and then c wait; c's connection is reset (same
 // session); b gives up; a ends. The slot is free and c is first in line.
 func TestReviewRunQueueSemaphoreWaiterAheadLeaves(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers := c.ConnectString()
 	px := zktest.NewProxy(t, c.Servers())

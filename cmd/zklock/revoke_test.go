@@ -13,6 +13,7 @@ import (
 // zklock revoke tells a revocable holder, refuses one that is not, and
 // reports a path nobody holds.
 func TestRevokeCommand(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers := c.ConnectString()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -61,6 +62,7 @@ func TestRevokeCommand(t *testing.T) {
 // zklock break shows the holder and refuses without --force; with it the
 // holder's node goes and the waiter holds.
 func TestBreakCommand(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers := c.ConnectString()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -16,6 +16,7 @@ import (
 // Children of concurrent 'zklock run' on one path append "start ID T" and
 // "end ID T" lines to one file; the intervals must not overlap.
 func TestRunExcludes(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	file := filepath.Join(t.TempDir(), "log")
@@ -56,6 +57,7 @@ func checkNoOverlap(t *testing.T, lines []stamped, n int) {
 }
 
 func TestRunExitCodes(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	notExec := filepath.Join(t.TempDir(), "not-executable")
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
@@ -83,6 +85,7 @@ func TestRunExitCodes(t *testing.T) {
 }
 
 func TestRunEnvironment(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	path := lockPath(t, "lock")
 	code, out, errOut := runZklock(t, c.ConnectString(), "run", path, "--", "sh", "-c",

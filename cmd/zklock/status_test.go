@@ -11,6 +11,7 @@ import (
 // status lists the holder first, then the waiters in the order they queued,
 // each with its --data; as JSON and as a table.
 func TestStatusListsHolderThenWaitersInOrder(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	holder := holdLock(t, servers, path, "--data", "holder-data")
@@ -75,6 +76,7 @@ func checkTableOrder(t *testing.T, out string, data ...string) {
 // The layout is detected: semaphore slots and reader/writer holders are
 // listed as such, and a plain lock on their path is refused.
 func TestStatusDetectsSemaphoreAndRW(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers := c.ConnectString()
 	sem, rw := lockPath(t, "sem"), lockPath(t, "rw")
@@ -111,6 +113,7 @@ func TestStatusDetectsSemaphoreAndRW(t *testing.T) {
 // status lists it as such with its limit, and the other layout (and a plain
 // lock) is refused on its path.
 func TestRunSemaphoreQueueLayout(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers := c.ConnectString()
 	sem := lockPath(t, "semq")

@@ -91,6 +91,7 @@ func TestRunPkillZklockSparesTheSupervisor(t *testing.T) {
 // last, if it runs long enough after the other's death). The test pins that, so that the documentation changes
 // with it.
 func TestRunZklockAndSupervisorKilledLeaveOrphans(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	pidFile := t.TempDir() + "/pids"

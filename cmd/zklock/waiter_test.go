@@ -16,6 +16,7 @@ import (
 // change of state on a line of its own: waiting behind the holder, the
 // connection lost and back, acquired.
 func TestWaiterReportsEachChangeOfState(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	holder := holdLock(t, servers, path, "--data", "the-holder")
@@ -48,6 +49,7 @@ func TestWaiterReportsEachChangeOfState(t *testing.T) {
 // to a server that does not answer (reported after a second without it),
 // where only the failure is.
 func TestWaiterQuiet(t *testing.T) {
+	t.Parallel()
 	silent := silentServer(t)
 	for _, quiet := range []bool{false, true} {
 		args := []string{"run", "--servers", silent, "--connect-timeout", "2s", "/p", "--", "true"}
