@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/zklock/zklock/internal/client"
@@ -69,14 +72,21 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
 }
 
-// WithServers sets the ZooKeeper servers as "host:port" addresses.
-// The default is "127.0.0.1:2181".
+// WithServers sets the ZooKeeper servers as "host:port" addresses; white
+// space around an address is dropped (as strings.Split of "a, b" leaves
+// it), white space inside one is refused. The default is "127.0.0.1:2181".
 func WithServers(addrs ...string) SessionOption {
 	return func(o *sessionOptions) error {
 		if len(addrs) == 0 {
 			return invalid("empty server list")
 		}
-		for _, a := range addrs {
+		addrs = slices.Clone(addrs)
+		for i, a := range addrs {
+			a = strings.TrimSpace(a)
+			addrs[i] = a
+			if strings.ContainsFunc(a, unicode.IsSpace) {
+				return invalid("server %q: white space inside the address", a)
+			}
 			host, port, err := net.SplitHostPort(a)
 			if err != nil {
 				return invalid("server %q: %v", a, err)
@@ -85,7 +95,7 @@ func WithServers(addrs ...string) SessionOption {
 				return invalid("server %q: want host:port with a port from 1 to 65535", a)
 			}
 		}
-		o.servers = append([]string(nil), addrs...)
+		o.servers = addrs
 		return nil
 	}
 }

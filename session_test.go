@@ -188,6 +188,8 @@ func TestNewSessionRejectsBadInput(t *testing.T) {
 		{"bad port", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1:http")}, zklock.ErrInvalidOption},
 		{"port out of range", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1:70000")}, zklock.ErrInvalidOption},
 		{"empty host", ctx, []zklock.SessionOption{zklock.WithServers(":2181")}, zklock.ErrInvalidOption},
+		{"space inside", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1 :2181")}, zklock.ErrInvalidOption},
+		{"space only", ctx, []zklock.SessionOption{zklock.WithServers(" ")}, zklock.ErrInvalidOption},
 		{"zero timeout", ctx, []zklock.SessionOption{zklock.WithSessionTimeout(0)}, zklock.ErrInvalidOption},
 		{"negative timeout", ctx, []zklock.SessionOption{zklock.WithSessionTimeout(-time.Second)}, zklock.ErrInvalidOption},
 		{"negative margin", ctx, []zklock.SessionOption{zklock.WithSafetyMargin(-1)}, zklock.ErrInvalidOption},
@@ -205,6 +207,24 @@ func TestNewSessionRejectsBadInput(t *testing.T) {
 			require.Nil(t, s)
 		})
 	}
+}
+
+// TestNewSessionTrimsServers: white space around an address, as
+// strings.Split(os.Getenv("ZK_SERVERS"), ",") leaves it, is dropped: the
+// session connects to the server at once. A newcomer's " 127.0.0.1:PORT"
+// once cost NewSession 3.1s with nothing logged.
+func TestNewSessionTrimsServers(t *testing.T) {
+	t.Parallel()
+	addr := shared(t).Servers()[0]
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(" "+addr, addr+" \t"))
+	require.NoError(t, err)
+	defer s.Close()
+	m, err := zklock.NewMutex(s, "/"+t.Name())
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctx))
+	require.NoError(t, m.Unlock(ctx))
 }
 
 // TestNewSessionRejectsMarginAboveTimeout: a safety margin at or above the
