@@ -21,7 +21,10 @@ func TestSessionOnServerBehind(t *testing.T) {
 	p := zktest.NewProxy(t, append(ahead.Servers(), behind.Servers()...))
 	p.Only(0)
 	ctx := ctxFor(t)
-	s := newSession(t, p.Addrs())
+	// Two standalone servers behind one list, the second refusing every
+	// connection until the move: its 'conf' cannot answer NewSession, so
+	// the timing is stated (a standalone server's is not needed).
+	s := newSession(t, p.Addrs(), zklock.WithEnsembleTiming(ahead.TickTime(), ahead.SyncLimit()))
 	events, err := s.Subscribe(ctx)
 	require.NoError(t, err)
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
