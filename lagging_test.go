@@ -24,7 +24,7 @@ func TestSessionOnServerBehind(t *testing.T) {
 	// Two standalone servers behind one list, the second refusing every
 	// connection until the move: its 'conf' cannot answer NewSession, so
 	// the timing is stated (a standalone server's is not needed).
-	s := newSession(t, p.Addrs(), zklock.WithEnsembleTiming(ahead.TickTime(), ahead.SyncLimit()))
+	s := newSession(t, p.Addrs(), zklock.WithEnsembleTiming(ahead.TickTime(), 5))
 	events, err := s.Subscribe(ctx)
 	require.NoError(t, err)
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
