@@ -1,0 +1,458 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The adversarial review's tests (round 45). Tests named
+// TestReviewBreak_... are findings, left failing; TestReview_... are
+// attacks that held.
+
+// rfake is a scripted server whose script owns each whole connection,
+// the handshake included.
+type rfake struct {
+	ln       net.Listener
+	accepted atomic.Int32
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	conns    []net.Conn
+}
+
+func startRFake(t *testing.T, script func(n int, c net.Conn, fr *frameReader)) *rfake {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &rfake{ln: ln}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		for n := 0; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			f.accepted.Add(1)
+			f.mu.Lock()
+			f.conns = append(f.conns, c)
+			f.mu.Unlock()
+			f.wg.Add(1)
+			go func() {
+				defer f.wg.Done()
+				defer c.Close()
+				script(n, c, newFrameReader(c, nil))
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		f.mu.Lock()
+		for _, c := range f.conns {
+			c.Close()
+		}
+		f.mu.Unlock()
+		f.wg.Wait()
+	})
+	return f
+}
+
+func (f *rfake) addr() string { return f.ln.Addr().String() }
+
+// connectReq is what a connect request asked.
+type connectReq struct {
+	lastZxid int64
+	timeout  int32
+	sid      int64
+}
+
+func readConnect(fr *frameReader) (connectReq, bool) {
+	b, err := fr.next()
+	if err != nil || len(b) < 24 {
+		return connectReq{}, false
+	}
+	return connectReq{
+		lastZxid: int64(binary.BigEndian.Uint64(b[4:])),
+		timeout:  int32(binary.BigEndian.Uint32(b[12:])),
+		sid:      int64(binary.BigEndian.Uint64(b[16:])),
+	}, true
+}
+
+func writeConnect(c net.Conn, timeoutMs int32, sid int64) error {
+	resp := appendInt32(nil, 0)
+	resp = appendInt32(resp, timeoutMs)
+	resp = appendInt64(resp, sid)
+	resp = appendBuffer(resp, make([]byte, 16))
+	_, err := c.Write(frameOf(resp))
+	return err
+}
+
+// req is one request as the server read it.
+type req struct {
+	xid, op int32
+	body    []byte
+}
+
+func readReq(fr *frameReader) (req, bool) {
+	b, err := fr.next()
+	if err != nil || len(b) < 8 {
+		return req{}, false
+	}
+	return req{int32(binary.BigEndian.Uint32(b)), int32(binary.BigEndian.Uint32(b[4:])), append([]byte(nil), b[8:]...)}, true
+}
+
+func replyZ(xid int32, zxid int64, code int32, body []byte) []byte {
+	h := appendInt32(appendInt64(appendInt32(nil, xid), zxid), code)
+	return frameOf(append(h, body...))
+}
+
+func getDataBody(data []byte) []byte {
+	return append(appendBuffer(nil, data), make([]byte, 68)...)
+}
+
+func notification(typ int32, path string) []byte {
+	b := appendInt32(appendInt64(appendInt32(nil, xidNotification), -1), 0)
+	b = appendInt32(appendInt32(b, typ), 3)
+	b = appendString(b, path)
+	return frameOf(b)
+}
+
+// serveBasic answers every request: getData with data "d", others empty.
+func serveBasic(c net.Conn, fr *frameReader, zxid int64) {
+	for {
+		r, ok := readReq(fr)
+		if !ok {
+			return
+		}
+		body := []byte(nil)
+		if r.op == opGetData {
+			body = getDataBody([]byte("d"))
+		}
+		if _, err := c.Write(replyZ(r.xid, zxid, 0, body)); err != nil {
+			return
+		}
+	}
+}
+
+func rdial(t *testing.T, addr string, cfg Config) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg.Servers = []string{addr}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 4 * time.Second
+	}
+	c, err := Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Claim (doc.go, reconnect pacing): "A connection that carried no reply
+// beyond the connect response (a server that accepts the session and
+// drops it) is a failed attempt, so such a server is not reconnected to
+// in a loop." Attack: the server accepts the session, answers the one
+// ping the client itself primes every new connection with, then drops.
+// The connection "carried a reply", so the pacing resets to a random
+// part of 50ms every time: a loop. Measured: connections in 3 s, against
+// the at most ~8 a doubling backoff capped at 1 s allows.
+func TestReviewBreak_PingThenDropReconnectLoop(t *testing.T) {
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		if _, ok := readConnect(fr); !ok {
+			return
+		}
+		if writeConnect(c, 4000, 0x77) != nil {
+			return
+		}
+		if n == 0 {
+			serveBasic(c, fr, 5) // Dial's connection serves
+			return
+		}
+		r, ok := readReq(fr) // the priming ping
+		if !ok {
+			return
+		}
+		_, _ = c.Write(replyZ(r.xid, 5, 0, nil))
+		time.Sleep(5 * time.Millisecond)
+	})
+	c := rdial(t, f.addr(), Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, _, err := c.Get(ctx, "/n"); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.conns[0].Close() // from here every connection is ping-then-drop
+	f.mu.Unlock()
+	start := f.accepted.Load()
+	time.Sleep(3 * time.Second)
+	n := f.accepted.Load() - start
+	t.Logf("connections to a server that answers one ping then drops, in 3 s: %d", n)
+	if n > 20 {
+		t.Fatalf("a server that accepts, answers the client's priming ping and drops was reconnected to %d times in 3 s (backoff never grows)", n)
+	}
+}
+
+// Claim: the client "resumes the session with its id, password and last
+// zxid, until the server says the session has expired; then it starts a
+// new one", and "Nothing from the peer is trusted". Attack: a resume
+// answered with another session id (and a valid timeout). Whatever the
+// client does, it must not go on as if the old session (and its watches)
+// lived: either StateExpired is reported, or the connection is refused.
+func TestReviewBreak_ResumeAnsweredWithOtherSession(t *testing.T) {
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		if _, ok := readConnect(fr); !ok {
+			return
+		}
+		sid := int64(0x77)
+		if n > 0 {
+			sid = 0x99 // a different session, not a refusal
+		}
+		if writeConnect(c, 4000, sid) != nil {
+			return
+		}
+		if n == 0 {
+			// Answer the watch, then drop.
+			for {
+				r, ok := readReq(fr)
+				if !ok {
+					return
+				}
+				if r.op == opGetData {
+					_, _ = c.Write(replyZ(r.xid, 5, 0, getDataBody([]byte("d"))))
+					return
+				}
+				_, _ = c.Write(replyZ(r.xid, 5, 0, nil))
+			}
+		}
+		serveBasic(c, fr, 5)
+	})
+	var mu sync.Mutex
+	var states []State
+	var sids []int64
+	c := rdial(t, f.addr(), Config{OnState: func(s State, i StateInfo) {
+		mu.Lock()
+		states = append(states, s)
+		sids = append(sids, i.SessionID)
+		mu.Unlock()
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, w, err := c.GetW(ctx, "/n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for c.SessionID() != 0x99 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	expired := false
+	for _, s := range states {
+		if s == StateExpired {
+			expired = true
+		}
+	}
+	ended := false
+	select {
+	case <-w.Ready():
+		ev, _ := w.Next(ctx)
+		ended = ev.Type == EventNotWatching
+	default:
+	}
+	t.Logf("states %v sessions %x; session now 0x%x; StateExpired %v; watch ended %v", states, sids, c.SessionID(), expired, ended)
+	if c.SessionID() == 0x99 && (!expired || !ended) {
+		t.Fatalf("a resume of session 0x77 answered with session 0x99 was taken silently: no StateExpired (%v), the old session's watch not ended (%v); the client now runs session 0x99", expired, ended)
+	}
+}
+
+// Claim: "a reply that answers no request in flight ... breaks the
+// connection, and the requests in flight fail with ErrConnectionLoss".
+// Attacks, each on the first connection while one getData is in flight:
+// a reply with an xid never sent, the right reply twice (the duplicate
+// arrives with the next request in flight), a ping reply when no ping is
+// in flight, a setWatches reply when no restore is in flight, an auth
+// reply when no auth is. The client must fail the request in flight (or
+// the next one) with ErrConnectionLoss, never hand it another's answer,
+// and serve the next connection.
+func TestReview_StrayReplies(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stray func(xid int32) []byte
+	}{
+		{"xid never sent", func(xid int32) []byte { return replyZ(xid+1000, 5, 0, getDataBody([]byte("X"))) }},
+		{"duplicate", func(xid int32) []byte {
+			return append(replyZ(xid, 5, 0, getDataBody([]byte("d"))), replyZ(xid, 5, 0, getDataBody([]byte("X")))...)
+		}},
+		{"ping reply unasked", func(xid int32) []byte { return replyZ(xidPing, 5, 0, nil) }},
+		{"setWatches reply unasked", func(xid int32) []byte { return replyZ(xidSetWatches, 5, 0, nil) }},
+		{"auth reply unasked", func(xid int32) []byte { return replyZ(xidAuth, 5, 0, nil) }},
+		{"xid -3", func(xid int32) []byte { return replyZ(-3, 5, 0, getDataBody([]byte("X"))) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+				if _, ok := readConnect(fr); !ok {
+					return
+				}
+				if writeConnect(c, 4000, 0x77) != nil {
+					return
+				}
+				if n > 0 {
+					serveBasic(c, fr, 5)
+					return
+				}
+				for {
+					r, ok := readReq(fr)
+					if !ok {
+						return
+					}
+					if r.op == opGetData {
+						if _, err := c.Write(tc.stray(r.xid)); err != nil {
+							return
+						}
+						continue
+					}
+					_, _ = c.Write(replyZ(r.xid, 5, 0, nil))
+				}
+			})
+			c := rdial(t, f.addr(), Config{})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var got []string
+			var lost int
+			for range 3 {
+				d, _, err := c.Get(ctx, "/n")
+				if errors.Is(err, ErrConnectionLoss) {
+					lost++
+					continue
+				}
+				if err != nil {
+					t.Fatalf("get: %v", err)
+				}
+				got = append(got, string(d))
+			}
+			t.Logf("answers %q, connection losses %d, connections %d", got, lost, f.accepted.Load())
+			for _, g := range got {
+				if g != "d" {
+					t.Fatalf("a get was handed another reply's data %q", g)
+				}
+			}
+			// The duplicate arrives when nothing is in flight: it breaks
+			// the connection with no request to fail.
+			if f.accepted.Load() < 2 || (lost == 0 && tc.name != "duplicate") {
+				t.Fatalf("a stray reply did not break the connection: %d losses, %d connections", lost, f.accepted.Load())
+			}
+			if len(got) == 0 {
+				t.Fatalf("the next connection served nothing")
+			}
+		})
+	}
+}
+
+// Claim: "when ctx ends the request returns ctx.Err() at once and its
+// reply, if it comes, is dropped". Attack: the server answers a getData
+// late, after its caller gave up and after the next getData was sent;
+// the next caller must get its own reply (data "2"), not the late one's.
+func TestReview_LateReplyOfCancelled(t *testing.T) {
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		if _, ok := readConnect(fr); !ok {
+			return
+		}
+		if writeConnect(c, 4000, 0x77) != nil {
+			return
+		}
+		var pending []int32
+		for {
+			r, ok := readReq(fr)
+			if !ok {
+				return
+			}
+			if r.op != opGetData {
+				_, _ = c.Write(replyZ(r.xid, 5, 0, nil))
+				continue
+			}
+			pending = append(pending, r.xid)
+			if len(pending) == 2 { // answer both, in order, now
+				_, _ = c.Write(replyZ(pending[0], 5, 0, getDataBody([]byte("1"))))
+				_, _ = c.Write(replyZ(pending[1], 5, 0, getDataBody([]byte("2"))))
+				pending = nil
+			}
+		}
+	})
+	c := rdial(t, f.addr(), Config{})
+	for i := range 20 {
+		ctx1, cancel1 := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		_, _, err := c.Get(ctx1, "/a")
+		cancel1()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("round %d: the first get: %v", i, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		d, _, err := c.Get(ctx, "/b")
+		cancel()
+		if err != nil || string(d) != "2" {
+			t.Fatalf("round %d: the get after a cancelled one got %q, %v", i, d, err)
+		}
+	}
+	if f.accepted.Load() != 1 {
+		t.Fatalf("%d connections", f.accepted.Load())
+	}
+}
+
+// Claim: Close returns, and ends everything, at any moment; the handshake
+// is "cut short by Close". Attack: Close while the client is in a
+// handshake with a server that accepted TCP and never answers the connect
+// request (the handshake timeout is 10 s here).
+func TestReview_CloseDuringConnect(t *testing.T) {
+	var first sync.Once
+	hung := make(chan struct{})
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		if _, ok := readConnect(fr); !ok {
+			return
+		}
+		if n > 0 {
+			first.Do(func() { close(hung) })
+			_, _ = fr.next() // never answers; returns when closed
+			return
+		}
+		if writeConnect(c, 30000, 0x77) != nil {
+			return
+		}
+		_, _ = readReq(fr) // the priming ping, then drop
+	})
+	var mu sync.Mutex
+	var last State = -1
+	c := rdial(t, f.addr(), Config{Timeout: 30 * time.Second, HandshakeTimeout: 10 * time.Second, OnState: func(s State, _ StateInfo) {
+		mu.Lock()
+		last = s
+		mu.Unlock()
+	}})
+	select {
+	case <-hung:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no second connection")
+	}
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	c.Close()
+	took := time.Since(start)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, _, err := c.Get(ctx, "/x")
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("Close during a hung handshake took %v; last state %v; get after: %v", took, last, err)
+	if took > time.Second || last != StateClosed || !errors.Is(err, ErrClosed) {
+		t.Fatalf("Close during a handshake: took %v, last state %v, get after %v", took, last, err)
+	}
+}
