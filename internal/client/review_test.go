@@ -456,3 +456,278 @@ func TestReview_CloseDuringConnect(t *testing.T) {
 		t.Fatalf("Close during a handshake: took %v, last state %v, get after %v", took, last, err)
 	}
 }
+
+// Claim: "a frame longer than Config.MaxPacket ... plus 1 KiB breaks the
+// connection before anything is allocated for it". Attack at the exact
+// boundary, MaxPacket 4096: a getData reply whose body is 4096+1024 bytes
+// is read; one byte more breaks the connection (ErrConnectionLoss).
+func TestReview_FrameLimitBoundary(t *testing.T) {
+	const maxPacket = 4096
+	for _, tc := range []struct {
+		extra int
+		ok    bool
+	}{{0, true}, {1, false}} {
+		bodyLen := maxPacket + packetSlack + tc.extra
+		data := make([]byte, bodyLen-16-4-68)
+		for i := range data {
+			data[i] = 'x'
+		}
+		f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+			if _, ok := readConnect(fr); !ok {
+				return
+			}
+			if writeConnect(c, 4000, 0x77) != nil {
+				return
+			}
+			for {
+				r, ok := readReq(fr)
+				if !ok {
+					return
+				}
+				body := []byte(nil)
+				if r.op == opGetData {
+					body = getDataBody(data)
+				}
+				_, _ = c.Write(replyZ(r.xid, 5, 0, body))
+			}
+		})
+		c := rdial(t, f.addr(), Config{MaxPacket: maxPacket})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		d, _, err := c.Get(ctx, "/n")
+		cancel()
+		t.Logf("body %d bytes (limit %d): %d bytes read, err %v", bodyLen, maxPacket+packetSlack, len(d), err)
+		if tc.ok && (err != nil || len(d) != len(data)) {
+			t.Fatalf("a frame of exactly the limit was refused: %v", err)
+		}
+		if !tc.ok && !errors.Is(err, ErrConnectionLoss) {
+			t.Fatalf("a frame one byte over the limit: %v", err)
+		}
+	}
+}
+
+// Claim: "The last zxid is that of the last reply to an ordinary request
+// ... A setWatches reply (or a ping's) carries the server's newest zxid
+// too but does not move it". Attack: the priming ping is answered with
+// zxid 500, a getData (setting a watch) with 100, a notification carries
+// 700 in its header, the restore's setWatches reply 900, then the
+// connection drops before any ordinary reply. Each later connect request
+// and restore must carry 100.
+func TestReview_LastZxidOnlyFromOrdinaryReplies(t *testing.T) {
+	type seen struct {
+		connect, restore int64
+	}
+	got := make(chan seen, 10)
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		cr, ok := readConnect(fr)
+		if !ok {
+			return
+		}
+		if writeConnect(c, 4000, 0x77) != nil {
+			return
+		}
+		s := seen{connect: cr.lastZxid, restore: -1}
+		if n == 0 {
+			for {
+				r, ok := readReq(fr)
+				if !ok {
+					return
+				}
+				switch r.op {
+				case opPing:
+					_, _ = c.Write(replyZ(r.xid, 500, 0, nil))
+				case opGetData:
+					_, _ = c.Write(replyZ(r.xid, 100, 0, getDataBody([]byte("d"))))
+					// A notification for another path, zxid 700.
+					nb := appendInt32(appendInt64(appendInt32(nil, xidNotification), 700), 0)
+					nb = appendString(appendInt32(appendInt32(nb, 3), 3), "/other")
+					_, _ = c.Write(frameOf(nb))
+					time.Sleep(50 * time.Millisecond)
+					return
+				}
+			}
+		}
+		r, ok := readReq(fr)
+		if !ok {
+			return
+		}
+		if r.op == opSetWatches || r.op == opSetWatches2 {
+			s.restore = int64(binary.BigEndian.Uint64(r.body))
+			_, _ = c.Write(replyZ(r.xid, 900, 0, nil))
+		}
+		got <- s
+		if n >= 3 {
+			serveBasic(c, fr, 900)
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // then drop
+	})
+	c := rdial(t, f.addr(), Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, _, _, err := c.GetW(ctx, "/n"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		select {
+		case s := <-got:
+			t.Logf("connection %d: connect lastZxid %d, setWatches relativeZxid %d", i, s.connect, s.restore)
+			if s.connect != 100 || s.restore != 100 {
+				t.Fatalf("connection %d carried connect zxid %d, restore zxid %d; want 100 (the getData reply's)", i, s.connect, s.restore)
+			}
+		case <-ctx.Done():
+			t.Fatal("no reconnection")
+		}
+	}
+}
+
+// Claim: on reconnecting, the client sets every watch again "in the first
+// packets of the new connection, after the credentials and before any
+// queued request", and each request is answered once. Attack: 40
+// requests are queued from 40 goroutines while no server accepts; the
+// next connection must carry auth, then setWatches, then the 40 getData,
+// and each caller gets exactly one answer: its own (the data is its
+// xid).
+func TestReview_QueuedRequestsAfterRestore(t *testing.T) {
+	var gate atomic.Bool // the test opens it once the requests are queued
+	order := make(chan []int32, 1)
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		if _, ok := readConnect(fr); !ok {
+			return
+		}
+		if n > 0 && !gate.Load() {
+			return // refused: no connect response
+		}
+		if writeConnect(c, 4000, 0x77) != nil {
+			return
+		}
+		var ops []int32
+		for {
+			r, ok := readReq(fr)
+			if !ok {
+				return
+			}
+			body := []byte(nil)
+			if r.op == opGetData {
+				body = getDataBody(binary.BigEndian.AppendUint32(nil, uint32(r.xid)))
+			}
+			if r.op != opPing {
+				ops = append(ops, r.op)
+			}
+			_, _ = c.Write(replyZ(r.xid, 5, 0, body))
+			if n == 0 && r.op == opGetData {
+				time.Sleep(20 * time.Millisecond)
+				return // drop after the watch is set
+			}
+			if n > 0 && len(ops) == 42 {
+				order <- ops
+			}
+		}
+	})
+	c := rdial(t, f.addr(), Config{Credentials: []Credential{{Scheme: "digest", Auth: []byte("u:p")}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, _, _, err := c.GetW(ctx, "/w"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for InFlight(c) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the connection is lost
+	const n = 40
+	type answer struct {
+		data []byte
+		err  error
+	}
+	answers := make(chan answer, 2*n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, _, err := c.Get(ctx, "/q")
+			answers <- answer{d, err}
+		}()
+	}
+	for QueueLen(c) < n && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	gate.Store(true)
+	wg.Wait()
+	close(answers)
+	seenXid := map[uint32]int{}
+	for a := range answers {
+		if a.err != nil || len(a.data) != 4 {
+			t.Fatalf("a queued get: %q %v", a.data, a.err)
+		}
+		seenXid[binary.BigEndian.Uint32(a.data)]++
+	}
+	if len(seenXid) != n {
+		t.Fatalf("%d distinct answers for %d gets", len(seenXid), n)
+	}
+	select {
+	case ops := <-order:
+		t.Logf("first ops of the new connection: %v", ops[:4])
+		if ops[0] != opAuth || (ops[1] != opSetWatches && ops[1] != opSetWatches2) {
+			t.Fatalf("the new connection began with %v, not auth then setWatches", ops[:3])
+		}
+		for _, op := range ops[2:] {
+			if op != opGetData {
+				t.Fatalf("ops after the restore: %v", ops)
+			}
+		}
+	case <-ctx.Done():
+		t.Fatal("the server never saw the 42 requests")
+	}
+}
+
+// Claim: "An event is delivered before the reply of any request that the
+// server answered after it: when a request returns, every event the
+// server sent before answering it is on its Watch." Attack: 200 rounds;
+// the server sends the watch's event and the next request's reply in one
+// write; when the request returns, the event must be on the watch.
+func TestReview_EventBeforeReply(t *testing.T) {
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		if _, ok := readConnect(fr); !ok {
+			return
+		}
+		if writeConnect(c, 4000, 0x77) != nil {
+			return
+		}
+		for {
+			r, ok := readReq(fr)
+			if !ok {
+				return
+			}
+			switch r.op {
+			case opGetData:
+				_, _ = c.Write(replyZ(r.xid, 5, 0, getDataBody([]byte("d"))))
+			case opExists: // fire the watch set by the last getData, then answer
+				out := append(notification(3, "/w"), replyZ(r.xid, 6, 0, make([]byte, 68))...)
+				_, _ = c.Write(out)
+			default:
+				_, _ = c.Write(replyZ(r.xid, 5, 0, nil))
+			}
+		}
+	})
+	c := rdial(t, f.addr(), Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 200 {
+		_, _, w, err := c.GetW(ctx, "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.Exists(ctx, "/x"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-w.Ready():
+		default:
+			t.Fatalf("round %d: the event sent before the reply was not on the watch when the request returned", i)
+		}
+		if ev, err := w.Next(ctx); err != nil || ev.Type != EventType(3) {
+			t.Fatalf("round %d: %+v %v", i, ev, err)
+		}
+	}
+}
