@@ -731,3 +731,189 @@ func TestReview_EventBeforeReply(t *testing.T) {
 		}
 	}
 }
+
+// Claim (local expiry): "when no server has resumed the session for longer
+// than its timeout since its last connection ended, the client expires it
+// locally". Attack: the session (timeout 2 s) loses its connection at T0;
+// attempts are refused for 0.5 s, then a server takes the connect request
+// and answers it, resuming the session, only at T0+2.4 s (a slow
+// handshake, within HandshakeTimeout 1.9 s). The client must not go on in
+// the old session 2.4 s after its last connection ended without first
+// expiring it.
+func TestReviewBreak_LateResumeAfterOutageLimit(t *testing.T) {
+	var t0 atomic.Int64 // unix nanos of the cut
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		cr, ok := readConnect(fr)
+		if !ok {
+			return
+		}
+		if n > 0 {
+			cut := time.Unix(0, t0.Load())
+			if time.Since(cut) < 500*time.Millisecond {
+				return // refused
+			}
+			time.Sleep(time.Until(cut.Add(2400 * time.Millisecond)))
+		}
+		sid := int64(0x77)
+		if n > 0 && cr.sid == 0 {
+			sid = 0x88 // a new session, when the client asks for one
+		}
+		if writeConnect(c, 2000, sid) != nil {
+			return
+		}
+		serveBasic(c, fr, 5)
+	})
+	type st struct {
+		s   State
+		sid int64
+		at  time.Time
+		err error
+	}
+	var mu sync.Mutex
+	var states []st
+	c := rdial(t, f.addr(), Config{Timeout: 2 * time.Second, HandshakeTimeout: 1900 * time.Millisecond,
+		OnState: func(s State, i StateInfo) {
+			mu.Lock()
+			states = append(states, st{s, i.SessionID, time.Now(), i.Err})
+			mu.Unlock()
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, _, err := c.Get(ctx, "/n"); err != nil {
+		t.Fatal(err)
+	}
+	t0.Store(time.Now().UnixNano())
+	f.mu.Lock()
+	f.conns[0].Close()
+	f.mu.Unlock()
+	cut := time.Unix(0, t0.Load())
+	for { // until a connection serves it
+		_, _, err := c.Get(ctx, "/n")
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrConnectionLoss) {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	expired := false
+	for _, s := range states[1:] {
+		t.Logf("%v session 0x%x at T0%+v err %v", s.s, s.sid, s.at.Sub(cut).Round(time.Millisecond), s.err)
+		if s.s == StateExpired {
+			expired = true
+		}
+		if s.s == StateConnected && s.sid == 0x77 && s.at.Sub(cut) > 2*time.Second && !expired {
+			t.Fatalf("the session was resumed %v after its last connection ended (timeout 2s), never expired locally", s.at.Sub(cut).Round(time.Millisecond))
+		}
+	}
+}
+
+// Found: the same loop as TestReviewBreak_PingThenDropReconnectLoop, from
+// a connection that times out after its first reply.
+//
+// Claim (reconnect pacing) against a connect response that grants a
+// session timeout of a few milliseconds: the read timeout (2/3 of it) and
+// the pings (1/3) shrink with it. The client must not reconnect in a loop
+// (at most ~8 connections in 3 s for a doubling backoff capped at 1 s,
+// 20 allowed).
+func TestReviewBreak_TinyGrantedTimeoutReconnectLoop(t *testing.T) {
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		if _, ok := readConnect(fr); !ok {
+			return
+		}
+		ms := int32(3)
+		if n == 0 {
+			ms = 4000
+		}
+		if writeConnect(c, ms, 0x77) != nil {
+			return
+		}
+		if n == 0 {
+			r, ok := readReq(fr)
+			if ok {
+				_, _ = c.Write(replyZ(r.xid, 5, 0, nil))
+			}
+			return
+		}
+		serveBasic(c, fr, 5)
+	})
+	c := rdial(t, f.addr(), Config{})
+	_ = c
+	time.Sleep(300 * time.Millisecond)
+	start := f.accepted.Load()
+	time.Sleep(3 * time.Second)
+	n := f.accepted.Load() - start
+	t.Logf("connections in 3 s to a server that grants a 3 ms session timeout: %d", n)
+	if n > 20 {
+		t.Fatalf("a server granting a 3 ms timeout was reconnected to %d times in 3 s", n)
+	}
+}
+
+// Claim (StateAuthFailed): the server rejecting a credential is final:
+// the client closes (StateClosed follows), every request fails with
+// ErrAuthFailed. Attack: the credential is refused on a reconnect, in the
+// middle of the restore: the auth reply is AuthFailed and the setWatches
+// reply after it succeeds. Every watch must end and a request queued
+// while disconnected (sent behind the restore, in the same write) fail
+// with ErrAuthFailed (as the Java client's conLossPacket does in
+// AUTH_FAILED), not ErrConnectionLoss, which tells the caller to retry.
+func TestReviewBreak_AuthFailedMidRestore(t *testing.T) {
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		if _, ok := readConnect(fr); !ok {
+			return
+		}
+		if n > 0 {
+			time.Sleep(300 * time.Millisecond) // the get below is queued by then
+		}
+		if writeConnect(c, 4000, 0x77) != nil {
+			return
+		}
+		for {
+			r, ok := readReq(fr)
+			if !ok {
+				return
+			}
+			switch {
+			case n > 0 && r.op == opAuth:
+				_, _ = c.Write(replyZ(r.xid, 5, -115, nil))
+			case r.op == opGetData:
+				_, _ = c.Write(replyZ(r.xid, 5, 0, getDataBody([]byte("d"))))
+				if n == 0 {
+					time.Sleep(20 * time.Millisecond)
+					return
+				}
+			default:
+				_, _ = c.Write(replyZ(r.xid, 5, 0, nil))
+			}
+		}
+	})
+	var mu sync.Mutex
+	var states []State
+	c := rdial(t, f.addr(), Config{Credentials: []Credential{{Scheme: "digest", Auth: []byte("u:p")}},
+		OnState: func(s State, _ StateInfo) { mu.Lock(); states = append(states, s); mu.Unlock() }})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, w, err := c.GetW(ctx, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ctx.Err() == nil && QueueLen(c) == 0 {
+		mu.Lock()
+		disc := len(states) > 1
+		mu.Unlock()
+		if disc {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, _, err = c.Get(ctx, "/x") // queued while disconnected: sent behind the restore
+	ev, werr := w.Next(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("get after: %v; watch: %+v %v; states %v", err, ev, werr, states)
+	if !errors.Is(err, ErrAuthFailed) || ev.Type != EventNotWatching || states[len(states)-1] != StateClosed {
+		t.Fatalf("credential refused mid-restore: get %v, watch %+v, states %v", err, ev, states)
+	}
+}
