@@ -917,3 +917,121 @@ func TestReviewBreak_AuthFailedMidRestore(t *testing.T) {
 		t.Fatalf("credential refused mid-restore: get %v, watch %+v, states %v", err, ev, states)
 	}
 }
+
+// multiResult is one MultiHeader and its record.
+func multiResult(typ, code int32, rec []byte) []byte {
+	return append(appendInt32(appendBool(appendInt32(nil, typ), false), code), rec...)
+}
+
+func multiDone(b []byte) []byte { return appendInt32(appendBool(appendInt32(b, -1), true), -1) }
+
+// Claim: Multi "applies ops in one transaction: all of them, or none ...
+// if the transaction failed, the error of the first op that failed", and
+// "Nothing from the peer is trusted" (a short multi reply was taken as
+// success once). Attack: replies with one result per op that a server
+// applying the transaction never sends: every result an error result
+// whose code is 0 or RuntimeInconsistency (-2), i.e. "rolled back" with
+// no op that failed; a create answered with a check's result (no path). A
+// multi whose ops were not applied must not return a nil error.
+func TestReviewBreak_MultiAllRolledBackIsSuccess(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ops  []Op
+		body []byte
+	}{
+		{"two error results, codes 0 and -2", []Op{CheckOp("/a", -1), SetOp("/b", nil, -1)},
+			multiDone(append(multiResult(opError, 0, appendInt32(nil, 0)), multiResult(opError, -2, appendInt32(nil, -2))...))},
+		{"one error result, code -2", []Op{CreateOp("/c", nil, ModePersistent, WorldACL(PermAll))},
+			multiDone(multiResult(opError, -2, appendInt32(nil, -2)))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+				if _, ok := readConnect(fr); !ok {
+					return
+				}
+				if writeConnect(c, 4000, 0x77) != nil {
+					return
+				}
+				for {
+					r, ok := readReq(fr)
+					if !ok {
+						return
+					}
+					body := []byte(nil)
+					if r.op == opMulti {
+						body = tc.body
+					}
+					_, _ = c.Write(replyZ(r.xid, 5, 0, body))
+				}
+			})
+			c := rdial(t, f.addr(), Config{})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := c.Multi(ctx, tc.ops...)
+			errs := []error{}
+			for _, r := range res {
+				errs = append(errs, r.Err)
+			}
+			t.Logf("multi of %d ops: err %v, results' errors %v", len(tc.ops), err, errs)
+			if err == nil {
+				t.Fatalf("a multi whose every result says rolled back returned a nil error (results %v)", errs)
+			}
+		})
+	}
+}
+
+// Claim: watch events go to the watches of their path. Attack: events for
+// paths never watched, of unknown types, for a path watched by another
+// kind, interleaved with replies: no watch gets them, OnWatch sees none,
+// the connection carries on, and the one real event reaches its watch.
+func TestReview_EventsForUnwatchedPaths(t *testing.T) {
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		if _, ok := readConnect(fr); !ok {
+			return
+		}
+		if writeConnect(c, 4000, 0x77) != nil {
+			return
+		}
+		for {
+			r, ok := readReq(fr)
+			if !ok {
+				return
+			}
+			switch r.op {
+			case opGetData:
+				_, _ = c.Write(replyZ(r.xid, 5, 0, getDataBody([]byte("d"))))
+			case opExists:
+				var out []byte
+				out = append(out, notification(3, "/never")...)
+				out = append(out, notification(99, "/w")...)  // unknown type
+				out = append(out, notification(4, "/w")...)   // children changed: /w has a data watch only
+				out = append(out, notification(3, "")...)     // empty path
+				out = append(out, notification(3, "/w/x")...) // below it
+				out = append(out, notification(3, "/w")...)   // the real one
+				out = append(out, replyZ(r.xid, 6, 0, make([]byte, 68))...)
+				_, _ = c.Write(out)
+			default:
+				_, _ = c.Write(replyZ(r.xid, 5, 0, nil))
+			}
+		}
+	})
+	var mu sync.Mutex
+	var seen []Event
+	c := rdial(t, f.addr(), Config{OnWatch: func(ev Event) { mu.Lock(); seen = append(seen, ev); mu.Unlock() }})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, w, err := c.GetW(ctx, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Exists(ctx, "/x"); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := w.Next(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("watch got %+v %v; OnWatch saw %d events: %+v; connections %d", ev, err, len(seen), seen, f.accepted.Load())
+	if err != nil || ev.Type != EventType(3) || ev.Path != "/w" || len(seen) != 1 || f.accepted.Load() != 1 {
+		t.Fatalf("events for unwatched paths: watch %+v, OnWatch %+v, %d connections", ev, seen, f.accepted.Load())
+	}
+}
