@@ -2,6 +2,8 @@ package client_test
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sync"
@@ -91,5 +93,66 @@ func TestReviewBreak_LocalExpiryBeforeServerExpiry(t *testing.T) {
 	}
 	if alive > 0 {
 		t.Fatalf("in %d of %d rounds the server still held the session (its ephemeral node) when the client declared it expired locally", alive, rounds)
+	}
+}
+
+// Claim (Drops at every byte): "A request in flight when the connection is
+// lost fails with ErrConnectionLoss: the server may or may not have
+// performed it", and the credentials are sent again "on every connection,
+// before any request". Attacks on a real server through the proxy: (1) a
+// multi forwarded and its connection reset before the reply; (2) the
+// multi's reply delivered and the connection reset right after it; (3) a
+// reconnection cut between its two auth replies: the next one must carry
+// both credentials (a node readable by the second alone is read).
+func TestReview_DropsAtMultiAndAuthBoundaries(t *testing.T) {
+	p := zktest.NewProxy(t, shared.Servers())
+	sts := newStates()
+	c := dial(t, p.Addrs(), client.Config{OnState: sts.on, Credentials: []client.Credential{
+		{Scheme: "digest", Auth: []byte("u1:p1")}, {Scheme: "digest", Auth: []byte("u2:p2")}}})
+	ctx := bounded(t)
+	dir := root(t, c)
+
+	// (1) reset after the multi request: outcome unknown, ErrConnectionLoss.
+	p.ResetAfterRequest(func(op int32) bool { return op == 14 })
+	_, err := c.Multi(ctx, client.CreateOp(dir+"/m1", nil, client.ModePersistent, open), client.CreateOp(dir+"/m1b", nil, client.ModePersistent, open))
+	if !errors.Is(err, client.ErrConnectionLoss) {
+		t.Fatalf("multi whose reply was lost: %v", err)
+	}
+	_, there, err := c.Exists(ctx, dir+"/m1b")
+	t.Logf("(1) multi cut before its reply: ErrConnectionLoss; applied by the server: %v (%v)", there, err)
+
+	// (2) reset after the multi's reply: the multi succeeded.
+	p.ResetAfterReply(func(xid int32) bool { return xid > 0 })
+	res, err := c.Multi(ctx, client.CreateOp(dir+"/m2", nil, client.ModePersistent, open), client.CreateOp(dir+"/m2b", nil, client.ModePersistent, open))
+	if err != nil || len(res) != 2 || res[1].Path != dir+"/m2b" {
+		t.Fatalf("multi whose reply arrived before the cut: %v %+v", err, res)
+	}
+	t.Logf("(2) multi cut after its reply: %+v", res)
+
+	// (3) a node only u2 may read; a reconnection cut after the first
+	// auth reply; the connection after it must have both credentials.
+	sum := sha1.Sum([]byte("u2:p2"))
+	acl := []client.ACL{{Perms: client.PermAll, Scheme: "digest", ID: "u2:" + base64.StdEncoding.EncodeToString(sum[:])}}
+	if _, _, err := c.Create(ctx, dir+"/u2", []byte("secret"), client.ModePersistent, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Get(ctx, dir+"/u2"); err != nil {
+		t.Fatalf("u2's node before the cut: %v", err)
+	}
+	before := p.Stats
+	n0, _, _ := before()
+	p.ResetAfterReply(func(xid int32) bool { return xid == -4 })
+	p.Reset()
+	var d []byte
+	for range 20 {
+		d, _, err = c.Get(ctx, dir+"/u2")
+		if !errors.Is(err, client.ErrConnectionLoss) {
+			break
+		}
+	}
+	n1, _, _ := p.Stats()
+	t.Logf("(3) read after a reconnection cut between its auth replies (%d connections): %q %v", n1-n0, d, err)
+	if err != nil || string(d) != "secret" {
+		t.Fatalf("u2's node after a reconnection cut between the auth replies: %q %v", d, err)
 	}
 }
