@@ -1035,3 +1035,105 @@ func TestReview_EventsForUnwatchedPaths(t *testing.T) {
 		t.Fatalf("events for unwatched paths: watch %+v, OnWatch %+v, %d connections", ev, seen, f.accepted.Load())
 	}
 }
+
+// Claim (local expiry): "the client expires it locally ... (StateExpired
+// with ErrExpiredLocally, queued requests fail with ErrSessionExpired,
+// every watch ends), forgets its last zxid, and starts a new session".
+// Attack: a session (timeout 2 s) with a watch and a last zxid of 100 is
+// cut off; every server refuses it (closes on the connect request) until
+// the session is given up. Nothing may act on the old session afterwards:
+// the next connect request asks for session 0 with last zxid 0 and no
+// password, and no setWatches follows it.
+func TestReview_LocalExpiryEndsEverything(t *testing.T) {
+	type attempt struct {
+		cr  connectReq
+		ops []int32
+	}
+	var mu sync.Mutex
+	var after []attempt
+	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
+		cr, ok := readConnect(fr)
+		if !ok {
+			return
+		}
+		if n > 0 && cr.sid != 0 {
+			return // "client has seen zxid ...": refused
+		}
+		sid := int64(0x77)
+		if n > 0 {
+			sid = 0x88
+		}
+		if writeConnect(c, 2000, sid) != nil {
+			return
+		}
+		var ops []int32
+		for {
+			r, ok := readReq(fr)
+			if !ok {
+				break
+			}
+			ops = append(ops, r.op)
+			body := []byte(nil)
+			if r.op == opGetData {
+				body = getDataBody([]byte("d"))
+			}
+			_, _ = c.Write(replyZ(r.xid, 100, 0, body))
+			if n == 0 && r.op == opGetData {
+				time.Sleep(20 * time.Millisecond)
+				break
+			}
+			if n > 0 && r.op == opGetData {
+				break
+			}
+		}
+		if n > 0 {
+			mu.Lock()
+			after = append(after, attempt{cr, ops})
+			mu.Unlock()
+		}
+	})
+	var expiredAt time.Time
+	var expErr error
+	c := rdial(t, f.addr(), Config{Timeout: 2 * time.Second, OnState: func(s State, i StateInfo) {
+		if s == StateExpired {
+			mu.Lock()
+			expiredAt, expErr = time.Now(), i.Err
+			mu.Unlock()
+		}
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	_, _, w, err := c.GetW(ctx, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := time.Now()
+	for c.Timeout() > 0 && InFlight(c) == 0 && QueueLen(c) == 0 && time.Since(cut) < 200*time.Millisecond {
+		time.Sleep(5 * time.Millisecond) // the connection drops 20 ms after the reply
+	}
+	time.Sleep(100 * time.Millisecond)
+	getErr := make(chan error, 1)
+	go func() { _, _, err := c.Get(ctx, "/q"); getErr <- err }() // queued in the outage
+	ev, werr := w.Next(ctx)
+	gerr := <-getErr
+	// A request after the expiry runs in the new session.
+	d, _, err2 := c.Get(ctx, "/after")
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("expired locally %v after the cut (%v); watch %+v %v; queued get %v; get after %q %v; new session's connections %+v",
+		expiredAt.Sub(cut).Round(time.Millisecond), expErr, ev, werr, gerr, d, err2, after)
+	if !errors.Is(expErr, ErrExpiredLocally) || ev.Type != EventNotWatching || !errors.Is(ev.Err, ErrSessionExpired) ||
+		!errors.Is(gerr, ErrSessionExpired) || err2 != nil || len(after) == 0 {
+		t.Fatal("local expiry did not end the session as claimed")
+	}
+	for _, a := range after {
+		if a.cr.sid != 0 || a.cr.lastZxid != 0 {
+			t.Fatalf("a connect after the local expiry asked for session 0x%x with last zxid %d", a.cr.sid, a.cr.lastZxid)
+		}
+		for _, op := range a.ops {
+			if op == opSetWatches || op == opSetWatches2 {
+				t.Fatalf("the old session's watches were restored into the new session: %v", a.ops)
+			}
+		}
+	}
+}
