@@ -98,8 +98,9 @@
 // elements could not fit in what is left of the body), beside a multi's
 // results, one per op sent; a reply that
 // answers no request in flight, is cut short, or, for a multi, carries
-// other than one result per op breaks the connection, and the requests in
-// flight fail with ErrConnectionLoss.
+// other than one result per op, or error results none of which names an
+// op that failed (all "rolled back"), breaks the connection, and the
+// requests in flight fail with ErrConnectionLoss.
 //
 // # Limits
 //
