@@ -49,7 +49,9 @@
 //
 // A request made while disconnected waits for the next connection. A
 // request in flight when the connection is lost fails with
-// ErrConnectionLoss: the server may or may not have performed it. Requests
+// ErrConnectionLoss: the server may or may not have performed it (or with
+// ErrAuthFailed, when the server refused a credential on that connection:
+// the client closes then, see StateAuthFailed). Requests
 // still queued when the session expires fail with ErrSessionExpired; a
 // request queued after that runs in the new session.
 //

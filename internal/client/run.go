@@ -143,7 +143,7 @@ func (c *Client) shutdown() {
 // the credentials and the watches to restore, then every queued request.
 // When it returns, the connection is closed, the reader has ended and
 // every request in flight has failed with ErrConnectionLoss (ErrClosed if
-// the client is closing).
+// the client is closing, ErrAuthFailed if the server refused a credential).
 func (c *Client) serve(cn *conn) error {
 	c.sessionID.Store(cn.sessionID)
 	c.timeout.Store(int64(cn.timeout))
@@ -176,7 +176,13 @@ func (c *Client) serve(cn *conn) error {
 		err = rd.err
 	}
 	lost := ErrConnectionLoss
-	if c.closing() {
+	switch {
+	case errors.Is(rd.err, errAuthFailedConn):
+		// The server refused a credential: final, as in the Java client,
+		// whose requests in flight then fail with AUTHFAILED. Connection
+		// loss would tell their callers to retry.
+		err, lost = rd.err, ErrAuthFailed
+	case c.closing():
 		lost = ErrClosed
 	}
 	c.in.drain(func(r *request) { c.fail(r, lost) })
