@@ -15,10 +15,14 @@ import (
 )
 
 // Claim (doc.go, "A session no server resumes"): when no server has
-// resumed the session for longer than its timeout since its last
+// resumed the session for longer than twice its timeout since its last
 // connection ended, the client expires it locally ... "Every server that
 // has been counting has expired the session by then: it heard nothing from
-// the client since that connection ended."
+// the client since that connection ended, and a server expires a session
+// at the first tick boundary after its timeout, a tick being at most half
+// the timeout unless the server's minSessionTimeout is set below its
+// default of two ticks". (The review broke the earlier limit of one
+// timeout: the node was still there 3 of 3 rounds.)
 //
 // Attack ("The defaults of the real world", "Time"): a server with
 // ZooKeeper's stock tickTime (2000ms, zoo_sample.cfg; the harness uses

@@ -32,12 +32,26 @@ func (c *Client) run() {
 			sid, outage = 0, time.Now()
 			continue
 		}
+		if sid != 0 && time.Since(outage) > c.outageLimit(sid) {
+			// A handshake begun before the limit and answered after it:
+			// the session is given up by now, whatever this server says.
+			cn.nc.Close()
+			c.unreachable(sid)
+			sid, outage = 0, time.Now()
+			continue
+		}
+		if sid != 0 && cn.sessionID != sid {
+			// The server answered a resume with another session: the old
+			// one is gone for this client, as if refused. It is expired
+			// before anything is restored, so nothing of it moves into
+			// the new session.
+			c.expire(addr, sid, fmt.Errorf("%w: resumed as session 0x%x", ErrSessionExpired, cn.sessionID))
+		}
 		sid = cn.sessionID
+		began := time.Now()
 		err := c.serve(cn)
 		outage = time.Now() // the last the server heard was on cn, sent before now
-		if cn.replied.Load() {
-			c.hosts.served()
-		}
+		c.hosts.ended(cn.replied.Load(), outage.Sub(began))
 		if errors.Is(err, errAuthFailedConn) {
 			c.authFailed(cn.addr)
 			break
