@@ -991,6 +991,11 @@ func TestReviewBreak_MultiAllRolledBackIsSuccess(t *testing.T) {
 			if err == nil {
 				t.Fatalf("a multi whose every result says rolled back returned a nil error (results %v)", errs)
 			}
+			// doc.go: such a reply breaks the connection, and the request
+			// fails with ErrConnectionLoss.
+			if !errors.Is(err, ErrConnectionLoss) {
+				t.Fatalf("a multi whose every result says rolled back: %v, want ErrConnectionLoss", err)
+			}
 		})
 	}
 }
