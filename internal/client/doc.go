@@ -35,7 +35,8 @@
 // expiry once the session timeout has passed while suspended). zklock
 // differs: when no server has resumed the session for longer than twice
 // its timeout since its last connection ended (a resume answered later is
-// not taken: its connection is closed), the client expires it locally,
+// not taken: the client sends that server closeSession and leaves), the
+// client expires it locally,
 // as if a server had refused it (StateExpired with ErrExpiredLocally,
 // queued requests fail with ErrSessionExpired, every watch ends), forgets
 // its last zxid, and starts a new session on whichever server takes it.

@@ -23,8 +23,9 @@ import (
 // two ticks may grant a timeout shorter than two ticks, and hold the
 // session past the limit; an attempt whose connect response was lost may
 // have resumed the session on its server, which then holds it up to that
-// attempt's handshake timeout longer, as does a resume answered after the
-// limit (run closes that connection). Either way the session layer ended
+// attempt's handshake timeout longer (a resume answered after the limit
+// is not taken: run asks its server to close the session, see abandon).
+// Either way the session layer ended
 // the session's holds earlier, at its own deadline: the limit decides
 // only when the client starts a new session.
 func (c *Client) outageLimit(sid int64) time.Duration {

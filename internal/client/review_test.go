@@ -749,6 +749,7 @@ func TestReviewBreak_LateResumeAfterOutageLimit(t *testing.T) {
 	const limit = 2 * timeout                       // outageLimit
 	const lateAnswer = limit + 400*time.Millisecond // after the cut
 	var t0 atomic.Int64                             // unix nanos of the cut
+	var closed atomic.Bool                          // the late resume was answered with closeSession
 	f := startRFake(t, func(n int, c net.Conn, fr *frameReader) {
 		cr, ok := readConnect(fr)
 		if !ok {
@@ -766,6 +767,13 @@ func TestReviewBreak_LateResumeAfterOutageLimit(t *testing.T) {
 			sid = 0x88 // a new session, when the client asks for one
 		}
 		if writeConnect(c, 2000, sid) != nil {
+			return
+		}
+		if n > 0 && sid == 0x77 {
+			// The late resume: the client should give the session back.
+			if r, ok := readReq(fr); ok && r.op == opCloseSession {
+				closed.Store(true)
+			}
 			return
 		}
 		serveBasic(c, fr, 5)
@@ -822,6 +830,14 @@ func TestReviewBreak_LateResumeAfterOutageLimit(t *testing.T) {
 	}
 	if c.SessionID() == 0x77 {
 		t.Fatalf("the client serves session 0x77, answered %v after the cut (limit %v)", lateAnswer, limit)
+	}
+	// The server resumed the session on the late connection: the client
+	// asks it to close the session rather than leave it a timeout more.
+	for wait := time.Now(); !closed.Load() && time.Since(wait) < 2*time.Second; {
+		time.Sleep(5 * time.Millisecond) // polled: the fake reads it on its own goroutine
+	}
+	if !closed.Load() {
+		t.Fatal("the late resume of 0x77 was left without a closeSession")
 	}
 }
 

@@ -35,7 +35,7 @@ func (c *Client) run() {
 		if sid != 0 && time.Since(outage) > c.outageLimit(sid) {
 			// A handshake begun before the limit and answered after it:
 			// the session is given up by now, whatever this server says.
-			cn.nc.Close()
+			c.abandon(cn)
 			c.unreachable(sid)
 			sid, outage = 0, time.Now()
 			continue
@@ -85,6 +85,28 @@ func (c *Client) attempt(addr string, sid int64) *conn {
 		c.expire(addr, sid, nil)
 	}
 	return cn
+}
+
+// abandon leaves a connection whose server has just resumed a session the
+// client has given up: it asks the server to close the session
+// (closeSession, unanswered: its ephemeral nodes go now, not a timeout
+// after this handshake), then closes the connection. A request written
+// before the close is read by the server before it sees the end of the
+// stream; if the write fails, the session expires on its own.
+func (c *Client) abandon(cn *conn) {
+	r := newRequest(opCloseSession, "")
+	c.xid++
+	if c.xid <= 0 {
+		c.xid = 1
+	}
+	r.xid = c.xid
+	c.wbuf = appendRequest(c.wbuf[:0], r)
+	release(r)
+	_ = cn.nc.SetWriteDeadline(time.Now().Add(c.cfg.HandshakeTimeout))
+	if _, err := cn.nc.Write(c.wbuf); err != nil {
+		c.log.Debug("zklock: zk: closeSession of an abandoned session not sent", "server", cn.addr, "err", err)
+	}
+	cn.nc.Close()
 }
 
 func (c *Client) closing() bool {
