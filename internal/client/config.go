@@ -48,9 +48,11 @@ type Config struct {
 	// MaxReconnectDelay bounds the pause between rounds of attempts to
 	// connect (every server tried once), which doubles from 50ms after
 	// each round in which none served: a connection counts only once it
-	// carried a reply beyond the connect response. Default: 1s. A client that must
-	// be back the moment its server is (an observer of a lone server) sets
-	// it lower.
+	// carried a reply beyond the connect response and lived at least
+	// MaxReconnectDelay, so no server is reconnected to more often than
+	// about once per MaxReconnectDelay. Default: 1s. A client that must be
+	// back the moment its server is (an observer of a lone server) sets it
+	// lower.
 	MaxReconnectDelay time.Duration
 	// MaxPacket is the servers' jute.maxbuffer. A packet from a server
 	// longer than MaxPacket plus 1 KiB (the Stat and header a reply adds

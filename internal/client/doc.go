@@ -6,15 +6,22 @@
 // establishes the session; when the connection is lost the client
 // reconnects and resumes the session with its id, password and last zxid,
 // until the server says the session has expired; then it starts a new
-// one. Config.OnState is told of each step.
+// one. A resume answered with another session id is taken as that: the
+// old session is reported expired (StateExpired, its watches end, its
+// queued requests fail with ErrSessionExpired, nothing of it is restored)
+// and the client goes on in the new one. Config.OnState is told of each
+// step.
 //
-// Reconnects are paced: after a connection that carried a reply, the next
+// Reconnects are paced: after a connection that proved useful, the next
 // attempt waits a random part of 50ms, then every server is tried in
 // turn, and after each round in which none served the client waits a
 // random delay, doubling from 50ms up to Config.MaxReconnectDelay. A
-// connection that carried no reply beyond the connect response (a server
-// that accepts the session and drops it) is a failed attempt, so such a
-// server is not reconnected to in a loop.
+// connection proved useful when it carried a reply beyond the connect
+// response and lived at least Config.MaxReconnectDelay (1s by default);
+// any other is a failed attempt, so a server that accepts the session and
+// drops it, at once or after its first reply, or that grants a session
+// timeout too short to keep a connection, is reconnected to no more often
+// than about once per Config.MaxReconnectDelay.
 //
 // # A session no server resumes
 //
@@ -26,13 +33,19 @@
 // only when a server says so; an application that wants a new session
 // closes the handle and makes another (Curator 5.4 does: it injects an
 // expiry once the session timeout has passed while suspended). zklock
-// differs: when no server has resumed the session for longer than its
-// timeout since its last connection ended, the client expires it locally,
+// differs: when no server has resumed the session for longer than twice
+// its timeout since its last connection ended (a resume answered later is
+// not taken: the client sends that server closeSession and leaves), the
+// client expires it locally,
 // as if a server had refused it (StateExpired with ErrExpiredLocally,
 // queued requests fail with ErrSessionExpired, every watch ends), forgets
 // its last zxid, and starts a new session on whichever server takes it.
 // Every server that has been counting has expired the session by then: it
-// heard nothing from the client since that connection ended. (An ensemble
+// heard nothing from the client since that connection ended, and a server
+// expires a session at the first tick boundary after its timeout, a tick
+// being at most half the timeout unless the server's minSessionTimeout is
+// set below its default of two ticks (then a server may hold the session
+// past the client's limit). (An ensemble
 // without a quorum throughout expires it only once it has one again: the
 // old session's ephemeral nodes live on until then.) The session layer
 // above has ended the holds of the session earlier, at its deadline.
@@ -49,7 +62,9 @@
 //
 // A request made while disconnected waits for the next connection. A
 // request in flight when the connection is lost fails with
-// ErrConnectionLoss: the server may or may not have performed it. Requests
+// ErrConnectionLoss: the server may or may not have performed it (or with
+// ErrAuthFailed, when the server refused a credential on that connection:
+// the client closes then, see StateAuthFailed). Requests
 // still queued when the session expires fail with ErrSessionExpired; a
 // request queued after that runs in the new session.
 //
@@ -98,8 +113,9 @@
 // elements could not fit in what is left of the body), beside a multi's
 // results, one per op sent; a reply that
 // answers no request in flight, is cut short, or, for a multi, carries
-// other than one result per op breaks the connection, and the requests in
-// flight fail with ErrConnectionLoss.
+// other than one result per op, or error results none of which names an
+// op that failed (all "rolled back"), breaks the connection, and the
+// requests in flight fail with ErrConnectionLoss.
 //
 // # Limits
 //

@@ -135,9 +135,9 @@ var (
 	// has been returned.
 	ErrWatchEnded error = codeErr(0, "watch ended")
 	// ErrExpiredLocally is the Err of a StateExpired that no server
-	// reported: no server resumed the session for longer than its timeout
+	// reported: no server resumed the session for longer than twice its timeout
 	// (StateExpired says what follows). It wraps ErrSessionExpired.
-	ErrExpiredLocally error = fmt.Errorf("%w: no server resumed it within its timeout", ErrSessionExpired)
+	ErrExpiredLocally error = fmt.Errorf("%w: no server resumed it within twice its timeout", ErrSessionExpired)
 	// ErrInvalidConfig is wrapped by Dial's error when Config is invalid.
 	ErrInvalidConfig = errors.New("zklock: zk: invalid client configuration")
 	// ErrStopped is returned by a request whose ctx carries a stop channel

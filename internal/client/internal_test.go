@@ -10,7 +10,8 @@ import (
 // TestHostPacing: every server is tried once at once; after each round
 // in which none served the client waits, the delay doubling from 50ms
 // to at most 1s, with jitter in [delay/2, delay]; a connection that
-// carried a reply resets it, and the next attempt waits at most 50ms.
+// carried a reply and lived at least that 1s resets it, and the next
+// attempt waits at most 50ms.
 func TestHostPacing(t *testing.T) {
 	var h hostList
 	h.init([]string{"a:1", "b:1", "c:1"}, backoffMax)
@@ -38,7 +39,16 @@ func TestHostPacing(t *testing.T) {
 		}
 		delay = min(2*delay, backoffMax)
 	}
-	h.served()
+	// A connection that carried a reply but lived less than the longest
+	// pause is a failed attempt: the pacing goes on growing.
+	h.ended(true, backoffMax-time.Millisecond)
+	h.ended(false, time.Hour)
+	if _, wait := h.pick(); wait < backoffMax/2 || wait > backoffMax {
+		t.Fatalf("after connections that did not prove useful the round waits %v, want within [%v, %v]", wait, backoffMax/2, backoffMax)
+	}
+	h.pick()
+	h.pick()
+	h.ended(true, backoffMax)
 	if _, wait := h.pick(); wait > backoffMin {
 		t.Fatalf("the first attempt after a connection that served waits %v", wait)
 	}

@@ -118,11 +118,14 @@ func appendMulti(b []byte, ops []Op) []byte {
 }
 
 // decodeMulti decodes a MultiResponse into r: a MultiHeader and a record
-// per op, exactly one per op sent, then a header with done=true. In a failed transaction every op's
-// result is an error result: 0 for ops before the failure, the failure's
-// code, and RuntimeInconsistency (-2) for ops after it.
+// per op, exactly one per op sent, then a header with done=true. In a
+// failed transaction every op's result is an error result: 0 for ops
+// before the failure, the failure's code, and RuntimeInconsistency (-2)
+// for ops after it. A reply that is not one of these breaks the
+// connection (d.err): the request fails with ErrConnectionLoss.
 func decodeMulti(d *decoder, r *request) {
 	res := make([]OpResult, 0, r.nops)
+	rolledBack := false // an error result was read
 	for {
 		typ, done, code := d.int32(), d.bool(), d.int32()
 		if done || d.err != nil {
@@ -143,7 +146,7 @@ func decodeMulti(d *decoder, r *request) {
 			d.stat(&o.Stat)
 		case opError:
 			d.int32() // ErrorResponse repeats the header's code
-			o.Err = ErrRolledBack
+			o.Err, rolledBack = ErrRolledBack, true
 			if code != 0 && code != -2 {
 				o.Err = fromCode(code)
 				if r.err == nil {
@@ -157,6 +160,13 @@ func decodeMulti(d *decoder, r *request) {
 		// The server answers every op, applied or not: a reply with
 		// fewer results is broken, and must not pass for a success.
 		d.err = errShort
+	}
+	if d.err == nil && r.err == nil && rolledBack {
+		// Error results mean the transaction was not applied, and a
+		// server that rolls one back names the op that failed: results
+		// that all say "rolled back" (0 or -2) with no failure are
+		// broken, and must not pass for a success either.
+		d.err = fmt.Errorf("%w: multi reply rolled back with no op that failed", errShort)
 	}
 	r.results = res
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/zktest"
@@ -22,7 +23,13 @@ import (
 func TestReconnectStorm(t *testing.T) {
 	p := zktest.NewProxy(t, shared.Servers())
 	st := newStates()
-	c := dial(t, p.Addrs(), client.Config{OnState: st.on})
+	// Each connection is reset once it has served one request, within
+	// milliseconds: a connection that short is a failed attempt for the
+	// reconnect pacing, which would pause up to 1s (the default
+	// MaxReconnectDelay) before each of the 100 reconnects. The storm
+	// tests resumption, not pacing (TestReviewBreak_PingThenDropReconnectLoop
+	// does): a low MaxReconnectDelay keeps it quick.
+	c := dial(t, p.Addrs(), client.Config{OnState: st.on, MaxReconnectDelay: 20 * time.Millisecond})
 	other := dial(t, nil, client.Config{})
 	ctx := bounded(t)
 	dir := root(t, c)
@@ -172,7 +179,13 @@ func TestReconnectStorm(t *testing.T) {
 func TestWatchFiresForMissedChange(t *testing.T) {
 	p := zktest.NewProxy(t, shared.Servers())
 	st := newStates()
-	c := dial(t, p.Addrs(), client.Config{OnState: st.on})
+	// Each connection is reset once it has served one request, within
+	// milliseconds: a connection that short is a failed attempt for the
+	// reconnect pacing, which would pause up to 1s (the default
+	// MaxReconnectDelay) before each of the 100 reconnects. The storm
+	// tests resumption, not pacing (TestReviewBreak_PingThenDropReconnectLoop
+	// does): a low MaxReconnectDelay keeps it quick.
+	c := dial(t, p.Addrs(), client.Config{OnState: st.on, MaxReconnectDelay: 20 * time.Millisecond})
 	other := dial(t, nil, client.Config{})
 	ctx := bounded(t)
 	dir := root(t, c)

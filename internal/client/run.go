@@ -32,12 +32,26 @@ func (c *Client) run() {
 			sid, outage = 0, time.Now()
 			continue
 		}
+		if sid != 0 && time.Since(outage) > c.outageLimit(sid) {
+			// A handshake begun before the limit and answered after it:
+			// the session is given up by now, whatever this server says.
+			c.abandon(cn)
+			c.unreachable(sid)
+			sid, outage = 0, time.Now()
+			continue
+		}
+		if sid != 0 && cn.sessionID != sid {
+			// The server answered a resume with another session: the old
+			// one is gone for this client, as if refused. It is expired
+			// before anything is restored, so nothing of it moves into
+			// the new session.
+			c.expire(addr, sid, fmt.Errorf("%w: resumed as session 0x%x", ErrSessionExpired, cn.sessionID))
+		}
 		sid = cn.sessionID
+		began := time.Now()
 		err := c.serve(cn)
 		outage = time.Now() // the last the server heard was on cn, sent before now
-		if cn.replied.Load() {
-			c.hosts.served()
-		}
+		c.hosts.ended(cn.replied.Load(), outage.Sub(began))
 		if errors.Is(err, errAuthFailedConn) {
 			c.authFailed(cn.addr)
 			break
@@ -71,6 +85,28 @@ func (c *Client) attempt(addr string, sid int64) *conn {
 		c.expire(addr, sid, nil)
 	}
 	return cn
+}
+
+// abandon leaves a connection whose server has just resumed a session the
+// client has given up: it asks the server to close the session
+// (closeSession, unanswered: its ephemeral nodes go now, not a timeout
+// after this handshake), then closes the connection. A request written
+// before the close is read by the server before it sees the end of the
+// stream; if the write fails, the session expires on its own.
+func (c *Client) abandon(cn *conn) {
+	r := newRequest(opCloseSession, "")
+	c.xid++
+	if c.xid <= 0 {
+		c.xid = 1
+	}
+	r.xid = c.xid
+	c.wbuf = appendRequest(c.wbuf[:0], r)
+	release(r)
+	_ = cn.nc.SetWriteDeadline(time.Now().Add(c.cfg.HandshakeTimeout))
+	if _, err := cn.nc.Write(c.wbuf); err != nil {
+		c.log.Debug("zklock: zk: closeSession of an abandoned session not sent", "server", cn.addr, "err", err)
+	}
+	cn.nc.Close()
 }
 
 func (c *Client) closing() bool {
@@ -143,7 +179,7 @@ func (c *Client) shutdown() {
 // the credentials and the watches to restore, then every queued request.
 // When it returns, the connection is closed, the reader has ended and
 // every request in flight has failed with ErrConnectionLoss (ErrClosed if
-// the client is closing).
+// the client is closing, ErrAuthFailed if the server refused a credential).
 func (c *Client) serve(cn *conn) error {
 	c.sessionID.Store(cn.sessionID)
 	c.timeout.Store(int64(cn.timeout))
@@ -176,7 +212,13 @@ func (c *Client) serve(cn *conn) error {
 		err = rd.err
 	}
 	lost := ErrConnectionLoss
-	if c.closing() {
+	switch {
+	case errors.Is(rd.err, errAuthFailedConn):
+		// The server refused a credential: final, as in the Java client,
+		// whose requests in flight then fail with AUTHFAILED. Connection
+		// loss would tell their callers to retry.
+		err, lost = rd.err, ErrAuthFailed
+	case c.closing():
 		lost = ErrClosed
 	}
 	c.in.drain(func(r *request) { c.fail(r, lost) })

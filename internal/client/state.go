@@ -23,11 +23,13 @@ const (
 	// expired, its ephemeral nodes and watches are gone, every watch has
 	// been told. The client goes on with a new session. It is also
 	// reported, with Err ErrExpiredLocally, when no server resumed the
-	// session for longer than its timeout (a server behind the client's
+	// session for longer than twice its timeout (a server behind the client's
 	// last zxid refuses it forever): the client gives the session up as
 	// if a server had refused it, and forgets its last zxid. The servers
 	// have expired it by then, unless they had no quorum throughout: then
 	// the old session, and its ephemeral nodes, live on until they do.
+	// A resume that a server answered with another session id reports
+	// the old session expired too (Err wraps ErrSessionExpired).
 	StateExpired
 	// StateAuthFailed: the server rejected a credential (Config.Credentials
 	// or AddAuth). As in ZooKeeper's Java client this is final: the client
@@ -66,6 +68,8 @@ type StateInfo struct {
 	// session restarted after it.
 	Sent time.Time
 	// Err is the cause of StateDisconnected and StateAuthFailed, and
-	// ErrExpiredLocally for a StateExpired that no server reported.
+	// ErrExpiredLocally for a StateExpired that no server reported (an
+	// error wrapping ErrSessionExpired for a resume answered with another
+	// session).
 	Err error
 }
