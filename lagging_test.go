@@ -13,7 +13,7 @@ import (
 // TestSessionOnServerBehind: a session whose only reachable server is
 // behind its last zxid cannot be resumed there (the server refuses it on
 // every attempt). The hold's Lost fires by its deadline; then, once no
-// server has resumed the session for its timeout, the session is reported
+// server has resumed the session for twice its timeout, the session is reported
 // expired and replaced by a new one on that server, where a lock is taken
 // again.
 func TestSessionOnServerBehind(t *testing.T) {
