@@ -112,16 +112,19 @@ func (s *zkServer) serve(nc net.Conn) {
 	if _, err := io.ReadFull(nc, head[:]); err != nil {
 		return
 	}
+	s.e.mu.Lock() // script changes mode and conf under the lock
+	mode, conf := s.mode, s.conf
+	s.e.mu.Unlock()
 	switch string(head[:]) {
 	case "srvr":
-		if s.mode == modeElecting {
+		if mode == modeElecting {
 			_, _ = io.WriteString(nc, "This ZooKeeper instance is not currently serving requests\n")
 			return
 		}
-		_, _ = io.WriteString(nc, "Zookeeper version: scripted\nMode: "+s.mode+"\n")
+		_, _ = io.WriteString(nc, "Zookeeper version: scripted\nMode: "+mode+"\n")
 		return
 	case "conf":
-		_, _ = io.WriteString(nc, s.conf)
+		_, _ = io.WriteString(nc, conf)
 		return
 	}
 	e := s.e
