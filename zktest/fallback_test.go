@@ -79,6 +79,7 @@ func (b *localBackend) NewServer(cfg fallback.Config) fallback.Server {
 		minSession:        cfg.MinSessionTimeout,
 		maxSession:        cfg.MaxSessionTimeout,
 		containerInterval: cfg.ContainerCheckInterval,
+		fourLetterWords:   "*", // as zktest/docker's containers (ZOO_4LW_COMMANDS_WHITELIST)
 	}
 	n := &node{id: 1, dir: b.dir, clientPort: cfg.HostPort}
 	return &localServer{opts: o, n: n, p: &process{in: b.in, opts: o, n: n}}
