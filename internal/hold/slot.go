@@ -46,24 +46,43 @@ type Slot struct {
 	freed chan struct{} // closed and replaced when cur is cleared
 }
 
-// Lock acquires, then takes the slot. When ctx ends first, nothing is
-// held: a hold granted but not yet placed in the slot is released.
+// Lock acquires, then takes the slot. A hold that the server granted but
+// that is lost before the slot is free (its epoch ended, its bound passed,
+// while the holder before it held on) is never handed over (handOver): it
+// is given back, and Lock acquires again, as a waiter whose epoch ended
+// enqueues again. When ctx ends first, nothing is held: a hold granted but
+// not yet placed in the slot is released.
 func (s *Slot) Lock(ctx context.Context, r queue.Request) error {
 	if r.Try {
 		if cur := s.Current(); cur != nil {
 			return &errs.LockedError{Holder: cur.place.Last().Node().Name, Session: cur.Epoch().SessionID}
 		}
 	}
-	h, err := s.A.Acquire(ctx, r)
-	if err != nil {
-		return err
+	for {
+		h, err := s.A.Acquire(ctx, r)
+		if err != nil {
+			return err
+		}
+		if placed, err := s.place(ctx, h); placed || err != nil {
+			return err
+		}
 	}
+}
+
+// place puts h in the slot once it is free, if h is live then; false if
+// h was lost first (it is given back), or ctx ended (the error).
+func (s *Slot) place(ctx context.Context, h *Hold) (bool, error) {
 	for {
 		s.mu.Lock()
-		if s.cur == nil {
+		if s.cur == nil && handOver(h) {
 			s.cur = h
 			s.mu.Unlock()
-			return nil
+			return true, nil
+		}
+		if s.cur == nil { // free, but h is lost
+			s.mu.Unlock()
+			giveBack(ctx, h, s.A.Release)
+			return false, nil
 		}
 		if s.freed == nil {
 			s.freed = make(chan struct{})
@@ -72,11 +91,12 @@ func (s *Slot) Lock(ctx context.Context, r queue.Request) error {
 		s.mu.Unlock()
 		select {
 		case <-freed:
+		case <-h.Lost(): // enqueue again now, not once the slot is free
+			giveBack(ctx, h, s.A.Release)
+			return false, nil
 		case <-ctx.Done():
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-			_ = s.A.Release(rctx, h)
-			cancel()
-			return ctx.Err()
+			giveBack(ctx, h, s.A.Release)
+			return false, ctx.Err()
 		}
 	}
 }
