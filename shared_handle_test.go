@@ -31,7 +31,9 @@ func TestSharedHandleLockAfterLoss(t *testing.T) {
 		name string
 		make func(*zklock.Session, string, ...zklock.Option) (exclusive, error)
 	}{
-		{"Mutex", func(s *zklock.Session, p string, o ...zklock.Option) (exclusive, error) { return zklock.NewMutex(s, p, o...) }},
+		{"Mutex", func(s *zklock.Session, p string, o ...zklock.Option) (exclusive, error) {
+			return zklock.NewMutex(s, p, o...)
+		}},
 		{"RWMutex", func(s *zklock.Session, p string, o ...zklock.Option) (exclusive, error) {
 			return zklock.NewRWMutex(s, p, o...)
 		}},
@@ -124,4 +126,61 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// Issue 43, finding 3: a TryLock of a ReentrantMutex's owner, refused
+// while the owner's first Lock waits for another owner, must not make the
+// owner's next Lock queue on the server behind the owner's own node (a
+// deadlock: the owner unlocks only after that Lock returns). That Lock
+// waits for the first, then counts.
+func TestReentrantTryLockBesideWaitingLock(t *testing.T) {
+	c := standalone(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	s := newSession(t, c.Servers())
+	other, err := zklock.NewReentrantMutex(s, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := zklock.NewReentrantMutex(s, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queued := func(n int) func() bool {
+		return func() bool { cs, err := owner.Contenders(ctx); return err == nil && len(cs) == n }
+	}
+	first := make(chan error, 1)
+	go func() { first <- owner.Lock(ctx) }()
+	eventually(t, 10*time.Second, "the owner's first Lock waits", queued(2))
+	if err := owner.TryLock(ctx); !errors.Is(err, zklock.ErrLocked) {
+		t.Fatalf("the owner's TryLock while another owner holds: %v, want ErrLocked", err)
+	}
+	// Bounded: on the old code this Lock waits behind the owner's own node
+	// until its ctx ends.
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	second := make(chan error, 1)
+	go func() { second <- owner.Lock(lctx) }()
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the owner's first Lock: %v", err)
+	}
+	if err := <-second; err != nil {
+		cs, _ := owner.Contenders(ctx)
+		t.Fatalf("the owner's second Lock: %v (queue: %d nodes)", err, len(cs))
+	}
+	if n := owner.HoldCount(); n != 2 {
+		t.Fatalf("hold count %d, want 2", n)
+	}
+	for range 2 {
+		if err := owner.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "nothing left on the server", queued(0))
 }
