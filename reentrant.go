@@ -173,4 +173,13 @@ func (r *ReentrantMutex) Contenders(ctx context.Context) ([]Contender, error) {
 }
 
 // Part returns r as a part of a MultiLock.
-func (r *ReentrantMutex) Part() Part { return slotPart(r.q.Dir, r, &r.h, r.Lock, r.Unlock) }
+func (r *ReentrantMutex) Part() Part {
+	return Part{hold.Part{Path: r.q.Dir, Key: r,
+		Acquire: func(ctx context.Context) (*hold.Hold, error) {
+			if err := r.Lock(ctx); err != nil {
+				return nil, err
+			}
+			return r.h.Current(), nil // the owner's hold, while it counts
+		},
+		Release: func(ctx context.Context, _ *hold.Hold) error { return r.Unlock(ctx) }}}
+}

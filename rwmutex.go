@@ -227,7 +227,7 @@ func (m *RWMutex) RLocker() sync.Locker { return locker{m.RLock, m.RUnlock} }
 func (m *RWMutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
 
 // WritePart returns m's write lock as a part of a MultiLock.
-func (m *RWMutex) WritePart() Part { return slotPart(m.q.Dir, m, &m.w, m.Lock, m.Unlock) }
+func (m *RWMutex) WritePart() Part { return slotPart(m.q.Dir, m, &m.w, m.data) }
 
 // ReadPart returns a read lock of m as a part of a MultiLock.
 func (m *RWMutex) ReadPart() Part {

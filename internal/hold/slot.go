@@ -53,18 +53,30 @@ type Slot struct {
 // enqueues again. When ctx ends first, nothing is held: a hold granted but
 // not yet placed in the slot is released.
 func (s *Slot) Lock(ctx context.Context, r queue.Request) error {
+	_, err := s.Take(ctx, r)
+	return err
+}
+
+// Take is Lock that returns the hold it placed in the slot: the caller's,
+// even if another goroutine has since unlocked the slot (a MultiLock's
+// part, whose handle other goroutines may share).
+func (s *Slot) Take(ctx context.Context, r queue.Request) (*Hold, error) {
 	if r.Try {
 		if cur := s.Current(); cur != nil {
-			return &errs.LockedError{Holder: cur.place.Last().Node().Name, Session: cur.Epoch().SessionID}
+			return nil, &errs.LockedError{Holder: cur.place.Last().Node().Name, Session: cur.Epoch().SessionID}
 		}
 	}
 	for {
 		h, err := s.A.Acquire(ctx, r)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if placed, err := s.place(ctx, h); placed || err != nil {
-			return err
+		placed, err := s.place(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		if placed {
+			return h, nil
 		}
 	}
 }
@@ -104,14 +116,19 @@ func (s *Slot) place(ctx context.Context, h *Hold) (bool, error) {
 // Unlock releases the slot's hold (Acquirer.Release): errs.ErrNotLocked when
 // it is empty. The slot is free again once the release succeeded or found
 // the hold lost; when ctx ends first it still holds.
-func (s *Slot) Unlock(ctx context.Context) error {
+func (s *Slot) Unlock(ctx context.Context) error { return s.Give(ctx, nil) }
+
+// Give is Unlock of h (nil: whatever the slot holds): errs.ErrNotLocked
+// when the slot does not hold h, which another goroutine unlocked then.
+func (s *Slot) Give(ctx context.Context, h *Hold) error {
 	if err := CheckCtx(ctx); err != nil {
 		return err
 	}
-	h := s.Current()
-	if h == nil {
+	cur := s.Current()
+	if cur == nil || (h != nil && cur != h) {
 		return errs.ErrNotLocked
 	}
+	h = cur
 	err := s.A.Release(ctx, h)
 	if err == nil || errors.Is(err, errs.ErrLockLost) || (errors.Is(err, errs.ErrNotLocked) && h.Released()) {
 		s.clear(h)
