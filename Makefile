@@ -42,11 +42,15 @@ test: lint
 # FUZZPARALLEL workers (1 by default: the machine is shared). An input runs
 # for tens of milliseconds, so minimizing one takes FUZZMINIMIZE (Go's
 # default, 60s, stalled the search after each new input).
+# FUZZTARGET picks the target: FuzzHolds (the default), or
+# FuzzSharedHandles, the same model with several goroutines on each handle
+# (fuzz_shared_internal_test.go; its seeds in testdata/fuzz/FuzzSharedHandles).
 FUZZTIME ?= 10m
 FUZZPARALLEL ?= 1
 FUZZMINIMIZE ?= 10s
+FUZZTARGET ?= FuzzHolds
 fuzz:
-	go test -run '^$$' -fuzz '^FuzzHolds$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel $(FUZZPARALLEL) .
+	go test -run '^$$' -fuzz '^$(FUZZTARGET)$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel $(FUZZPARALLEL) .
 
 # Start a throwaway ZooKeeper (or use ZK_SERVERS) and show five workers
 # taking turns on one Mutex, with their fencing tokens. It installs only
