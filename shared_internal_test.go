@@ -183,3 +183,59 @@ func TestDowngradeRacingUnlock(t *testing.T) {
 		t.Fatal("B did not hold after A's read lock")
 	}
 }
+
+// Found by FuzzSharedHandles (with findings 1 and 3 fixed): B, granted on
+// the server while the handle's holder A held on (A's epoch ended), waits
+// for A in the handle; another client breaks B's node (Break, force) and a
+// rival holds; A unlocks. B's loss signal never fires (a Break is not a
+// loss), so B's Lock must look at its node before it returns: it waits
+// behind the rival instead.
+func TestSharedLockAfterBreak(t *testing.T) {
+	for _, k := range sharedKinds {
+		t.Run(k.name, func(t *testing.T) {
+			const path = "/shared/lock"
+			srv := queuetest.NewServer()
+			a, r := srv.Connect(), srv.Connect()
+			ctx := fakeCtx(t)
+			m := k.make(t, a, path)
+			if err := m.Lock(ctx); err != nil { // A
+				t.Fatal(err)
+			}
+			anode := m.Node()
+			bgot := goErr(t, func() error { return m.Lock(ctx) }) // B
+			awaitFake(t, srv, "B waits for A", func() bool { return srv.Watching(anode) == 1 })
+			a.EndEpoch() // A's node goes; B enqueues again and is granted
+			a.NewEpoch()
+			awaitFake(t, srv, "B is granted on the server", func() bool { return len(a.Tracked()) == 1 })
+			bnode := a.Tracked()[0]
+			if err := srv.Connect().Delete(ctx, bnode); err != nil { // Break
+				t.Fatal(err)
+			}
+			rch := goHeld(t, plainQ(r, path, k.rival))
+			rh := <-rch
+			if rh == nil {
+				t.Fatal("the rival did not hold once B's node was broken")
+			}
+			if err := m.Unlock(ctx); !errors.Is(err, ErrLockLost) {
+				t.Fatalf("A's Unlock: %v, want ErrLockLost", err)
+			}
+			if err, done := eitherOr(t, srv, "B returns or waits behind the rival", bgot,
+				func() bool { return srv.Watching(rh.Path) == 1 }); done {
+				t.Fatalf("B's Lock returned %v while the rival %s holds (B's node %s exists: %v)", err, rh.Path, bnode, srv.Exists(bnode))
+			}
+			if err := plainQ(r, path, k.rival).Release(ctx, rh); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-bgot; err != nil {
+				t.Fatalf("B's Lock: %v", err)
+			}
+			if !srv.Exists(m.Node()) {
+				t.Fatalf("B holds %s, which does not exist", m.Node())
+			}
+			if err := m.Unlock(ctx); err != nil {
+				t.Fatalf("B's Unlock: %v", err)
+			}
+			awaitFake(t, srv, "nothing left", func() bool { return len(srv.List(path)) == 0 })
+		})
+	}
+}

@@ -1,6 +1,10 @@
 package hold
 
-import "context"
+import (
+	"context"
+
+	"github.com/zklock/zklock/internal/queue"
+)
 
 // Handing a hold over. A call that waited anywhere (in the server's queue,
 // in a cohort, in a shared handle's slot, behind a downgrade) may find the
@@ -27,4 +31,30 @@ func giveBack(ctx context.Context, h *Hold, give func(context.Context, *Hold) er
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	_ = give(rctx, h)
+}
+
+// Stands reports whether h's nodes still exist as its session's (one
+// request each): the loss signal does not fire when another client deletes
+// them (Break), so a hold that waited after its grant is looked at once
+// more before it is handed over (Slot).
+func (l *Line) Stands(ctx context.Context, h *Hold) (bool, error) {
+	return h.stands(ctx, l.Q.Conn)
+}
+
+// Stands is Line.Stands for a local hold of the cohort.
+func (c CohortLine) Stands(ctx context.Context, h *Hold) (bool, error) {
+	return h.stands(ctx, h.co.q.Conn)
+}
+
+func (h *Hold) stands(ctx context.Context, conn queue.Conn) (bool, error) {
+	for _, n := range h.place.Held {
+		st, err := conn.Stat(ctx, n.Path)
+		if err != nil {
+			return false, err
+		}
+		if st == nil || st.EphemeralOwner != n.Epoch.SessionID {
+			return false, nil
+		}
+	}
+	return true, nil
 }

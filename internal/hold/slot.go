@@ -37,7 +37,8 @@ func (c CohortLine) Release(ctx context.Context, h *Hold) error {
 // every Lock is an acquisition of its own, queued on the server in the
 // order the calls reach it, and one the server grants while the slot is
 // taken (possible only after the holder's loss) waits until the holder
-// lets go. Any goroutine may Unlock. It is safe for concurrent use.
+// lets go, and is handed over only if it is still live then (handOver).
+// Any goroutine may Unlock. It is safe for concurrent use.
 type Slot struct {
 	A Acquirer
 
@@ -82,20 +83,37 @@ func (s *Slot) Take(ctx context.Context, r queue.Request) (*Hold, error) {
 }
 
 // place puts h in the slot once it is free, if h is live then; false if
-// h was lost first (it is given back), or ctx ended (the error).
+// h was lost first (it is given back), or ctx ended (the error). A hold
+// granted while the slot's holder held on (after that holder's loss: the
+// server let us in) may have waited long, and its node may have been
+// deleted meanwhile by another client (Break), which fires no loss
+// signal: it is handed over only once its node is seen standing
+// (Standing.Stands). One granted by the holder's release is not looked
+// at again: that release is under way when the grant comes.
 func (s *Slot) place(ctx context.Context, h *Hold) (bool, error) {
+	unproven := false
 	for {
 		s.mu.Lock()
-		if s.cur == nil && handOver(h) {
+		if s.cur == nil && handOver(h) && !unproven {
 			s.cur = h
 			s.mu.Unlock()
 			return true, nil
 		}
-		if s.cur == nil { // free, but h is lost
+		if s.cur == nil { // free, but h is lost or its node unproven
 			s.mu.Unlock()
-			giveBack(ctx, h, s.A.Release)
-			return false, nil
+			if !handOver(h) {
+				giveBack(ctx, h, s.A.Release)
+				return false, nil
+			}
+			ok, err := s.stands(ctx, h)
+			if err != nil || !ok {
+				giveBack(ctx, h, s.A.Release)
+				return false, err
+			}
+			unproven = false
+			continue
 		}
+		unproven = unproven || s.cur.state.Load() == held
 		if s.freed == nil {
 			s.freed = make(chan struct{})
 		}
@@ -111,6 +129,19 @@ func (s *Slot) place(ctx context.Context, h *Hold) (bool, error) {
 			return false, ctx.Err()
 		}
 	}
+}
+
+// Standing is an Acquirer that can tell whether a hold's nodes still stand.
+type Standing interface {
+	Stands(ctx context.Context, h *Hold) (bool, error)
+}
+
+// stands asks s.A whether h's nodes stand; true if it cannot tell.
+func (s *Slot) stands(ctx context.Context, h *Hold) (bool, error) {
+	if st, ok := s.A.(Standing); ok {
+		return st.Stands(ctx, h)
+	}
+	return true, nil
 }
 
 // Unlock releases the slot's hold (Acquirer.Release): errs.ErrNotLocked when
