@@ -22,8 +22,9 @@ import (
 // /sp), an Election (/el) and a MultiLock (/ml/a and /rw). Its operations
 // are FuzzHolds' (epoch ends, expiry, bounds, Break, Revoke, Downgrade,
 // lost requests, cancellations), and a call started by a hook at a chosen
-// request of a session (op 16: in the middle of another call's exchange),
-// a slow reply (17), a bound passed (18), an epoch's end (19).
+// request of a session (op 16: in the middle of another call's exchange,
+// the reply to its own first request slow), a slow reply (17), a bound
+// passed (18), an epoch's end (19).
 //
 // Beyond FuzzHolds' checks (which it shares: fuzz_check_internal_test.go)
 // it relies on two that concurrency needs: a call returns success only for
@@ -88,6 +89,13 @@ func (r *run) stepShared(op, target, arg byte) {
 		what := hookWhat[int(arg)/len(faultOps)%len(hookWhat)]
 		r.logf("session %d: at its next %s, %s starts %s", h.sess, fo, h.name, what)
 		r.conns[h.sess].Inject(fo, queuetest.Fault{After: func() {
+			// The started call's first request is applied at once, its
+			// reply slow: both calls are under way together.
+			first := queuetest.OpCreate
+			if what == "release" || what == "runlock" {
+				first = queuetest.OpDelete
+			}
+			r.conns[h.sess].Inject(first, queuetest.Fault{After: r.awaitReturn})
 			ctx, cancel := context.WithCancel(context.Background())
 			r.startCtx(h, what, arg, ctx, cancel, hookNote)
 		}})
@@ -191,10 +199,10 @@ var sharedSeeds = [][]byte{
 	// 1, an RWMutex's write lock (max hold).
 	seed(0x10, 0, 0, 0, st(0, 8, 0), st(0, 9, 0), st(0, perSession+8, 0), st(18, 0, 0), st(18, 0, 0), st(2, 10, 0)),
 	// 2: s0's writer waited for s1's and holds, s2's writer queues; at
-	// s0's next stat (Downgrade's read of the write node), lane 1 unlocks,
-	// and the reply to its delete is slow; lane 0 downgrades.
+	// s0's next stat (Downgrade's read of the write node), lane 1 unlocks
+	// (the reply to its delete slow); lane 0 downgrades.
 	seed(0, 0, 0, 0, st(0, perSession+8, 0), st(0, 8, 0), st(2, perSession+8, 0), st(0, 2*perSession+8, 0),
-		st(16, 9, 5), st(17, 0, 3), st(5, 8, 0)),
+		st(16, 9, 5), st(5, 8, 0)),
 	// 3: s1's owner holds /re; s0's owner Locks (waits), TryLocks (refused),
 	// Locks again.
 	seed(0, 0, 0, 0, st(0, perSession+5, 0), st(0, 5, 0), st(1, 6, 0), st(0, 7, 0), st(2, perSession+5, 0)),
