@@ -17,7 +17,8 @@ import (
 // and is revocable as l's holds are. It returns errs.ErrLockLost, holding
 // nothing new, once w's loss signal fired or its node is gone: a read node
 // must never be placed at the position of a write lock another client may
-// hold by now.
+// hold by now; errs.ErrNotLocked once w's release began (a concurrent
+// Unlock).
 func (l *Line) Downgrade(ctx context.Context, w *Hold, q *queue.Queue, data []byte) (*Hold, error) {
 	return l.acquire(ctx, l.Release, false, func() (*Hold, error) { return l.downgrade(ctx, w, q, data) })
 }
