@@ -57,7 +57,11 @@ func (r *run) admit(b *belief, toks []int64) {
 	if lostNow && judged && !releasedAll(b.hs) {
 		r.failf("%s: %s returned success for a hold whose loss came first (its Lost was closed at the return, and no fault came since)", b.h.name, b.what)
 	}
-	if !lostNow && len(missing) > 0 && judged {
+	r.mu.Lock()
+	excused := len(missing) > 0 && !slices.ContainsFunc(missing, func(n string) bool { return !r.excused[n] })
+	r.mu.Unlock()
+	b.broken = excused
+	if !lostNow && len(missing) > 0 && judged && !excused {
 		r.failf("%s: %s returned success with Lost open while its node(s) %v were gone", b.h.name, b.what, missing)
 	}
 	r.mu.Lock()

@@ -117,6 +117,8 @@ const slowReply = 100 * time.Millisecond
 // awaitReturn waits until a call returns, at most slowReply. A call's
 // return is no change on the server: it is polled.
 func (r *run) awaitReturn() {
+	r.slow.Add(1)
+	defer r.slow.Add(-1)
 	rets, start := r.returns.Load(), time.Now()
 	for r.returns.Load() == rets && time.Since(start) < slowReply {
 		time.Sleep(100 * time.Microsecond)
