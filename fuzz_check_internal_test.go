@@ -54,12 +54,18 @@ func (r *run) granted(h *handle, what string, gen int64, hs []*hold.Hold, lost <
 func (r *run) admit(b *belief, toks []int64) {
 	lostNow, missing := closed(b.lost), r.missing(b.nodes)
 	judged := b.gen%2 == 0 && r.gen.Load() == b.gen && !r.applying.Load()
+	r.mu.Lock()
+	// A hold believed already is a ReentrantMutex's count, or another
+	// goroutine's record: it was judged when it was granted.
+	seen := len(b.hs) > 0 && r.believed(b.h, b.hs[0])
+	excused := len(missing) > 0 && !slices.ContainsFunc(missing, func(n string) bool { return !r.excused[n] })
+	r.mu.Unlock()
+	if seen {
+		return
+	}
 	if lostNow && judged && !releasedAll(b.hs) {
 		r.failf("%s: %s returned success for a hold whose loss came first (its Lost was closed at the return, and no fault came since)", b.h.name, b.what)
 	}
-	r.mu.Lock()
-	excused := len(missing) > 0 && !slices.ContainsFunc(missing, func(n string) bool { return !r.excused[n] })
-	r.mu.Unlock()
 	b.broken = excused
 	if !lostNow && len(missing) > 0 && judged && !excused {
 		r.failf("%s: %s returned success with Lost open while its node(s) %v were gone", b.h.name, b.what, missing)
@@ -67,7 +73,7 @@ func (r *run) admit(b *belief, toks []int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(b.hs) > 0 && r.believed(b.h, b.hs[0]) {
-		return // another goroutine of the handle recorded it
+		return // another goroutine of the handle recorded it meanwhile
 	}
 	if !lostNow && len(missing) == 0 && b.mode == excl {
 		for i, p := range b.paths {
