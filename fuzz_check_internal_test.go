@@ -152,13 +152,20 @@ func (r *run) markBroken(p string) {
 
 // check judges the world after a step. A loss is reported by a goroutine
 // a moment after the server saw it, so the violations must persist for
-// 200ms (polled) to count.
+// 200ms (polled) to count. While a reply is held back (a slow reply, at
+// most slowReply each) the window is stretched, up to 2s: a release whose
+// delete's reply is slow shows its node gone with its Lost still open
+// until the reply comes.
 func (r *run) check() {
-	deadline := time.Now().Add(200 * time.Millisecond)
+	start := time.Now()
+	deadline := start.Add(200 * time.Millisecond)
 	for {
 		v := r.violations()
 		if len(v) == 0 {
 			return
+		}
+		if r.slow.Load() > 0 && time.Since(start) < 2*time.Second {
+			deadline = time.Now().Add(200 * time.Millisecond)
 		}
 		if time.Now().After(deadline) {
 			for _, s := range v {
