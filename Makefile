@@ -48,11 +48,17 @@ test: lint
 # FUZZPARALLEL workers (1 by default: the machine is shared). An input runs
 # for tens of milliseconds, so minimizing one takes FUZZMINIMIZE (Go's
 # default, 60s, stalled the search after each new input).
+# make fuzz runs each of FUZZTARGETS FUZZTIME long: FuzzHolds, and
+# FuzzSharedHandles, the same model with several goroutines on each handle
+# (fuzz_shared_internal_test.go; its seeds in testdata/fuzz/FuzzSharedHandles);
+# then the client's (fuzz-client). FUZZTARGETS=FuzzSharedHandles picks one.
 FUZZTIME ?= 10m
 FUZZPARALLEL ?= 1
 FUZZMINIMIZE ?= 10s
+FUZZTARGETS ?= FuzzHolds FuzzSharedHandles
 fuzz: fuzz-client
-	go test -run '^$$' -fuzz '^FuzzHolds$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel $(FUZZPARALLEL) .
+	for t in $(FUZZTARGETS); do \
+		go test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel $(FUZZPARALLEL) . || exit 1; done
 
 # The wire client's fuzz targets (internal/client), each FUZZTIME long:
 # FuzzFrames (arbitrary bytes through the frame reader and every decoder)

@@ -25,7 +25,7 @@ func (r *run) start(h *handle, what string, arg byte) {
 
 func (r *run) startCtx(h *handle, what string, arg byte, ctx context.Context, cancel context.CancelFunc, note string) {
 	r.mu.Lock()
-	if h.pending != nil {
+	if h.pending != nil || (note == hookNote && !r.hooksOn) {
 		r.mu.Unlock()
 		cancel()
 		return
@@ -40,8 +40,8 @@ func (r *run) startCtx(h *handle, what string, arg byte, ctx context.Context, ca
 	c := &call{what: desc + note, cancel: cancel, done: make(chan struct{})}
 	h.pending = c
 	r.log = append(r.log, fmt.Sprintf("%s: %s%s starts", h.name, desc, note))
+	r.calls.Add(1) // under r.mu: a hook's call is not added once finish waits (hooksOn)
 	r.mu.Unlock()
-	r.calls.Add(1)
 	before := r.totalCalls()
 	go func() {
 		defer r.calls.Done()
@@ -118,6 +118,9 @@ func (r *run) settle() {
 // finish cancels every pending call, releases everything every handle
 // holds, and checks that nothing of ours is left on the server.
 func (r *run) finish() {
+	r.mu.Lock()
+	r.hooksOn = false
+	r.mu.Unlock()
 	for _, h := range r.hs {
 		r.cancel(h)
 	}

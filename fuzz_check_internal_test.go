@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"time"
+
+	"github.com/zklock/zklock/internal/hold"
 )
 
 // mode is what a belief holds.
@@ -28,25 +30,51 @@ type belief struct {
 	n      int
 	lost   <-chan struct{}
 	nodes  []string
-	broken bool // Break deleted its node: the old holder keeps acting, as Break's doc says
+	broken bool         // Break deleted its node: the old holder keeps acting, as Break's doc says
+	gen    int64        // the run's fault generation when the call returned (run.gen)
+	hs     []*hold.Hold // the holds behind it: once all are released, it ends
 }
 
 // granted records a hold a call returned (its loss signal, nodes and
 // tokens read at once), and checks at that return that a hold already lost
 // is reported (Lost closed) and that the path's exclusive tokens only grow.
-func (r *run) granted(h *handle, what string, key any, lost <-chan struct{}, nodes []string, toks []int64, paths []string, m mode, n int) {
-	b := &belief{h: h, what: what, key: key, paths: paths, mode: m, n: n, lost: lost, nodes: nodes}
+// A success whose hold's Lost is closed at its return is judged a
+// violation when no fault was under way from the return on (gen: the
+// loss came first), and the hold was not released meanwhile (by another
+// goroutine sharing the handle).
+func (r *run) granted(h *handle, what string, gen int64, hs []*hold.Hold, lost <-chan struct{}, nodes []string, toks []int64, paths []string, m mode, n int) {
+	var key any
+	if len(hs) > 0 {
+		key = hs[0]
+	}
+	b := &belief{h: h, what: what, key: key, paths: paths, mode: m, n: n, lost: lost, nodes: nodes, gen: gen, hs: hs}
 	r.admit(b, toks)
 }
 
 func (r *run) admit(b *belief, toks []int64) {
 	lostNow, missing := closed(b.lost), r.missing(b.nodes)
-	judged := !r.applying.Load()
-	if !lostNow && len(missing) > 0 && judged {
+	judged := b.gen%2 == 0 && r.gen.Load() == b.gen && !r.applying.Load()
+	r.mu.Lock()
+	// A hold believed already is a ReentrantMutex's count, or another
+	// goroutine's record: it was judged when it was granted.
+	seen := len(b.hs) > 0 && r.believed(b.h, b.hs[0])
+	excused := len(missing) > 0 && !slices.ContainsFunc(missing, func(n string) bool { return !r.excused[n] })
+	r.mu.Unlock()
+	if seen {
+		return
+	}
+	if lostNow && judged && !releasedAll(b.hs) {
+		r.failf("%s: %s returned success for a hold whose loss came first (its Lost was closed at the return, and no fault came since)", b.h.name, b.what)
+	}
+	b.broken = excused
+	if !lostNow && len(missing) > 0 && judged && !excused {
 		r.failf("%s: %s returned success with Lost open while its node(s) %v were gone", b.h.name, b.what, missing)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(b.hs) > 0 && r.believed(b.h, b.hs[0]) {
+		return // another goroutine of the handle recorded it meanwhile
+	}
 	if !lostNow && len(missing) == 0 && b.mode == excl {
 		for i, p := range b.paths {
 			if i < len(toks) && toks[i] <= r.lastTok[p] {
@@ -62,13 +90,40 @@ func (r *run) admit(b *belief, toks []int64) {
 
 // released drops h's belief in key (every belief of h if key is nil) when
 // the release ended it: gone, or an error that says it ended.
+// Goroutines that share h's primitive share its beliefs: any of them may
+// release what another was granted.
 func (r *run) released(h *handle, err error, key any, gone bool) {
 	if !gone && (err == nil || !releasedBy(err)) {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h.holds = slices.DeleteFunc(h.holds, func(b *belief) bool { return key == nil || b.key == key })
+	for _, x := range r.hs {
+		if x.prim == h.prim {
+			x.holds = slices.DeleteFunc(x.holds, func(b *belief) bool { return key == nil || b.key == key })
+		}
+	}
+}
+
+// believed reports whether a belief of h's primitive has hd behind it.
+// r.mu is held.
+func (r *run) believed(h *handle, hd *hold.Hold) bool {
+	for _, x := range r.hs {
+		if x.prim != h.prim {
+			continue
+		}
+		for _, b := range x.holds {
+			if slices.Contains(b.hs, hd) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// releasedAll reports whether every hold of hs (at least one) is released.
+func releasedAll(hs []*hold.Hold) bool {
+	return len(hs) > 0 && hold.Released(hs)
 }
 
 // missing returns the nodes that are not on the server.
@@ -97,13 +152,20 @@ func (r *run) markBroken(p string) {
 
 // check judges the world after a step. A loss is reported by a goroutine
 // a moment after the server saw it, so the violations must persist for
-// 200ms (polled) to count.
+// 200ms (polled) to count. While a reply is held back (a slow reply, at
+// most slowReply each) the window is stretched, up to 2s: a release whose
+// delete's reply is slow shows its node gone with its Lost still open
+// until the reply comes.
 func (r *run) check() {
-	deadline := time.Now().Add(200 * time.Millisecond)
+	start := time.Now()
+	deadline := start.Add(200 * time.Millisecond)
 	for {
 		v := r.violations()
 		if len(v) == 0 {
 			return
+		}
+		if r.slow.Load() > 0 && time.Since(start) < 2*time.Second {
+			deadline = time.Now().Add(200 * time.Millisecond)
 		}
 		if time.Now().After(deadline) {
 			for _, s := range v {
@@ -125,7 +187,7 @@ func (r *run) violations() []string {
 	excls, reads, leases := map[string][]*handle{}, map[string][]*handle{}, map[string]int{}
 	for _, h := range r.hs {
 		for _, b := range h.holds {
-			if b.broken || closed(b.lost) {
+			if b.broken || closed(b.lost) || releasedAll(b.hs) {
 				continue
 			}
 			if m := r.missing(b.nodes); len(m) > 0 {
@@ -148,7 +210,7 @@ func (r *run) violations() []string {
 			out = append(out, fmt.Sprintf("%s: exclusive holders %v, all with Lost open", p, names(hs)))
 		}
 		// A handle's own read lock beside its write lock is a downgrade.
-		if others := slices.DeleteFunc(slices.Clone(reads[p]), func(x *handle) bool { return x == hs[0] }); len(others) > 0 {
+		if others := slices.DeleteFunc(slices.Clone(reads[p]), func(x *handle) bool { return x.prim == hs[0].prim }); len(others) > 0 {
 			out = append(out, fmt.Sprintf("%s: writer %v beside readers %v, all with Lost open", p, names(hs), names(others)))
 		}
 	}
@@ -157,7 +219,27 @@ func (r *run) violations() []string {
 			out = append(out, fmt.Sprintf("%s: %d leases held with Lost open, limit 2", p, n))
 		}
 	}
+	out = append(out, r.ownerNodes()...)
 	slices.Sort(out)
+	return out
+}
+
+// ownerNodes: a ReentrantMutex is one owner, so its session (one
+// ReentrantMutex each) never has two nodes in its queue: a second would
+// wait behind the owner's own.
+func (r *run) ownerNodes() []string {
+	var out []string
+	for i, c := range r.conns {
+		n := 0
+		for _, p := range r.srv.Ephemerals(c.SessionID()) {
+			if path.Dir(p) == "/re" {
+				n++
+			}
+		}
+		if n > 1 {
+			out = append(out, fmt.Sprintf("session %d's ReentrantMutex has %d nodes in /re", i, n))
+		}
+	}
 	return out
 }
 

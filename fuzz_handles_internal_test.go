@@ -22,6 +22,7 @@ type handle struct {
 	el   *Election
 	ml   *MultiLock
 
+	prim    any // the primitive: handles that share it are goroutines of one handle
 	pending *call
 	holds   []*belief
 }
@@ -57,7 +58,7 @@ func newHandles(t *testing.T, r *run, si int, opts []byte) []*handle {
 	}
 	hs := make([]*handle, 0, 8)
 	add := func(kind string, h *handle) {
-		h.name, h.sess = fmt.Sprintf("s%d.%s", si, kind), si
+		h.name, h.sess, h.prim = fmt.Sprintf("s%d.%s", si, kind), si, h.primitive()
 		hs = append(hs, h)
 	}
 	for i := range 2 {
@@ -94,6 +95,23 @@ func newHandles(t *testing.T, r *run, si int, opts []byte) []*handle {
 	return hs
 }
 
+// primitive returns the primitive h drives.
+func (h *handle) primitive() any {
+	switch {
+	case h.m != nil:
+		return h.m
+	case h.re != nil:
+		return h.re
+	case h.rw != nil:
+		return h.rw
+	case h.sem != nil:
+		return h.sem
+	case h.el != nil:
+		return h.el
+	}
+	return h.ml
+}
+
 var errsReleased = []error{ErrLockLost, ErrLeaseLost, ErrNotLocked, ErrLeaseReleased, ErrNotLeader}
 
 // releasedBy reports whether err says the hold is no longer held.
@@ -114,7 +132,7 @@ func releasedBy(err error) bool {
 func (h *handle) op(r *run, what string, arg int) (func(context.Context) error, string) {
 	switch {
 	case h.m != nil:
-		return h.exclusive(r, what, h.m.Lock, h.m.TryLock, h.m.Unlock, "/m")
+		return h.exclusive(r, what, h.m.Lock, h.m.TryLock, h.m.Unlock, h.m.q.Dir)
 	case h.re != nil:
 		return h.reentrant(r, what)
 	case h.rw != nil:
@@ -152,7 +170,7 @@ func (h *handle) exclusive(r *run, what string, lock, try, unlock func(context.C
 		return func(ctx context.Context) error {
 			held := cur()
 			err := unlock(ctx)
-			r.released(h, err, held, cur() == nil)
+			r.released(h, err, held, held != nil && held.Released())
 			return err
 		}, "Unlock"
 	}
@@ -168,7 +186,7 @@ func (h *handle) reentrant(r *run, what string) (func(context.Context) error, st
 		}
 		return func(ctx context.Context) error {
 			err := f(ctx)
-			if err == nil && h.re.HoldCount() == 1 {
+			if err == nil { // a count of its hold, or its hold: recorded once
 				grant(r, h, desc, h.re.h.Current(), []string{"/re"}, excl, 1)
 			}
 			return err
@@ -177,7 +195,7 @@ func (h *handle) reentrant(r *run, what string) (func(context.Context) error, st
 		return func(ctx context.Context) error {
 			held := h.re.h.Current()
 			err := h.re.Unlock(ctx)
-			r.released(h, err, held, h.re.HoldCount() == 0)
+			r.released(h, err, held, held != nil && held.Released())
 			return err
 		}, "Unlock"
 	}

@@ -39,7 +39,7 @@ func FuzzHolds(f *testing.F) {
 		if len(in) < 4 {
 			return
 		}
-		r := newRun(t, in[:4])
+		r := newRun(t, in[:4], newHandles)
 		defer r.close()
 		steps := in[4:]
 		for i := 0; i+3 <= len(steps) && i/3 < fuzzMaxSteps; i += 3 {
@@ -76,13 +76,18 @@ type run struct {
 	bounds   []chan time.Time // max hold timers, in start order
 	fired    []bool
 	failed   bool
-	applying atomic.Bool // a fault is being applied: returns now are not judged
+	applying atomic.Bool  // a fault is being applied: returns now are not judged
+	gen      atomic.Int64 // odd while a fault and its effects are under way; bumped at each edge
+	hooksOn  bool         // a request's hook may start a call (FuzzSharedHandles, until finish)
 	returns  atomic.Int64
 	calls    sync.WaitGroup
-	restore  func() // the max holds' timer
+	restore  func()          // the max holds' timer
+	admins   []string        // the paths Revoke and Break choose from (nil: adminPaths)
+	slow     atomic.Int32    // replies held back now (FuzzSharedHandles' slow replies)
+	excused  map[string]bool // nodes a Break deleted while a reply was held back; r.mu
 }
 
-func newRun(t *testing.T, opts []byte) *run {
+func newRun(t *testing.T, opts []byte, handles func(*testing.T, *run, int, []byte) []*handle) *run {
 	r := &run{t: t, srv: queuetest.NewServer(), lastTok: map[string]int64{}}
 	r.restore = setBoundTimer(func(time.Duration) (<-chan time.Time, func() bool) {
 		ch := make(chan time.Time, 1)
@@ -96,7 +101,7 @@ func newRun(t *testing.T, opts []byte) *run {
 		s := fakeSession()
 		s.qc = c
 		r.conns, r.sess = append(r.conns, c), append(r.sess, s)
-		r.hs = append(r.hs, newHandles(t, r, i, opts)...)
+		r.hs = append(r.hs, handles(t, r, i, opts)...)
 	}
 	return r
 }
@@ -178,12 +183,19 @@ func (r *run) step(op, target, arg byte) {
 }
 
 // fault applies a change to the server outside any call, marked so that
-// calls returning meanwhile are not judged on a race with it.
+// calls returning meanwhile are not judged on a race with it. The mark
+// lasts until the change's effects are over (settle): a bound's loss
+// signal is closed by a goroutine a moment after its timer fires.
 func (r *run) fault(what string, apply func()) {
-	r.logf("%s", what)
+	if what != "" {
+		r.logf("%s", what)
+	}
+	r.gen.Add(1)
 	r.applying.Store(true)
 	apply()
+	r.settle()
 	r.applying.Store(false)
+	r.gen.Add(1)
 }
 
 // passBound fires a max hold's timer not fired yet.
@@ -206,24 +218,51 @@ func (r *run) passBound(arg int) {
 	r.fault(fmt.Sprintf("bound %d passes", i), func() { ch <- time.Now() })
 }
 
+// excuse records the nodes a Break deleted while a reply was held back:
+// a call whose create or listing was answered before the Break but whose
+// reply arrives after it holds a deleted node, and no client can see that
+// without another round trip, which has the same window (Break's doc:
+// only fencing protects the resource then). A hold found on such a node
+// is counted as broken, not judged.
+func (r *run) excuse(broken []Contender) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.excused == nil {
+		r.excused = map[string]bool{}
+	}
+	for _, c := range broken {
+		r.excused[c.Path] = true
+	}
+}
+
 var adminPaths = []string{"/m", "/re", "/rw", "/ml/a", "/el"}
 
 // admin runs Revoke or Break (force when arg is odd) from session si.
 func (r *run) admin(brk bool, si, arg int) {
-	p := adminPaths[arg%len(adminPaths)]
+	paths := r.admins
+	if paths == nil {
+		paths = adminPaths
+	}
+	p := paths[arg%len(paths)]
 	ctx, cancel := context.WithTimeout(context.Background(), fuzzCallMax)
 	defer cancel()
 	if !brk {
-		r.applying.Store(true)
-		out, err := Revoke(ctx, r.sess[si], p)
-		r.applying.Store(false)
-		r.logf("session %d: Revoke %s: %v %v", si, p, out, err)
+		r.fault("", func() {
+			out, err := Revoke(ctx, r.sess[si], p)
+			r.logf("session %d: Revoke %s: %v %v", si, p, out, err)
+		})
 		return
 	}
-	force := arg/len(adminPaths)%2 == 1
-	r.applying.Store(true)
-	out, err := Break(ctx, r.sess[si], p, force)
-	r.applying.Store(false)
+	force := arg/len(paths)%2 == 1
+	var out []Contender
+	var err error
+	r.fault("", func() {
+		slow := r.slow.Load() > 0
+		out, err = Break(ctx, r.sess[si], p, force)
+		if slow = slow || r.slow.Load() > 0; slow {
+			r.excuse(out)
+		}
+	})
 	r.logf("session %d: Break %s force=%v: %d broken, %v", si, p, force, len(out), err)
 	r.markBroken(p)
 }

@@ -75,16 +75,23 @@ func (h *handle) mlOp(r *run, what string) (func(context.Context) error, string)
 	case "acquire", "try", "rlock", "tryrlock":
 		return func(ctx context.Context) error {
 			err := h.ml.Lock(ctx)
+			gen := r.gen.Load()
 			if err == nil {
 				h.ml.mu.Lock()
 				holds, lost := h.ml.holds, h.ml.lost
 				h.ml.mu.Unlock()
+				if holds == nil {
+					return err // unlocked by another goroutine already
+				}
+				if hold.AnyLost(holds) { // the watcher closes lost a wake-up later
+					lost = closedCh
+				}
 				var nodes []string
 				var toks []int64
 				for _, hd := range holds {
 					nodes, toks = append(nodes, hd.Nodes()...), append(toks, hd.Token())
 				}
-				r.granted(h, "MultiLock.Lock", nil, lost, nodes, toks, []string{"/ml/a", "/rw"}, excl, 1)
+				r.granted(h, "MultiLock.Lock", gen, holds, lost, nodes, toks, []string{"/ml/a", "/rw"}, excl, 1)
 			}
 			return err
 		}, "MultiLock.Lock"
@@ -135,9 +142,14 @@ func (h *handle) holdsML() bool {
 	return h.ml.holds != nil
 }
 
-// grant records hd, granted by what, in the model.
+// grant records hd, granted by what, in the model; nil (another goroutine
+// of the handle released it already) is not recorded.
 func grant(r *run, h *handle, what string, hd *hold.Hold, paths []string, m mode, n int) {
-	r.granted(h, what, hd, hd.Lost(), hd.Nodes(), []int64{hd.Token()}, paths, m, n)
+	gen := r.gen.Load()
+	if hd == nil {
+		return
+	}
+	r.granted(h, what, gen, []*hold.Hold{hd}, hd.Lost(), hd.Nodes(), []int64{hd.Token()}, paths, m, n)
 }
 
 // setBoundTimer makes f the max holds' timer, until restore.

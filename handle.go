@@ -237,16 +237,13 @@ var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return
 type Part struct{ p hold.Part }
 
 // slotPart is the Part of a handle whose hold is its slot's: the MultiLock
-// locks and unlocks it as its owner would.
-func slotPart(path string, key any, s *hold.Slot, lock, unlock func(context.Context) error) Part {
+// locks the slot and unlocks the very hold it placed there (Slot.Take,
+// Slot.Give), not whatever the slot holds by then: other goroutines may
+// share the handle, and unlock and lock it again meanwhile.
+func slotPart(path string, key any, s *hold.Slot, data []byte) Part {
 	return Part{hold.Part{Path: path, Key: key,
-		Acquire: func(ctx context.Context) (*hold.Hold, error) {
-			if err := lock(ctx); err != nil {
-				return nil, err
-			}
-			return s.Current(), nil
-		},
-		Release: func(ctx context.Context, _ *hold.Hold) error { return unlock(ctx) }}}
+		Acquire: func(ctx context.Context) (*hold.Hold, error) { return s.Take(ctx, queue.Request{Data: data}) },
+		Release: s.Give}}
 }
 
 // locker adapts a lock's context-taking Lock and Unlock to sync.Locker.

@@ -148,4 +148,4 @@ func (m *Mutex) Contenders(ctx context.Context) ([]Contender, error) {
 func (m *Mutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
 
 // Part returns m as a part of a MultiLock.
-func (m *Mutex) Part() Part { return slotPart(m.q.Dir, m, &m.h, m.Lock, m.Unlock) }
+func (m *Mutex) Part() Part { return slotPart(m.q.Dir, m, &m.h, m.l.Data) }

@@ -88,14 +88,21 @@ func (r *ReentrantMutex) lock(ctx context.Context, try bool) error {
 		r.count++
 		return nil
 	}
-	taking := make(chan struct{})
-	r.taking = taking
+	// This call is the owner's first Lock in flight, which later Locks
+	// wait for, unless one is in flight already: then it is a TryLock
+	// beside it, which must leave the mark alone (cleared, the next Lock
+	// would queue on the server behind the owner's own node).
+	var taking chan struct{}
+	if r.taking == nil {
+		taking = make(chan struct{})
+		r.taking = taking
+	}
 	r.mu.Unlock()
 	err := r.h.Lock(ctx, queue.Request{Data: r.data, Try: try})
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	close(taking)
-	if r.taking == taking {
+	if taking != nil {
+		close(taking)
 		r.taking = nil
 	}
 	if err == nil {
@@ -166,4 +173,13 @@ func (r *ReentrantMutex) Contenders(ctx context.Context) ([]Contender, error) {
 }
 
 // Part returns r as a part of a MultiLock.
-func (r *ReentrantMutex) Part() Part { return slotPart(r.q.Dir, r, &r.h, r.Lock, r.Unlock) }
+func (r *ReentrantMutex) Part() Part {
+	return Part{hold.Part{Path: r.q.Dir, Key: r,
+		Acquire: func(ctx context.Context) (*hold.Hold, error) {
+			if err := r.Lock(ctx); err != nil {
+				return nil, err
+			}
+			return r.h.Current(), nil // the owner's hold, while it counts
+		},
+		Release: func(ctx context.Context, _ *hold.Hold) error { return r.Unlock(ctx) }}}
+}

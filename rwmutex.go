@@ -116,7 +116,8 @@ func (m *RWMutex) rlock(ctx context.Context, try bool) (*hold.Hold, error) {
 // Downgrade takes a read lock beside the write lock this RWMutex holds, at
 // its position in the queue, so that no writer gets in between; Unlock then
 // releases the write lock and leaves the read lock held. It returns
-// ErrNotLocked when the write lock is not held. It relies on the write
+// ErrNotLocked when the write lock is not held, or an Unlock of it (by
+// another goroutine) began first. It relies on the write
 // lock, so it succeeds only while that lock is live: once its Lost has
 // fired (its bound, WithMaxHold, passed, or its session's ownership ended),
 // or its node was deleted by another client (Break), it returns
@@ -227,7 +228,7 @@ func (m *RWMutex) RLocker() sync.Locker { return locker{m.RLock, m.RUnlock} }
 func (m *RWMutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
 
 // WritePart returns m's write lock as a part of a MultiLock.
-func (m *RWMutex) WritePart() Part { return slotPart(m.q.Dir, m, &m.w, m.Lock, m.Unlock) }
+func (m *RWMutex) WritePart() Part { return slotPart(m.q.Dir, m, &m.w, m.data) }
 
 // ReadPart returns a read lock of m as a part of a MultiLock.
 func (m *RWMutex) ReadPart() Part {

@@ -97,7 +97,7 @@ func (c *Cohort) idleLocked() bool {
 // nobody holds or waits locally, else in the local queue, taking the place
 // if need be. With r.Try it never waits.
 func (c *Cohort) Acquire(ctx context.Context, r queue.Request) (*Hold, error) {
-	return c.line.acquire(ctx, func() (*Hold, error) { return c.acquire(ctx, r.Try) })
+	return c.line.acquire(ctx, c.Release, true, func() (*Hold, error) { return c.acquire(ctx, r.Try) })
 }
 
 func (c *Cohort) acquire(ctx context.Context, try bool) (*Hold, error) {

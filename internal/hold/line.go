@@ -111,7 +111,7 @@ func CheckCtx(ctx context.Context) error {
 // protocol, reports it, and makes it a hold with its layers. On error
 // nothing is held and nothing is left on the server.
 func (l *Line) Acquire(ctx context.Context, r queue.Request) (*Hold, error) {
-	return l.acquire(ctx, func() (*Hold, error) {
+	return l.acquire(ctx, l.Release, true, func() (*Hold, error) {
 		p, err := l.P.Take(ctx, r)
 		if err != nil {
 			return nil, err
@@ -122,8 +122,12 @@ func (l *Line) Acquire(ctx context.Context, r queue.Request) (*Hold, error) {
 
 // acquire runs take, the step that differs between a Line's acquisition,
 // a cohort's and a downgrade, between the steps they share: ctx checked
-// before anything is sent, the wait and the hold reported to Events.
-func (l *Line) acquire(ctx context.Context, take func() (*Hold, error)) (*Hold, error) {
+// before anything is sent, the hold handed over only if it is live
+// (handOver), the wait and the hold reported to Events. A hold that is
+// not live is given back through give; then take runs again (again: the
+// call waits on, as a waiter does whose epoch ended, until ctx ends), or
+// the call fails with the line's loss error.
+func (l *Line) acquire(ctx context.Context, give func(context.Context, *Hold) error, again bool, take func() (*Hold, error)) (*Hold, error) {
 	if err := CheckCtx(ctx); err != nil {
 		return nil, err
 	}
@@ -132,6 +136,13 @@ func (l *Line) acquire(ctx context.Context, take func() (*Hold, error)) (*Hold, 
 		start = l.Events.Now()
 	}
 	h, err := take()
+	for err == nil && !handOver(h) {
+		giveBack(ctx, h, give)
+		h, err = nil, l.lostErr()
+		if again {
+			h, err = take()
+		}
+	}
 	if l.Events != nil {
 		var last *queue.Held
 		if h != nil {

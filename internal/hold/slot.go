@@ -37,7 +37,8 @@ func (c CohortLine) Release(ctx context.Context, h *Hold) error {
 // every Lock is an acquisition of its own, queued on the server in the
 // order the calls reach it, and one the server grants while the slot is
 // taken (possible only after the holder's loss) waits until the holder
-// lets go. Any goroutine may Unlock. It is safe for concurrent use.
+// lets go, and is handed over only if it is still live then (handOver).
+// Any goroutine may Unlock. It is safe for concurrent use.
 type Slot struct {
 	A Acquirer
 
@@ -46,25 +47,73 @@ type Slot struct {
 	freed chan struct{} // closed and replaced when cur is cleared
 }
 
-// Lock acquires, then takes the slot. When ctx ends first, nothing is
-// held: a hold granted but not yet placed in the slot is released.
+// Lock acquires, then takes the slot. A hold that the server granted but
+// that is lost before the slot is free (its epoch ended, its bound passed,
+// while the holder before it held on) is never handed over (handOver): it
+// is given back, and Lock acquires again, as a waiter whose epoch ended
+// enqueues again. When ctx ends first, nothing is held: a hold granted but
+// not yet placed in the slot is released.
 func (s *Slot) Lock(ctx context.Context, r queue.Request) error {
+	_, err := s.Take(ctx, r)
+	return err
+}
+
+// Take is Lock that returns the hold it placed in the slot: the caller's,
+// even if another goroutine has since unlocked the slot (a MultiLock's
+// part, whose handle other goroutines may share).
+func (s *Slot) Take(ctx context.Context, r queue.Request) (*Hold, error) {
 	if r.Try {
 		if cur := s.Current(); cur != nil {
-			return &errs.LockedError{Holder: cur.place.Last().Node().Name, Session: cur.Epoch().SessionID}
+			return nil, &errs.LockedError{Holder: cur.place.Last().Node().Name, Session: cur.Epoch().SessionID}
 		}
-	}
-	h, err := s.A.Acquire(ctx, r)
-	if err != nil {
-		return err
 	}
 	for {
+		h, err := s.A.Acquire(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		placed, err := s.place(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		if placed {
+			return h, nil
+		}
+	}
+}
+
+// place puts h in the slot once it is free, if h is live then; false if
+// h was lost first (it is given back), or ctx ended (the error). A hold
+// granted while the slot's holder held on (after that holder's loss: the
+// server let us in) may have waited long, and its node may have been
+// deleted meanwhile by another client (Break), which fires no loss
+// signal: it is handed over only once its node is seen standing
+// (Standing.Stands). One granted by the holder's release is not looked
+// at again: that release is under way when the grant comes.
+func (s *Slot) place(ctx context.Context, h *Hold) (bool, error) {
+	unproven := false
+	for {
 		s.mu.Lock()
-		if s.cur == nil {
+		if s.cur == nil && handOver(h) && !unproven {
 			s.cur = h
 			s.mu.Unlock()
-			return nil
+			return true, nil
 		}
+		if s.cur == nil { // free, but h is lost or its node unproven
+			s.mu.Unlock()
+			if !handOver(h) {
+				giveBack(ctx, h, s.A.Release)
+				return false, nil
+			}
+			ok, err := s.stands(ctx, h)
+			if err != nil || !ok {
+				giveBack(ctx, h, s.A.Release)
+				return false, err
+			}
+			unproven = false
+			continue
+		}
+		unproven = unproven || s.cur.state.Load() == held
 		if s.freed == nil {
 			s.freed = make(chan struct{})
 		}
@@ -72,26 +121,45 @@ func (s *Slot) Lock(ctx context.Context, r queue.Request) error {
 		s.mu.Unlock()
 		select {
 		case <-freed:
+		case <-h.Lost(): // enqueue again now, not once the slot is free
+			giveBack(ctx, h, s.A.Release)
+			return false, nil
 		case <-ctx.Done():
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-			_ = s.A.Release(rctx, h)
-			cancel()
-			return ctx.Err()
+			giveBack(ctx, h, s.A.Release)
+			return false, ctx.Err()
 		}
 	}
+}
+
+// Standing is an Acquirer that can tell whether a hold's nodes still stand.
+type Standing interface {
+	Stands(ctx context.Context, h *Hold) (bool, error)
+}
+
+// stands asks s.A whether h's nodes stand; true if it cannot tell.
+func (s *Slot) stands(ctx context.Context, h *Hold) (bool, error) {
+	if st, ok := s.A.(Standing); ok {
+		return st.Stands(ctx, h)
+	}
+	return true, nil
 }
 
 // Unlock releases the slot's hold (Acquirer.Release): errs.ErrNotLocked when
 // it is empty. The slot is free again once the release succeeded or found
 // the hold lost; when ctx ends first it still holds.
-func (s *Slot) Unlock(ctx context.Context) error {
+func (s *Slot) Unlock(ctx context.Context) error { return s.Give(ctx, nil) }
+
+// Give is Unlock of h (nil: whatever the slot holds): errs.ErrNotLocked
+// when the slot does not hold h, which another goroutine unlocked then.
+func (s *Slot) Give(ctx context.Context, h *Hold) error {
 	if err := CheckCtx(ctx); err != nil {
 		return err
 	}
-	h := s.Current()
-	if h == nil {
+	cur := s.Current()
+	if cur == nil || (h != nil && cur != h) {
 		return errs.ErrNotLocked
 	}
+	h = cur
 	err := s.A.Release(ctx, h)
 	if err == nil || errors.Is(err, errs.ErrLockLost) || (errors.Is(err, errs.ErrNotLocked) && h.Released()) {
 		s.clear(h)

@@ -151,6 +151,16 @@ func (w *watch) pause() (expired, given bool) {
 	return w.expired, w.given
 }
 
+// passed reports whether the bound passed (false without one).
+func (w *watch) passed() bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.expired
+}
+
 // resume ends a pause whose work did not give the place back (a release
 // cut off by its ctx, a downgrade): a bound that passed meanwhile now
 // gives it back.

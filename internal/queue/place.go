@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/zklock/zklock/internal/errs"
 )
@@ -13,10 +14,11 @@ import (
 // place: its czxid is the fencing token, its path the guard's and Node's.
 type Place struct {
 	Held []*Held
-	// Quiet: give the place back without announcing its release, because
-	// the holder keeps another node at its position that a waiter must see
-	// (a downgraded writer's read node).
-	Quiet  bool
+	// quiet: give the place back without announcing its release, because
+	// the holder keeps (or may keep) another node at its position that a
+	// waiter must see (a downgraded writer's read node). Atomic: it is set
+	// by a downgrade while a release of the place may read it (SetQuiet).
+	quiet  atomic.Bool
 	permit *Permit  // the permit layout's holder watch
 	one    [1]*Held // Held's array for one node (OnePlace): no allocation of its own
 }
@@ -28,6 +30,16 @@ func OnePlace(h *Held) *Place {
 	p.Held = p.one[:]
 	return p
 }
+
+// SetQuiet makes every later Give of the place leave without announcing
+// its release. A Give that began before it may still announce: a caller
+// that places a node beside the place sets it first, then checks that no
+// release began (sequentially consistent atomics: of the release's begin
+// and this store, each side sees the one that came first).
+func (p *Place) SetQuiet() { p.quiet.Store(true) }
+
+// Quiet reports whether SetQuiet was called.
+func (p *Place) Quiet() bool { return p.quiet.Load() }
 
 // Last returns the node that identifies the place.
 func (p *Place) Last() *Held { return p.Held[len(p.Held)-1] }
@@ -55,7 +67,7 @@ func (q *Queue) Take(ctx context.Context, r Request) (*Place, error) {
 // Give releases the place's node: announced when the release may be
 // (Release), plain when the place is Quiet (Leave).
 func (q *Queue) Give(ctx context.Context, p *Place) error {
-	if p.Quiet {
+	if p.Quiet() {
 		return q.Leave(ctx, p.Held[0])
 	}
 	return q.Release(ctx, p.Held[0])

@@ -244,7 +244,10 @@ const resumeSlack = int64(10 * time.Millisecond)
 // deletion of the nodes registered with it: if the session survives, they
 // would otherwise block other clients although their holders gave up.
 // closing says Close ended the epoch: what was held is released, not lost.
-// The signal comes first; what is logged is logged later, off the lock.
+// The list ends first, then the signal, so that nothing is tracked once
+// Done is closed (a Track may run without c.mu: ep.add): a holder that saw
+// Done never finds its node accepted after it. The signal still comes
+// before any deletion; what is logged is logged later, off the lock.
 func (c *Conn) endEpochLocked(closing bool) {
 	ep := c.ep
 	if ep == nil {
@@ -252,8 +255,8 @@ func (c *Conn) endEpochLocked(closing bool) {
 	}
 	c.ep = nil
 	c.live.Store(nil)
-	ep.cancel()
 	nodes := ep.end()
+	ep.cancel()
 	level, msg := slog.LevelWarn, "zklock: lock lost"
 	if closing {
 		level, msg = slog.LevelInfo, "zklock: lock released by Close"
