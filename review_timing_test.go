@@ -179,7 +179,10 @@ func TestReview_FourLetterWordsHangNewSession(t *testing.T) {
 		t.Logf("timing: %+v", s.Timing())
 		require.NotEqual(t, "standalone", s.Timing().Source, "an ensemble member taken for standalone")
 		require.GreaterOrEqual(t, s.Timing().SyncLimit, 50, "a guessed timing")
+		return
 	}
+	require.ErrorIs(t, err, zklock.ErrTimingUnknown)
+	require.Contains(t, err.Error(), lb.addr(), "the refusal names the server that did not answer")
 }
 
 // TestReview_ServerDownAtNewSessionLowerMax: server x is down when the
@@ -275,6 +278,10 @@ func truncatingConf(t *testing.T, server, cutBefore string) string {
 // NewSession and its connect here, so those answers are the ones cut). f's 'srvr' says follower, yet the cut answer, which
 // has tickTime and both bounds but no syncLimit, is taken as a standalone
 // server's whole conf. f is then isolated from its peers (it serves 3s).
+// (Fix, f44: a conf shaped like a standalone server's is believed only when
+// 'srvr' says standalone; a member's cut answer tells nothing, so the
+// session is refused without a stated timing, and with one it holds on the
+// stated timing.)
 func TestReviewBreak_TruncatedConfMakesFollowerStandalone(t *testing.T) {
 	c, f, rest := followerEnsemble(t, zktest.WithSyncLimit(30), zktest.WithSessionTimeouts(200*time.Millisecond, 20*time.Second))
 	ctx := ctxFor(t)
@@ -285,8 +292,12 @@ func TestReviewBreak_TruncatedConfMakesFollowerStandalone(t *testing.T) {
 		}
 		return c.Server(f).Addr()
 	})
-	holderS := newSession(t, []string{lb.addr()}, zklock.WithSessionTimeout(6*time.Second))
+	_, err := zklock.NewSession(ctx, zklock.WithServers(lb.addr()), zklock.WithSessionTimeout(6*time.Second))
+	require.ErrorIs(t, err, zklock.ErrTimingUnknown, "a follower's cut conf taken for an answer")
+	holderS := newSession(t, []string{lb.addr()}, zklock.WithSessionTimeout(6*time.Second),
+		zklock.WithEnsembleTiming(100*time.Millisecond, 30))
 	t.Logf("holder's timing: %+v", holderS.Timing())
+	require.Equal(t, zklock.Timing{Tick: 100 * time.Millisecond, SyncLimit: 30, Source: "stated"}, holderS.Timing())
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
 	require.NoError(t, err)
