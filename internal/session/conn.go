@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -163,8 +164,9 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		dialing:      true,
 	}
 	// Until the servers have answered, every server may be a follower
-	// with the configured timing.
-	c.sv.Store(&survey{timing: cfg.Timing, followers: true, source: SourceUnknown})
+	// with the configured timing, and none has answered (unknownErr names
+	// them when none ever does).
+	c.sv.Store(&survey{timing: cfg.Timing, followers: true, source: SourceUnknown, unreached: slices.Clone(cfg.Servers)})
 	c.rearmEnd.Store(noRearm)
 	c.wake = make(chan struct{}, 1)
 	c.suspended.Store(suspendedClock())

@@ -155,16 +155,13 @@ func fourLetterServer(t *testing.T, answers map[string]string) string {
 // stated it; a server that answers nothing is taken to be like those that
 // told.
 func TestSurveyServers(t *testing.T) {
-	conf := func(tick, syncLimit, min, max int) string {
-		return fmt.Sprintf("clientPort=2181\ntickTime=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\nsyncLimit=%d\n",
-			tick, min, max, syncLimit)
-	}
+	conf := func(tick, syncLimit, min, max int) string { return confAnswer(tick, syncLimit, min, max) }
 	a := fourLetterServer(t, map[string]string{"conf": conf(100, 15, 200, 20000), "srvr": "Mode: leader\n"})
 	b := fourLetterServer(t, map[string]string{"conf": conf(200, 5, 400, 3000), "srvr": "Mode: follower\n"})
 	refused := fourLetterServer(t, map[string]string{
 		"conf": "conf is not executed because it is not in the whitelist.\n", "srvr": "Mode: follower\n"})
 	standalone := fourLetterServer(t, map[string]string{
-		"conf": "tickTime=2000\nminSessionTimeout=4000\nmaxSessionTimeout=40000\n", "srvr": "Mode: standalone\n"})
+		"conf": confAnswer(2000, -1, 4000, 40000), "srvr": "Mode: standalone\n"})
 	stock := fourLetterServer(t, map[string]string{
 		"conf": "conf is not executed because it is not in the whitelist.\n", "srvr": "Mode: standalone\n"})
 	survey := func(timing *Timing, servers ...string) *survey {
@@ -198,6 +195,22 @@ func TestSurveyServers(t *testing.T) {
 	require.False(t, sv.followers, "srvr says standalone: no timing needed")
 	require.Equal(t, SourceStandalone, sv.source)
 
+	// A follower whose conf was cut before its quorum lines: shaped like a
+	// standalone server's whole answer, it is not taken for one against
+	// srvr's follower, nor for a's timing; it tells nothing. So is an
+	// answer cut within the quorum lines.
+	cutBefore := func(conf, line string) string { return conf[:strings.Index(conf, "\n"+line)+1] }
+	cutMember := fourLetterServer(t, map[string]string{
+		"conf": cutBefore(confAnswer(100, 50, 200, 20000), "initLimit="), "srvr": "Mode: follower\n"})
+	cutLimit := fourLetterServer(t, map[string]string{
+		"conf": cutBefore(confAnswer(100, 50, 200, 20000), "electionAlg="), "srvr": "Mode: follower\n"})
+	for _, cut := range []string{cutMember, cutLimit} {
+		sv = survey(nil, a, cut)
+		require.True(t, sv.followers)
+		require.Equal(t, SourceUnknown, sv.source, "a cut conf tells nothing")
+		require.Equal(t, []string{cut}, sv.refusing)
+	}
+
 	sv = survey(nil, a, "127.0.0.1:1") // nothing listens: like a
 	require.True(t, sv.followers)
 	require.Equal(t, SourceConf, sv.source)
@@ -229,9 +242,34 @@ func TestTimingErr(t *testing.T) {
 }
 
 func TestParseConfAndMode(t *testing.T) {
-	sc, ok := parseConf("tickTime=100\nminSessionTimeout=200\nmaxSessionTimeout=2000\nsyncLimit=15\ninitLimit=50\n")
+	sc, ok := parseConf(confAnswer(100, 15, 200, 2000))
 	require.True(t, ok)
 	require.Equal(t, serverConf{tick: 100 * time.Millisecond, syncLimit: 15, minSess: 200 * time.Millisecond, maxSess: 2 * time.Second, quorum: true}, sc)
+	sc, ok = parseConf(confAnswer(100, -1, 200, 2000))
+	require.True(t, ok)
+	require.Equal(t, serverConf{tick: 100 * time.Millisecond, minSess: 200 * time.Millisecond, maxSess: 2 * time.Second}, sc)
+	// An answer cut anywhere, cleanly between lines or within one, is not
+	// a member's, and a standalone server's only where a member's cut
+	// cleanly before its quorum lines reads exactly like one (settleConf
+	// then asks srvr); a standalone's cut within its last line may not be
+	// its last. (A member's answer ends with "version=" and the
+	// configuration's version, which zklock does not use: a cut within
+	// that value goes unseen.)
+	quorum, standalone := confAnswer(100, 15, 200, 2000), confAnswer(100, -1, 200, 2000)
+	asStandalone := 0
+	for i := range len(quorum) - len("0") {
+		sc, ok := parseConf(quorum[:i])
+		require.False(t, ok && sc.quorum, "cut at %d: %q", i, quorum[:i])
+		if ok {
+			asStandalone++
+			require.True(t, strings.HasSuffix(quorum[:i], "serverId=1\n"), "cut at %d: %q", i, quorum[:i])
+		}
+	}
+	require.Equal(t, 1, asStandalone, "the cut before initLimit= reads as a standalone server's answer")
+	for i := range len(standalone) {
+		_, ok := parseConf(standalone[:i])
+		require.False(t, ok, "cut at %d: %q", i, standalone[:i])
+	}
 	_, ok = parseConf("This ZooKeeper instance is not currently serving requests\n")
 	require.False(t, ok)
 	require.Equal(t, "follower", parseMode("Zookeeper version: 3.8.0\nLatency min/avg/max: 0/0.1/3\nMode: follower\nNode count: 5\n"))

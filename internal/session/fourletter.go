@@ -74,8 +74,9 @@ func notAllowed(out string) bool {
 }
 
 // serverConf is what a server's 'conf' says about where session expiry
-// lives. quorum is false for a standalone server (its conf has no
-// syncLimit).
+// lives. quorum is false for an answer shaped like a standalone server's
+// (no quorum lines), which is believed only when the server's 'srvr' says
+// standalone (settleConf).
 type serverConf struct {
 	tick             time.Duration
 	syncLimit        int
@@ -83,14 +84,35 @@ type serverConf struct {
 	quorum           bool
 }
 
+// quorumKeys are the lines ZooKeeper (3.5 to 3.9) prints in an ensemble
+// member's 'conf' after the lines every server prints
+// (QuorumZooKeeperServer.dumpConf), in order; "membership:" is followed by
+// one line per server and, last, "version=".
+var quorumKeys = []string{"initLimit", "syncLimit", "electionAlg", "electionPort", "quorumPort", "peerType", "membership:", "version"}
+
 // parseConf reads the lines of a 'conf' answer; ok is false when it is not
-// one (refused, not serving, cut short).
+// a whole one: refused, not serving, or cut short. An answer cut cleanly
+// between lines reads like a shorter, valid one (cut before "initLimit=",
+// a follower's reads like a standalone server's), so an answer is taken
+// only with every line its kind always prints: up to "serverId=" and its
+// line end for a standalone server; all of quorumKeys, "version=" after
+// "membership:", for an ensemble member.
 func parseConf(out string) (sc serverConf, ok bool) {
 	kv := make(map[string]string)
+	afterMembership := false
 	sc2 := bufio.NewScanner(strings.NewReader(out))
 	for sc2.Scan() {
-		if k, v, found := strings.Cut(sc2.Text(), "="); found {
-			kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		line := sc2.Text()
+		if strings.HasPrefix(line, "membership:") {
+			kv["membership:"], afterMembership = "", true
+			continue
+		}
+		if k, v, found := strings.Cut(line, "="); found {
+			k = strings.TrimSpace(k)
+			if k == "version" && !afterMembership {
+				continue
+			}
+			kv[k] = strings.TrimSpace(v)
 		}
 	}
 	ms := func(k string) (time.Duration, bool) {
@@ -101,16 +123,26 @@ func parseConf(out string) (sc serverConf, ok bool) {
 	sc.tick, ok1 = ms("tickTime")
 	sc.minSess, ok2 = ms("minSessionTimeout")
 	sc.maxSess, ok3 = ms("maxSessionTimeout")
-	if !ok1 || !ok2 || !ok3 {
+	if _, found := kv["serverId"]; !ok1 || !ok2 || !ok3 || !found {
 		return serverConf{}, false
 	}
-	if v, found := kv["syncLimit"]; found {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return serverConf{}, false
-		}
-		sc.syncLimit, sc.quorum = n, true
+	some, all := false, true
+	for _, k := range quorumKeys {
+		_, found := kv[k]
+		some, all = some || found, all && found
 	}
+	switch {
+	case !some:
+		// A standalone server's last line is serverId's, ended.
+		return sc, strings.HasSuffix(out, "\n")
+	case !all:
+		return serverConf{}, false
+	}
+	n, err := strconv.Atoi(kv["syncLimit"])
+	if err != nil || n < 0 {
+		return serverConf{}, false
+	}
+	sc.syncLimit, sc.quorum = n, true
 	return sc, true
 }
 

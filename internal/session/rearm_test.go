@@ -14,7 +14,7 @@ import (
 // bounds are unknown may grant anything, and its connect ends the epoch.
 func TestRearmCapsTheDeadline(t *testing.T) {
 	low := fourLetterServer(t, map[string]string{
-		"conf": "tickTime=100\nminSessionTimeout=200\nmaxSessionTimeout=1200\nsyncLimit=10\n", "srvr": "Mode: follower\n"})
+		"conf": confAnswer(100, 10, 200, 1200), "srvr": "Mode: follower\n"})
 	refused := fourLetterServer(t, map[string]string{
 		"conf": "conf is not executed because it is not in the whitelist.\n", "srvr": "Mode: follower\n"})
 	c := newEvidenceConn(t) // lag 1.1s, timeout 4s, margin 800ms

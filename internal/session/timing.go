@@ -64,14 +64,32 @@ const (
 type serverFacts struct {
 	conf    serverConf
 	confOK  bool   // its 'conf' answered
-	refused bool   // its 'conf' is not in its whitelist
+	refused bool   // its 'conf' answered and told nothing: not in its whitelist, or cut short
 	mode    string // srvr's Mode; "" if it did not answer or does not serve
 	version string // srvr's version; "" if it did not say
 }
 
 // standalone reports a server that said it is one: no follower, no lag.
+// Its 'conf' alone does not say so when its 'srvr' says otherwise
+// (settleConf; a conf kept from before, learned).
 func (f serverFacts) standalone() bool {
-	return (f.confOK && !f.conf.quorum) || f.mode == "standalone"
+	return f.mode == "standalone" || (f.confOK && !f.conf.quorum && f.mode == "")
+}
+
+// settleConf drops a conf shaped like a standalone server's unless the
+// server's 'srvr' says standalone: a member's conf cut cleanly before its
+// quorum lines reads like a standalone server's whole one, and would hide
+// its syncLimit. From a server that serves as a member (its mode says so)
+// such an answer tells nothing of its configuration now, and what it told
+// before may predate a restart (a rolling restart that raised its
+// syncLimit): it counts as refused, not as unanswered (learned keeps an
+// unanswered server's last answer). With no mode it is no answer.
+func settleConf(f serverFacts) serverFacts {
+	if f.confOK && !f.conf.quorum && f.mode != "standalone" {
+		f.conf, f.confOK = serverConf{}, false
+		f.refused = f.mode != ""
+	}
+	return f
 }
 
 // survey is what the servers said of themselves, kept current: every
@@ -205,7 +223,7 @@ func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bo
 			continue // not serving yet, or refused: ask again
 		}
 		f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
-		return f, true
+		return settleConf(f), true
 	}
 	return f, false
 }
@@ -219,20 +237,24 @@ func (c *Conn) askConf(ctx context.Context, addr string) (sc serverConf, ok, ref
 		return serverConf{}, false, err == nil && strings.Contains(out, "not in the whitelist")
 	}
 	sc, ok = parseConf(out)
-	return sc, ok, false
+	// An answer that is not a whole conf (cut short) tells nothing, as in
+	// settleConf.
+	return sc, ok, !ok && strings.TrimSpace(out) != ""
 }
 
 // askFacts asks addr once for its 'conf', and for its 'srvr' as well when
-// conf does not tell or withMode is set; false if it said nothing.
+// conf does not tell an ensemble member's timing or withMode is set; false
+// if it said nothing.
 func (c *Conn) askFacts(ctx context.Context, addr string, withMode bool) (f serverFacts, ok bool) {
 	f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
-	if f.confOK && !withMode {
+	if f.confOK && f.conf.quorum && !withMode {
 		return f, true
 	}
 	out, err := c.fourLetter(ctx, addr, "srvr")
 	if err == nil {
 		f.mode, f.version = parseMode(out), parseVersion(out)
 	}
+	f = settleConf(f)
 	return f, f.confOK || f.refused || f.mode != ""
 }
 
@@ -331,7 +353,7 @@ func (c *Conn) timingErr(sv *survey) error {
 
 // unknownErr is timingErr's answer for servers that do not tell.
 func (c *Conn) unknownErr(sv *survey) error {
-	who := fmt.Sprintf("the servers %v run in an ensemble and do not answer 'conf'", sv.refusing)
+	who := fmt.Sprintf("the servers %v run in an ensemble and do not answer 'conf' (refused, or cut short)", sv.refusing)
 	if len(sv.refusing) == 0 {
 		who = fmt.Sprintf("no server answered 'conf' (%v did not answer at all)", sv.unreached)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"time"
@@ -46,10 +47,25 @@ const modeElecting = "electing"
 
 // confStandalone and confQuorum are 'conf' answers: a standalone server
 // has no syncLimit; a quorum member's followers lag 10×100ms + 100ms.
-const (
-	confStandalone = "clientPort=2181\ntickTime=100\nminSessionTimeout=200\nmaxSessionTimeout=60000\n"
-	confQuorum     = confStandalone + "initLimit=10\nsyncLimit=10\n"
+var (
+	confStandalone = confAnswer(100, -1, 200, 60000)
+	confQuorum     = confAnswer(100, 10, 200, 60000)
 )
+
+// confAnswer is a 'conf' answer shaped as ZooKeeper 3.8 prints it (every
+// line, in order): a standalone server's when syncLimit < 0, else an
+// ensemble member's.
+func confAnswer(tick, syncLimit, minSess, maxSess int) string {
+	out := fmt.Sprintf("clientPort=2181\nsecureClientPort=-1\ndataDir=/data/version-2\ndataDirSize=457\n"+
+		"dataLogDir=/data/version-2\ndataLogSize=457\ntickTime=%d\nmaxClientCnxns=0\nminSessionTimeout=%d\n"+
+		"maxSessionTimeout=%d\nclientPortListenBacklog=-1\n", tick, minSess, maxSess)
+	if syncLimit < 0 {
+		return out + "serverId=0\n"
+	}
+	return out + fmt.Sprintf("serverId=1\ninitLimit=10\nsyncLimit=%d\nelectionAlg=3\nelectionPort=3888\n"+
+		"quorumPort=2888\npeerType=0\nmembership: \nserver.1=127.0.0.1:2888:3888:participant\n"+
+		"server.2=127.0.0.1:2889:3889:participant\nversion=0", syncLimit)
+}
 
 // quorumLag is the lag the session must apply to confQuorum's followers.
 const quorumLag = 10*100*time.Millisecond + 100*time.Millisecond
@@ -112,7 +128,8 @@ func (s *zkServer) serve(nc net.Conn) {
 	if _, err := io.ReadFull(nc, head[:]); err != nil {
 		return
 	}
-	s.e.mu.Lock() // script changes mode and conf under the lock
+	// script changes mode and conf under the ensemble's lock.
+	s.e.mu.Lock()
 	mode, conf := s.mode, s.conf
 	s.e.mu.Unlock()
 	switch string(head[:]) {
