@@ -158,8 +158,11 @@ func countOf(r *recorder, s client.State) int {
 // TestPeerNetworkSplitFive splits a 5-server ensemble 2|3 with the leader
 // on the small side: the three elect a leader and serve, the two stop
 // serving, and after the heal all five serve the same data.
+//
+// Not parallel: five JVMs electing beside other tests' ensembles missed
+// WaitReady's deadline in make test from a clean clone (server 1 not
+// serving) while nothing was wrong but the load.
 func TestPeerNetworkSplitFive(t *testing.T) {
-	t.Parallel()
 	c := zktest.StartEnsemble(t, 5, zktest.WithPeerNetwork())
 	ctx := context.Background()
 	old, err := c.Leader(ctx)
