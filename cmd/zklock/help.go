@@ -172,7 +172,7 @@ interrupted; then stop them and remove their data. $ZKTEST_SERVERS is ignored.
 
 // help prints the usage, or a command's usage and flags, on stdout.
 func help(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		fmt.Fprint(stdout, usageText)
 		return exitOK
 	}

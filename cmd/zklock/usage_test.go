@@ -91,7 +91,7 @@ func TestDevServerOldFlagNamesTheNewOne(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "-h"}, {"status", "--help"}, {"help", "ls"}, {"ls", "-h"}, {"help", "revoke"}, {"help", "break"}, {"break", "-h"}} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "--help"}, {"help", "-h"}, {"help", "run"}, {"run", "-h"}, {"status", "--help"}, {"help", "ls"}, {"ls", "-h"}, {"help", "revoke"}, {"help", "break"}, {"break", "-h"}} {
 		var out, errOut bytes.Buffer
 		if code := run(args, &out, &errOut); code != exitOK || errOut.Len() != 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut.String())
