@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
 )
 
 // arrival is a log record and when the handler got it.
@@ -155,4 +156,39 @@ func TestNewSessionQuietWhenAnotherServerAnswers(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, refused, "8 sessions never tried the dead server first and then the live one")
+}
+
+// A session that loses its connection says so at WARN, which the default
+// logger shows, before its holds' deadline: the newcomer's pass (issue 47)
+// saw the README program wait 19s after its server died with nothing
+// logged until the loss at the deadline.
+func TestSessionWarnsWhenConnectionLost(t *testing.T) {
+	t.Parallel()
+	p := zktest.NewProxy(t, shared(t).Servers())
+	h := &arrivals{}
+	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(4*time.Second), zklock.WithLogger(slog.New(h)))
+	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctxFor(t)))
+	p.Refuse(true)
+	p.Reset()
+	cut := time.Now()
+	var warned time.Time
+	require.Eventually(t, func() bool {
+		_, warns := h.split()
+		for _, w := range warns {
+			if strings.Contains(w.rec.Message, "connection to ZooKeeper lost") {
+				warned = w.at
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "no WARN that the connection was lost")
+	select {
+	case <-m.Lost():
+		t.Fatalf("the hold was lost before the warning (warned %v after the cut)", warned.Sub(cut))
+	default:
+	}
+	t.Logf("warned %v after the cut", warned.Sub(cut).Round(time.Millisecond))
+	p.Refuse(false)
 }

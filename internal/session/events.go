@@ -36,7 +36,16 @@ func (s State) String() string {
 // c.mu must be held.
 func (c *Conn) publishLocked(st State, sid int64) {
 	c.state = st
-	c.logs.add(slog.LevelInfo, "zklock: session "+st.String(), "session", fmt.Sprintf("0x%x", sid))
+	if st == StateSuspended {
+		// At WARN, as the default logger shows it: a program whose calls
+		// now wait (an Unlock retrying) otherwise says nothing until the
+		// ownership deadline, tens of seconds later.
+		c.logs.add(slog.LevelWarn, "zklock: connection to ZooKeeper lost; reconnecting "+
+			"(locks held through the session are lost at the ownership deadline unless it reconnects first)",
+			"session", fmt.Sprintf("0x%x", sid))
+	} else {
+		c.logs.add(slog.LevelInfo, "zklock: session "+st.String(), "session", fmt.Sprintf("0x%x", sid))
+	}
 	if c.cfg.OnState != nil {
 		c.cfg.OnState(st, sid, time.Now())
 	}
