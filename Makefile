@@ -158,3 +158,14 @@ bench-quick:
 lock-path:
 	cd bench && go build -cover -covermode=atomic -coverpkg=github.com/zklock/zklock/... -o $(CURDIR)/bench/lockpath/lockpath ./lockpath
 	cd bench/lockpath && ./lockpath -src ../.. && ./lockpath -src ../.. -cancellable | head -1; rm -f lockpath
+
+# Open findings of adversarial reviews, kept as failing tests behind the
+# 'review' build tag so that make test stays green while they are open
+# (issue 43's review: a release whose ctx ends after its delete reached the
+# server, re-entry after Break; issue 44's: one balanced address, a conf
+# question unanswered after a restart). The passing tests of the same
+# reviews run here too. Each TestReviewBreak_ test fails until its
+# finding is fixed; then drop the tag from its file.
+.PHONY: review-open
+review-open:
+	go test -race -count=1 -tags review -run 'TestReview' -timeout 20m .
