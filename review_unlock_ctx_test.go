@@ -334,3 +334,35 @@ func TestReviewDowngradeAfterUnlockCtxEnds(t *testing.T) {
 	mustDo(t, rival.Unlock(r.ctx))
 	eventually(t, 10*time.Second, "nothing left", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 0 })
 }
+
+// A release cut off while the link is down (the delete never reaches the
+// server) leaves its delete to a goroutine of the session; the session's
+// Close right after must not wait on it past its own bound nor leave it
+// running (goleak checks the package), and the node goes with the session.
+func TestReviewUnlockCutOffThenClose(t *testing.T) {
+	r := newCutRig(t, "lock")
+	m := must2(zklock.NewMutex(r.s, r.path))(t)
+	mustDo(t, m.Lock(r.ctx))
+	node := m.Node()
+	r.px.Blackhole()
+	uctx, cancel := context.WithTimeout(r.ctx, 300*time.Millisecond)
+	uerr := m.Unlock(uctx)
+	cancel()
+	if !errors.Is(uerr, context.DeadlineExceeded) || !isClosed(m.Lost()) || m.Node() != "" {
+		t.Fatalf("Unlock over a dead link: %v (Lost closed %v, node %q), want the ctx's error and the hold over", uerr, isClosed(m.Lost()), m.Node())
+	}
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- r.s.Close() }()
+	select {
+	case err := <-closed:
+		t.Logf("Close returned %v after %v", err, time.Since(start).Round(time.Millisecond))
+	case <-time.After(15 * time.Second):
+		t.Fatal("Close did not return within 15s of a cut-off Unlock")
+	}
+	r.px.Heal()
+	eventually(t, 10*time.Second, "our node goes with the session", func() bool {
+		_, ok, err := r.obs.Client().Exists(r.ctx, node)
+		return err == nil && !ok
+	})
+}
