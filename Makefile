@@ -161,11 +161,10 @@ lock-path:
 
 # Open findings of adversarial reviews, kept as failing tests behind the
 # 'review' build tag so that make test stays green while they are open
-# (issue 43's review: a release whose ctx ends after its delete reached the
-# server, re-entry after Break; issue 44's: one balanced address, a conf
-# question unanswered after a restart). The passing tests of the same
-# reviews run here too. Each TestReviewBreak_ test fails until its
-# finding is fixed; then drop the tag from its file.
+# (issue 44's: one balanced address, a conf question unanswered after a
+# restart; issue 43's are fixed and run in make test). The passing tests
+# of the same reviews run here too. Each TestReviewBreak_ test fails until
+# its finding is fixed; then drop the tag from its file.
 .PHONY: review-open
 review-open:
 	go test -race -count=1 -tags review -run 'TestReview' -timeout 20m .

@@ -18,10 +18,13 @@ type Lease struct {
 }
 
 // Release gives the leases back by deleting their nodes, retrying through
-// connection loss until every delete succeeds, ctx ends (then what is left
-// is still held and Release may be called again), or ownership is lost. It
-// returns ErrLeaseReleased if the lease was already released and
-// ErrLeaseLost if Lost fired first (the lease then counts as released).
+// connection loss until every delete succeeds, ctx ends, or ownership is
+// lost. It returns ErrLeaseReleased if the lease was already released and
+// ErrLeaseLost if Lost fired first (the lease then counts as released). If
+// ctx ends while a delete is under way, the lease is over all the same, as
+// Mutex.Unlock's acquisition is: the error wraps ctx.Err(), Lost is
+// closed, the nodes left are deleted in the background, and a second
+// Release returns ErrLeaseReleased.
 func (l *Lease) Release(ctx context.Context) error { return l.line.Release(ctx, l.h) }
 
 // Lost returns a channel that is closed when ownership of the lease may have

@@ -93,9 +93,11 @@ func (m *MultiLock) Lock(ctx context.Context) error {
 // Unlock releases every part, in reverse path order, each retrying as its
 // own Unlock does. It returns ErrNotLocked if the MultiLock does not hold,
 // and the parts' errors joined; a part whose loss signal fired counts as
-// released (its error, ErrLockLost or ErrLeaseLost, is returned). On any
-// other error (ctx ended) the MultiLock still holds what was not released,
-// and Unlock may be called again.
+// released (its error, ErrLockLost or ErrLeaseLost, is returned), and so
+// does a part whose release was cut off by ctx (see Mutex.Unlock: its node
+// is deleted in the background, Lost fires). Parts whose release had not
+// begun when ctx ended are still held: the MultiLock then still holds
+// them, Lost is closed, and Unlock may be called again for them.
 func (m *MultiLock) Unlock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err

@@ -96,10 +96,16 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 }
 
 // Unlock releases the lock by deleting our node, retrying through connection
-// loss until the delete succeeds, ctx ends (then the lock is still held and
-// Unlock may be called again), or ownership is lost. It returns ErrNotLocked
-// if the Mutex does not hold the lock and ErrLockLost if Lost fired before
-// the release; in both cases the Mutex may Lock again.
+// loss until the delete succeeds, ctx ends, or ownership is lost. It
+// returns ErrNotLocked if the Mutex does not hold the lock and ErrLockLost
+// if Lost fired before the release. If ctx ends while the delete is under
+// way, Unlock cannot know whether it reached the server (a rival may hold
+// by now), so the acquisition is over all the same: Unlock returns an
+// error for which errors.Is(err, ctx.Err()) holds, Lost is closed, the
+// node is deleted in the background (until it is gone or the session is),
+// and a second Unlock returns ErrNotLocked. A ctx that ended before Unlock
+// was called changes nothing. In every case the Mutex may Lock again,
+// with a new node.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx) }
 
 // Lost returns a channel that is closed when ownership of the current

@@ -87,7 +87,7 @@ func ExampleReentrantMutex() {
 	owner, _ := zklock.NewReentrantMutex(s, "/accounts/42")
 	other, _ := zklock.NewReentrantMutex(s, "/accounts/42") // another owner
 	_ = owner.Lock(ctx)
-	_ = owner.Lock(ctx) // re-entry: no ZooKeeper call
+	_ = owner.Lock(ctx) // re-entry: one round trip (its node is looked at)
 	fmt.Println("hold count:", owner.HoldCount())
 	fmt.Println("other owner:", errors.Is(other.TryLock(ctx), zklock.ErrLocked))
 	fmt.Println("non-owner unlock:", errors.Is(other.Unlock(ctx), zklock.ErrNotOwner))

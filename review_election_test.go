@@ -1,5 +1,3 @@
-//go:build review
-
 package zklock_test
 
 import (
@@ -20,28 +18,10 @@ import (
 // fn entry) must be live as it is handed: the rival not leading, Lost
 // open, its node standing as the session's current one.
 func TestReviewElectionExpireWhileWaiting(t *testing.T) {
+	t.Parallel()
 	for _, useRun := range []bool{false, true} {
 		t.Run(fmt.Sprintf("Run=%v", useRun), func(t *testing.T) {
-			c := standalone(t)
-			ctx := ctxFor(t)
-			path := lockPath(t, "elect")
-			px := zktest.NewProxy(t, c.Servers())
-			ours := newSession(t, px.Addrs())
-			obs := newSession(t, c.Servers())
-			rs := newSession(t, c.Servers())
-			e, err := zklock.NewElection(ours, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			re, err := zklock.NewElection(rs, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt, err := re.Campaign(ctx, []byte("rival"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = rt
+			ctx, c, px, ours, obs, e, re := newElectionRig(t)
 			var rivalLeads atomic.Bool
 			rivalLeads.Store(true)
 			var mu sync.Mutex
@@ -119,4 +99,29 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newElectionRig is the set-up of TestReviewElectionExpireWhileWaiting, on
+// the shared server: our Election e's session reaches it through px
+// (ExpireSession cuts it there and reads the server's sessions, c: nothing
+// faults the server); re, the rival's, of another session, leads; obs is
+// an observer's session.
+func newElectionRig(t *testing.T) (ctx context.Context, c *zktest.Cluster, px *zktest.Proxy, ours, obs *zklock.Session, e, re *zklock.Election) {
+	t.Helper()
+	t.Parallel()
+	srv := shared(t)
+	ctx, c, px = ctxFor(t), sharedZK.c, zktest.NewProxy(t, srv.Servers())
+	ours, obs = newSession(t, px.Addrs()), newSession(t, srv.Servers())
+	path := lockPath(t, "elect")
+	var err error
+	if e, err = zklock.NewElection(ours, path); err != nil {
+		t.Fatal(err)
+	}
+	if re, err = zklock.NewElection(newSession(t, srv.Servers()), path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := re.Campaign(ctx, []byte("rival")); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, c, px, ours, obs, e, re
 }

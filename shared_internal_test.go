@@ -239,3 +239,46 @@ func TestSharedLockAfterBreak(t *testing.T) {
 		})
 	}
 }
+
+// A ReentrantMutex re-entry (issue 43's review) is handed out without an
+// acquisition, so it looks at the owner's node: one stat while the node
+// stands (nothing else is sent), and ErrLockLost, the count unchanged,
+// once another client deleted it (Break), which fires no loss signal.
+func TestReentryLooksAtItsNode(t *testing.T) {
+	srv := queuetest.NewServer()
+	a := srv.Connect()
+	ctx := fakeCtx(t)
+	r, err := NewReentrantMutex(&Session{opts: defaultSessionOptions(), qc: a}, "/re")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	node := r.Node()
+	stats, creates := srv.Calls(queuetest.OpStat), srv.Calls(queuetest.OpCreate)
+	for _, reenter := range []func(context.Context) error{r.Lock, r.TryLock} {
+		if err := reenter(ctx); err != nil {
+			t.Fatalf("re-entry while the node stands: %v", err)
+		}
+	}
+	if n, c := srv.Calls(queuetest.OpStat)-stats, srv.Calls(queuetest.OpCreate)-creates; n != 2 || c != 0 || r.HoldCount() != 3 {
+		t.Fatalf("two re-entries sent %d stats and %d creates (hold count %d), want 2, 0 and 3", n, c, r.HoldCount())
+	}
+	if err := srv.Connect().Delete(ctx, node); err != nil { // Break
+		t.Fatal(err)
+	}
+	for _, reenter := range []func(context.Context) error{r.Lock, r.TryLock} {
+		if err := reenter(ctx); !errors.Is(err, ErrLockLost) || r.HoldCount() != 3 {
+			t.Fatalf("re-entry after Break: %v (hold count %d), want ErrLockLost and 3", err, r.HoldCount())
+		}
+	}
+	for r.HoldCount() > 0 {
+		if err := r.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock at count %d: %v", r.HoldCount(), err)
+		}
+	}
+	if n := srv.Ephemerals(a.SessionID()); len(n) > 0 {
+		t.Fatalf("left %v", n)
+	}
+}
