@@ -9,6 +9,7 @@ import (
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // Election is leader election over ZooKeeper: among all candidates
@@ -100,8 +101,8 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 	if err := hold.CheckCtx(ctx); err != nil {
 		return nil, err
 	}
-	if len(value) > MaxDataSize {
-		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(value), MaxDataSize)
+	if len(value) > zk.MaxDataSize {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(value), zk.MaxDataSize)
 	}
 	if queue.Reserved(value) {
 		return nil, fmt.Errorf("%w: the value holds %q, which zklock reserves for its own tags", ErrInvalidArgument, ReservedData)

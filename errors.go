@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/errs"
 )
 
@@ -154,53 +153,6 @@ var (
 	// fixes: the zoo.cfg line 4lw.commands.whitelist=srvr,conf, or
 	// WithEnsembleTiming.
 	ErrTimingUnknown = errs.ErrTimingUnknown
-)
-
-// Errors of ZooKeeper, as the server reports them, wrapped with the
-// request and its path (test with errors.Is). Session.Client's requests,
-// Session.Multi and the primitives return them; the primitives retry
-// ErrConnectionLoss (and ErrSessionMoved) themselves.
-var (
-	// ErrNoNode: the node does not exist (for a create: its parent).
-	ErrNoNode = client.ErrNoNode
-	// ErrNodeExists: a create of a node that exists.
-	ErrNodeExists = client.ErrNodeExists
-	// ErrBadVersion: the node's version is not the one given (a Set,
-	// Delete, SetDataOp, DeleteOp or CheckOp with a version).
-	ErrBadVersion = client.ErrBadVersion
-	// ErrNoAuth: the node's ACL does not grant the session the permission.
-	ErrNoAuth = client.ErrNoAuth
-	// ErrNotEmpty: a delete of a node that has children.
-	ErrNotEmpty = client.ErrNotEmpty
-	// ErrNoChildrenForEphemerals: a create under an ephemeral node.
-	ErrNoChildrenForEphemerals = client.ErrNoChildrenForEphemerals
-	// ErrInvalidACL: an empty ACL, an unknown scheme, or AuthACL from a
-	// session that authenticated as nobody.
-	ErrInvalidACL = client.ErrInvalidACL
-	// ErrAuthFailed: the server rejected a credential (WithAuth,
-	// WithDigestAuth). NewSession returns it; on a later reconnect it is
-	// final: the session's ownership ends and its requests fail with it.
-	ErrAuthFailed = client.ErrAuthFailed
-	// ErrConnectionLoss: the connection was lost while the request was in
-	// flight: whether the server performed it is unknown. A request made
-	// while disconnected is not failed; it waits for a connection, or its
-	// ctx.
-	ErrConnectionLoss = client.ErrConnectionLoss
-	// ErrSessionExpired: the session expired while the request waited for a
-	// connection; it was not performed.
-	ErrSessionExpired = client.ErrSessionExpired
-	// ErrSessionMoved: the session is now served through another
-	// connection; the request was not performed.
-	ErrSessionMoved = client.ErrSessionMoved
-	// ErrRolledBack is the OpResult.Err of each op of a failed
-	// Session.Multi that did not fail itself: nothing was applied.
-	ErrRolledBack = client.ErrRolledBack
-	// ErrBadArguments: the server refused the request's arguments (a
-	// path ZooKeeper does not accept, say); also returned before sending a
-	// request whose path is not absolute.
-	ErrBadArguments = client.ErrBadArguments
-	// ErrUnimplemented: the server does not support the request.
-	ErrUnimplemented = client.ErrUnimplemented
 )
 
 // HolderAliveError is returned, wrapping ErrHolderAlive, by Break without

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/zklock/zklock/internal/hold"
+	"github.com/zklock/zklock/zk"
 )
 
 // MultiLock holds several locks as one: all of them, or none. Its parts
@@ -131,13 +132,13 @@ func (m *MultiLock) Lost() <-chan struct{} {
 // Session.Multi (append the writes: s.Multi(ctx, append(ml.Guard(),
 // writes...)...)) so that the writes commit only while every part is held.
 // It returns nil when nothing is held.
-func (m *MultiLock) Guard() []Op {
+func (m *MultiLock) Guard() []zk.Op {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.holds == nil {
 		return nil
 	}
-	ops := make([]Op, 0, len(m.holds))
+	ops := make([]zk.Op, 0, len(m.holds))
 	for _, i := range m.m.Order() {
 		ops = append(ops, checkOp(m.holds[i].Guard()))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
+	"github.com/zklock/zklock/zk"
 )
 
 // SessionOption configures a Session. Options are applied in order; a bad
@@ -51,7 +52,7 @@ func defaultSessionOptions() sessionOptions {
 		timeout: DefaultSessionTimeout,
 		timing:  session.Timing{Tick: 2 * time.Second, SyncLimit: 5},
 		logger:  slog.New(warnDefault{}),
-		acl:     toClientACL(WorldACL(PermAll)),
+		acl:     toClientACL(zk.WorldACL(zk.PermAll)),
 		backoff: defaultBackoff,
 		maxReq:  DefaultMaxRequestSize,
 	}
@@ -189,7 +190,7 @@ func WithLogger(l *slog.Logger) SessionOption {
 // (WithAuth, WithDigestAuth, or a client certificate with WithTLS); the
 // server refuses creates with ErrInvalidACL otherwise. An entry with an
 // empty scheme is refused.
-func WithACL(acl ...ACL) SessionOption {
+func WithACL(acl ...zk.ACL) SessionOption {
 	return func(o *sessionOptions) error {
 		if len(acl) == 0 {
 			return invalid("empty ACL")
@@ -248,12 +249,6 @@ func WithRetry(newBackOff func() backoff.BackOff) SessionOption {
 		return nil
 	}
 }
-
-// MaxDataSize is the largest node data WithData and Election.Campaign
-// accept. The whole create request, path and ACL included, must also fit
-// the session's maximum request size (WithMaxRequestSize): constructors and
-// Campaign check that and return ErrInvalidPath or ErrDataTooLarge.
-const MaxDataSize = 1<<20 - 1<<12
 
 const (
 	// DefaultMaxRequestSize is ZooKeeper's default jute.maxbuffer: the
@@ -314,6 +309,15 @@ func (o *sessionOptions) checkCreate(pathLen, dataLen int) error {
 	return nil
 }
 
+// toClientACL converts an ACL for the client.
+func toClientACL(acl []zk.ACL) []client.ACL {
+	out := make([]client.ACL, len(acl))
+	for i, a := range acl {
+		out[i] = client.ACL{Perms: a.Perms, Scheme: a.Scheme, ID: a.ID}
+	}
+	return out
+}
+
 // Option configures a lock, semaphore or election.
 type Option func(*primitiveOptions) error
 
@@ -354,8 +358,8 @@ var defaultData = sync.OnceValue(func() []byte {
 // cohort's guard bump, or a revocation request, for a release.
 func WithData(data []byte) Option {
 	return func(o *primitiveOptions) error {
-		if len(data) > MaxDataSize {
-			return fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(data), MaxDataSize)
+		if len(data) > zk.MaxDataSize {
+			return fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(data), zk.MaxDataSize)
 		}
 		if queue.Reserved(data) {
 			return invalid("data holds %q, which zklock reserves for its own tags", ReservedData)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/zk"
 )
 
 // WithDigestAuth authenticates the session with ZooKeeper's digest scheme
@@ -26,7 +27,7 @@ func WithDigestAuth(user, password string) SessionOption {
 		}
 		o.creds = append(o.creds, client.Credential{Scheme: "digest", Auth: []byte(user + ":" + password)})
 		if !o.aclSet {
-			o.acl = toClientACL(AuthACL(PermAll))
+			o.acl = toClientACL(zk.AuthACL(zk.PermAll))
 		}
 		return nil
 	}

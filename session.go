@@ -10,6 +10,8 @@ import (
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
+	"github.com/zklock/zklock/internal/zkhook"
+	"github.com/zklock/zklock/zk"
 )
 
 // Session is one ZooKeeper session shared by every primitive of a process.
@@ -97,11 +99,17 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	return s, nil
 }
 
+// Client returns the Session's ZooKeeper client: raw reads and writes,
+// watches, and Multi, where a hold's Guard makes writes conditional on
+// holding. It shares the Session's connection, credentials and ACL
+// (WithACL), and is valid for the Session's life.
+func (s *Session) Client() *zk.Client { return zkhook.NewClient(s.c, s.opts.acl).(*zk.Client) }
+
 // onState publishes a transition to subscribers and Metrics. It runs under
 // the session machine's lock, so it only queues.
 func (s *Session) onState(st session.State, sid int64, at time.Time) {
-	s.events.publish(Event{State: State(st), SessionID: sid, Time: at})
-	s.metrics.state(State(st))
+	s.events.publish(zk.Event{State: zk.State(st), SessionID: sid, Time: at})
+	s.metrics.state(zk.State(st))
 }
 
 // Close ends the ZooKeeper session: the server deletes its ephemeral nodes
@@ -145,7 +153,7 @@ func (s *Session) conn() queue.Conn {
 func (s *Session) SessionID() int64 { return s.c.SessionID() }
 
 // State returns the current session state.
-func (s *Session) State() State { return State(s.c.State()) }
+func (s *Session) State() zk.State { return zk.State(s.c.State()) }
 
 // Timeout returns the session timeout the ownership deadline uses: the
 // lowest any server granted the session, or would grant it as far as the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // The examples take their servers from ZK_SERVERS, as the README program
@@ -43,7 +44,7 @@ func ExampleState() {
 	}
 	defer s.Close()
 	fmt.Println(s.State())
-	fmt.Println(zklock.StateLost, zklock.StateExpired)
+	fmt.Println(zk.StateLost, zk.StateExpired)
 	s.Close()
 	fmt.Println(s.State())
 	_ = ctx
@@ -197,8 +198,8 @@ func ExampleBreak() {
 	fmt.Println("broken:", len(broken), err)
 	// The old holder is not told (its Lost does not fire): fencing is what
 	// keeps it out. Its guarded writes now fail.
-	_, err = s.Multi(ctx, m.Guard(), &zklock.CreateOp{Path: "/ex/break/out", ACL: zklock.WorldACL(zklock.PermAll)})
-	fmt.Println("old holder's guarded write refused:", errors.Is(err, zklock.ErrNoNode))
+	_, err = s.Client().Multi(ctx, m.Guard(), &zk.CreateOp{Path: "/ex/break/out", ACL: zk.WorldACL(zk.PermAll)})
+	fmt.Println("old holder's guarded write refused:", errors.Is(err, zk.ErrNoNode))
 	_ = m.Unlock(ctx)
 	// Output:
 	// broken: 1 <nil>
@@ -250,8 +251,8 @@ func ExampleTerm() {
 	work, cancel := term.Context(ctx)
 	defer cancel()
 	// Writes that must not outlive the term go in a multi with its guard.
-	_, err = s.Multi(work, term.Guard(), &zklock.CreateOp{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
-		ACL: zklock.WorldACL(zklock.PermAll)})
+	_, err = s.Client().Multi(work, term.Guard(), &zk.CreateOp{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
+		ACL: zk.WorldACL(zk.PermAll)})
 	fmt.Println("guarded write:", err)
 	_ = e.Resign(ctx)
 	<-term.Lost() // closed when the term ends, resigned or lost
@@ -382,8 +383,8 @@ func ExampleNewMultiLock() {
 		return
 	}
 	// One multi commits only while every part is held.
-	ops := append(both.Guard(), &zklock.CreateOp{Path: "/ex/multi/transfer", ACL: zklock.WorldACL(zklock.PermAll)})
-	_, err = s.Multi(ctx, ops...)
+	ops := append(both.Guard(), &zk.CreateOp{Path: "/ex/multi/transfer", ACL: zk.WorldACL(zk.PermAll)})
+	_, err = s.Client().Multi(ctx, ops...)
 	fmt.Println("guarded transfer:", err, "tokens:", len(both.Tokens()))
 	fmt.Println("unlock:", both.Unlock(ctx))
 	// Output:

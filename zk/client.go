@@ -1,43 +1,59 @@
-package zklock
+package zk
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
+	"github.com/zklock/zklock/internal/session"
+	"github.com/zklock/zklock/internal/zkhook"
 )
 
-// Client makes ZooKeeper requests through a Session's connection, for
-// reads and writes outside zklock's recipes (Session.Client returns it).
+// Client makes ZooKeeper requests through a zklock Session's connection,
+// for reads and writes outside zklock's recipes (zklock's Session.Client
+// returns it).
 //
 // Every request takes ctx first and returns ctx's error when ctx ends; a
 // write may then have been applied or not. A request made while the
 // session is disconnected waits for a connection; one in flight when the
 // connection is lost fails with ErrConnectionLoss (its outcome unknown).
 // Nothing is retried. Failures wrap ZooKeeper's errors (ErrNoNode,
-// ErrNodeExists, ErrBadVersion, ...; test with errors.Is); after
-// Session.Close, requests fail with ErrSessionClosed.
+// ErrNodeExists, ErrBadVersion, ...; test with errors.Is); after the
+// Session is closed, requests fail with ErrSessionClosed.
 //
 // Writes through a Client are neither fenced nor tracked: a write is not
-// conditional on holding any lock (use Session.Multi with a hold's Guard
-// for that), and a node created through it is not deleted when an
-// ownership epoch ends (an ephemeral node goes with the ZooKeeper session,
-// as always). Do not write the data of zklock's lock nodes through it: a
-// data change on a node that announces its release is taken for one (see
-// WithListingHandoff).
+// conditional on holding any lock (use Multi with a hold's Guard for
+// that), and a node created through it is not deleted when an ownership
+// epoch ends (an ephemeral node goes with the ZooKeeper session, as
+// always). Do not write the data of zklock's lock nodes through it: a data
+// change on a node that announces its release is taken for one (see
+// zklock's WithListingHandoff).
 //
 // A Client is safe for concurrent use and may be copied; it is valid for
-// the Session's life.
+// the Session's life. The zero Client is not usable: get one from
+// Session.Client.
 type Client struct {
-	s *Session
+	conn *session.Conn
+	acl  []client.ACL // the session's ACL, for creates without their own
 }
 
-// Client returns the Session's Client.
-func (s *Session) Client() *Client { return &Client{s: s} }
+func init() {
+	zkhook.NewClient = func(conn *session.Conn, acl []client.ACL) any {
+		return &Client{conn: conn, acl: acl}
+	}
+}
 
-func (c *Client) cl() *client.Client { return c.s.c.Client() }
+func (c *Client) cl() *client.Client { return c.conn.Client() }
+
+// checkCtx rejects a nil or finished ctx before anything is sent.
+func checkCtx(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
+	return ctx.Err()
+}
 
 // CreateMode is the kind of node Client.Create and CreateOp make.
 type CreateMode int32
@@ -77,14 +93,15 @@ func fromClientStat(st client.Stat) Stat { return Stat(st) }
 // publicErr reports a closed client as the closed Session it is.
 func publicErr(err error) error {
 	if errors.Is(err, client.ErrClosed) {
-		return fmt.Errorf("%w: %w", ErrSessionClosed, err)
+		return fmt.Errorf("%w: %w", errs.ErrSessionClosed, err)
 	}
 	return err
 }
 
 // Create creates a node at path with data, of mode, and returns its name
 // (with the counter of a sequential node). acl is the node's ACL; none
-// gives it the session's (WithACL, WithDigestAuth).
+// gives it the session's (zklock's WithACL, WithDigestAuth). A mode that
+// is none of the Mode constants fails with ErrInvalidArgument.
 func (c *Client) Create(ctx context.Context, path string, data []byte, mode CreateMode, acl ...ACL) (string, error) {
 	if err := checkCtx(ctx); err != nil {
 		return "", err
@@ -92,7 +109,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, mode Crea
 	if !mode.valid() {
 		return "", fmt.Errorf("%w: create mode %d", ErrInvalidArgument, mode)
 	}
-	a := c.s.opts.acl
+	a := c.acl
 	if len(acl) > 0 {
 		a = toClientACL(acl)
 	}
@@ -165,117 +182,3 @@ func (c *Client) SetACL(ctx context.Context, path string, acl []ACL, version int
 	st, err := c.cl().SetACL(ctx, path, toClientACL(acl), version)
 	return fromClientStat(st), publicErr(err)
 }
-
-// ExistsW is Exists that also sets a watch: on the node's deletion or data
-// change if it exists, on its creation if not.
-func (c *Client) ExistsW(ctx context.Context, path string) (Stat, bool, *Watch, error) {
-	if err := checkCtx(ctx); err != nil {
-		return Stat{}, false, nil, err
-	}
-	st, ok, w, err := c.cl().ExistsW(ctx, path)
-	if err != nil {
-		return Stat{}, false, nil, publicErr(err)
-	}
-	return fromClientStat(st), ok, &Watch{w: w}, nil
-}
-
-// GetW is Get that also sets a watch on the node's data change or
-// deletion.
-func (c *Client) GetW(ctx context.Context, path string) ([]byte, Stat, *Watch, error) {
-	if err := checkCtx(ctx); err != nil {
-		return nil, Stat{}, nil, err
-	}
-	data, st, w, err := c.cl().GetW(ctx, path)
-	if err != nil {
-		return nil, Stat{}, nil, publicErr(err)
-	}
-	return data, fromClientStat(st), &Watch{w: w}, nil
-}
-
-// ChildrenW is Children that also sets a watch on a change of the node's
-// children, or its deletion.
-func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, Stat, *Watch, error) {
-	if err := checkCtx(ctx); err != nil {
-		return nil, Stat{}, nil, err
-	}
-	names, st, w, err := c.cl().ChildrenW(ctx, path)
-	if err != nil {
-		return nil, Stat{}, nil, publicErr(err)
-	}
-	return names, fromClientStat(st), &Watch{w: w}, nil
-}
-
-// Watch is a one-shot ZooKeeper watch set by Client.ExistsW, GetW or
-// ChildrenW: it fires once, with the change it was set for, or ends
-// without one (NodeWatchEnded: the ZooKeeper session expired or the
-// Session closed). No event is ever dropped. The server keeps the watch
-// across reconnects of the same ZooKeeper session, and fires it at once on
-// reconnect if its node changed meanwhile. A Watch is safe for concurrent
-// use.
-type Watch struct {
-	w    *client.Watch
-	once sync.Once
-	ev   NodeEvent
-}
-
-// Done returns a channel that is closed once the watch has fired or
-// ended; Event then tells what happened.
-func (w *Watch) Done() <-chan struct{} { return w.w.Ready() }
-
-// Event returns what fired the watch, once Done is closed; before, the
-// zero NodeEvent.
-func (w *Watch) Event() NodeEvent {
-	select {
-	case <-w.w.Ready():
-	default:
-		return NodeEvent{}
-	}
-	w.once.Do(func() {
-		ev, err := w.w.Next(context.Background()) // ready: returns at once
-		if err != nil {
-			w.ev = NodeEvent{Type: NodeWatchEnded, Path: w.w.Path(), Err: err}
-			return
-		}
-		w.ev = NodeEvent{Type: NodeEventType(ev.Type), Path: ev.Path, Err: publicErr(ev.Err)}
-		if ev.Type == client.EventNotWatching {
-			w.ev.Type = NodeWatchEnded
-		}
-	})
-	return w.ev
-}
-
-// Remove ends the watch (its Event is NodeWatchEnded) and asks the server
-// to drop it, unless another Watch shares it; ctx bounds that request.
-func (w *Watch) Remove(ctx context.Context) error {
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
-	return publicErr(w.w.Remove(ctx))
-}
-
-// NodeEvent is what a Watch saw.
-type NodeEvent struct {
-	Type NodeEventType
-	// Path is the watched node.
-	Path string
-	// Err is why a watch ended without a change (NodeWatchEnded):
-	// ErrSessionExpired, ErrSessionClosed, ErrAuthFailed, or an error
-	// wrapping the removal for Watch.Remove.
-	Err error
-}
-
-// NodeEventType is what happened to a watched node.
-type NodeEventType int32
-
-// The node event types (ZooKeeper's Watcher.Event.EventType).
-const (
-	NodeCreated         NodeEventType = NodeEventType(client.EventNodeCreated)
-	NodeDeleted         NodeEventType = NodeEventType(client.EventNodeDeleted)
-	NodeDataChanged     NodeEventType = NodeEventType(client.EventNodeDataChanged)
-	NodeChildrenChanged NodeEventType = NodeEventType(client.EventNodeChildrenChanged)
-	// NodeWatchEnded: the watch ended without a change of its node.
-	NodeWatchEnded NodeEventType = NodeEventType(client.EventNotWatching)
-)
-
-// String returns the type's name, as in logs.
-func (t NodeEventType) String() string { return client.EventType(t).String() }
