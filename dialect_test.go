@@ -10,7 +10,7 @@ import (
 )
 
 // heldThing is the dialect every hold speaks: the loss signal, the fencing
-// token, the guard for Session.Multi and the node, under the same names
+// token, the guard for zk.Client.Multi and the node, under the same names
 // everywhere.
 type heldThing interface {
 	Lost() <-chan struct{}

@@ -86,7 +86,7 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // cleanup grace of ctx's end (see Cleanup in the package doc). Campaign
 // returns ErrAlreadyCampaigning at once, sending nothing, while another
 // Campaign on the Election waits, a term is current or Run runs;
-// ErrDataTooLarge for a value over MaxDataSize or one that, with the path,
+// ErrDataTooLarge for a value over zk.MaxDataSize or one that, with the path,
 // makes a create request over the session's maximum request size
 // (WithMaxRequestSize); ErrInvalidArgument for a value that holds
 // ReservedData (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at

@@ -8,7 +8,7 @@ import (
 )
 
 // Errors returned by zklock. Each may be wrapped with detail; test for them
-// with errors.Is. Errors from ZooKeeper itself (for example ErrNoAuth) are
+// with errors.Is. Errors from ZooKeeper itself (for example zk.ErrNoAuth) are
 // wrapped too, so errors.Is works for those as well.
 var (
 	// ErrInvalidOption is returned by constructors given a bad option value:
@@ -24,7 +24,7 @@ var (
 	ErrInvalidPath = errs.ErrInvalidPath
 
 	// ErrDataTooLarge is returned by WithData and Election.Campaign for data
-	// over MaxDataSize, and by constructors and Campaign when the data with
+	// over zk.MaxDataSize, and by constructors and Campaign when the data with
 	// the path make a create request over the session's maximum request size
 	// (WithMaxRequestSize): the server would drop the connection instead.
 	ErrDataTooLarge = errs.ErrDataTooLarge
@@ -89,8 +89,8 @@ var (
 	// ErrInvalidOption): by every constructor given a nil Session, by
 	// NewSemaphore for a limit below 1, by Semaphore.Acquire and TryAcquire
 	// for a count below 1 or above the limit, by Election.Run for a nil
-	// function, and by Session.Multi for a nil Op (a Guard taken while
-	// nothing was held is nil) or a CreateOp of an unknown mode. Nothing is
+	// function, and by zk.Client.Multi for a nil Op (a Guard taken while
+	// nothing was held is nil) or a zk.CreateOp of an unknown mode. Nothing is
 	// sent to the server.
 	ErrInvalidArgument = errs.ErrInvalidArgument
 

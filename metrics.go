@@ -115,7 +115,7 @@ type holdRec struct {
 	since time.Time
 }
 
-// newMetricsState starts the reporter; it ends once StateClosed, which
+// newMetricsState starts the reporter; it ends once zk.StateClosed, which
 // every session publishes when it closes, has been reported.
 func newMetricsState(m Metrics) *metricsState {
 	ms := &metricsState{m: m, holds: make(map[*queue.Held]holdRec), done: make(chan struct{})}
@@ -245,7 +245,7 @@ func (r *reporter) push(f func(), last bool) {
 }
 
 // run makes the queued calls until the final one; every Session publishes
-// StateClosed, so it ends by Close.
+// zk.StateClosed, so it ends by Close.
 func (r *reporter) run() {
 	for {
 		r.mu.Lock()

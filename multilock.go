@@ -16,7 +16,7 @@ import (
 //
 // Holding is not guaranteed once Lost fires: it fires when any part's loss
 // signal does. Guard returns one check per part: put them first in
-// Session.Multi so that the other writes commit only while every part is
+// zk.Client.Multi so that the other writes commit only while every part is
 // held. Tokens and Nodes report each part's, in the order the parts were
 // given to NewMultiLock. Each part keeps its handle's options: a part made
 // revocable (WithRevocable) signals on its handle's Revoked, which may be
@@ -127,9 +127,9 @@ func (m *MultiLock) Lost() <-chan struct{} {
 	return m.lost
 }
 
-// Guard returns one ZooKeeper check per part (each a *CheckOp), in path
+// Guard returns one ZooKeeper check per part (each a *zk.CheckOp), in path
 // order, each succeeding only while its part is held: put them first in
-// Session.Multi (append the writes: s.Multi(ctx, append(ml.Guard(),
+// zk.Client.Multi (append the writes: s.Client().Multi(ctx, append(ml.Guard(),
 // writes...)...)) so that the writes commit only while every part is held.
 // It returns nil when nothing is held.
 func (m *MultiLock) Guard() []zk.Op {

@@ -129,7 +129,7 @@ func (m *Mutex) Token() int64 { return m.h.Current().Token() }
 
 // Guard returns a ZooKeeper check operation that succeeds only while this
 // acquisition holds: its node exists (with WithCohort, and no later local
-// holder took over). Put it first in Session.Multi so the other writes
+// holder took over). Put it first in zk.Client.Multi so the other writes
 // commit only while the lock is held. It returns nil when nothing is held.
 func (m *Mutex) Guard() *zk.CheckOp { return checkOp(m.h.Current().Guard()) }
 

@@ -184,11 +184,11 @@ func WithLogger(l *slog.Logger) SessionOption {
 
 // WithACL sets the ACL of every node zklock creates through the session:
 // lock, lease and candidate nodes and the CONTAINER parents of their paths,
-// and of nodes Session.Client and Session.Multi create without an ACL of
-// their own. The default is WorldACL(PermAll), or AuthACL(PermAll) with
+// and of nodes Session.Client and zk.Client.Multi create without an ACL of
+// their own. The default is zk.WorldACL(zk.PermAll), or zk.AuthACL(zk.PermAll) with
 // WithDigestAuth. An ACL of scheme "auth" needs an authenticated session
 // (WithAuth, WithDigestAuth, or a client certificate with WithTLS); the
-// server refuses creates with ErrInvalidACL otherwise. An entry with an
+// server refuses creates with zk.ErrInvalidACL otherwise. An entry with an
 // empty scheme is refused.
 func WithACL(acl ...zk.ACL) SessionOption {
 	return func(o *sessionOptions) error {
@@ -349,7 +349,7 @@ var defaultData = sync.OnceValue(func() []byte {
 
 // WithData sets the data stored in our node, shown to other clients that
 // inspect the queue (Contenders, LockedError). The default is "host:pid".
-// Data larger than MaxDataSize is rejected with ErrDataTooLarge. Data
+// Data larger than zk.MaxDataSize is rejected with ErrDataTooLarge. Data
 // holding ReservedData is rejected with ErrInvalidOption: zklock marks
 // protocol state with tags that begin so (a node that announces its
 // release, a revocable one, a semaphore permit's rank), and some nodes

@@ -45,7 +45,7 @@ func requireNoEphemerals(t *testing.T, c *zktest.Cluster, sid int64, root string
 	require.Empty(t, left(), "ephemeral nodes of session 0x%x left on the server", sid)
 }
 
-// watchLoss records whether s published StateLost or StateExpired: an
+// watchLoss records whether s published zk.StateLost or zk.StateExpired: an
 // overloaded machine can delay replies past the ownership deadline, and
 // then a holder is rightly told it lost its lock. check fails on any error
 // but such a loss, and on a loss error unless the session really lost its

@@ -71,7 +71,7 @@ func TestReconnectStormWaitersInOrder(t *testing.T) {
 		awaitEphemeralOf(t, hs.Client(), path, s.SessionID())
 	}
 	// Traffic on every waiter's session, across the resets: a write's
-	// outcome is unknown when its connection is reset (ErrConnectionLoss).
+	// outcome is unknown when its connection is reset (zk.ErrConnectionLoss).
 	stop := make(chan struct{})
 	var writes sync.WaitGroup
 	var written atomic.Int64

@@ -290,7 +290,7 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 }
 
 // TestNewSessionAuthFailed: a credential the server rejects (a scheme it
-// has no provider for) makes NewSession return ErrAuthFailed, without
+// has no provider for) makes NewSession return zk.ErrAuthFailed, without
 // waiting for its ctx, and leave nothing running.
 func TestNewSessionAuthFailed(t *testing.T) {
 	c := standalone(t)

@@ -16,8 +16,8 @@ import (
 
 // Session is one ZooKeeper session shared by every primitive of a process.
 //
-// It survives connection loss (StateSuspended, then StateReconnected with
-// the same session id) and session expiry (StateExpired, then StateConnected
+// It survives connection loss (zk.StateSuspended, then zk.StateReconnected with
+// the same session id) and session expiry (zk.StateExpired, then zk.StateConnected
 // with a new id), retries transient errors within each caller's ctx, and
 // publishes every transition to subscribers without dropping any.
 //
@@ -50,7 +50,7 @@ type Session struct {
 // finds context.DeadlineExceeded, and syscall.ECONNREFUSED for a server
 // that refused the connection, *net.DNSError for a name that does not
 // resolve, ...); a credential the server rejects makes it return
-// ErrAuthFailed.
+// zk.ErrAuthFailed.
 func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -115,7 +115,7 @@ func (s *Session) onState(st session.State, sid int64, at time.Time) {
 // Close ends the ZooKeeper session: the server deletes its ephemeral nodes
 // at once (if it can be reached within a second; otherwise they vanish when
 // the server expires the session). Close stops every goroutine the session
-// started, fires every outstanding loss signal, publishes StateClosed and
+// started, fires every outstanding loss signal, publishes zk.StateClosed and
 // then closes Done. Blocking calls in progress return ErrSessionClosed.
 // Close is idempotent and always returns nil.
 func (s *Session) Close() error {

@@ -40,7 +40,7 @@ func (b *subscriber) take() ([]zk.Event, bool) {
 	return q, b.closed
 }
 
-// deliver forwards queued events to out, in order, until StateClosed has
+// deliver forwards queued events to out, in order, until zk.StateClosed has
 // been delivered or ctx ends; then it closes out.
 func (b *subscriber) deliver(ctx context.Context, out chan<- zk.Event, unsubscribe func()) {
 	defer close(out)
@@ -89,8 +89,8 @@ func (e *events) publish(ev zk.Event) {
 // Subscribe returns a channel of every session state transition from now
 // on, in order. Events are queued without bound, so none is dropped and a
 // slow reader never delays the session. The channel is closed after the
-// StateClosed event or when ctx ends. Subscribing to a closed session yields
-// a single StateClosed event.
+// zk.StateClosed event or when ctx ends. Subscribing to a closed session yields
+// a single zk.StateClosed event.
 func (s *Session) Subscribe(ctx context.Context) (<-chan zk.Event, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
