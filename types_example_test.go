@@ -14,7 +14,7 @@ import (
 )
 
 // The examples take their servers from ZK_SERVERS, as the README program
-// does (the tests point it at one throwaway ZooKeeper: exampleServers),
+// does (the tests point it at one throwaway ZooKeeper: internal/exampleserver),
 // each on its own paths.
 
 func ExampleNewSession() {
@@ -32,48 +32,6 @@ func ExampleNewSession() {
 	// Output:
 	// state: connected
 	// has a session: true
-}
-
-func ExampleState() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	fmt.Println(s.State())
-	fmt.Println(zk.StateLost, zk.StateExpired)
-	s.Close()
-	fmt.Println(s.State())
-	_ = ctx
-	// Output:
-	// connected
-	// lost expired
-	// closed
-}
-
-func ExampleEvent() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	events, err := s.Subscribe(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	s.Close() // a transition: every subscriber sees it
-	for ev := range events {
-		fmt.Println("event:", ev.State, ev.SessionID != 0)
-	}
-	// Output:
-	// event: closed true
 }
 
 func ExampleContender() {

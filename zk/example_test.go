@@ -1,4 +1,4 @@
-package zklock_test
+package zk_test
 
 import (
 	"context"
@@ -357,4 +357,86 @@ func ExampleOpResult() {
 	// Output:
 	// path "/example-op-result", data version 0, err <nil>
 	// path "", data version 1, err <nil>
+}
+
+func ExampleState() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	fmt.Println(s.State())
+	fmt.Println(zk.StateLost, zk.StateExpired)
+	s.Close()
+	fmt.Println(s.State())
+	_ = ctx
+	// Output:
+	// connected
+	// lost expired
+	// closed
+}
+
+func ExampleEvent() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	events, err := s.Subscribe(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s.Close() // a transition: every subscriber sees it
+	for ev := range events {
+		fmt.Println("event:", ev.State, ev.SessionID != 0)
+	}
+	// Output:
+	// event: closed true
+}
+
+// Writing under a lock: the hold's Guard first, then the writes. They
+// commit together while the lock's node stands, or not at all; the Guard
+// of nothing held is nil, and Multi refuses it without sending anything.
+func ExampleClient_Multi() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	c := s.Client()
+	if _, err := c.Create(ctx, "/example-multi-report", nil, zk.ModePersistent); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Delete(ctx, "/example-multi-report", -1)
+	m, err := zklock.NewMutex(s, "/example-multi/lock")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = c.Multi(ctx, m.Guard(), &zk.SetDataOp{Path: "/example-multi-report", Data: []byte("x"), Version: -1})
+	fmt.Println("not holding:", errors.Is(err, zk.ErrInvalidArgument))
+	if err := m.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := c.Multi(ctx, m.Guard(), &zk.SetDataOp{Path: "/example-multi-report", Data: []byte("done"), Version: -1})
+	fmt.Println("holding:", err, "version", res[1].Stat.Version)
+	if err := m.Unlock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Output:
+	// not holding: true
+	// holding: <nil> version 1
 }
