@@ -61,13 +61,13 @@ type CreateMode int32
 // The create modes (ZooKeeper's CreateMode). Sequential modes append a
 // ten-digit counter to the name; ephemeral nodes are deleted when their
 // session ends; a container is deleted by the server once it has had
-// children and has none left.
+// children and has none left. The values are ZooKeeper's.
 const (
-	ModePersistent           CreateMode = CreateMode(client.ModePersistent)
-	ModeEphemeral            CreateMode = CreateMode(client.ModeEphemeral)
-	ModePersistentSequential CreateMode = CreateMode(client.ModePersistentSequential)
-	ModeEphemeralSequential  CreateMode = CreateMode(client.ModeEphemeralSequential)
-	ModeContainer            CreateMode = CreateMode(client.ModeContainer)
+	ModePersistent           CreateMode = 0
+	ModeEphemeral            CreateMode = 1
+	ModePersistentSequential CreateMode = 2
+	ModeEphemeralSequential  CreateMode = 3
+	ModeContainer            CreateMode = 4
 )
 
 func (m CreateMode) valid() bool { return m >= ModePersistent && m <= ModeContainer }

@@ -13,22 +13,22 @@ type State int
 
 const (
 	// StateConnecting: no session has been established yet.
-	StateConnecting = State(session.StateConnecting)
+	StateConnecting State = iota
 	// StateConnected: a session is established; after StateExpired it
 	// carries the new session id.
-	StateConnected = State(session.StateConnected)
+	StateConnected
 	// StateSuspended: the connection was lost; the session may still be
 	// alive on the server, so ephemeral nodes may still exist.
-	StateSuspended = State(session.StateSuspended)
+	StateSuspended
 	// StateLost: the ownership deadline passed while no reply arrived. The
 	// server may have expired the session and granted our locks to others;
 	// every acquisition made through the session has had its loss signal
 	// fired. The session may still come back (StateReconnected) or be
 	// reported expired (StateExpired).
-	StateLost = State(session.StateLost)
+	StateLost
 	// StateReconnected: the connection is back with the same session id;
 	// ephemeral nodes were kept.
-	StateReconnected = State(session.StateReconnected)
+	StateReconnected
 	// StateExpired: the server expired the session; its ephemeral nodes are
 	// gone. Also reported when no server resumed the session for longer
 	// than its timeout (a server behind what the session has seen refuses
@@ -36,9 +36,9 @@ const (
 	// unless they had no quorum throughout (its nodes live on until they
 	// have one). A new session is being established (StateConnected
 	// follows).
-	StateExpired = State(session.StateExpired)
+	StateExpired
 	// StateClosed: the zklock Session was closed. Nothing follows.
-	StateClosed = State(session.StateClosed)
+	StateClosed
 )
 
 // String returns the state's lower-case name, as used in logs.

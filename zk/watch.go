@@ -108,14 +108,15 @@ type NodeEvent struct {
 // NodeEventType is what happened to a watched node.
 type NodeEventType int32
 
-// The node event types (ZooKeeper's Watcher.Event.EventType).
+// The node event types (ZooKeeper's Watcher.Event.EventType, with its
+// values).
 const (
-	NodeCreated         NodeEventType = NodeEventType(client.EventNodeCreated)
-	NodeDeleted         NodeEventType = NodeEventType(client.EventNodeDeleted)
-	NodeDataChanged     NodeEventType = NodeEventType(client.EventNodeDataChanged)
-	NodeChildrenChanged NodeEventType = NodeEventType(client.EventNodeChildrenChanged)
+	NodeCreated         NodeEventType = 1
+	NodeDeleted         NodeEventType = 2
+	NodeDataChanged     NodeEventType = 3
+	NodeChildrenChanged NodeEventType = 4
 	// NodeWatchEnded: the watch ended without a change of its node.
-	NodeWatchEnded NodeEventType = NodeEventType(client.EventNotWatching)
+	NodeWatchEnded NodeEventType = -2
 )
 
 // String returns the type's name, as in logs.
