@@ -267,7 +267,8 @@ const (
 // length, that zklock sends: the servers' jute.maxbuffer. Primitives refuse
 // in their constructor (and Election.Campaign for its value) a path or data
 // that would make a create request larger, instead of sending it and losing
-// the connection. Set it to follow servers started with a larger
+// the connection, and Session.Client's requests over it fail with
+// zk.ErrRequestTooLarge, unsent. Set it to follow servers started with a larger
 // jute.maxbuffer. It bounds what zklock reads too, as the client's
 // jute.maxbuffer does in ZooKeeper's Java client: a reply longer than it
 // plus 1 KiB is taken for a broken stream and the connection is left (a

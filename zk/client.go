@@ -19,7 +19,9 @@ import (
 // write may then have been applied or not. A request made while the
 // session is disconnected waits for a connection; one in flight when the
 // connection is lost fails with ErrConnectionLoss (its outcome unknown).
-// Nothing is retried. Failures wrap ZooKeeper's errors (ErrNoNode,
+// Nothing is retried. A request larger than the session's maximum request
+// size (zklock's WithMaxRequestSize) fails with ErrRequestTooLarge, unsent.
+// Failures wrap ZooKeeper's errors (ErrNoNode,
 // ErrNodeExists, ErrBadVersion, ...; test with errors.Is); after the
 // Session is closed, requests fail with ErrSessionClosed.
 //

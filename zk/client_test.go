@@ -39,6 +39,7 @@ func TestClient(t *testing.T) {
 	t.Run("session ACL by default", func(t *testing.T) { testSessionACL(ctx, t, c) })
 	t.Run("closed session", func(t *testing.T) { testClosed(ctx, t, c) })
 	t.Run("recipes wrap the codes", func(t *testing.T) { testRecipeErrors(ctx, t, c) })
+	t.Run("request over the limit", func(t *testing.T) { testRequestTooLarge(ctx, t, c) })
 }
 
 func testErrorCodes(ctx context.Context, t *testing.T, c *zktest.Cluster) {
@@ -200,5 +201,42 @@ func testRecipeErrors(ctx context.Context, t *testing.T, c *zktest.Cluster) {
 	require.ErrorIs(t, err, zk.ErrNoAuth)
 	if errors.Is(err, zk.ErrNoNode) {
 		t.Fatalf("ErrNoAuth also reported as ErrNoNode: %v", err)
+	}
+}
+
+// A write over the servers' jute.maxbuffer (zklock.DefaultMaxRequestSize)
+// would make the server drop the session's connection, failing every
+// request in flight on it, the recipes' too: it is refused before it is
+// sent, and the connection stays. A request of exactly the limit is
+// served, so the bound is not stricter than the server's.
+func testRequestTooLarge(ctx context.Context, t *testing.T, c *zktest.Cluster) {
+	s := newSession(t, c)
+	events, err := s.Subscribe(ctx)
+	require.NoError(t, err)
+	cl := s.Client()
+	const path = "/big"
+	// A create's request: xid, opcode, path, data, the ACL
+	// (world:anyone), flags; each string and buffer after its length.
+	acl := zk.WorldACL(zk.PermAll)[0]
+	fixed := 4 + 4 + (4 + len(path)) + 4 + 4 + (4 + 4 + len(acl.Scheme) + 4 + len(acl.ID)) + 4
+	largest := zklock.DefaultMaxRequestSize - fixed
+	_, err = cl.Create(ctx, path, make([]byte, largest+1), zk.ModePersistent)
+	require.ErrorIs(t, err, zk.ErrRequestTooLarge)
+	_, err = cl.Multi(ctx, &zk.CreateOp{Path: path, Data: make([]byte, largest), Mode: zk.ModePersistent})
+	require.ErrorIs(t, err, zk.ErrRequestTooLarge, "a multi adds its op headers to the create's size")
+	_, err = cl.Create(ctx, path, make([]byte, largest), zk.ModePersistent)
+	require.NoError(t, err, "a request of exactly the limit")
+	// set: xid, opcode, path, data, version.
+	_, err = cl.Set(ctx, path, make([]byte, zklock.DefaultMaxRequestSize-(4+4+(4+len(path))+4+4)+1), -1)
+	require.ErrorIs(t, err, zk.ErrRequestTooLarge)
+	_, _, err = cl.Get(ctx, path)
+	require.NoError(t, err)
+	// A dropped connection is published (suspended, then reconnected)
+	// before the Get above could be answered on a new one; the wait only
+	// covers the subscriber's delivery.
+	select {
+	case ev := <-events:
+		t.Fatalf("the connection was dropped: %v", ev.State)
+	case <-time.After(time.Second):
 	}
 }

@@ -31,6 +31,11 @@ var (
 	ErrNoAuth = client.ErrNoAuth
 	// ErrUnimplemented: the server does not support the request.
 	ErrUnimplemented = client.ErrUnimplemented
+	// ErrRequestTooLarge: the request is larger than the session's
+	// maximum request size (zklock's WithMaxRequestSize: the servers'
+	// jute.maxbuffer), and was not sent: the server would have dropped the
+	// connection, and every request in flight on it.
+	ErrRequestTooLarge = client.ErrRequestTooLarge
 )
 
 // The node is not as the request needs it: read it again and decide.
