@@ -31,6 +31,7 @@ import (
 // A Session is safe for concurrent use. It must not be copied.
 type Session struct {
 	c       *session.Conn
+	zc      *zk.Client // Client's: over c, with the session's ACL
 	qc      queue.Conn // when set, what the primitives run on in place of c (conn)
 	opts    sessionOptions
 	events  events
@@ -96,14 +97,16 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 		return nil, err
 	}
 	s.c = c
+	s.zc = zkhook.NewClient(c, o.acl).(*zk.Client)
 	return s, nil
 }
 
 // Client returns the Session's ZooKeeper client: raw reads and writes,
 // watches, and Multi, where a hold's Guard makes writes conditional on
 // holding. It shares the Session's connection, credentials and ACL
-// (WithACL), and is valid for the Session's life.
-func (s *Session) Client() *zk.Client { return zkhook.NewClient(s.c, s.opts.acl).(*zk.Client) }
+// (WithACL), and is valid for the Session's life: every call returns the
+// same one.
+func (s *Session) Client() *zk.Client { return s.zc }
 
 // onState publishes a transition to subscribers and Metrics. It runs under
 // the session machine's lock, so it only queues.
