@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -197,8 +198,8 @@ func TestCohortGuard(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
 	ga := a.Guard()
-	write := func(guard *zklock.CheckOp, v string) error {
-		_, err := s.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte(v), Version: -1})
+	write := func(guard *zk.CheckOp, v string) error {
+		_, err := s.Client().Multi(ctx, guard, &zk.SetDataOp{Path: path, Data: []byte(v), Version: -1})
 		return err
 	}
 	require.NoError(t, write(ga, "a"), "the holder's guard commits")
@@ -209,7 +210,7 @@ func TestCohortGuard(t *testing.T) {
 	require.NoError(t, <-got)
 	require.Zero(t, a.Token(), "a holds nothing")
 	require.Equal(t, ga.Path, b.Node(), "b holds the cohort's node by a local handoff")
-	require.ErrorIs(t, write(ga, "stale a"), zklock.ErrBadVersion, "a's guard after the handoff")
+	require.ErrorIs(t, write(ga, "stale a"), zk.ErrBadVersion, "a's guard after the handoff")
 	require.NoError(t, write(b.Guard(), "b"), "b's guard commits")
 	require.NoError(t, b.Unlock(ctx))
 	requireNoEphemerals(t, c, s.SessionID(), path, false)

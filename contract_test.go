@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -488,17 +489,17 @@ func parentOf(node string) string { return node[:strings.LastIndex(node, "/")] }
 
 // deleteTree deletes p and everything below it; what is already gone is
 // fine.
-func deleteTree(t *testing.T, conn *zklock.Client, p string) {
+func deleteTree(t *testing.T, conn *zk.Client, p string) {
 	t.Helper()
 	kids, _, err := conn.Children(t.Context(), p)
-	if errors.Is(err, zklock.ErrNoNode) {
+	if errors.Is(err, zk.ErrNoNode) {
 		return
 	}
 	require.NoError(t, err)
 	for _, k := range kids {
 		deleteTree(t, conn, p+"/"+k)
 	}
-	if err := conn.Delete(t.Context(), p, -1); !errors.Is(err, zklock.ErrNoNode) {
+	if err := conn.Delete(t.Context(), p, -1); !errors.Is(err, zk.ErrNoNode) {
 		require.NoError(t, err)
 	}
 }

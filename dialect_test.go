@@ -6,15 +6,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // heldThing is the dialect every hold speaks: the loss signal, the fencing
-// token, the guard for Session.Multi and the node, under the same names
+// token, the guard for zk.Client.Multi and the node, under the same names
 // everywhere.
 type heldThing interface {
 	Lost() <-chan struct{}
 	Token() int64
-	Guard() *zklock.CheckOp
+	Guard() *zk.CheckOp
 	Node() string
 }
 
@@ -31,7 +32,7 @@ func requireHeld(t *testing.T, s *zklock.Session, h heldThing) {
 	require.NoError(t, err)
 	require.True(t, ok, "the node exists")
 	require.Equal(t, st.Czxid<<12, h.Token(), "the token is the node's czxid << 12")
-	require.Equal(t, &zklock.CheckOp{Path: node, Version: -1}, h.Guard())
+	require.Equal(t, &zk.CheckOp{Path: node, Version: -1}, h.Guard())
 	select {
 	case <-h.Lost():
 		t.Fatal("Lost is closed while held")

@@ -20,8 +20,10 @@
 // can expire the session and grant the lock to another client. Each
 // acquisition also carries a fencing token (made from the node's creation
 // zxid, it increases across acquisitions of a lock even if its parent node
-// is reaped and re-created; see Mutex.Token) and a ZooKeeper multi-op check
-// that commits writes only while the lock is held.
+// is reaped and re-created; see Mutex.Token) and a guard (Mutex.Guard), a
+// ZooKeeper check that, put first in a Multi of package zk (the Session's
+// ZooKeeper client, Session.Client), commits writes only while the lock is
+// held.
 //
 // # Handoff
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // Election is leader election over ZooKeeper: among all candidates
@@ -85,7 +86,7 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // cleanup grace of ctx's end (see Cleanup in the package doc). Campaign
 // returns ErrAlreadyCampaigning at once, sending nothing, while another
 // Campaign on the Election waits, a term is current or Run runs;
-// ErrDataTooLarge for a value over MaxDataSize or one that, with the path,
+// ErrDataTooLarge for a value over zk.MaxDataSize or one that, with the path,
 // makes a create request over the session's maximum request size
 // (WithMaxRequestSize); ErrInvalidArgument for a value that holds
 // ReservedData (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
@@ -100,8 +101,8 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 	if err := hold.CheckCtx(ctx); err != nil {
 		return nil, err
 	}
-	if len(value) > MaxDataSize {
-		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(value), MaxDataSize)
+	if len(value) > zk.MaxDataSize {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(value), zk.MaxDataSize)
 	}
 	if queue.Reserved(value) {
 		return nil, fmt.Errorf("%w: the value holds %q, which zklock reserves for its own tags", ErrInvalidArgument, ReservedData)

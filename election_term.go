@@ -6,6 +6,7 @@ import (
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // Term is one stretch of leadership: it begins when Campaign returns it and
@@ -112,9 +113,9 @@ func (t *Term) Node() string { return t.node }
 func (t *Term) SessionID() int64 { return t.session }
 
 // Guard returns a ZooKeeper check operation that succeeds only while our
-// node exists. Put it first in Session.Multi so the other writes commit
+// node exists. Put it first in zk.Client.Multi so the other writes commit
 // only while this candidate is still first in the queue.
-func (t *Term) Guard() *CheckOp {
+func (t *Term) Guard() *zk.CheckOp {
 	return checkOp(&hold.Guard{Path: t.node, Version: -1})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // newElection returns an Election on path through s.
@@ -58,7 +59,7 @@ func TestElectionBadInput(t *testing.T) {
 	}
 	_, err = zklock.NewElection(s, "/e", nil)
 	require.ErrorIs(t, err, zklock.ErrInvalidOption)
-	_, err = zklock.NewElection(s, "/e", zklock.WithData(make([]byte, zklock.MaxDataSize+1)))
+	_, err = zklock.NewElection(s, "/e", zklock.WithData(make([]byte, zk.MaxDataSize+1)))
 	require.ErrorIs(t, err, zklock.ErrDataTooLarge)
 
 	e := newElection(t, s, lockPath(t, "e"))
@@ -73,7 +74,7 @@ func TestElectionBadInput(t *testing.T) {
 	require.ErrorIs(t, e.Run(nilCtx, nil, func(context.Context, *zklock.Term) error { return nil }), zklock.ErrNilContext)
 	require.ErrorIs(t, e.Run(ctx, nil, nil), zklock.ErrInvalidArgument)
 
-	_, err = e.Campaign(ctx, make([]byte, zklock.MaxDataSize+1))
+	_, err = e.Campaign(ctx, make([]byte, zk.MaxDataSize+1))
 	require.ErrorIs(t, err, zklock.ErrDataTooLarge)
 	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
 	_, err = e.Leader(ctx)

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/errs"
 )
 
 // Errors returned by zklock. Each may be wrapped with detail; test for them
-// with errors.Is. Errors from ZooKeeper itself (for example ErrNoAuth) are
+// with errors.Is. Errors from ZooKeeper itself (for example zk.ErrNoAuth) are
 // wrapped too, so errors.Is works for those as well.
 var (
 	// ErrInvalidOption is returned by constructors given a bad option value:
@@ -25,7 +24,7 @@ var (
 	ErrInvalidPath = errs.ErrInvalidPath
 
 	// ErrDataTooLarge is returned by WithData and Election.Campaign for data
-	// over MaxDataSize, and by constructors and Campaign when the data with
+	// over zk.MaxDataSize, and by constructors and Campaign when the data with
 	// the path make a create request over the session's maximum request size
 	// (WithMaxRequestSize): the server would drop the connection instead.
 	ErrDataTooLarge = errs.ErrDataTooLarge
@@ -90,8 +89,8 @@ var (
 	// ErrInvalidOption): by every constructor given a nil Session, by
 	// NewSemaphore for a limit below 1, by Semaphore.Acquire and TryAcquire
 	// for a count below 1 or above the limit, by Election.Run for a nil
-	// function, and by Session.Multi for a nil Op (a Guard taken while
-	// nothing was held is nil) or a CreateOp of an unknown mode. Nothing is
+	// function, and by zk.Client.Multi for a nil Op (a Guard taken while
+	// nothing was held is nil) or a zk.CreateOp of an unknown mode. Nothing is
 	// sent to the server.
 	ErrInvalidArgument = errs.ErrInvalidArgument
 
@@ -154,53 +153,6 @@ var (
 	// fixes: the zoo.cfg line 4lw.commands.whitelist=srvr,conf, or
 	// WithEnsembleTiming.
 	ErrTimingUnknown = errs.ErrTimingUnknown
-)
-
-// Errors of ZooKeeper, as the server reports them, wrapped with the
-// request and its path (test with errors.Is). Session.Client's requests,
-// Session.Multi and the primitives return them; the primitives retry
-// ErrConnectionLoss (and ErrSessionMoved) themselves.
-var (
-	// ErrNoNode: the node does not exist (for a create: its parent).
-	ErrNoNode = client.ErrNoNode
-	// ErrNodeExists: a create of a node that exists.
-	ErrNodeExists = client.ErrNodeExists
-	// ErrBadVersion: the node's version is not the one given (a Set,
-	// Delete, SetDataOp, DeleteOp or CheckOp with a version).
-	ErrBadVersion = client.ErrBadVersion
-	// ErrNoAuth: the node's ACL does not grant the session the permission.
-	ErrNoAuth = client.ErrNoAuth
-	// ErrNotEmpty: a delete of a node that has children.
-	ErrNotEmpty = client.ErrNotEmpty
-	// ErrNoChildrenForEphemerals: a create under an ephemeral node.
-	ErrNoChildrenForEphemerals = client.ErrNoChildrenForEphemerals
-	// ErrInvalidACL: an empty ACL, an unknown scheme, or AuthACL from a
-	// session that authenticated as nobody.
-	ErrInvalidACL = client.ErrInvalidACL
-	// ErrAuthFailed: the server rejected a credential (WithAuth,
-	// WithDigestAuth). NewSession returns it; on a later reconnect it is
-	// final: the session's ownership ends and its requests fail with it.
-	ErrAuthFailed = client.ErrAuthFailed
-	// ErrConnectionLoss: the connection was lost while the request was in
-	// flight: whether the server performed it is unknown. A request made
-	// while disconnected is not failed; it waits for a connection, or its
-	// ctx.
-	ErrConnectionLoss = client.ErrConnectionLoss
-	// ErrSessionExpired: the session expired while the request waited for a
-	// connection; it was not performed.
-	ErrSessionExpired = client.ErrSessionExpired
-	// ErrSessionMoved: the session is now served through another
-	// connection; the request was not performed.
-	ErrSessionMoved = client.ErrSessionMoved
-	// ErrRolledBack is the OpResult.Err of each op of a failed
-	// Session.Multi that did not fail itself: nothing was applied.
-	ErrRolledBack = client.ErrRolledBack
-	// ErrBadArguments: the server refused the request's arguments (a
-	// path ZooKeeper does not accept, say); also returned before sending a
-	// request whose path is not absolute.
-	ErrBadArguments = client.ErrBadArguments
-	// ErrUnimplemented: the server does not support the request.
-	ErrUnimplemented = client.ErrUnimplemented
 )
 
 // HolderAliveError is returned, wrapping ErrHolderAlive, by Break without

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // This file is what every primitive's facade shares: its description for
@@ -263,9 +264,9 @@ func must(err error) {
 }
 
 // checkOp is the multi-op of a guard.
-func checkOp(g *hold.Guard) *CheckOp {
+func checkOp(g *hold.Guard) *zk.CheckOp {
 	if g == nil {
 		return nil
 	}
-	return &CheckOp{Path: g.Path, Version: g.Version}
+	return &zk.CheckOp{Path: g.Path, Version: g.Version}
 }

@@ -10,22 +10,23 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/exampleserver"
 	"github.com/zklock/zklock/zktest"
 	"go.uber.org/goleak"
 )
 
 // TestMain points ZK_SERVERS at the examples' ZooKeeper (started on the
-// first connection: see exampleServers), runs the tests, stops it, and
+// first connection: see internal/exampleserver), runs the tests, stops it, and
 // then, as goleak.VerifyTestMain does, fails a passing run that leaked
 // goroutines.
 func TestMain(m *testing.M) {
-	if err := startExampleServers(); err != nil {
+	if err := exampleserver.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	stopShared()
-	stopExampleServers()
+	exampleserver.Stop()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -31,7 +32,7 @@ func TestSessionOnServerBehind(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
 	for i := range 10 { // the zxid the session has seen is well ahead of the fresh server's
-		_, err := s.Client().Create(ctx, fmt.Sprintf("%s-%d", lockPath(t, "n"), i), nil, zklock.ModeEphemeral)
+		_, err := s.Client().Create(ctx, fmt.Sprintf("%s-%d", lockPath(t, "n"), i), nil, zk.ModeEphemeral)
 		require.NoError(t, err)
 	}
 	old := s.SessionID()
@@ -44,11 +45,11 @@ func TestSessionOnServerBehind(t *testing.T) {
 		t.Fatal("the hold was not lost")
 	}
 	lost := time.Since(moved)
-	expect(t, events, 20*time.Second, zklock.StateExpired, zklock.StateReconnected)
+	expect(t, events, 20*time.Second, zk.StateExpired, zk.StateReconnected)
 	expired := time.Since(moved)
 	t.Logf("moved to a server behind: the hold lost after %v, the session expired after %v", lost, expired)
 	require.Less(t, lost, expired, "the hold's loss comes before the session is given up")
-	ev := expect(t, events, 20*time.Second, zklock.StateConnected)
+	ev := expect(t, events, 20*time.Second, zk.StateConnected)
 	require.NotEqual(t, old, ev.SessionID, "a new session")
 	again, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/zklock/zklock/internal/hold"
+	"github.com/zklock/zklock/zk"
 )
 
 // Lease is a set of leases of a Semaphore acquired together: it is one
@@ -54,7 +55,7 @@ func (l *Lease) Node() string {
 
 // Guard returns a ZooKeeper check operation that succeeds only while the
 // node behind Token exists (see Mutex.Guard), or nil once released.
-func (l *Lease) Guard() *CheckOp {
+func (l *Lease) Guard() *zk.CheckOp {
 	if l.h.Released() {
 		return nil
 	}

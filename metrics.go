@@ -7,6 +7,7 @@ import (
 
 	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // Metrics receives measurements from every primitive of a Session (set
@@ -39,7 +40,7 @@ type Metrics interface {
 	// released. Closing the Session while holding is not reported as a loss.
 	Loss(kind Kind, path string)
 	// SessionState reports every session state transition.
-	SessionState(st State)
+	SessionState(st zk.State)
 }
 
 // RecipeMetrics is an optional addition to Metrics: a Metrics that also
@@ -114,7 +115,7 @@ type holdRec struct {
 	since time.Time
 }
 
-// newMetricsState starts the reporter; it ends once StateClosed, which
+// newMetricsState starts the reporter; it ends once zk.StateClosed, which
 // every session publishes when it closes, has been reported.
 func newMetricsState(m Metrics) *metricsState {
 	ms := &metricsState{m: m, holds: make(map[*queue.Held]holdRec), done: make(chan struct{})}
@@ -209,12 +210,12 @@ func (ms *metricsState) epochEnded(key any, closing bool) {
 }
 
 // state queues the SessionState report of st.
-func (ms *metricsState) state(st State) {
+func (ms *metricsState) state(st zk.State) {
 	if ms != nil {
-		if st == StateClosed {
+		if st == zk.StateClosed {
 			ms.closing.Store(true)
 		}
-		ms.reports.push(func() { ms.m.SessionState(st) }, st == StateClosed)
+		ms.reports.push(func() { ms.m.SessionState(st) }, st == zk.StateClosed)
 	}
 }
 
@@ -244,7 +245,7 @@ func (r *reporter) push(f func(), last bool) {
 }
 
 // run makes the queued calls until the final one; every Session publishes
-// StateClosed, so it ends by Close.
+// zk.StateClosed, so it ends by Close.
 func (r *reporter) run() {
 	for {
 		r.mu.Lock()

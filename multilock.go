@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/zklock/zklock/internal/hold"
+	"github.com/zklock/zklock/zk"
 )
 
 // MultiLock holds several locks as one: all of them, or none. Its parts
@@ -15,7 +16,7 @@ import (
 //
 // Holding is not guaranteed once Lost fires: it fires when any part's loss
 // signal does. Guard returns one check per part: put them first in
-// Session.Multi so that the other writes commit only while every part is
+// zk.Client.Multi so that the other writes commit only while every part is
 // held. Tokens and Nodes report each part's, in the order the parts were
 // given to NewMultiLock. Each part keeps its handle's options: a part made
 // revocable (WithRevocable) signals on its handle's Revoked, which may be
@@ -128,18 +129,18 @@ func (m *MultiLock) Lost() <-chan struct{} {
 	return m.lost
 }
 
-// Guard returns one ZooKeeper check per part (each a *CheckOp), in path
+// Guard returns one ZooKeeper check per part (each a *zk.CheckOp), in path
 // order, each succeeding only while its part is held: put them first in
-// Session.Multi (append the writes: s.Multi(ctx, append(ml.Guard(),
+// zk.Client.Multi (append the writes: s.Client().Multi(ctx, append(ml.Guard(),
 // writes...)...)) so that the writes commit only while every part is held.
 // It returns nil when nothing is held.
-func (m *MultiLock) Guard() []Op {
+func (m *MultiLock) Guard() []zk.Op {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.holds == nil {
 		return nil
 	}
-	ops := make([]Op, 0, len(m.holds))
+	ops := make([]zk.Op, 0, len(m.holds))
 	for _, i := range m.m.Order() {
 		ops = append(ops, checkOp(m.holds[i].Guard()))
 	}

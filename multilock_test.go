@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -163,8 +164,8 @@ func TestMultiLockGuardAndArguments(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ml.Lock(ctx))
 	require.ErrorIs(t, ml.Lock(ctx), zklock.ErrAlreadyLocked)
-	write := func(guard []zklock.Op) error {
-		_, err := s.Multi(ctx, append(guard, &zklock.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
+	write := func(guard []zk.Op) error {
+		_, err := s.Client().Multi(ctx, append(guard, &zk.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
 		return err
 	}
 	guard := ml.Guard()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // Mutex is a distributed mutual exclusion lock over ZooKeeper: at most one
@@ -134,9 +135,9 @@ func (m *Mutex) Token() int64 { return m.h.Current().Token() }
 
 // Guard returns a ZooKeeper check operation that succeeds only while this
 // acquisition holds: its node exists (with WithCohort, and no later local
-// holder took over). Put it first in Session.Multi so the other writes
+// holder took over). Put it first in zk.Client.Multi so the other writes
 // commit only while the lock is held. It returns nil when nothing is held.
-func (m *Mutex) Guard() *CheckOp { return checkOp(m.h.Current().Guard()) }
+func (m *Mutex) Guard() *zk.CheckOp { return checkOp(m.h.Current().Guard()) }
 
 // Node returns the full path of our lock node, or "" when nothing is held.
 func (m *Mutex) Node() string { return m.h.Current().Node() }

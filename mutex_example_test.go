@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 func ExampleMutex_Lock() {
@@ -33,7 +34,7 @@ func ExampleMutex_Lock() {
 	}
 	// Write under the lock: the guard makes the write commit only while the
 	// lock is held, and the token lets other resources reject a stale holder.
-	_, err = s.Multi(ctx, m.Guard(), &zklock.CreateOp{Path: "/jobs/last-run", Data: []byte(fmt.Sprint(m.Token())), ACL: zklock.WorldACL(zklock.PermAll)})
+	_, err = s.Client().Multi(ctx, m.Guard(), &zk.CreateOp{Path: "/jobs/last-run", Data: []byte(fmt.Sprint(m.Token())), ACL: zk.WorldACL(zk.PermAll)})
 	fmt.Println("guarded write:", err)
 	select {
 	case <-m.Lost():

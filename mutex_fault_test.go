@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -30,7 +31,7 @@ func TestMutexHolderCutOffLosesBeforeRival(t *testing.T) {
 	p.Heal()
 	guard := m.Guard()
 	require.NotNil(t, guard)
-	_, err := s.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})
+	_, err := s.Client().Multi(ctx, guard, &zk.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})
 	require.Error(t, err, "guarded write by a holder that lost its lock")
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, rival.Unlock(ctx))

@@ -11,13 +11,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // nodesUnder lists path's children as the server sees them (none if missing).
 func nodesUnder(t *testing.T, s *zklock.Session, path string) []string {
 	t.Helper()
 	kids, _, err := s.Client().Children(t.Context(), path)
-	if errors.Is(err, zklock.ErrNoNode) {
+	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
 	require.NoError(t, err)
@@ -145,7 +146,7 @@ func TestMutexRejectsBadInput(t *testing.T) {
 		{"/zookeeper", nil, zklock.ErrInvalidPath},
 		{"/bad\x00char", nil, zklock.ErrInvalidPath},
 		{"/bad\u0007char", nil, zklock.ErrInvalidPath},
-		{"/ok", []zklock.Option{zklock.WithData(make([]byte, zklock.MaxDataSize+1))}, zklock.ErrDataTooLarge},
+		{"/ok", []zklock.Option{zklock.WithData(make([]byte, zk.MaxDataSize+1))}, zklock.ErrDataTooLarge},
 		{"/ok", []zklock.Option{nil}, zklock.ErrInvalidOption},
 	} {
 		t.Run(tc.path, func(t *testing.T) {

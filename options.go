@@ -19,6 +19,7 @@ import (
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
+	"github.com/zklock/zklock/zk"
 )
 
 // SessionOption configures a Session. Options are applied in order; a bad
@@ -51,7 +52,7 @@ func defaultSessionOptions() sessionOptions {
 		timeout: DefaultSessionTimeout,
 		timing:  session.Timing{Tick: 2 * time.Second, SyncLimit: 5},
 		logger:  slog.New(warnDefault{}),
-		acl:     toClientACL(WorldACL(PermAll)),
+		acl:     toClientACL(zk.WorldACL(zk.PermAll)),
 		backoff: defaultBackoff,
 		maxReq:  DefaultMaxRequestSize,
 	}
@@ -183,13 +184,13 @@ func WithLogger(l *slog.Logger) SessionOption {
 
 // WithACL sets the ACL of every node zklock creates through the session:
 // lock, lease and candidate nodes and the CONTAINER parents of their paths,
-// and of nodes Session.Client and Session.Multi create without an ACL of
-// their own. The default is WorldACL(PermAll), or AuthACL(PermAll) with
+// and of nodes Session.Client and zk.Client.Multi create without an ACL of
+// their own. The default is zk.WorldACL(zk.PermAll), or zk.AuthACL(zk.PermAll) with
 // WithDigestAuth. An ACL of scheme "auth" needs an authenticated session
 // (WithAuth, WithDigestAuth, or a client certificate with WithTLS); the
-// server refuses creates with ErrInvalidACL otherwise. An entry with an
+// server refuses creates with zk.ErrInvalidACL otherwise. An entry with an
 // empty scheme is refused.
-func WithACL(acl ...ACL) SessionOption {
+func WithACL(acl ...zk.ACL) SessionOption {
 	return func(o *sessionOptions) error {
 		if len(acl) == 0 {
 			return invalid("empty ACL")
@@ -249,12 +250,6 @@ func WithRetry(newBackOff func() backoff.BackOff) SessionOption {
 	}
 }
 
-// MaxDataSize is the largest node data WithData and Election.Campaign
-// accept. The whole create request, path and ACL included, must also fit
-// the session's maximum request size (WithMaxRequestSize): constructors and
-// Campaign check that and return ErrInvalidPath or ErrDataTooLarge.
-const MaxDataSize = 1<<20 - 1<<12
-
 const (
 	// DefaultMaxRequestSize is ZooKeeper's default jute.maxbuffer: the
 	// largest request, after its 4-byte length, a server accepts. A larger
@@ -272,7 +267,8 @@ const (
 // length, that zklock sends: the servers' jute.maxbuffer. Primitives refuse
 // in their constructor (and Election.Campaign for its value) a path or data
 // that would make a create request larger, instead of sending it and losing
-// the connection. Set it to follow servers started with a larger
+// the connection, and Session.Client's requests over it fail with
+// zk.ErrRequestTooLarge, unsent. Set it to follow servers started with a larger
 // jute.maxbuffer. It bounds what zklock reads too, as the client's
 // jute.maxbuffer does in ZooKeeper's Java client: a reply longer than it
 // plus 1 KiB is taken for a broken stream and the connection is left (a
@@ -314,6 +310,15 @@ func (o *sessionOptions) checkCreate(pathLen, dataLen int) error {
 	return nil
 }
 
+// toClientACL converts an ACL for the client.
+func toClientACL(acl []zk.ACL) []client.ACL {
+	out := make([]client.ACL, len(acl))
+	for i, a := range acl {
+		out[i] = client.ACL{Perms: a.Perms, Scheme: a.Scheme, ID: a.ID}
+	}
+	return out
+}
+
 // Option configures a lock, semaphore or election.
 type Option func(*primitiveOptions) error
 
@@ -345,7 +350,7 @@ var defaultData = sync.OnceValue(func() []byte {
 
 // WithData sets the data stored in our node, shown to other clients that
 // inspect the queue (Contenders, LockedError). The default is "host:pid".
-// Data larger than MaxDataSize is rejected with ErrDataTooLarge. Data
+// Data larger than zk.MaxDataSize is rejected with ErrDataTooLarge. Data
 // holding ReservedData is rejected with ErrInvalidOption: zklock marks
 // protocol state with tags that begin so (a node that announces its
 // release, a revocable one, a semaphore permit's rank), and some nodes
@@ -354,8 +359,8 @@ var defaultData = sync.OnceValue(func() []byte {
 // cohort's guard bump, or a revocation request, for a release.
 func WithData(data []byte) Option {
 	return func(o *primitiveOptions) error {
-		if len(data) > MaxDataSize {
-			return fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(data), MaxDataSize)
+		if len(data) > zk.MaxDataSize {
+			return fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(data), zk.MaxDataSize)
 		}
 		if queue.Reserved(data) {
 			return invalid("data holds %q, which zklock reserves for its own tags", ReservedData)

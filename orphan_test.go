@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -44,7 +45,7 @@ func requireNoEphemerals(t *testing.T, c *zktest.Cluster, sid int64, root string
 	require.Empty(t, left(), "ephemeral nodes of session 0x%x left on the server", sid)
 }
 
-// watchLoss records whether s published StateLost or StateExpired: an
+// watchLoss records whether s published zk.StateLost or zk.StateExpired: an
 // overloaded machine can delay replies past the ownership deadline, and
 // then a holder is rightly told it lost its lock. check fails on any error
 // but such a loss, and on a loss error unless the session really lost its
@@ -55,7 +56,7 @@ func watchLoss(t *testing.T, s *zklock.Session) (check func(errs []error, of int
 	var lost atomic.Bool
 	go func() {
 		for ev := range events {
-			if ev.State == zklock.StateLost || ev.State == zklock.StateExpired {
+			if ev.State == zk.StateLost || ev.State == zk.StateExpired {
 				lost.Store(true)
 			}
 		}
@@ -193,7 +194,7 @@ func TestLockLongPathLeavesNothing(t *testing.T) {
 // session may: creates on the same connection that zklock did not send.
 func plainCreates(t *testing.T, s *zklock.Session, dir string, n int) error {
 	conn := s.Client()
-	if _, err := conn.Create(t.Context(), dir, nil, zklock.ModePersistent); err != nil && !errors.Is(err, zklock.ErrNodeExists) {
+	if _, err := conn.Create(t.Context(), dir, nil, zk.ModePersistent); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return err
 	}
 	var next atomic.Int64
@@ -204,7 +205,7 @@ func plainCreates(t *testing.T, s *zklock.Session, dir string, n int) error {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(n) {
-				if _, err := conn.Create(t.Context(), dir+"/n-", nil, zklock.ModePersistentSequential); err != nil {
+				if _, err := conn.Create(t.Context(), dir+"/n-", nil, zk.ModePersistentSequential); err != nil {
 					errs <- err
 					return
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -25,7 +26,7 @@ type lockHolder struct {
 	revoked      func() <-chan struct{}
 	token        func() int64
 	node         func() string
-	guard        func() *zklock.CheckOp
+	guard        func() *zk.CheckOp
 }
 
 // lockKind makes a holder on path, and a rival for it (a writer for a
@@ -203,8 +204,8 @@ func TestPairsBreak(t *testing.T) {
 			require.Equal(t, h.node(), broken[0].Path)
 			require.NoError(t, (<-got).err, "the next contender holds")
 			require.Greater(t, rival.token(), h.token())
-			_, err = s.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})
-			require.ErrorIs(t, err, zklock.ErrNoNode, "the broken holder's Guard")
+			_, err = s.Client().Multi(ctx, guard, &zk.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})
+			require.ErrorIs(t, err, zk.ErrNoNode, "the broken holder's Guard")
 			if k.name == "Mutex WithMaxHold" {
 				<-h.lost() // the bound passes: its release must not touch the new holder
 				require.True(t, exists(t, rs, rival.node()))
@@ -354,8 +355,8 @@ func revokeCohort(t *testing.T, c *zktest.Cluster, op *zklock.Session) {
 		t.Fatalf("r returned (%v) while the cohort holds", err)
 	default:
 	}
-	_, err = s.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte("x"), Version: -1})
-	require.ErrorIs(t, err, zklock.ErrBadVersion, "the Guard taken before the revocation's write")
+	_, err = s.Client().Multi(ctx, guard, &zk.SetDataOp{Path: path, Data: []byte("x"), Version: -1})
+	require.ErrorIs(t, err, zk.ErrBadVersion, "the Guard taken before the revocation's write")
 	require.NoError(t, a.Unlock(ctx)) // the bump fails: the node is released
 	require.NoError(t, <-rgot)
 	select {
@@ -436,7 +437,7 @@ func TestPairsMultiLockParts(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the revocable part's handle was not told")
 	}
-	_, err = s.Multi(ctx, append(ml.Guard(), &zklock.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
+	_, err = s.Client().Multi(ctx, append(ml.Guard(), &zk.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
 	require.NoError(t, err)
 	require.False(t, closed(ml.Lost()))
 	require.NoError(t, ml.Unlock(ctx))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // ReentrantMutex is a distributed lock that its owner may lock again while
@@ -181,7 +182,7 @@ func (r *ReentrantMutex) Lost() <-chan struct{} { return r.h.Current().Lost() }
 func (r *ReentrantMutex) Token() int64 { return r.h.Current().Token() }
 
 // Guard is Mutex.Guard for this owner's acquisition.
-func (r *ReentrantMutex) Guard() *CheckOp { return checkOp(r.h.Current().Guard()) }
+func (r *ReentrantMutex) Guard() *zk.CheckOp { return checkOp(r.h.Current().Guard()) }
 
 // Node returns the full path of our lock node, or "" when nothing is held.
 func (r *ReentrantMutex) Node() string { return r.h.Current().Node() }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // newPrimitive builds one kind of primitive on path, as the request-size
@@ -45,7 +46,7 @@ func TestRequestOverMaxBufferRefused(t *testing.T) {
 	t.Parallel()
 	c := shared(t)
 	s := newSession(t, c.Servers())
-	big := zklock.WithData(make([]byte, zklock.MaxDataSize))
+	big := zklock.WithData(make([]byte, zk.MaxDataSize))
 	long := "/zklock-test/" + strings.Repeat("p", 5000)
 	huge := "/zklock-test/" + strings.Repeat("p", 1100_000)
 	larger := newSession(t, c.Servers(), zklock.WithMaxRequestSize(1536<<10-4))
@@ -60,7 +61,7 @@ func TestRequestOverMaxBufferRefused(t *testing.T) {
 	t.Run("Campaign", func(t *testing.T) {
 		e, err := zklock.NewElection(s, long)
 		require.NoError(t, err)
-		_, err = e.Campaign(ctxFor(t), make([]byte, zklock.MaxDataSize))
+		_, err = e.Campaign(ctxFor(t), make([]byte, zk.MaxDataSize))
 		require.ErrorIs(t, err, zklock.ErrDataTooLarge)
 		cands, err := e.Candidates(ctxFor(t))
 		require.NoError(t, err)
@@ -82,8 +83,8 @@ func TestLargestRequestIsServed(t *testing.T) {
 		_, err := zklock.NewMutex(s, path, zklock.WithData(make([]byte, n)))
 		return err == nil
 	}
-	n := sort.Search(zklock.MaxDataSize+1, func(n int) bool { return !admits(n) }) - 1
-	require.Less(t, n, zklock.MaxDataSize, "the path counts against the limit")
+	n := sort.Search(zk.MaxDataSize+1, func(n int) bool { return !admits(n) }) - 1
+	require.Less(t, n, zk.MaxDataSize, "the path counts against the limit")
 	_, err := zklock.NewMutex(s, path, zklock.WithData(make([]byte, n+1)))
 	require.ErrorIs(t, err, zklock.ErrDataTooLarge)
 	m, err := zklock.NewMutex(s, path, zklock.WithData(make([]byte, n)))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // A revocable holder learns of a revocation request through Revoked; the
@@ -128,7 +129,7 @@ func TestRevokeNeedsPermission(t *testing.T) {
 	require.NoError(t, m.Lock(ctx))
 	stranger := newSession(t, c.Servers(), zklock.WithDigestAuth("stranger", "other"))
 	_, err = zklock.Revoke(ctx, stranger, path)
-	require.ErrorIs(t, err, zklock.ErrNoAuth)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
 	select {
 	case <-m.Revoked():
 		t.Fatal("revoked by a client without permission")
@@ -228,7 +229,7 @@ func TestBreak(t *testing.T) {
 
 	stranger := newSession(t, c.Servers(), zklock.WithDigestAuth("stranger", "other"))
 	_, err = zklock.Break(ctx, stranger, path, true)
-	require.ErrorIs(t, err, zklock.ErrNoAuth)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
 
 	guard := m.Guard()
 	broken, err := zklock.Break(ctx, op, path, true)
@@ -237,8 +238,8 @@ func TestBreak(t *testing.T) {
 	require.Equal(t, m.Node(), broken[0].Path)
 	require.NoError(t, <-got, "the next contender holds")
 	require.Greater(t, w.Token(), m.Token())
-	_, err = owner.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})
-	require.ErrorIs(t, err, zklock.ErrNoNode, "the broken holder's guard")
+	_, err = owner.Client().Multi(ctx, guard, &zk.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})
+	require.ErrorIs(t, err, zk.ErrNoNode, "the broken holder's guard")
 	require.NoError(t, w.Unlock(ctx))
 	_, err = zklock.Break(ctx, op, path, true)
 	require.ErrorIs(t, err, zklock.ErrNotLocked)

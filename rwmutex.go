@@ -7,6 +7,7 @@ import (
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // RWMutex is a distributed reader/writer lock over ZooKeeper: any number of
@@ -207,7 +208,7 @@ func (m *RWMutex) Revoked() <-chan struct{} { return m.current().Revoked() }
 func (m *RWMutex) Token() int64 { return m.current().Token() }
 
 // Guard is Mutex.Guard for the current acquisition.
-func (m *RWMutex) Guard() *CheckOp { return checkOp(m.current().Guard()) }
+func (m *RWMutex) Guard() *zk.CheckOp { return checkOp(m.current().Guard()) }
 
 // Node returns the full path of the current acquisition's node, or "".
 func (m *RWMutex) Node() string { return m.current().Node() }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 func ExampleSemaphore() {
@@ -75,12 +76,12 @@ func ExampleLease() {
 	case <-lease.Lost():
 		fmt.Println("lost: stop working")
 	default:
-		_, err := s.Multi(ctx, lease.Guard(),
-			&zklock.CreateOp{Path: "/jobs/result", Data: []byte("done"), ACL: zklock.WorldACL(zklock.PermAll)})
+		_, err := s.Client().Multi(ctx, lease.Guard(),
+			&zk.CreateOp{Path: "/jobs/result", Data: []byte("done"), ACL: zk.WorldACL(zk.PermAll)})
 		fmt.Println("guarded write:", err)
 	}
 	fmt.Println("release:", lease.Release(ctx))
-	_, err = s.Multi(ctx, &zklock.CheckOp{Path: "/jobs/result", Version: 0})
+	_, err = s.Client().Multi(ctx, &zk.CheckOp{Path: "/jobs/result", Version: 0})
 	fmt.Println("result stays:", err)
 	// Output:
 	// guarded write: <nil>

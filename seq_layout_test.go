@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -209,13 +210,13 @@ func TestSeqLayoutGaps(t *testing.T) {
 			cl := ss[0].Client()
 			mkdirs(t, cl, path)
 			for i := range 17 {
-				_, err := cl.Create(ctx, fmt.Sprintf("%s/filler-%d", path, i), nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+				_, err := cl.Create(ctx, fmt.Sprintf("%s/filler-%d", path, i), nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 				require.NoError(t, err)
 			}
 			holder := seqMutex(t, ss[0], path)
 			require.NoError(t, holder.Lock(ctx))
 			for range tc.pairs {
-				_, err := cl.Create(ctx, path+"/junk", nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+				_, err := cl.Create(ctx, path+"/junk", nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 				require.NoError(t, err)
 				require.NoError(t, cl.Delete(ctx, path+"/junk", -1))
 			}
@@ -250,14 +251,14 @@ func seqNumber(t *testing.T, node string) int {
 }
 
 // mkdirs creates p and its parents as persistent nodes.
-func mkdirs(t *testing.T, cl *zklock.Client, p string) {
+func mkdirs(t *testing.T, cl *zk.Client, p string) {
 	t.Helper()
 	for i := 1; i <= len(p); i++ {
 		if i < len(p) && p[i] != '/' {
 			continue
 		}
-		_, err := cl.Create(t.Context(), p[:i], nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
-		if !errors.Is(err, zklock.ErrNodeExists) {
+		_, err := cl.Create(t.Context(), p[:i], nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
+		if !errors.Is(err, zk.ErrNodeExists) {
 			require.NoError(t, err)
 		}
 	}
@@ -276,7 +277,7 @@ func TestSeqLayoutRefusesWalkedPath(t *testing.T) {
 	cl := ss[0].Client()
 	mkdirs(t, cl, path)
 	for i := range 17 {
-		_, err := cl.Create(ctx, fmt.Sprintf("%s/filler-%d", path, i), nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+		_, err := cl.Create(ctx, fmt.Sprintf("%s/filler-%d", path, i), nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 		require.NoError(t, err)
 	}
 	for _, tc := range []struct {
@@ -388,8 +389,8 @@ func TestSeqLayoutInMultiLock(t *testing.T) {
 		t.Fatalf("the rival returned (err %v) while the MultiLock holds", r.err)
 	default:
 	}
-	write := func(guard []zklock.Op) error {
-		_, err := s.Multi(ctx, append(guard, &zklock.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
+	write := func(guard []zk.Op) error {
+		_, err := s.Client().Multi(ctx, append(guard, &zk.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
 		return err
 	}
 	guard := ml.Guard()

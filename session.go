@@ -10,12 +10,14 @@ import (
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
+	"github.com/zklock/zklock/internal/zkhook"
+	"github.com/zklock/zklock/zk"
 )
 
 // Session is one ZooKeeper session shared by every primitive of a process.
 //
-// It survives connection loss (StateSuspended, then StateReconnected with
-// the same session id) and session expiry (StateExpired, then StateConnected
+// It survives connection loss (zk.StateSuspended, then zk.StateReconnected with
+// the same session id) and session expiry (zk.StateExpired, then zk.StateConnected
 // with a new id), retries transient errors within each caller's ctx, and
 // publishes every transition to subscribers without dropping any.
 //
@@ -29,6 +31,7 @@ import (
 // A Session is safe for concurrent use. It must not be copied.
 type Session struct {
 	c       *session.Conn
+	zc      *zk.Client // Client's: over c, with the session's ACL
 	qc      queue.Conn // when set, what the primitives run on in place of c (conn)
 	opts    sessionOptions
 	events  events
@@ -48,7 +51,7 @@ type Session struct {
 // finds context.DeadlineExceeded, and syscall.ECONNREFUSED for a server
 // that refused the connection, *net.DNSError for a name that does not
 // resolve, ...); a credential the server rejects makes it return
-// ErrAuthFailed.
+// zk.ErrAuthFailed.
 func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -94,20 +97,28 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 		return nil, err
 	}
 	s.c = c
+	s.zc = zkhook.NewClient(c, o.acl).(*zk.Client)
 	return s, nil
 }
+
+// Client returns the Session's ZooKeeper client: raw reads and writes,
+// watches, and Multi, where a hold's Guard makes writes conditional on
+// holding. It shares the Session's connection, credentials and ACL
+// (WithACL), and is valid for the Session's life: every call returns the
+// same one.
+func (s *Session) Client() *zk.Client { return s.zc }
 
 // onState publishes a transition to subscribers and Metrics. It runs under
 // the session machine's lock, so it only queues.
 func (s *Session) onState(st session.State, sid int64, at time.Time) {
-	s.events.publish(Event{State: State(st), SessionID: sid, Time: at})
-	s.metrics.state(State(st))
+	s.events.publish(zk.Event{State: zk.State(st), SessionID: sid, Time: at})
+	s.metrics.state(zk.State(st))
 }
 
 // Close ends the ZooKeeper session: the server deletes its ephemeral nodes
 // at once (if it can be reached within a second; otherwise they vanish when
 // the server expires the session). Close stops every goroutine the session
-// started, fires every outstanding loss signal, publishes StateClosed and
+// started, fires every outstanding loss signal, publishes zk.StateClosed and
 // then closes Done. Blocking calls in progress return ErrSessionClosed.
 // Close is idempotent and always returns nil.
 func (s *Session) Close() error {
@@ -145,7 +156,7 @@ func (s *Session) conn() queue.Conn {
 func (s *Session) SessionID() int64 { return s.c.SessionID() }
 
 // State returns the current session state.
-func (s *Session) State() State { return State(s.c.State()) }
+func (s *Session) State() zk.State { return zk.State(s.c.State()) }
 
 // Timeout returns the session timeout the ownership deadline uses: the
 // lowest any server granted the session, or would grant it as far as the

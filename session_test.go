@@ -10,12 +10,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
 // expect reads events until one with state want arrives, failing on any
 // state in bad and after d.
-func expect(t *testing.T, ch <-chan zklock.Event, d time.Duration, want zklock.State, bad ...zklock.State) zklock.Event {
+func expect(t *testing.T, ch <-chan zk.Event, d time.Duration, want zk.State, bad ...zk.State) zk.Event {
 	t.Helper()
 	timeout := time.After(d)
 	for {
@@ -38,12 +39,12 @@ func TestSessionCloseDeletesEphemeralsAtOnce(t *testing.T) {
 	ctx := ctxFor(t)
 	owner := newSession(t, c.Servers(), zklock.WithSessionTimeout(20*time.Second))
 	watcher := newSession(t, c.Servers())
-	_, err := owner.Client().Create(ctx, "/eph", nil, zklock.ModeEphemeral, zklock.WorldACL(zklock.PermAll)...)
+	_, err := owner.Client().Create(ctx, "/eph", nil, zk.ModeEphemeral, zk.WorldACL(zk.PermAll)...)
 	require.NoError(t, err)
 
 	require.NoError(t, owner.Close())
 	<-owner.Done()
-	require.Equal(t, zklock.StateClosed, owner.State())
+	require.Equal(t, zk.StateClosed, owner.State())
 	// With a 20s session timeout, only the explicit close can have removed it.
 	_, ok, err := watcher.Client().Exists(ctx, "/eph")
 	require.NoError(t, err)
@@ -65,13 +66,13 @@ func TestSessionServerRestartWithinTimeout(t *testing.T) {
 	events, err := s.Subscribe(ctx)
 	require.NoError(t, err)
 	sid := s.SessionID()
-	_, err = s.Client().Create(ctx, "/eph", nil, zklock.ModeEphemeral, zklock.WorldACL(zklock.PermAll)...)
+	_, err = s.Client().Create(ctx, "/eph", nil, zk.ModeEphemeral, zk.WorldACL(zk.PermAll)...)
 	require.NoError(t, err)
 
 	require.NoError(t, c.Server(0).Stop())
-	expect(t, events, 10*time.Second, zklock.StateSuspended, zklock.StateExpired)
+	expect(t, events, 10*time.Second, zk.StateSuspended, zk.StateExpired)
 	require.NoError(t, c.Server(0).Start())
-	ev := expect(t, events, 20*time.Second, zklock.StateReconnected, zklock.StateExpired)
+	ev := expect(t, events, 20*time.Second, zk.StateReconnected, zk.StateExpired)
 	require.Equal(t, sid, ev.SessionID)
 	require.Equal(t, sid, s.SessionID())
 	_, ok, err := s.Client().Exists(ctx, "/eph")
@@ -92,7 +93,7 @@ func TestSessionCutOffPastTimeout(t *testing.T) {
 
 	p.Blackhole()
 	cut := time.Now()
-	lost := expect(t, events, 10*time.Second, zklock.StateLost, zklock.StateExpired)
+	lost := expect(t, events, 10*time.Second, zk.StateLost, zk.StateExpired)
 	alive, err := c.SessionAlive(ctx, sid)
 	require.NoError(t, err)
 	require.True(t, alive, "the ownership deadline must pass before the server expires the session")
@@ -107,9 +108,9 @@ func TestSessionCutOffPastTimeout(t *testing.T) {
 		lost.Time.Sub(cut), expiredAt.Sub(cut), expiredAt.Sub(lost.Time))
 
 	p.Heal()
-	ev := expect(t, events, 20*time.Second, zklock.StateExpired)
+	ev := expect(t, events, 20*time.Second, zk.StateExpired)
 	require.Equal(t, sid, ev.SessionID)
-	ev = expect(t, events, 20*time.Second, zklock.StateConnected)
+	ev = expect(t, events, 20*time.Second, zk.StateConnected)
 	require.NotEqual(t, sid, ev.SessionID)
 	require.Equal(t, ev.SessionID, s.SessionID())
 }
@@ -126,11 +127,11 @@ func TestSessionSurvivesEnsembleLeaderKill(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Server(leader).Kill())
 
-	_, err = s.Client().Create(ctx, "/after-kill", []byte("x"), zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+	_, err = s.Client().Create(ctx, "/after-kill", []byte("x"), zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 	for i := 0; err != nil && i < 100; i++ { // bounded: ~20s of retries
 		time.Sleep(200 * time.Millisecond)
-		_, err = s.Client().Create(ctx, "/after-kill", []byte("x"), zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
-		if errors.Is(err, zklock.ErrNodeExists) {
+		_, err = s.Client().Create(ctx, "/after-kill", []byte("x"), zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
+		if errors.Is(err, zk.ErrNodeExists) {
 			err = nil
 		}
 	}
@@ -139,7 +140,7 @@ func TestSessionSurvivesEnsembleLeaderKill(t *testing.T) {
 	for {
 		select {
 		case ev := <-events:
-			require.NotEqual(t, zklock.StateExpired, ev.State)
+			require.NotEqual(t, zk.StateExpired, ev.State)
 			continue
 		default:
 		}
@@ -159,8 +160,8 @@ func TestSessionDropsNoEvent(t *testing.T) {
 	const cycles = 50
 	for i := 0; i < cycles; i++ {
 		p.Reset()
-		expect(t, pace, 10*time.Second, zklock.StateSuspended)
-		expect(t, pace, 10*time.Second, zklock.StateReconnected, zklock.StateExpired)
+		expect(t, pace, 10*time.Second, zk.StateSuspended)
+		expect(t, pace, 10*time.Second, zk.StateReconnected, zk.StateExpired)
 		// The next reset once the connection has served: connections
 		// reset before their first reply are paced as failed attempts,
 		// and a session that gets no reply for long is lost.
@@ -168,9 +169,9 @@ func TestSessionDropsNoEvent(t *testing.T) {
 		require.NoError(t, err, "cycle %d", i)
 	}
 	for i := 0; i < cycles; i++ {
-		require.Equal(t, zklock.StateSuspended, (<-slow).State, "cycle %d", i)
+		require.Equal(t, zk.StateSuspended, (<-slow).State, "cycle %d", i)
 		ev := <-slow
-		require.Equal(t, zklock.StateReconnected, ev.State, "cycle %d", i)
+		require.Equal(t, zk.StateReconnected, ev.State, "cycle %d", i)
 		require.Equal(t, s.SessionID(), ev.SessionID)
 	}
 }

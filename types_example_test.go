@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // The examples take their servers from ZK_SERVERS, as the README program
-// does (the tests point it at one throwaway ZooKeeper: exampleServers),
+// does (the tests point it at one throwaway ZooKeeper: internal/exampleserver),
 // each on its own paths.
 
 func ExampleNewSession() {
@@ -31,48 +32,6 @@ func ExampleNewSession() {
 	// Output:
 	// state: connected
 	// has a session: true
-}
-
-func ExampleState() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	fmt.Println(s.State())
-	fmt.Println(zklock.StateLost, zklock.StateExpired)
-	s.Close()
-	fmt.Println(s.State())
-	_ = ctx
-	// Output:
-	// connected
-	// lost expired
-	// closed
-}
-
-func ExampleEvent() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	events, err := s.Subscribe(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	s.Close() // a transition: every subscriber sees it
-	for ev := range events {
-		fmt.Println("event:", ev.State, ev.SessionID != 0)
-	}
-	// Output:
-	// event: closed true
 }
 
 func ExampleContender() {
@@ -197,8 +156,8 @@ func ExampleBreak() {
 	fmt.Println("broken:", len(broken), err)
 	// The old holder is not told (its Lost does not fire): fencing is what
 	// keeps it out. Its guarded writes now fail.
-	_, err = s.Multi(ctx, m.Guard(), &zklock.CreateOp{Path: "/ex/break/out", ACL: zklock.WorldACL(zklock.PermAll)})
-	fmt.Println("old holder's guarded write refused:", errors.Is(err, zklock.ErrNoNode))
+	_, err = s.Client().Multi(ctx, m.Guard(), &zk.CreateOp{Path: "/ex/break/out", ACL: zk.WorldACL(zk.PermAll)})
+	fmt.Println("old holder's guarded write refused:", errors.Is(err, zk.ErrNoNode))
 	_ = m.Unlock(ctx)
 	// Output:
 	// broken: 1 <nil>
@@ -250,8 +209,8 @@ func ExampleTerm() {
 	work, cancel := term.Context(ctx)
 	defer cancel()
 	// Writes that must not outlive the term go in a multi with its guard.
-	_, err = s.Multi(work, term.Guard(), &zklock.CreateOp{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
-		ACL: zklock.WorldACL(zklock.PermAll)})
+	_, err = s.Client().Multi(work, term.Guard(), &zk.CreateOp{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
+		ACL: zk.WorldACL(zk.PermAll)})
 	fmt.Println("guarded write:", err)
 	_ = e.Resign(ctx)
 	<-term.Lost() // closed when the term ends, resigned or lost
@@ -382,8 +341,8 @@ func ExampleNewMultiLock() {
 		return
 	}
 	// One multi commits only while every part is held.
-	ops := append(both.Guard(), &zklock.CreateOp{Path: "/ex/multi/transfer", ACL: zklock.WorldACL(zklock.PermAll)})
-	_, err = s.Multi(ctx, ops...)
+	ops := append(both.Guard(), &zk.CreateOp{Path: "/ex/multi/transfer", ACL: zk.WorldACL(zk.PermAll)})
+	_, err = s.Client().Multi(ctx, ops...)
 	fmt.Println("guarded transfer:", err, "tokens:", len(both.Tokens()))
 	fmt.Println("unlock:", both.Unlock(ctx))
 	// Output:

@@ -67,7 +67,7 @@ func WatchKind(k Kind) WatchOption {
 }
 
 // WatchErrors passes f each error that made WatchLock read the path again
-// (a refused read: ErrNoAuth, say), from WatchLock's goroutine; f must not
+// (a refused read: zk.ErrNoAuth, say), from WatchLock's goroutine; f must not
 // block. The default logs them to the session's logger (WithLogger).
 func WatchErrors(f func(error)) WatchOption {
 	return func(o *watchOptions) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -216,19 +217,19 @@ func TestWatchLockReconnectAndExpiry(t *testing.T) {
 	nextState(t, states, "/0 holders= waiting= revoking=")
 
 	px.Blackhole()
-	awaitState(t, events, zklock.StateSuspended)
+	awaitState(t, events, zk.StateSuspended)
 	a := mutexWith(t, s, p, "a")
 	require.NoError(t, a.Lock(ctx))
 	px.Heal()
-	awaitState(t, events, zklock.StateReconnected)
+	awaitState(t, events, zk.StateReconnected)
 	nextState(t, states, "mutex/0 holders=a waiting= revoking=")
 
 	old := ws.SessionID()
 	require.NoError(t, zktest.ExpireSession(ctx, c, px, old))
-	awaitState(t, events, zklock.StateExpired)
+	awaitState(t, events, zk.StateExpired)
 	// The watches of the old session are gone: a change now is seen only
 	// through the new session's.
-	awaitState(t, events, zklock.StateConnected)
+	awaitState(t, events, zk.StateConnected)
 	require.NoError(t, a.Unlock(ctx))
 	nextState(t, states, "/0 holders= waiting= revoking=")
 	b := mutexWith(t, s, p, "b")
@@ -238,7 +239,7 @@ func TestWatchLockReconnectAndExpiry(t *testing.T) {
 	nextState(t, states, "/0 holders= waiting= revoking=")
 }
 
-func awaitState(t *testing.T, events <-chan zklock.Event, want zklock.State) {
+func awaitState(t *testing.T, events <-chan zk.Event, want zk.State) {
 	t.Helper()
 	deadline := time.After(watchTimeout)
 	for {

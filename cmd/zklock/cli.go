@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // cli is one invocation of a subcommand: where it writes, its name, for
@@ -92,7 +93,7 @@ func (c *cli) opFailed(err error) int {
 	if errors.Is(err, zklock.ErrInvalidPath) || errors.Is(err, zklock.ErrDataTooLarge) {
 		return c.usagef("%v", err)
 	}
-	if errors.Is(err, zklock.ErrNoAuth) {
+	if errors.Is(err, zk.ErrNoAuth) {
 		return c.failf(exitError, "the nodes belong to other credentials: check --auth, --auth-file or $"+envAuth,
 			"%v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // connFlags are the flags of every subcommand that talks to ZooKeeper.
@@ -109,7 +110,7 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (s *zklock.Session, cod
 		return nil, c.usagef("--servers %q: %v", f.servers, err), d.spoke
 	case errors.Is(err, zklock.ErrTimingUnknown):
 		return nil, c.failf(exitError, "", "%v", err), d.spoke // it names both fixes
-	case errors.Is(err, zklock.ErrAuthFailed):
+	case errors.Is(err, zk.ErrAuthFailed):
 		return nil, c.failf(exitError, "check "+sec.credFrom, "the servers rejected the credentials of user %q", sec.user), d.spoke
 	case errors.Is(err, context.DeadlineExceeded):
 		msg, hint := "cannot connect to "+f.servers+" within "+f.connectTimeout.String(), d.hint()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -215,7 +216,7 @@ func TestLsEmptyMissingAndCapped(t *testing.T) {
 	s := newSession(t, servers)
 	empty := lockPath(t, "empty")
 	for _, p := range []string{"/zklock-cmd-test", lockPath(t, ""), empty, empty + "/plain"} {
-		if _, err := s.Client().Create(t.Context(), strings.TrimSuffix(p, "/"), nil, zklock.ModePersistent); err != nil && !errors.Is(err, zklock.ErrNodeExists) {
+		if _, err := s.Client().Create(t.Context(), strings.TrimSuffix(p, "/"), nil, zk.ModePersistent); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			t.Fatal(err)
 		}
 	}

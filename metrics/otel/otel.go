@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -218,13 +219,13 @@ func (m *Metrics) Expired(kind zklock.Kind, path string) {
 }
 
 // allStates are the states the zklock.session.state gauge has a value for.
-var allStates = []zklock.State{
-	zklock.StateConnecting, zklock.StateConnected, zklock.StateSuspended, zklock.StateLost,
-	zklock.StateReconnected, zklock.StateExpired, zklock.StateClosed,
+var allStates = []zk.State{zk.
+	StateConnecting, zk.StateConnected, zk.StateSuspended, zk.StateLost, zk.
+	StateReconnected, zk.StateExpired, zk.StateClosed,
 }
 
 // SessionState implements zklock.Metrics.
-func (m *Metrics) SessionState(st zklock.State) {
+func (m *Metrics) SessionState(st zk.State) {
 	ctx := context.Background()
 	m.transitions.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(keyState.String(st.String()))))
 	// Under mu, so that two transitions reported at once cannot leave two

@@ -39,6 +39,7 @@ import (
 
 	prom "github.com/prometheus/client_golang/prometheus"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // Metrics is a zklock.Metrics and a prometheus.Collector. Register it with
@@ -202,13 +203,13 @@ func (m *Metrics) Expired(kind zklock.Kind, path string) {
 }
 
 // allStates are the states the session_state gauge has a series for.
-var allStates = []zklock.State{
-	zklock.StateConnecting, zklock.StateConnected, zklock.StateSuspended, zklock.StateLost,
-	zklock.StateReconnected, zklock.StateExpired, zklock.StateClosed,
+var allStates = []zk.State{zk.
+	StateConnecting, zk.StateConnected, zk.StateSuspended, zk.StateLost, zk.
+	StateReconnected, zk.StateExpired, zk.StateClosed,
 }
 
 // SessionState implements zklock.Metrics.
-func (m *Metrics) SessionState(st zklock.State) {
+func (m *Metrics) SessionState(st zk.State) {
 	m.transitions.WithLabelValues(st.String()).Inc()
 	m.mu.Lock()
 	defer m.mu.Unlock()
