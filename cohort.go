@@ -54,7 +54,7 @@ const (
 //
 // WithCohort applies to Mutex and ReentrantMutex; NewRWMutex, NewSemaphore
 // and NewElection refuse it, and so does combining it with WithRevocable
-// or WithMaxHold, with ErrInvalidOption: one request or one bound could
+// or WithMaxHold, with ErrInvalidArgument: one request or one bound could
 // not address the several holders a node is shared by.
 //
 // maxHandoffs must be from 1 to 4095; 0 means DefaultCohortHandoffs.

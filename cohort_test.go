@@ -238,7 +238,7 @@ func TestCohortMisuseAndCancel(t *testing.T) {
 	require.NoError(t, a.Unlock(ctx))
 	requireNoEphemerals(t, c, s.SessionID(), path, false)
 	_, err = zklock.NewRWMutex(s, path, zklock.WithCohort(0, 0))
-	require.True(t, errors.Is(err, zklock.ErrInvalidOption), "%v", err)
+	require.True(t, errors.Is(err, zklock.ErrInvalidArgument), "%v", err)
 }
 
 // Loss while a cohort holds: the holder's Lost fires before a rival of

@@ -52,9 +52,9 @@ var primitives = map[string]primitive{
 	"ReentrantMutex":  {ours: reentrantParty, rival: reentrantParty, lostErr: zklock.ErrLockLost},
 	"RWMutex read":    {ours: readParty, rival: writeParty, lostErr: zklock.ErrLockLost, grantsAll: true},
 	"RWMutex write":   {ours: writeParty, rival: writeParty, lostErr: zklock.ErrLockLost},
-	"Semaphore":       {ours: semParty, rival: semParty, lostErr: zklock.ErrLeaseLost},
-	"Semaphore queue": {ours: semQueueParty, rival: semQueueParty, lostErr: zklock.ErrLeaseLost},
-	"Election": {ours: electionParty, rival: electionParty, lostErr: zklock.ErrLeadershipLost,
+	"Semaphore":       {ours: semParty, rival: semParty, lostErr: zklock.ErrLockLost},
+	"Semaphore queue": {ours: semQueueParty, rival: semQueueParty, lostErr: zklock.ErrLockLost},
+	"Election": {ours: electionParty, rival: electionParty, lostErr: zklock.ErrLockLost,
 		holderWatches: 1},
 	// Options over a primitive keep every contract (issue 34's pairs): a
 	// bound that does not pass in the test, with revocation (the holder

@@ -58,7 +58,7 @@
 // node broken by an operator, a MultiLock whose part's session expires),
 // and a call returns a hold only while every hold it relies on is live,
 // each checked against its own loss signal. Pairs that cannot be made safe
-// are refused by the constructor with ErrInvalidOption. The README's
+// are refused by the constructor with ErrInvalidArgument. The README's
 // recipes page (docs/recipes.md, "What happens when…") says what each
 // pair does, with the test that proves it.
 //

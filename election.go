@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 )
@@ -36,7 +37,7 @@ import (
 //
 // Methods are safe for concurrent use. An Election campaigns once at a
 // time: while a Campaign waits, a term is current or Run runs, another
-// Campaign or Run on it returns ErrAlreadyCampaigning at once and queues
+// Campaign or Run on it returns ErrAlreadyLocked at once and queues
 // nothing. An
 // Election must not be copied.
 type Election struct {
@@ -59,7 +60,7 @@ type Election struct {
 var electionSpec = spec{kind: KindElection, node: queue.KindLock, accept: lockKinds, quiet: true, errs: electionErrs}
 
 // electionErrs are what a Resign returns.
-var electionErrs = &hold.Errs{Lost: ErrLeadershipLost, NotHeld: ErrNotLocked}
+var electionErrs = &hold.Errs{Lost: errs.ErrLeadershipLost, NotHeld: ErrNotLocked}
 
 // NewElection returns an Election on path. Nothing is sent to the server
 // until Campaign, Leader or Observe. The path rules, request size included,
@@ -83,9 +84,9 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // On error nothing is left on the server: the error satisfies
 // errors.Is(err, ctx.Err()) when ctx ended, and Campaign returns within the
 // cleanup grace of ctx's end (see Cleanup in the package doc). Campaign
-// returns ErrAlreadyCampaigning at once, sending nothing, while another
+// returns ErrAlreadyLocked at once, sending nothing, while another
 // Campaign on the Election waits, a term is current or Run runs;
-// ErrDataTooLarge for a value over MaxDataSize or one that, with the path,
+// ErrInvalidArgument for a value over MaxDataSize or one that, with the path,
 // makes a create request over the session's maximum request size
 // (WithMaxRequestSize); ErrInvalidArgument for a value that holds
 // ReservedData (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
@@ -101,7 +102,7 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 		return nil, err
 	}
 	if len(value) > MaxDataSize {
-		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(value), MaxDataSize)
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", errs.ErrDataTooLarge, len(value), MaxDataSize)
 	}
 	if queue.Reserved(value) {
 		return nil, fmt.Errorf("%w: the value holds %q, which zklock reserves for its own tags", ErrInvalidArgument, ReservedData)
@@ -134,7 +135,7 @@ func (e *Election) begin(inRun bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.busyLocked() || (e.running && !inRun) {
-		return ErrAlreadyCampaigning
+		return errs.ErrAlreadyCampaign
 	}
 	if e.held != nil {
 		e.line.Abandon(e.held) // lost: its node is gone, or goes with its epoch
@@ -154,8 +155,8 @@ func (e *Election) busyLocked() bool {
 // candidate can lead. The term's Lost is closed first, before anything is
 // sent, so the caller stops acting as leader before a successor can start.
 //
-// Resign returns ErrNotLeader when there is no term (Resign cannot cancel a
-// Campaign in progress: cancel its ctx), and ErrLeadershipLost when the term
+// Resign returns ErrNotLocked when there is no term (Resign cannot cancel a
+// Campaign in progress: cancel its ctx), and ErrLockLost when the term
 // had already been lost. If ctx ends before the delete succeeds, Resign
 // returns ctx's error and the delete continues in the background until it
 // succeeds or the session is gone. In every case the Election may Campaign
@@ -169,18 +170,18 @@ func (e *Election) Resign(ctx context.Context) error {
 	e.held, e.term = nil, nil
 	e.mu.Unlock()
 	if h == nil {
-		return ErrNotLeader
+		return errs.ErrNotLeader
 	}
 	select {
 	case <-h.Epoch().Done: // lost already; the watcher may not have said so yet
-		t.end(ErrLeadershipLost)
+		t.end(errs.ErrLeadershipLost)
 	default:
 		t.end(ErrResigned)
 	}
 	err := e.line.Release(ctx, h)
 	switch {
-	case errors.Is(err, ErrLeadershipLost) || (err == nil && errors.Is(t.Err(), ErrLeadershipLost)):
-		return ErrLeadershipLost
+	case errors.Is(err, errs.ErrLeadershipLost) || (err == nil && errors.Is(t.Err(), errs.ErrLeadershipLost)):
+		return errs.ErrLeadershipLost
 	case err == nil:
 		return nil
 	}

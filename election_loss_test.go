@@ -36,15 +36,15 @@ func TestElectionTermLostBeforeExpiry(t *testing.T) {
 		t.Fatal("term did not end")
 	}
 	<-tctx.Done()
-	require.ErrorIs(t, context.Cause(tctx), zklock.ErrLeadershipLost)
-	require.ErrorIs(t, term.Err(), zklock.ErrLeadershipLost)
+	require.ErrorIs(t, context.Cause(tctx), zklock.ErrLockLost)
+	require.ErrorIs(t, term.Err(), zklock.ErrLockLost)
 	r := <-next
 	require.NoError(t, r.err)
 	require.True(t, time.Now().After(lostAt))
 	require.Greater(t, r.t.Token(), term.Token())
 	p.Heal()
-	require.ErrorIs(t, e.Resign(ctx), zklock.ErrLeadershipLost)
-	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrLockLost)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLocked)
 }
 
 func TestElectionNodeDeletedEndsTerm(t *testing.T) {
@@ -64,10 +64,10 @@ func TestElectionNodeDeletedEndsTerm(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the term outlived its node")
 	}
-	require.ErrorIs(t, term.Err(), zklock.ErrLeadershipLost)
+	require.ErrorIs(t, term.Err(), zklock.ErrLockLost)
 	r := <-next
 	require.NoError(t, r.err)
 	require.Greater(t, r.t.Token(), term.Token())
-	require.ErrorIs(t, e.Resign(ctx), zklock.ErrLeadershipLost)
-	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrLockLost)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLocked)
 }

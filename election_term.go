@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 )
@@ -45,12 +46,12 @@ func newTerm(conn queue.Conn, h *hold.Hold) *Term {
 		defer cancel()
 		select {
 		case <-lost:
-			t.end(ErrLeadershipLost)
+			t.end(errs.ErrLeadershipLost)
 		case <-t.done:
 		}
 	}) {
 		cancel()
-		t.end(ErrLeadershipLost) // the session is closing: its epoch is over
+		t.end(errs.ErrLeadershipLost) // the session is closing: its epoch is over
 		return t
 	}
 	conn.Go(func(context.Context) { t.watchNode(ctx, conn) })
@@ -65,7 +66,7 @@ func (t *Term) watchNode(ctx context.Context, conn queue.Conn) {
 		}
 		st, err := conn.Stat(ctx, t.node)
 		if err == nil && st == nil {
-			t.end(ErrLeadershipLost)
+			t.end(errs.ErrLeadershipLost)
 			return
 		}
 		if err != nil {
@@ -90,7 +91,7 @@ func (t *Term) end(err error) {
 // nothing is held.
 func (t *Term) Lost() <-chan struct{} { return t.done }
 
-// Err returns nil while the term lasts, then why it ended: ErrLeadershipLost
+// Err returns nil while the term lasts, then why it ended: ErrLockLost
 // or ErrResigned.
 func (t *Term) Err() error {
 	t.mu.Lock()
@@ -119,7 +120,7 @@ func (t *Term) Guard() *CheckOp {
 }
 
 // Context returns a copy of parent that is cancelled when the term ends
-// (context.Cause then reports ErrLeadershipLost or ErrResigned), when parent
+// (context.Cause then reports ErrLockLost or ErrResigned), when parent
 // is done, or when the returned CancelFunc is called. Call the CancelFunc
 // once the work is done, to release the goroutine that watches the term.
 // Like context.WithCancel it panics if parent is nil.

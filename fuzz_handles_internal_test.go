@@ -112,7 +112,7 @@ func (h *handle) primitive() any {
 	return h.ml
 }
 
-var errsReleased = []error{ErrLockLost, ErrLeaseLost, ErrNotLocked, ErrLeaseReleased, ErrNotLeader}
+var errsReleased = []error{ErrLockLost, ErrNotLocked}
 
 // releasedBy reports whether err says the hold is no longer held.
 func releasedBy(err error) bool {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 )
@@ -45,7 +46,7 @@ const (
 
 // build checks the arguments every constructor gets and returns the
 // primitive's queue with its options. A pair of primitive and option that
-// cannot be made safe is refused here, with ErrInvalidOption and the
+// cannot be made safe is refused here, with ErrInvalidArgument and the
 // reason (docs/recipes.md, "What happens when...").
 func build(s *Session, path string, sp spec, opts []Option) (*queue.Queue, primitiveOptions, error) {
 	q, o, err := buildQueue(s, path, sp, opts)
@@ -62,7 +63,7 @@ func buildQueue(s *Session, path string, sp spec, opts []Option) (queue.Queue, p
 		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
 	if err := queue.CheckPath(path); err != nil {
-		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
 	}
 	o, err := applyOptions(opts)
 	if err != nil {

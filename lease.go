@@ -20,8 +20,8 @@ type Lease struct {
 // Release gives the leases back by deleting their nodes, retrying through
 // connection loss until every delete succeeds, ctx ends (then what is left
 // is still held and Release may be called again), or ownership is lost. It
-// returns ErrLeaseReleased if the lease was already released and
-// ErrLeaseLost if Lost fired first (the lease then counts as released).
+// returns ErrNotLocked if the lease was already released and
+// ErrLockLost if Lost fired first (the lease then counts as released).
 func (l *Lease) Release(ctx context.Context) error { return l.line.Release(ctx, l.h) }
 
 // Lost returns a channel that is closed when ownership of the lease may have

@@ -28,7 +28,7 @@ type Metrics interface {
 	// TryLock, RLock, TryRLock, Acquire, TryAcquire, Campaign; not a
 	// reentrant count): d is how long the call took and err what it returned,
 	// nil when granted. A refused Try returns an error wrapping ErrLocked
-	// (locks) or ErrNotAcquired (semaphores); a timeout,
+	// (locks) or ErrLocked (semaphores); a timeout,
 	// context.DeadlineExceeded.
 	AcquireWait(kind Kind, path string, d time.Duration, err error)
 	// Hold reports that a granted acquisition ended after d: released

@@ -150,7 +150,7 @@ func TestMetricsEveryPrimitive(t *testing.T) {
 	lease, err := sem.Acquire(ctx, 2)
 	require.NoError(t, err)
 	_, err = sem.TryAcquire(ctx, 1)
-	require.ErrorIs(t, err, zklock.ErrNotAcquired)
+	require.ErrorIs(t, err, zklock.ErrLocked)
 	require.NoError(t, lease.Release(ctx))
 	e, err := zklock.NewElection(s, root+"e")
 	require.NoError(t, err)
@@ -159,7 +159,7 @@ func TestMetricsEveryPrimitive(t *testing.T) {
 	require.NoError(t, e.Resign(ctx))
 	requireCalls(t, []metricsCall{
 		{method: "AcquireWait", kind: zklock.KindSemaphore, path: root + "sem"},
-		{method: "AcquireWait", kind: zklock.KindSemaphore, path: root + "sem", err: zklock.ErrNotAcquired},
+		{method: "AcquireWait", kind: zklock.KindSemaphore, path: root + "sem", err: zklock.ErrLocked},
 		{method: "Hold", kind: zklock.KindSemaphore, path: root + "sem"},
 		{method: "AcquireWait", kind: zklock.KindElection, path: root + "e"},
 		{method: "Hold", kind: zklock.KindElection, path: root + "e"},

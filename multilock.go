@@ -93,7 +93,7 @@ func (m *MultiLock) Lock(ctx context.Context) error {
 // Unlock releases every part, in reverse path order, each retrying as its
 // own Unlock does. It returns ErrNotLocked if the MultiLock does not hold,
 // and the parts' errors joined; a part whose loss signal fired counts as
-// released (its error, ErrLockLost or ErrLeaseLost, is returned). On any
+// released (its error, ErrLockLost, is returned). On any
 // other error (ctx ended) the MultiLock still holds what was not released,
 // and Unlock may be called again.
 func (m *MultiLock) Unlock(ctx context.Context) error {

@@ -48,11 +48,11 @@ var mutexSpec = spec{kind: KindMutex, node: queue.KindLock, accept: lockKinds, t
 
 // NewMutex returns a Mutex on path. Nothing is sent to the server until
 // Lock. The path must be a valid absolute ZooKeeper path outside /zookeeper
-// (else ErrInvalidPath); its missing parents are created as CONTAINER
+// (else ErrInvalidArgument); its missing parents are created as CONTAINER
 // nodes, which the server removes once empty. A path, or node data with
 // the path, that would make a create request larger than the servers
-// accept (see WithMaxRequestSize) returns ErrInvalidPath or
-// ErrDataTooLarge: such a request is never sent.
+// accept (see WithMaxRequestSize) returns ErrInvalidArgument or
+// ErrInvalidArgument: such a request is never sent.
 func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
 	return newMutex(s, path, mutexSpec, opts)
 }

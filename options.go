@@ -16,13 +16,14 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
 )
 
 // SessionOption configures a Session. Options are applied in order; a bad
-// value makes NewSession return an error wrapping ErrInvalidOption.
+// value makes NewSession return an error wrapping ErrInvalidArgument.
 type SessionOption func(*sessionOptions) error
 
 // dialFunc is what WithDialer takes.
@@ -69,7 +70,7 @@ func defaultBackoff() backoff.BackOff {
 }
 
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+	return fmt.Errorf("%w: "+format, append([]any{errs.ErrInvalidOption}, args...)...)
 }
 
 // WithServers sets the ZooKeeper servers as "host:port" addresses; white
@@ -129,7 +130,7 @@ func WithSessionTimeout(d time.Duration) SessionOption {
 // the ownership deadline falls (see Session.OwnershipDeadline). The default is
 // one fifth of the negotiated session timeout. The margin must be below the
 // negotiated timeout, which only the server's answer tells: NewSession
-// returns an error wrapping ErrInvalidOption once connected if it is not.
+// returns an error wrapping ErrInvalidArgument once connected if it is not.
 func WithSafetyMargin(d time.Duration) SessionOption {
 	return func(o *sessionOptions) error {
 		if d <= 0 {
@@ -252,7 +253,7 @@ func WithRetry(newBackOff func() backoff.BackOff) SessionOption {
 // MaxDataSize is the largest node data WithData and Election.Campaign
 // accept. The whole create request, path and ACL included, must also fit
 // the session's maximum request size (WithMaxRequestSize): constructors and
-// Campaign check that and return ErrInvalidPath or ErrDataTooLarge.
+// Campaign check that and return ErrInvalidArgument.
 const MaxDataSize = 1<<20 - 1<<12
 
 const (
@@ -304,12 +305,12 @@ func (o *sessionOptions) createRequestSize(pathLen, dataLen int) int {
 func (o *sessionOptions) checkCreate(pathLen, dataLen int) error {
 	if n := o.createRequestSize(pathLen, 0); n > o.maxReq {
 		return fmt.Errorf("%w: a %d-byte node path makes a %d-byte create request, over the %d-byte limit "+
-			"(the servers' jute.maxbuffer; see WithMaxRequestSize)", ErrInvalidPath, pathLen, n, o.maxReq)
+			"(the servers' jute.maxbuffer; see WithMaxRequestSize)", errs.ErrInvalidPath, pathLen, n, o.maxReq)
 	}
 	if n := o.createRequestSize(pathLen, dataLen); n > o.maxReq {
 		return fmt.Errorf("%w: %d bytes of data with a %d-byte node path make a %d-byte create request, "+
 			"over the %d-byte limit (the servers' jute.maxbuffer; see WithMaxRequestSize)",
-			ErrDataTooLarge, dataLen, pathLen, n, o.maxReq)
+			errs.ErrDataTooLarge, dataLen, pathLen, n, o.maxReq)
 	}
 	return nil
 }
@@ -345,8 +346,8 @@ var defaultData = sync.OnceValue(func() []byte {
 
 // WithData sets the data stored in our node, shown to other clients that
 // inspect the queue (Contenders, LockedError). The default is "host:pid".
-// Data larger than MaxDataSize is rejected with ErrDataTooLarge. Data
-// holding ReservedData is rejected with ErrInvalidOption: zklock marks
+// Data larger than MaxDataSize is rejected with ErrInvalidArgument. Data
+// holding ReservedData is rejected with ErrInvalidArgument: zklock marks
 // protocol state with tags that begin so (a node that announces its
 // release, a revocable one, a semaphore permit's rank), and some nodes
 // keep the caller's data verbatim (a cohort's; an election candidate's
@@ -355,7 +356,7 @@ var defaultData = sync.OnceValue(func() []byte {
 func WithData(data []byte) Option {
 	return func(o *primitiveOptions) error {
 		if len(data) > MaxDataSize {
-			return fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(data), MaxDataSize)
+			return fmt.Errorf("%w: %d bytes, at most %d", errs.ErrDataTooLarge, len(data), MaxDataSize)
 		}
 		if queue.Reserved(data) {
 			return invalid("data holds %q, which zklock reserves for its own tags", ReservedData)
@@ -424,7 +425,7 @@ func WithListingHandoff() Option {
 //
 // It applies to NewMutex only, without WithCohort, WithRevocable,
 // WithMaxHold or WithListingHandoff; other uses are refused with
-// ErrInvalidOption.
+// ErrInvalidArgument.
 //
 // Unreleased: added after v0.1.0 (see CHANGELOG.md).
 func WithSequenceLayout() Option {
@@ -449,7 +450,7 @@ func WithSequenceLayout() Option {
 // FIFO order, the loss signal before the server can hand a lease on,
 // fencing tokens, cancellation leaving nothing. The limit is carried in
 // every node's name, so each acquisition's first listing checks it against
-// every other client's, at no extra request (ErrLimitMismatch). The two
+// every other client's, at no extra request (ErrInvalidArgument). The two
 // layouts cannot share a path: an acquisition that finds the other
 // layout's nodes fails with a *WrongKindError, in either direction, and so
 // does any other kind of primitive on the path. Curator processes cannot
@@ -459,7 +460,7 @@ func WithSequenceLayout() Option {
 // is followed by that rank on the server (Contenders strips it).
 //
 // It applies to NewSemaphore only; other constructors refuse it with
-// ErrInvalidOption.
+// ErrInvalidArgument.
 func WithPermitLayout() Option {
 	return func(o *primitiveOptions) error {
 		o.permits = true

@@ -51,8 +51,8 @@ func TestRequestOverMaxBufferRefused(t *testing.T) {
 	larger := newSession(t, c.Servers(), zklock.WithMaxRequestSize(1536<<10-4))
 	for name, build := range newPrimitive {
 		t.Run(name, func(t *testing.T) {
-			require.ErrorIs(t, build(s, long, big), zklock.ErrDataTooLarge, "5000-byte path with MaxDataSize data")
-			require.ErrorIs(t, build(s, huge), zklock.ErrInvalidPath, "1.1 MB path")
+			require.ErrorIs(t, build(s, long, big), zklock.ErrInvalidArgument, "5000-byte path with MaxDataSize data")
+			require.ErrorIs(t, build(s, huge), zklock.ErrInvalidArgument, "1.1 MB path")
 			require.NoError(t, build(s, long), "5000-byte path, default data")
 			require.NoError(t, build(larger, long, big), "a larger max request size admits it")
 		})
@@ -61,7 +61,7 @@ func TestRequestOverMaxBufferRefused(t *testing.T) {
 		e, err := zklock.NewElection(s, long)
 		require.NoError(t, err)
 		_, err = e.Campaign(ctxFor(t), make([]byte, zklock.MaxDataSize))
-		require.ErrorIs(t, err, zklock.ErrDataTooLarge)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 		cands, err := e.Candidates(ctxFor(t))
 		require.NoError(t, err)
 		require.Empty(t, cands, "nothing was sent")
@@ -85,7 +85,7 @@ func TestLargestRequestIsServed(t *testing.T) {
 	n := sort.Search(zklock.MaxDataSize+1, func(n int) bool { return !admits(n) }) - 1
 	require.Less(t, n, zklock.MaxDataSize, "the path counts against the limit")
 	_, err := zklock.NewMutex(s, path, zklock.WithData(make([]byte, n+1)))
-	require.ErrorIs(t, err, zklock.ErrDataTooLarge)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	m, err := zklock.NewMutex(s, path, zklock.WithData(make([]byte, n)))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(ctxFor(t), testTimeout/2)

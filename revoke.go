@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -24,7 +25,7 @@ const RevokeMessage = queue.RevokeMessage
 // An RWMutex read lock taken by downgrading is revocable too (its node is
 // tagged, and watched). Revocation applies to a Mutex, ReentrantMutex or
 // RWMutex: NewSemaphore, NewElection, and WithCohort refuse it with
-// ErrInvalidOption (a cohort's node is shared by several holders, whom one
+// ErrInvalidArgument (a cohort's node is shared by several holders, whom one
 // request could not address). The default is not revocable.
 func WithRevocable() Option {
 	return func(o *primitiveOptions) error {
@@ -64,7 +65,7 @@ func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
 		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
 	if err := queue.CheckPath(p); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
 	}
 	return queue.Revoke(ctx, s.conn(), p)
 }

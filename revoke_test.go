@@ -84,7 +84,7 @@ func TestRevokeTargets(t *testing.T) {
 	_, err = zklock.Revoke(ctx, s, root+"/none")
 	require.ErrorIs(t, err, zklock.ErrNotLocked)
 	_, err = zklock.Revoke(ctx, s, "no/slash")
-	require.ErrorIs(t, err, zklock.ErrInvalidPath)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 
 	var readers []*zklock.RWMutex
 	for range 2 {
@@ -192,11 +192,11 @@ func TestMaxHold(t *testing.T) {
 	requireNoEphemerals(t, c, s.SessionID(), path, false)
 
 	_, err = zklock.NewMutex(s, path, zklock.WithMaxHold(0))
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.NewElection(s, path, zklock.WithMaxHold(time.Second))
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.NewMutex(s, path, zklock.WithCohort(0, 0), zklock.WithRevocable())
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 }
 
 // Break: refused without force while the holder's node (so its session)

@@ -216,15 +216,15 @@ func TestRWMutexBadInput(t *testing.T) {
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	for _, p := range []string{"", "x", "/x/", "/zookeeper/x", "/a//b"} {
 		_, err := zklock.NewRWMutex(s, p)
-		require.ErrorIs(t, err, zklock.ErrInvalidPath, p)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument, p)
 	}
 	m := newRW(t, s, lockPath(t, "rw"))
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	//lint:ignore SA1012 a nil ctx is what is tested
-	require.ErrorIs(t, m.Lock(nil), zklock.ErrNilContext)
+	require.ErrorIs(t, m.Lock(nil), zklock.ErrInvalidArgument)
 	//lint:ignore SA1012 a nil ctx is what is tested
-	require.ErrorIs(t, m.RLock(nil), zklock.ErrNilContext)
+	require.ErrorIs(t, m.RLock(nil), zklock.ErrInvalidArgument)
 	require.ErrorIs(t, m.RLock(done), context.Canceled)
 	require.ErrorIs(t, m.Lock(done), context.Canceled)
 	require.Empty(t, nodeNames(t, s, lockPath(t, "rw")))

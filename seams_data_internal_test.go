@@ -15,7 +15,7 @@ import (
 // data ending in a tag zklock appends would make them look announcing (or
 // ranking), and a data write on them (the cohort's guard bump, a
 // revocation request) a release. Such data is refused: WithData with
-// ErrInvalidOption, Campaign's value with ErrInvalidArgument.
+// ErrInvalidArgument, and so is Campaign's value.
 func TestForgedProtocolData(t *testing.T) {
 	for _, forged := range []string{queue.Announcer, queue.PermitTag + "7", queue.PermitTag} {
 		t.Run(fmt.Sprintf("cohort %q", forged), func(t *testing.T) { forgedCohort(t, []byte("x"+forged)) })
@@ -31,8 +31,8 @@ func forgedCohort(t *testing.T, data []byte) {
 	fs := fakeSession()
 	opts := []Option{WithCohort(0, time.Hour), WithData(data)}
 	if _, err := NewMutex(fs, path, opts...); err != nil {
-		if !errors.Is(err, ErrInvalidOption) {
-			t.Fatalf("NewMutex with data %q: %v, want ErrInvalidOption", data, err)
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("NewMutex with data %q: %v, want ErrInvalidArgument", data, err)
 		}
 		return
 	}

@@ -250,7 +250,7 @@ func TestAuthOptionsRejectBadInput(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := zklock.NewSession(ctx, opt)
-			require.ErrorIs(t, err, zklock.ErrInvalidOption)
+			require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 )
@@ -23,7 +24,7 @@ import (
 //
 // The limit is stored on the server, as the decimal text of <path>'s data,
 // by the first zklock process to be granted a lease there; every later
-// acquisition checks it and fails with ErrLimitMismatch if it differs from
+// acquisition checks it and fails with ErrInvalidArgument if it differs from
 // the Semaphore's own, smaller or larger. The check comes before the
 // acquisition waits or queues: a Semaphore that can never be granted is
 // refused at once, never left waiting for its ctx to end. (A Semaphore that
@@ -98,14 +99,14 @@ func NewSemaphore(s *Session, path string, limit int, opts ...Option) (*Semaphor
 var permitListing = &queue.Rules{Accept: []string{queue.KindPermit}}
 
 // leaseErrs are what a lease's Release returns.
-var leaseErrs = &hold.Errs{Lost: ErrLeaseLost, NotHeld: ErrLeaseReleased}
+var leaseErrs = &hold.Errs{Lost: errs.ErrLeaseLost, NotHeld: errs.ErrLeaseReleased}
 
 // Acquire blocks until n leases are held together, ctx ends, or the session
 // is closed; it takes all n or none. On error nothing is left on the server,
 // and errors.Is(err, ctx.Err()) holds when ctx ended; Acquire returns within
 // twice the cleanup grace of ctx's end (see Cleanup in the package doc). n below 1 or above the
 // limit returns ErrInvalidArgument at once; a limit stored on the server
-// that differs from s's returns ErrLimitMismatch without waiting, even
+// that differs from s's returns ErrInvalidArgument without waiting, even
 // while the leases are taken or other clients are queued, and a path that
 // holds another kind of primitive's nodes returns a *WrongKindError
 // (wrapping ErrWrongKind) without waiting. If the session expires while
@@ -115,9 +116,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 }
 
 // TryAcquire is Acquire without waiting: when the n leases are not free at
-// once, or other clients are queued for leases, it returns ErrNotAcquired
+// once, or other clients are queued for leases, it returns ErrLocked
 // and leaves nothing behind. A limit stored on the server that differs from
-// s's returns ErrLimitMismatch, never ErrNotAcquired: retrying cannot help.
+// s's returns ErrInvalidArgument, never ErrLocked: retrying cannot help.
 // Another kind of primitive on the path returns a *WrongKindError.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	return s.acquire(ctx, n, true)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
@@ -51,7 +52,7 @@ type Session struct {
 // ErrAuthFailed.
 func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if ctx == nil {
-		return nil, ErrNilContext
+		return nil, errs.ErrNilContext
 	}
 	o := defaultSessionOptions()
 	for _, opt := range opts {
@@ -89,7 +90,7 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if err != nil {
 		s.metrics.wait() // Dial closed the session, which reported StateClosed
 		if errors.Is(err, session.ErrInvalid) {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
+			return nil, fmt.Errorf("%w: %v", errs.ErrInvalidOption, err)
 		}
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/session"
 )
 
@@ -139,7 +140,7 @@ func (e *events) publish(ev Event) {
 // a single StateClosed event.
 func (s *Session) Subscribe(ctx context.Context) (<-chan Event, error) {
 	if ctx == nil {
-		return nil, ErrNilContext
+		return nil, errs.ErrNilContext
 	}
 	e := &s.events
 	b := &subscriber{wake: make(chan struct{}, 1)}

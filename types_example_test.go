@@ -281,7 +281,7 @@ func ExampleOption() {
 	fmt.Printf("holder data: %s\n", cs[0].Data)
 	_ = m.Unlock(ctx)
 	_, err = zklock.NewMutex(s, "/ex/option/lock", zklock.WithMaxHold(-time.Second))
-	fmt.Println("bad option:", errors.Is(err, zklock.ErrInvalidOption))
+	fmt.Println("bad option:", errors.Is(err, zklock.ErrInvalidArgument))
 	// Output:
 	// holder data: batch-7
 	// bad option: true

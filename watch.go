@@ -6,6 +6,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -49,7 +50,7 @@ type watchOptions struct {
 // than tell it from the path's children: KindMutex (KindReentrantMutex and
 // KindElection are the same queue), KindRWMutex, KindSemaphore,
 // KindSemaphorePermit or KindMutexSeq. Other kinds are refused with
-// ErrInvalidOption. The default detects the kind at each change.
+// ErrInvalidArgument. The default detects the kind at each change.
 func WatchKind(k Kind) WatchOption {
 	return func(o *watchOptions) error {
 		switch k {
@@ -101,8 +102,8 @@ func WatchErrors(f func(error)) WatchOption {
 // own session's, so no contender is woken by them. A read of the path costs
 // one request per contender.
 //
-// A nil ctx returns ErrNilContext; an invalid path ErrInvalidPath; errors
-// while watching are retried (see WatchErrors). It may be called any number
+// A nil ctx or an invalid path returns ErrInvalidArgument; errors while
+// watching are retried (see WatchErrors). It may be called any number
 // of times, concurrently.
 func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption) (<-chan LockState, error) {
 	if err := checkCtx(ctx); err != nil {
@@ -112,7 +113,7 @@ func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption
 		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
 	if err := queue.CheckPath(path); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
 	}
 	o := watchOptions{failed: func(err error) {
 		s.opts.logger.Warn("zklock: watching lock", "path", path, "err", err)

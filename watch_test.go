@@ -330,11 +330,11 @@ func TestWatchLockEnds(t *testing.T) {
 	}
 	//lint:ignore SA1012 a nil ctx is what is tested
 	_, err := zklock.WatchLock(nil, s, p)
-	require.ErrorIs(t, err, zklock.ErrNilContext)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.WatchLock(context.Background(), s, "relative")
-	require.ErrorIs(t, err, zklock.ErrInvalidPath)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.WatchLock(context.Background(), s, p, zklock.WatchKind(zklock.KindCuratorLeaderLatch))
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 }
 
 // An Election's path shows the leader as its holder and the candidates

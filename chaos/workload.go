@@ -154,8 +154,7 @@ func (w *workload) release(h *hold) {
 		ctx, cancel := context.WithTimeout(context.Background(), opLimit)
 		err := h.release(ctx)
 		cancel()
-		if err == nil || errors.Is(err, zklock.ErrLockLost) || errors.Is(err, zklock.ErrLeaseLost) ||
-			errors.Is(err, zklock.ErrLeadershipLost) || errors.Is(err, zklock.ErrNotLocked) ||
+		if err == nil || errors.Is(err, zklock.ErrLockLost) || errors.Is(err, zklock.ErrNotLocked) ||
 			errors.Is(err, zklock.ErrSessionClosed) {
 			return
 		}

@@ -105,7 +105,7 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (s *zklock.Session, cod
 		return nil, sc.exitCode(), d.spoke
 	}
 	switch {
-	case errors.Is(err, zklock.ErrInvalidOption):
+	case errors.Is(err, zklock.ErrInvalidArgument):
 		return nil, c.usagef("--servers %q: %v", f.servers, err), d.spoke
 	case errors.Is(err, zklock.ErrTimingUnknown):
 		return nil, c.failf(exitError, "", "%v", err), d.spoke // it names both fixes

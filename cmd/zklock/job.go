@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // grant is what an acquisition gives the command it runs.
@@ -175,13 +176,13 @@ func (j *job) waitFailed(ctx context.Context, err error) int {
 	case errors.As(err, &locked):
 		return j.failf(exitBusy, "", "%s is held by %s (session 0x%x)", j.path,
 			printable(string(locked.Data), 60), locked.Session)
-	case errors.Is(err, zklock.ErrNotAcquired):
+	case errors.Is(err, errs.ErrNotAcquired): // a semaphore's ErrLocked
 		return j.failf(exitBusy, "", "%s has no free slot, or others wait for one", j.path)
 	case errors.Is(err, zklock.ErrLocked):
 		return j.failf(exitBusy, "", "%s is taken, or others wait for it", j.path)
 	case errors.Is(err, context.DeadlineExceeded):
 		return j.failf(exitTimeout, "", "%s not acquired within %v", j.path, j.timeout)
-	case errors.Is(err, zklock.ErrLimitMismatch):
+	case errors.Is(err, errs.ErrLimitMismatch): // an ErrInvalidArgument
 		return j.failf(exitError, "every holder must pass the same -n", "%v", err)
 	case errors.As(err, &le):
 		return j.failf(exitError, le.hint(), "%v", err)
@@ -195,8 +196,7 @@ func (j *job) release(s *zklock.Session, g grant) {
 	ctx, cancel := context.WithTimeout(context.Background(), max(s.Timeout(), minRelease))
 	defer cancel()
 	err := g.release(ctx)
-	if err != nil && !errors.Is(err, zklock.ErrLockLost) && !errors.Is(err, zklock.ErrLeaseLost) &&
-		!errors.Is(err, zklock.ErrLeadershipLost) {
+	if err != nil && !errors.Is(err, zklock.ErrLockLost) {
 		j.warnf("release %s: %v; it is released when the session closes", j.path, err)
 	}
 }

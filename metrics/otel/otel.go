@@ -95,7 +95,7 @@ var (
 // ScopeName. A nil mp means the global otel.GetMeterProvider(), whose
 // instruments forward to whatever provider otel.SetMeterProvider installs,
 // even later. The defaults are DefaultBuckets and the path as it is. New
-// returns an error wrapping zklock.ErrInvalidOption for a bad option, and
+// returns an error wrapping zklock.ErrInvalidArgument for a bad option, and
 // one wrapping the provider's errors when it cannot create an instrument.
 func New(mp metric.MeterProvider, opts ...Option) (*Metrics, error) {
 	o := options{buckets: DefaultBuckets, path: func(p string) string { return p }}
@@ -162,7 +162,7 @@ func result(err error) string {
 	switch {
 	case err == nil:
 		return "acquired"
-	case errors.Is(err, zklock.ErrLocked), errors.Is(err, zklock.ErrNotAcquired):
+	case errors.Is(err, zklock.ErrLocked):
 		return "busy"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
