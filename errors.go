@@ -165,16 +165,33 @@ func (e *HolderAliveError) Error() string {
 func (e *HolderAliveError) Unwrap() error { return ErrHolderAlive }
 
 // WrongKindError is returned, wrapping ErrWrongKind, by a primitive that
-// found another kind of primitive's nodes on its path: Path, the
-// primitive's path; Node, the child that shows the other kind (a node
-// name, "locks" or "leases"); Found, that kind: KindMutex (also an
-// Election's or a ReentrantMutex's node, or Curator's or Kazoo's lock),
-// KindRWMutexRead, KindRWMutexWrite, KindSemaphore (Curator's layout),
-// KindSemaphorePermit (WithPermitLayout), KindCuratorLeaderLatch or
-// KindKazooReadLock.
-type WrongKindError = errs.WrongKindError
+// found another kind of primitive's nodes on its path.
+type WrongKindError struct {
+	Path  string // the primitive's path
+	Node  string // the child that shows the other kind: a node name, "locks" or "leases"
+	Found Kind   // that kind: KindMutex (also an Election's, a ReentrantMutex's, Curator's or Kazoo's lock), KindRWMutexRead, ...
+}
 
-// LockedError is returned, wrapping ErrLocked, by TryLock (TryRLock) when
-// another owner holds the lock: Holder, the holder's node name; Session,
-// its session id (0 if unknown); Data, its node data (see WithData).
-type LockedError = errs.LockedError
+// Error names the path, the kind found and its node.
+func (e *WrongKindError) Error() string {
+	return fmt.Sprintf("%v: %s is used by a %s (node %s)", ErrWrongKind, e.Path, e.Found, e.Node)
+}
+
+// Unwrap returns ErrWrongKind.
+func (e *WrongKindError) Unwrap() error { return ErrWrongKind }
+
+// LockedError is returned, wrapping ErrLocked, by TryLock and TryRLock
+// when another owner holds the lock.
+type LockedError struct {
+	Holder  string // the holder's node name
+	Session int64  // the holder's session id (0 if unknown)
+	Data    []byte // the holder's node data (see WithData), without zklock's tags
+}
+
+// Error names the holder.
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("%v: held by %s (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
+}
+
+// Unwrap returns ErrLocked.
+func (e *LockedError) Unwrap() error { return ErrLocked }

@@ -172,7 +172,7 @@ type confKey struct {
 // its own data (WithData) has its own: those are any durations and bytes,
 // and the set of keys stays small.
 func (s *Session) conf(sp spec, o primitiveOptions) *hold.Conf {
-	c := &hold.Conf{Kind: sp.kind, Errs: sp.errs, Data: o.data,
+	c := &hold.Conf{Kind: errs.Kind(sp.kind), Errs: sp.errs, Data: o.data,
 		Layers: hold.Layers{MaxHold: o.maxHold, Revocable: o.revocable}}
 	if s.metrics != nil {
 		c.Events = s.metrics
@@ -216,7 +216,7 @@ func listContenders(ctx context.Context, q *queue.Queue) ([]Contender, error) {
 func contender(dir string, e queue.Entry) Contender {
 	return Contender{
 		Path:    dir + "/" + e.Name,
-		Kind:    queue.KindOf(e.Contender),
+		Kind:    Kind(queue.KindOf(e.Contender)),
 		Seq:     e.Seq,
 		Session: e.Stat.EphemeralOwner,
 		Token:   e.Stat.Czxid << hold.TokenShift,

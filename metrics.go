@@ -62,25 +62,24 @@ func (ms *metricsState) recipe(report func(RecipeMetrics)) {
 	}
 }
 
-// Kinds of primitive, as passed to Metrics.
 // Kind names a kind of primitive: in metrics (the kind argument of
 // Metrics' methods), in WrongKindError.Found and in Contender.Kind.
-type Kind = errs.Kind
+type Kind string
 
 // The kinds. KindCuratorLeaderLatch and KindKazooReadLock are the peers'
 // recipes a zklock primitive can meet on a path.
 const (
-	KindMutex              = errs.Mutex
-	KindReentrantMutex     = errs.ReentrantMutex
-	KindRWMutexRead        = errs.RWMutexRead
-	KindRWMutexWrite       = errs.RWMutexWrite
-	KindRWMutex            = errs.RWMutex         // a read-write lock's path as a whole, in LockState
-	KindSemaphore          = errs.Semaphore       // Curator's layout
-	KindSemaphorePermit    = errs.SemaphorePermit // WithPermitLayout
-	KindMutexSeq           = errs.MutexSeq        // a Mutex WithSequenceLayout (unreleased)
-	KindElection           = errs.Election
-	KindCuratorLeaderLatch = errs.LeaderLatch
-	KindKazooReadLock      = errs.KazooReadLock
+	KindMutex              Kind = "mutex"
+	KindReentrantMutex     Kind = "reentrant_mutex"
+	KindRWMutexRead        Kind = "rwmutex_read"
+	KindRWMutexWrite       Kind = "rwmutex_write"
+	KindRWMutex            Kind = "rwmutex"          // a read-write lock's path as a whole, in LockState
+	KindSemaphore          Kind = "semaphore"        // Curator's layout
+	KindSemaphorePermit    Kind = "semaphore_permit" // WithPermitLayout
+	KindMutexSeq           Kind = "mutex_seq"        // a Mutex WithSequenceLayout (unreleased)
+	KindElection           Kind = "election"
+	KindCuratorLeaderLatch Kind = "curator_leader_latch"
+	KindKazooReadLock      Kind = "kazoo_read_lock"
 )
 
 // WithMetrics sends the session's measurements to m. The default is none.
@@ -142,7 +141,8 @@ func (ms *metricsState) Now() time.Time { return time.Now() }
 
 // Acquired reports an acquisition that started at start, and begins the
 // hold it granted (h, the node that identifies it).
-func (ms *metricsState) Acquired(kind Kind, path string, start time.Time, h *queue.Held, err error) {
+func (ms *metricsState) Acquired(k errs.Kind, path string, start time.Time, h *queue.Held, err error) {
+	kind := Kind(k)
 	now := time.Now()
 	ms.m.AcquireWait(kind, path, now.Sub(start), err)
 	if err != nil || h == nil {
@@ -178,12 +178,12 @@ func (ms *metricsState) Released(h *queue.Held) {
 
 // Revoked and Expired report a revocation request heard (WithRevocable)
 // and a bound passed (WithMaxHold), to a RecipeMetrics.
-func (ms *metricsState) Revoked(kind Kind, path string) {
-	ms.recipe(func(m RecipeMetrics) { m.Revoked(kind, path) })
+func (ms *metricsState) Revoked(kind errs.Kind, path string) {
+	ms.recipe(func(m RecipeMetrics) { m.Revoked(Kind(kind), path) })
 }
 
-func (ms *metricsState) Expired(kind Kind, path string) {
-	ms.recipe(func(m RecipeMetrics) { m.Expired(kind, path) })
+func (ms *metricsState) Expired(kind errs.Kind, path string) {
+	ms.recipe(func(m RecipeMetrics) { m.Expired(Kind(kind), path) })
 }
 
 func (ms *metricsState) epochEnded(key any, closing bool) {

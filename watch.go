@@ -129,7 +129,7 @@ func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption
 		defer box.close()
 		put := func(st queue.State) { box.put(lockState(path, st)) }
 		retry := func(ctx context.Context) { sleep(ctx, watchRetry) }
-		_ = queue.Watch(ctx, s.c, path, o.kind, retry, put, o.failed)
+		_ = queue.Watch(ctx, s.c, path, errs.Kind(o.kind), retry, put, o.failed)
 	}()
 	go box.deliver(ctx, out)
 	return out, nil
@@ -137,7 +137,7 @@ func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption
 
 // lockState is the public form of st.
 func lockState(p string, st queue.State) LockState {
-	out := LockState{Path: p, Kind: st.Kind, Limit: st.Limit,
+	out := LockState{Path: p, Kind: Kind(st.Kind), Limit: st.Limit,
 		Holders: contenders(st.Holders), Waiting: contenders(st.Waiting)}
 	for _, h := range st.Holders {
 		if string(h.Data) == RevokeMessage {

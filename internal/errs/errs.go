@@ -73,6 +73,9 @@ func (e *LockedError) Error() string {
 // Unwrap returns ErrLocked.
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
+// As fills the root package's LockedError for errors.As (see asPublic).
+func (e *LockedError) As(target any) bool { return asPublic(e, target) }
+
 // WrongKindError is returned, wrapping ErrWrongKind, when a path holds
 // another kind of primitive's nodes.
 type WrongKindError struct {
@@ -87,6 +90,9 @@ func (e *WrongKindError) Error() string {
 
 // Unwrap returns ErrWrongKind.
 func (e *WrongKindError) Unwrap() error { return ErrWrongKind }
+
+// As fills the root package's WrongKindError for errors.As (see asPublic).
+func (e *WrongKindError) As(target any) bool { return asPublic(e, target) }
 
 // Kind names a kind of primitive: in metrics, in WrongKindError.Found, and
 // in the CLI. Node names on the wire ("lock-", "__READ__", ...) are another
