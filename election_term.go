@@ -21,9 +21,8 @@ import (
 // never restarts; campaigning again yields a new Term with a larger Token.
 // Its methods are safe for concurrent use.
 type Term struct {
-	token   int64
-	node    string
-	session int64
+	token int64
+	node  string
 
 	done chan struct{}
 	once sync.Once
@@ -36,7 +35,7 @@ type Term struct {
 // deleted while the session lives (by hand, say): then the next candidate
 // leads.
 func newTerm(conn queue.Conn, h *hold.Hold) *Term {
-	t := &Term{token: h.Token(), node: h.Node(), session: h.Epoch().SessionID,
+	t := &Term{token: h.Token(), node: h.Node(),
 		done: make(chan struct{})}
 	lost := h.Epoch().Done
 	// The epoch ends at Close too, before the session waits for its
@@ -106,14 +105,8 @@ func (t *Term) Err() error {
 // reject a deposed leader.
 func (t *Term) Token() int64 { return t.token }
 
-// Node returns the full path of our candidate node.
-func (t *Term) Node() string { return t.node }
-
-// SessionID returns the session the term was won in.
-func (t *Term) SessionID() int64 { return t.session }
-
 // Guard returns a ZooKeeper check operation that succeeds only while our
-// node exists. Put it first in Session.Multi so the other writes commit
+// node exists (its Path is our candidate node's). Put it first in Session.Multi so the other writes commit
 // only while this candidate is still first in the queue.
 func (t *Term) Guard() *CheckOp {
 	return checkOp(&hold.Guard{Path: t.node, Version: -1})

@@ -186,3 +186,12 @@ func lossBeforeRival(ctx context.Context, t *testing.T, lost <-chan struct{}, ri
 	}
 	return lostAt, rivalAt
 }
+
+// nodeOf is the path of a guard's node: a hold's node (Mutex.Guard().Path),
+// or "" when nothing is held (a nil guard).
+func nodeOf(g *zklock.CheckOp) string {
+	if g == nil {
+		return ""
+	}
+	return g.Path
+}

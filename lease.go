@@ -40,17 +40,10 @@ func (l *Lease) Token() int64 {
 	return l.h.Token()
 }
 
-// Node returns the full path of the node behind Token (the last of the
-// lease's nodes; Nodes lists them all), or "" once released.
-func (l *Lease) Node() string {
-	if l.h.Released() {
-		return ""
-	}
-	return l.h.Node()
-}
-
 // Guard returns a ZooKeeper check operation that succeeds only while the
-// node behind Token exists (see Mutex.Guard), or nil once released.
+// node behind Token (the last of the lease's nodes; Path is its path)
+// exists (see Mutex.Guard), or nil once released. Contenders lists all of
+// the lease's nodes (those whose Session is ours and Holds).
 func (l *Lease) Guard() *CheckOp {
 	if l.h.Released() {
 		return nil
@@ -58,10 +51,3 @@ func (l *Lease) Guard() *CheckOp {
 	return checkOp(l.h.Guard())
 }
 
-// Nodes returns the full paths of the lease nodes not yet released.
-func (l *Lease) Nodes() []string {
-	if l.h.Released() {
-		return nil
-	}
-	return l.h.Nodes()
-}

@@ -219,7 +219,7 @@ func TestMetricsLossIsReportedAndLogged(t *testing.T) {
 	m, err := zklock.NewMutex(s, lp)
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
-	node := m.Node()
+	node := nodeOf(m.Guard())
 	rec.take()
 
 	require.NoError(t, zktest.ExpireSession(ctx, c, p, s.SessionID()))

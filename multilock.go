@@ -16,8 +16,8 @@ import (
 // Holding is not guaranteed once Lost fires: it fires when any part's loss
 // signal does. Guard returns one check per part: put them first in
 // Session.Multi so that the other writes commit only while every part is
-// held. Tokens and Nodes report each part's, in the order the parts were
-// given to NewMultiLock. Each part keeps its handle's options: a part made
+// held. Tokens reports each part's, in the order the parts were given to
+// NewMultiLock. Each part keeps its handle's options: a part made
 // revocable (WithRevocable) signals on its handle's Revoked, which may be
 // read while the MultiLock holds; a part's bound (WithMaxHold) makes
 // Lost fire; a part of a cohort (WithCohort) is handed on within its
@@ -126,8 +126,9 @@ func (m *MultiLock) Lost() <-chan struct{} {
 	return m.lost
 }
 
-// Guard returns one ZooKeeper check per part (each a *CheckOp), in path
-// order, each succeeding only while its part is held: put them first in
+// Guard returns one ZooKeeper check per part (each a *CheckOp, whose Path
+// is the part's node), in path order, each succeeding only while its part
+// is held: put them first in
 // Session.Multi (append the writes: s.Multi(ctx, append(ml.Guard(),
 // writes...)...)) so that the writes commit only while every part is held.
 // It returns nil when nothing is held.
@@ -159,17 +160,3 @@ func (m *MultiLock) Tokens() []int64 {
 	return out
 }
 
-// Nodes returns each part's node, in the order the parts were given to
-// NewMultiLock, or nil when nothing is held.
-func (m *MultiLock) Nodes() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.holds == nil {
-		return nil
-	}
-	out := make([]string, len(m.holds))
-	for i, h := range m.holds {
-		out[i] = h.Node()
-	}
-	return out
-}

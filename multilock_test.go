@@ -170,10 +170,9 @@ func TestMultiLockGuardAndArguments(t *testing.T) {
 	guard := ml.Guard()
 	require.Len(t, guard, 3)
 	require.NoError(t, write(guard))
-	nodes, tokens := ml.Nodes(), ml.Tokens()
-	for i := range nodes {
-		require.NotEmpty(t, nodes[i])
-		require.Positive(t, tokens[i])
+	for i, tok := range ml.Tokens() {
+		require.NotEmpty(t, guard[i].(*zklock.CheckOp).Path)
+		require.Positive(t, tok)
 	}
 	require.NoError(t, ml.Unlock(ctx))
 	require.Error(t, write(guard), "a guard used after Unlock")

@@ -16,7 +16,7 @@ import (
 // handle or another, until Unlock. Each Lock is an acquisition of its own,
 // with its own fencing token, queued in the order the calls reach the
 // session. Any goroutine may Unlock, as with sync.Mutex. The accessors
-// (Lost, Token, Guard, Node, Revoked) describe the current holder's
+// (Lost, Token, Guard, Revoked) describe the current holder's
 // acquisition. It is not reentrant: a goroutine that calls Lock while it
 // holds waits forever, as with sync.Mutex (use ReentrantMutex for nesting).
 // Methods are safe for concurrent use; a Mutex must not be copied.
@@ -129,11 +129,9 @@ func (m *Mutex) Token() int64 { return m.h.Current().Token() }
 // Guard returns a ZooKeeper check operation that succeeds only while this
 // acquisition holds: its node exists (with WithCohort, and no later local
 // holder took over). Put it first in Session.Multi so the other writes
-// commit only while the lock is held. It returns nil when nothing is held.
+// commit only while the lock is held. Its Path is our lock node's. It
+// returns nil when nothing is held.
 func (m *Mutex) Guard() *CheckOp { return checkOp(m.h.Current().Guard()) }
-
-// Node returns the full path of our lock node, or "" when nothing is held.
-func (m *Mutex) Node() string { return m.h.Current().Node() }
 
 // Contenders lists the lock's queue: the holder first, then the waiters in
 // the order they will be granted, each with its node data.

@@ -57,7 +57,7 @@ func TestMutexExcludesAndIsFIFO(t *testing.T) {
 					t.Errorf("%d holders at once", n)
 				}
 				mu.Lock()
-				order = append(order, m.Node())
+				order = append(order, nodeOf(m.Guard()))
 				mu.Unlock()
 				holders.Add(-1)
 				if err := m.Unlock(ctx); err != nil {
@@ -89,7 +89,7 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 
 	other := newSession(t, c.Servers())
 	m, _ := zklock.NewMutex(other, path)
-	holderOnly := []string{holder.Node()}
+	holderOnly := []string{nodeOf(holder.Guard())}
 	// Each ctx ends only once the waiter's node is on the server, so what
 	// is checked is the cleanup of a queued node, not an early return.
 	tctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -112,7 +112,7 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 	var le *zklock.LockedError
 	require.ErrorAs(t, err, &le)
 	require.Equal(t, s.SessionID(), le.Session)
-	require.Contains(t, holder.Node(), le.Holder)
+	require.Contains(t, nodeOf(holder.Guard()), le.Holder)
 	require.Len(t, nodesUnder(t, s, path), 1, "failed TryLock left its node")
 
 	// An error after the create: the session closes while we wait.

@@ -44,25 +44,25 @@ type lockKind struct {
 func mutexHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, m.Node, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
 }
 
 func reentrantHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewReentrantMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, m.Node, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
 }
 
 func readHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.RLock, m.RUnlock, m.Lost, m.Revoked, m.Token, m.Node, m.Guard}
+	return lockHolder{m.RLock, m.RUnlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
 }
 
 func writeHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, m.Node, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
 }
 
 func plainRival(ours func(*testing.T, *zklock.Session, string, ...zklock.Option) lockHolder) func(*testing.T, *zklock.Session, string) lockHolder {
@@ -250,7 +250,7 @@ func TestPairsBreak(t *testing.T) {
 			require.NoError(t, err)
 			_, err = zklock.Break(ctx, newSession(t, c.Servers()), path, true)
 			require.ErrorIs(t, err, zklock.ErrNotLocked, "Break names no holder of a semaphore")
-			require.True(t, exists(t, newSession(t, c.Servers()), l.Node()))
+			require.True(t, exists(t, newSession(t, c.Servers()), nodeOf(l.Guard())))
 			require.NoError(t, l.Release(ctx))
 		})
 	}
@@ -281,7 +281,7 @@ func TestPairsRevokeTargets(t *testing.T) {
 			require.NoError(t, err)
 			l, err := sem.Acquire(ctx, 1)
 			require.NoError(t, err)
-			_, err = zklock.Revoke(ctx, op, l.Node())
+			_, err = zklock.Revoke(ctx, op, nodeOf(l.Guard()))
 			require.ErrorIs(t, err, zklock.ErrNotRevocable)
 			_, err = zklock.Revoke(ctx, op, path)
 			require.ErrorIs(t, err, zklock.ErrNotLocked)
@@ -301,13 +301,13 @@ func TestPairsRevokeTargets(t *testing.T) {
 		got := make(chan error, 1)
 		go func() { _, err := next.Campaign(ctx, nil); got <- err }()
 		eventually(t, 10*time.Second, "the next candidate waits", func() bool {
-			return watches(t, c, ns.SessionID(), term.Node())
+			return watches(t, c, ns.SessionID(), nodeOf(term.Guard()))
 		})
 		nodes, err := zklock.Revoke(ctx, op, path)
 		require.NoError(t, err)
-		require.Equal(t, []string{term.Node()}, nodes)
+		require.Equal(t, []string{nodeOf(term.Guard())}, nodes)
 		eventually(t, 10*time.Second, "the next candidate watches the leader again", func() bool {
-			return watches(t, c, ns.SessionID(), term.Node())
+			return watches(t, c, ns.SessionID(), nodeOf(term.Guard()))
 		})
 		select {
 		case err := <-got:
@@ -335,7 +335,7 @@ func revokeCohort(t *testing.T, c *zktest.Cluster, op *zklock.Session) {
 	b, err := zklock.NewMutex(s, path, zklock.WithCohort(0, time.Hour))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
-	guard, node := a.Guard(), a.Node()
+	guard, node := a.Guard(), nodeOf(a.Guard())
 	bgot := make(chan error, 1)
 	go func() { bgot <- b.Lock(ctx) }()
 	eventually(t, 10*time.Second, "b waits in the cohort", func() bool { return zklock.CohortWaiters(s, path) == 1 })

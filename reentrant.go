@@ -158,9 +158,6 @@ func (r *ReentrantMutex) Token() int64 { return r.h.Current().Token() }
 // Guard is Mutex.Guard for this owner's acquisition.
 func (r *ReentrantMutex) Guard() *CheckOp { return checkOp(r.h.Current().Guard()) }
 
-// Node returns the full path of our lock node, or "" when nothing is held.
-func (r *ReentrantMutex) Node() string { return r.h.Current().Node() }
-
 // Locker returns a sync.Locker whose Lock and Unlock call r's with
 // context.Background(), counting holds as r does. They panic on error (for
 // example a closed session, or Unlock by a non-owner), as sync.Locker has no

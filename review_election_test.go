@@ -56,9 +56,9 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 				if isClosed(term.Lost()) {
 					v = append(v, "its Lost is closed")
 				}
-				st, ok, err := obs.Client().Exists(ctx, term.Node())
+				st, ok, err := obs.Client().Exists(ctx, nodeOf(term.Guard()))
 				if err == nil && (!ok || st.EphemeralOwner != ours.SessionID()) {
-					v = append(v, fmt.Sprintf("its node %s does not stand as session %x's (exists %v, owner %x)", term.Node(), ours.SessionID(), ok, st.EphemeralOwner))
+					v = append(v, fmt.Sprintf("its node %s does not stand as session %x's (exists %v, owner %x)", nodeOf(term.Guard()), ours.SessionID(), ok, st.EphemeralOwner))
 				}
 				if len(v) > 0 {
 					mu.Lock()

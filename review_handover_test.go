@@ -53,7 +53,7 @@ func rvMutex(s *zklock.Session, path string, opts ...zklock.Option) (*rvHandle, 
 		if err != nil {
 			return nil, err
 		}
-		return &rvHold{lost: m.Lost(), node: m.Node(), release: m.Unlock}, nil
+		return &rvHold{lost: m.Lost(), node: nodeOf(m.Guard()), release: m.Unlock}, nil
 	}
 	return &rvHandle{
 		acquire: func(ctx context.Context) (*rvHold, error) { return get(m.Lock(ctx)) },
@@ -86,7 +86,7 @@ func rvMutexPerCall(s *zklock.Session, path string, opts ...zklock.Option) (*rvH
 			if err != nil {
 				return nil, err
 			}
-			return &rvHold{lost: m.Lost(), node: m.Node(), release: m.Unlock}, nil
+			return &rvHold{lost: m.Lost(), node: nodeOf(m.Guard()), release: m.Unlock}, nil
 		}
 	}
 	return &rvHandle{
@@ -108,7 +108,7 @@ func rvRWMutex(s *zklock.Session, path string, opts ...zklock.Option) (*rvHandle
 		if err != nil {
 			return nil, err
 		}
-		return &rvHold{lost: m.Lost(), node: m.Node(), release: m.Unlock}, nil
+		return &rvHold{lost: m.Lost(), node: nodeOf(m.Guard()), release: m.Unlock}, nil
 	}
 	return &rvHandle{
 		acquire: func(ctx context.Context) (*rvHold, error) { return get(m.Lock(ctx)) },
@@ -129,7 +129,7 @@ func rvSemaphore(s *zklock.Session, path string, opts ...zklock.Option) (*rvHand
 		if err != nil {
 			return nil, err
 		}
-		return &rvHold{lost: l.Lost(), node: l.Node(), release: l.Release}, nil
+		return &rvHold{lost: l.Lost(), node: nodeOf(l.Guard()), release: l.Release}, nil
 	}
 	return &rvHandle{
 		acquire: func(ctx context.Context) (*rvHold, error) { return get(m.Acquire(ctx, 1)) },

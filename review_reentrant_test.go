@@ -38,7 +38,7 @@ func rvReentrantAfterBreak(t *testing.T, try bool) {
 	if err := owner.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := owner.Node()
+	node := nodeOf(owner.Guard())
 	if _, err := zklock.Break(ctx, obs, path, true); err != nil {
 		t.Fatalf("Break: %v", err)
 	}
@@ -58,7 +58,7 @@ func rvReentrantAfterBreak(t *testing.T, try bool) {
 	lost := isClosed(owner.Lost())
 	if err == nil {
 		t.Errorf("the owner's re-entrant Lock (TryLock: %v) returned nil while the rival %s holds (owner's node %s exists: %v, Lost closed: %v, hold count %d)",
-			try, rival.Node(), node, exists, lost, owner.HoldCount())
+			try, nodeOf(rival.Guard()), node, exists, lost, owner.HoldCount())
 	} else {
 		t.Logf("the owner's re-entrant Lock: %v", err)
 	}

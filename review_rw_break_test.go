@@ -48,7 +48,7 @@ func TestReviewRWMutexReadAfterBreak(t *testing.T) {
 				err = m.Downgrade(octx)
 			}
 			if err == nil {
-				t.Errorf("%s returned nil while the rival writer %s holds (our read node %s)", op, rival.Node(), m.Node())
+				t.Errorf("%s returned nil while the rival writer %s holds (our read node %s)", op, nodeOf(rival.Guard()), nodeOf(m.Guard()))
 				_ = m.RUnlock(ctx)
 			} else {
 				t.Logf("%s: %v", op, err)

@@ -69,7 +69,7 @@ func TestReviewSemaphoreSharedExpire(t *testing.T) {
 				if isClosed(l.Lost()) {
 					v = append(v, "its Lost is closed")
 				}
-				for _, node := range l.Nodes() {
+				for _, node := range zklock.LeaseNodes(l) {
 					st, ok, err := obs.Client().Exists(ctx, node)
 					if err == nil && (!ok || st.EphemeralOwner != session.SessionID()) {
 						v = append(v, "its node "+node+" does not stand as its session's")

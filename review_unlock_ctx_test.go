@@ -34,7 +34,7 @@ func TestReviewBreak_UnlockCtxEndsAfterDelete(t *testing.T) {
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := m.Node()
+	node := nodeOf(m.Guard())
 	got := make(chan error, 1)
 	go func() { got <- rival.Lock(ctx) }()
 	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 2 })
@@ -52,10 +52,10 @@ func TestReviewBreak_UnlockCtxEndsAfterDelete(t *testing.T) {
 		px.SetLatency(0)
 		t.Skipf("the rival did not hold (Unlock: %v): the delete did not land", uerr)
 	}
-	held := m.Node() != ""
+	held := nodeOf(m.Guard()) != ""
 	lost := isClosed(m.Lost())
 	if held && !lost {
-		t.Errorf("the rival holds %s; our handle still holds %s (Unlock returned %v) with Lost open", rival.Node(), node, uerr)
+		t.Errorf("the rival holds %s; our handle still holds %s (Unlock returned %v) with Lost open", nodeOf(rival.Guard()), node, uerr)
 	}
 	px.SetLatency(0)
 	if held {
@@ -89,7 +89,7 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 	if err := owner.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := owner.Node()
+	node := nodeOf(owner.Guard())
 	got := make(chan error, 1)
 	go func() { got <- rival.Lock(ctx) }()
 	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 2 })
@@ -115,7 +115,7 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 	}
 	if lerr == nil {
 		t.Errorf("the owner's Lock returned nil while the rival %s holds (owner's node %s exists: %v, Lost closed: %v, hold count %d)",
-			rival.Node(), node, exists, isClosed(owner.Lost()), owner.HoldCount())
+			nodeOf(rival.Guard()), node, exists, isClosed(owner.Lost()), owner.HoldCount())
 	} else {
 		t.Logf("the owner's Lock: %v", lerr)
 	}
@@ -316,7 +316,7 @@ func TestReviewCohortHandoffAfterUnlockCtxEnds(t *testing.T) {
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := a.Node()
+	node := nodeOf(a.Guard())
 	got := make(chan error, 1)
 	go func() { got <- rival.Lock(ctx) }()
 	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 2 })
@@ -342,9 +342,9 @@ func TestReviewCohortHandoffAfterUnlockCtxEnds(t *testing.T) {
 	select {
 	case err := <-bgot:
 		if err == nil {
-			_, exists, _ := obs.Client().Exists(ctx, b.Node())
+			_, exists, _ := obs.Client().Exists(ctx, nodeOf(b.Guard()))
 			t.Errorf("b's Lock returned nil while the rival %s holds (b's node %s, a's was %s; exists: %v; Lost closed: %v)",
-				rival.Node(), b.Node(), node, exists, isClosed(b.Lost()))
+				nodeOf(rival.Guard()), nodeOf(b.Guard()), node, exists, isClosed(b.Lost()))
 			_ = b.Unlock(ctx)
 		} else {
 			t.Logf("b's Lock: %v", err)
@@ -403,7 +403,7 @@ func TestReviewDowngradeAfterUnlockCtxEnds(t *testing.T) {
 	}
 	px.SetLatency(0)
 	if err := m.Downgrade(ctx); err == nil {
-		t.Errorf("Downgrade returned nil while the rival writer %s holds (Unlock had returned %v)", rival.Node(), uerr)
+		t.Errorf("Downgrade returned nil while the rival writer %s holds (Unlock had returned %v)", nodeOf(rival.Guard()), uerr)
 		_ = m.RUnlock(ctx)
 	} else {
 		t.Logf("Unlock: %v; Downgrade: %v", uerr, err)

@@ -32,14 +32,14 @@ func TestRevokeHolder(t *testing.T) {
 	watching := func() bool {
 		all, err := c.Watches(ctx)
 		require.NoError(t, err)
-		return slices.Contains(all[ws.SessionID()], m.Node())
+		return slices.Contains(all[ws.SessionID()], nodeOf(m.Guard()))
 	}
 	eventually(t, 10*time.Second, "the waiter watches the holder", watching)
 
 	sent := time.Now()
 	nodes, err := zklock.Revoke(ctx, newSession(t, c.Servers()), path)
 	require.NoError(t, err)
-	require.Equal(t, []string{m.Node()}, nodes)
+	require.Equal(t, []string{nodeOf(m.Guard())}, nodes)
 	select {
 	case <-revoked:
 		t.Logf("revocation request to the holder's signal: %v", time.Since(sent))
@@ -104,7 +104,7 @@ func TestRevokeTargets(t *testing.T) {
 	})
 	nodes, err := zklock.Revoke(ctx, s, root+"/rw")
 	require.NoError(t, err)
-	require.ElementsMatch(t, []string{readers[0].Node(), readers[1].Node()}, nodes)
+	require.ElementsMatch(t, []string{nodeOf(readers[0].Guard()), nodeOf(readers[1].Guard())}, nodes)
 	for _, r := range readers {
 		select {
 		case <-r.Revoked():
@@ -222,7 +222,7 @@ func TestBreak(t *testing.T) {
 	var alive *zklock.HolderAliveError
 	require.ErrorAs(t, err, &alive)
 	require.ErrorIs(t, err, zklock.ErrHolderAlive)
-	require.Equal(t, m.Node(), alive.Holder.Path)
+	require.Equal(t, nodeOf(m.Guard()), alive.Holder.Path)
 	require.Equal(t, owner.SessionID(), alive.Holder.Session)
 	require.Equal(t, m.Token(), alive.Holder.Token)
 
@@ -234,7 +234,7 @@ func TestBreak(t *testing.T) {
 	broken, err := zklock.Break(ctx, op, path, true)
 	require.NoError(t, err)
 	require.Len(t, broken, 1)
-	require.Equal(t, m.Node(), broken[0].Path)
+	require.Equal(t, nodeOf(m.Guard()), broken[0].Path)
 	require.NoError(t, <-got, "the next contender holds")
 	require.Greater(t, w.Token(), m.Token())
 	_, err = owner.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})

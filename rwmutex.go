@@ -18,7 +18,7 @@ import (
 // writer waits ahead. Each Lock and RLock is an acquisition of its own,
 // with its own fencing token. It is not reentrant: a goroutine that holds a
 // read lock and calls Lock waits forever, as with sync.RWMutex. Any
-// goroutine may Unlock or RUnlock. The accessors (Lost, Token, Guard, Node,
+// goroutine may Unlock or RUnlock. The accessors (Lost, Token, Guard,
 // Revoked) describe the write lock while it is held, else the oldest read
 // lock of the handle. Methods are safe for concurrent use; an RWMutex must
 // not be copied.
@@ -208,9 +208,6 @@ func (m *RWMutex) Token() int64 { return m.current().Token() }
 
 // Guard is Mutex.Guard for the current acquisition.
 func (m *RWMutex) Guard() *CheckOp { return checkOp(m.current().Guard()) }
-
-// Node returns the full path of the current acquisition's node, or "".
-func (m *RWMutex) Node() string { return m.current().Node() }
 
 // Contenders lists the queue: the holders first (the writer, or the
 // readers), then the waiters in the order they will be granted.

@@ -46,7 +46,7 @@ func TestMaxHoldBesideDowngrade(t *testing.T) {
 	if err := <-agot; err != nil {
 		t.Fatalf("A's Lock: %v", err)
 	}
-	write := am.Node()
+	write := nodeOf(am.Guard())
 	bd.started(t, 1) // the write hold's bound is timer 0
 	bch := goHeld(t, plainQ(b, path, queue.KindWrite))
 	awaitFake(t, srv, "B waits for A's write node", func() bool { return srv.Watching(write) == 1 })
@@ -113,7 +113,7 @@ func TestDowngradeAfterLoss(t *testing.T) {
 			}},
 		{"node deleted", func(*bounds) []Option { return nil },
 			func(t *testing.T, srv *queuetest.Server, _ *bounds, m *RWMutex) {
-				if err := srv.Connect().Delete(t.Context(), m.Node()); err != nil { // Break
+				if err := srv.Connect().Delete(t.Context(), nodeOf(m.Guard())); err != nil { // Break
 					t.Fatal(err)
 				}
 			}},
@@ -128,7 +128,7 @@ func TestDowngradeAfterLoss(t *testing.T) {
 			if err := am.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			write := am.Node()
+			write := nodeOf(am.Guard())
 			bch := goHeld(t, plainQ(b, path, queue.KindWrite))
 			awaitFake(t, srv, "B waits for A's write node", func() bool { return srv.Watching(write) == 1 })
 			tc.lose(t, srv, bd, am)
@@ -167,7 +167,7 @@ func TestDowngradedReadRevocable(t *testing.T) {
 	if err := am.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	read := am.Node()
+	read := nodeOf(am.Guard())
 	if data, _, _ := srv.Node(read); string(data) != "me"+queue.RevocableTag {
 		t.Fatalf("the downgraded read node's data is %q, want the revocable tag after the caller's", data)
 	}
@@ -264,14 +264,14 @@ func TestCancelledUnlockKeepsWatch(t *testing.T) {
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := m.Node()
+	node := nodeOf(m.Guard())
 	uctx, cancel := context.WithCancel(ctx)
 	a.Inject(queuetest.OpDelete, queuetest.Fault{Before: cancel, Lost: true, Hang: true})
 	if err := m.Unlock(uctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Unlock cut off: %v, want context.Canceled", err)
 	}
-	if !srv.Exists(node) || m.Node() != node {
-		t.Fatalf("the hold was not kept: node exists %v, handle's node %q", srv.Exists(node), m.Node())
+	if !srv.Exists(node) || nodeOf(m.Guard()) != node {
+		t.Fatalf("the hold was not kept: node exists %v, handle's node %q", srv.Exists(node), nodeOf(m.Guard()))
 	}
 	if closed(m.Lost()) {
 		t.Fatal("Lost fired for a hold still held, after a cut-off Unlock")
@@ -314,7 +314,7 @@ func TestDowngradeCancelled(t *testing.T) {
 		if read := readNodeOf(srv, a.SessionID(), path); read != "" {
 			t.Fatalf("%s cut off: the cancelled downgrade left %s", op, read)
 		}
-		if closed(am.Lost()) || !srv.Exists(am.Node()) {
+		if closed(am.Lost()) || !srv.Exists(nodeOf(am.Guard())) {
 			t.Fatalf("%s cut off: the write lock was not kept", op)
 		}
 	}

@@ -53,7 +53,8 @@ func TestMultiLockPartLostWhileAcquiring(t *testing.T) {
 	if closed(ml.Lost()) || closed(pa.Lost()) || closed(pb.Lost()) {
 		t.Fatal("MultiLock.Lock returned a lost hold")
 	}
-	for _, n := range ml.Nodes() {
+	for _, g := range ml.Guard() {
+		n := g.(*CheckOp).Path
 		if _, st, ok := srv.Node(n); !ok || st.EphemeralOwner != m.SessionID() {
 			t.Fatalf("part node %s: exists %v", n, ok)
 		}

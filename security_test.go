@@ -101,7 +101,7 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 	held, err := zklock.NewMutex(alice, p)
 	require.NoError(t, err)
 	require.NoError(t, held.Lock(ctx))
-	node := held.Node()
+	node := nodeOf(held.Guard())
 
 	mc := mallory.Client()
 	require.ErrorIs(t, mc.Delete(ctx, node, -1), zklock.ErrNoAuth)
@@ -231,7 +231,7 @@ func TestAuthSurvivesReconnect(t *testing.T) {
 		// Deleting our node needs DELETE on its parent, which only alice has.
 		require.NoError(t, m.Unlock(ctx))
 		require.NoError(t, m.Lock(ctx))
-		_, err = s.Client().Set(ctx, m.Node(), []byte("still alice"), -1)
+		_, err = s.Client().Set(ctx, nodeOf(m.Guard()), []byte("still alice"), -1)
 		require.NoError(t, err)
 	}
 	require.NoError(t, m.Unlock(ctx))
@@ -281,7 +281,7 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 	})
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, m.Lock(ctx))
-	acl, _, err := s.Client().GetACL(ctx, m.Node())
+	acl, _, err := s.Client().GetACL(ctx, nodeOf(m.Guard()))
 	require.NoError(t, err)
 	require.Equal(t, digestACL("alice", "secret"), acl)
 	require.NoError(t, m.Unlock(ctx))

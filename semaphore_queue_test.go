@@ -42,9 +42,9 @@ func TestSemaphoreQueueBasics(t *testing.T) {
 	l2, err := b.TryAcquire(ctx, 1)
 	require.NoError(t, err)
 	require.Greater(t, l2.Token(), l1.Token(), "tokens increase")
-	require.Len(t, l1.Nodes(), 1)
-	require.Contains(t, l1.Node(), path+"/_c_", "one node directly under the path")
-	require.Contains(t, l1.Node(), "-1of2permit-", "the node carries its leases and the limit")
+	require.Len(t, zklock.LeaseNodes(l1), 1)
+	require.Contains(t, nodeOf(l1.Guard()), path+"/_c_", "one node directly under the path")
+	require.Contains(t, nodeOf(l1.Guard()), "-1of2permit-", "the node carries its leases and the limit")
 	require.NotNil(t, l1.Guard())
 	require.Equal(t, []string{}, append([]string{}, filterNot(nodeNames(t, ss[0], path), "permit-")...),
 		"no locks or leases children: not Curator's layout")

@@ -15,7 +15,7 @@ type exclusive interface {
 	Lock(context.Context) error
 	Unlock(context.Context) error
 	Lost() <-chan struct{}
-	Node() string
+	Guard() *zklock.CheckOp
 	Contenders(context.Context) ([]zklock.Contender, error)
 }
 
@@ -97,7 +97,7 @@ func TestSharedHandleLockAfterLoss(t *testing.T) {
 			}()
 			select {
 			case err := <-bgot:
-				t.Fatalf("B's Lock returned %v while the rival %s holds (B's Lost closed: %v)", err, rival.Node(), isClosed(m.Lost()))
+				t.Fatalf("B's Lock returned %v while the rival %s holds (B's Lost closed: %v)", err, nodeOf(rival.Guard()), isClosed(m.Lost()))
 			case <-waits:
 			case <-ctx.Done():
 				t.Fatal("B neither returned nor waited behind the rival")

@@ -19,7 +19,7 @@ type sharedExcl interface {
 	Lock(context.Context) error
 	Unlock(context.Context) error
 	Lost() <-chan struct{}
-	Node() string
+	Guard() *CheckOp
 }
 
 // sharedKinds are the handles whose Lock waits in a slot, with the node
@@ -58,7 +58,7 @@ func TestSharedLockAfterLoss(t *testing.T) {
 				if err := m.Lock(ctx); err != nil { // A
 					t.Fatal(err)
 				}
-				anode := m.Node()
+				anode := nodeOf(m.Guard())
 				bgot := goErr(t, func() error { return m.Lock(ctx) }) // B
 				awaitFake(t, srv, "B waits for A", func() bool { return srv.Watching(anode) == 1 })
 				if how == "bound" {
@@ -129,7 +129,7 @@ func TestDowngradeRacingUnlock(t *testing.T) {
 	if err := <-agot; err != nil {
 		t.Fatalf("A's Lock: %v", err)
 	}
-	write := am.Node()
+	write := nodeOf(am.Guard())
 	bch := goHeld(t, plainQ(b, path, queue.KindWrite))
 	awaitFake(t, srv, "B waits for A's write node", func() bool { return srv.Watching(write) == 1 })
 
@@ -201,7 +201,7 @@ func TestSharedLockAfterBreak(t *testing.T) {
 			if err := m.Lock(ctx); err != nil { // A
 				t.Fatal(err)
 			}
-			anode := m.Node()
+			anode := nodeOf(m.Guard())
 			bgot := goErr(t, func() error { return m.Lock(ctx) }) // B
 			awaitFake(t, srv, "B waits for A", func() bool { return srv.Watching(anode) == 1 })
 			a.EndEpoch() // A's node goes; B enqueues again and is granted
@@ -229,8 +229,8 @@ func TestSharedLockAfterBreak(t *testing.T) {
 			if err := <-bgot; err != nil {
 				t.Fatalf("B's Lock: %v", err)
 			}
-			if !srv.Exists(m.Node()) {
-				t.Fatalf("B holds %s, which does not exist", m.Node())
+			if !srv.Exists(nodeOf(m.Guard())) {
+				t.Fatalf("B holds %s, which does not exist", nodeOf(m.Guard()))
 			}
 			if err := m.Unlock(ctx); err != nil {
 				t.Fatalf("B's Unlock: %v", err)

@@ -31,7 +31,7 @@ func TestTLS(t *testing.T) {
 	require.NoError(t, m.Lock(ctx))
 	// The client certificate authenticated the session: an "auth" ACL
 	// names its subject.
-	acl, _, err := s.Client().GetACL(ctx, m.Node())
+	acl, _, err := s.Client().GetACL(ctx, nodeOf(m.Guard()))
 	require.NoError(t, err)
 	require.Equal(t, []zklock.ACL{{Perms: zklock.PermAll, Scheme: "x509", ID: "CN=zktest-client"}}, acl)
 	require.NoError(t, m.Unlock(ctx))

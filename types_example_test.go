@@ -93,7 +93,7 @@ func ExampleContender() {
 		return
 	}
 	for _, c := range cs {
-		fmt.Printf("%s %s ours=%v token=%v\n", c.Kind, c.Data, c.Path == holder.Node(), c.Token == holder.Token())
+		fmt.Printf("%s %s ours=%v token=%v\n", c.Kind, c.Data, c.Path == nodeOf(holder.Guard()), c.Token == holder.Token())
 	}
 	// Output:
 	// mutex worker-1 ours=true token=true
@@ -225,7 +225,7 @@ func ExampleLeaderInfo() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("leader %s, ours: %v, same token: %v\n", info.Value, info.Node == term.Node(), info.Token == term.Token())
+	fmt.Printf("leader %s, ours: %v, same token: %v\n", info.Value, info.Node == nodeOf(term.Guard()), info.Token == term.Token())
 	_ = e.Resign(ctx)
 	// Output:
 	// leader 10.0.0.7:8080, ours: true, same token: true
@@ -409,10 +409,10 @@ func ExamplePart() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("lock:", m.Lock(ctx), "nodes:", len(m.Nodes()))
+	fmt.Println("lock:", m.Lock(ctx), "guards:", len(m.Guard()))
 	fmt.Println("unlock:", m.Unlock(ctx))
 	// Output:
-	// lock: <nil> nodes: 2
+	// lock: <nil> guards: 2
 	// unlock: <nil>
 }
 
@@ -428,7 +428,7 @@ func ExampleMutex_Locker() {
 	m, _ := zklock.NewMutex(s, "/ex/locker/lock")
 	var l sync.Locker = m.Locker() // for code written against sync.Locker; panics on error
 	l.Lock()
-	fmt.Println("held:", m.Node() != "")
+	fmt.Println("held:", nodeOf(m.Guard()) != "")
 	l.Unlock()
 	_ = ctx
 	// Output:

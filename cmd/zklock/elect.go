@@ -88,7 +88,7 @@ func campaign(ctx context.Context, s *zklock.Session, path string, value []byte)
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{lost: t.Lost(), token: t.Token(), node: t.Node(), release: e.Resign}, nil
+	return grant{lost: t.Lost(), token: t.Token(), node: guardPath(t.Guard()), release: e.Resign}, nil
 }
 
 // observe prints the leader of path and every change until a signal.

@@ -27,7 +27,7 @@ func TestRevokeCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runZklock(t, servers, "revoke", path)
-	if code != exitOK || !strings.Contains(out, "revocation requested: "+m.Node()) {
+	if code != exitOK || !strings.Contains(out, "revocation requested: "+nodeOf(m.Guard())) {
 		t.Fatalf("revoke: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	select {
@@ -82,7 +82,7 @@ func TestBreakCommand(t *testing.T) {
 	got := make(chan error, 1)
 	go func() { got <- w.Lock(ctx) }()
 	code, out, errOut := runZklock(t, servers, "break", path)
-	if code != exitError || !strings.Contains(out, "stuck@host") || !strings.Contains(out, m.Node()) ||
+	if code != exitError || !strings.Contains(out, "stuck@host") || !strings.Contains(out, nodeOf(m.Guard())) ||
 		!strings.Contains(out, "(node created ") || strings.Contains(out, " since ") || !strings.Contains(errOut, "--force") {
 		t.Fatalf("break without --force: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -92,7 +92,7 @@ func TestBreakCommand(t *testing.T) {
 	default:
 	}
 	code, out, errOut = runZklock(t, servers, "break", "--force", path)
-	if code != exitOK || !strings.Contains(out, "broke: "+m.Node()) || !strings.Contains(errOut, "fencing") {
+	if code != exitOK || !strings.Contains(out, "broke: "+nodeOf(m.Guard())) || !strings.Contains(errOut, "fencing") {
 		t.Fatalf("break --force: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if err := <-got; err != nil {
@@ -164,3 +164,6 @@ func TestWaitLineNamesARevocationRequest(t *testing.T) {
 		t.Errorf("waitLine = %q, want %q", got, want)
 	}
 }
+
+// nodeOf is the path of a guard's node (guardPath).
+func nodeOf(g *zklock.CheckOp) string { return guardPath(g) }
