@@ -50,4 +50,3 @@ func (l *Lease) Guard() *CheckOp {
 	}
 	return checkOp(l.h.Guard())
 }
-

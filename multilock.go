@@ -159,4 +159,3 @@ func (m *MultiLock) Tokens() []int64 {
 	}
 	return out
 }
-
