@@ -52,6 +52,7 @@ func Break(ctx context.Context, s *Session, path string, force bool) ([]Contende
 	out := make([]Contender, len(entries))
 	for i, e := range entries {
 		out[i] = contender(path, e)
+		out[i].Holds = true // Break deletes holders' nodes only
 	}
 	if errors.Is(err, ErrHolderAlive) {
 		return nil, &HolderAliveError{Holder: out[0]}

@@ -220,9 +220,3 @@ func (e *Election) leader(ctx context.Context) (LeaderInfo, error) {
 	return LeaderInfo{Node: e.q.Dir + "/" + f.Name, Value: f.Data, Session: f.Stat.EphemeralOwner,
 		Token: f.Stat.Czxid << hold.TokenShift, Since: time.UnixMilli(f.Stat.Ctime)}, nil
 }
-
-// Candidates lists the election's queue: the leader first, then the other
-// candidates in the order they will lead, each with its value as Data.
-func (e *Election) Candidates(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, e.q)
-}

@@ -57,7 +57,7 @@ func TestElectionConcurrentCampaignRefused(t *testing.T) {
 			second := async(func() error { return tc.second(secondCtx, e) })
 			require.ErrorIs(t, await(t, second, 15*time.Second, "second campaign").err, zklock.ErrAlreadyLocked)
 
-			cands, err := e.Candidates(ctx)
+			cands, err := zklock.ContendersOf(ctx, e)
 			require.NoError(t, err)
 			ours := 0
 			for _, cand := range cands {

@@ -145,7 +145,7 @@ func TestElectionResignHandsOver(t *testing.T) {
 	info, err := es[2].Leader(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "a", string(info.Value))
-	cands, err := es[2].Candidates(ctx)
+	cands, err := zklock.ContendersOf(ctx, es[2])
 	require.NoError(t, err)
 	require.Len(t, cands, 3)
 	for i, want := range []string{"a", "b", "c"} {

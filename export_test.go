@@ -1,5 +1,12 @@
 package zklock
 
+import (
+	"context"
+	"fmt"
+
+	"github.com/zklock/zklock/internal/queue"
+)
+
 // CohortWaiters reports how many handles wait in the cohort of s on path,
 // for tests that must act while a local waiter is queued.
 func CohortWaiters(s *Session, path string) int { return s.cohorts.Waiters(path) }
@@ -23,4 +30,52 @@ func nodeOf(g *CheckOp) string {
 		return ""
 	}
 	return g.Path
+}
+
+// ContendersOf lists h's path as its old Contenders method did, through
+// Contenders: every contender of a Mutex, ReentrantMutex, RWMutex or
+// Election, holders first, and a Semaphore's waiters (HoldersOf has its
+// holders).
+func ContendersOf(ctx context.Context, h any) ([]Contender, error) {
+	cs, err := contendersOf(ctx, h)
+	if _, ok := h.(*Semaphore); ok {
+		cs = holding(cs, false)
+	}
+	return cs, err
+}
+
+// HoldersOf lists the holders of h's path (a Semaphore's leases within
+// its limit).
+func HoldersOf(ctx context.Context, h any) ([]Contender, error) {
+	cs, err := contendersOf(ctx, h)
+	return holding(cs, true), err
+}
+
+func contendersOf(ctx context.Context, h any) ([]Contender, error) {
+	var q *queue.Queue
+	switch h := h.(type) {
+	case *Mutex:
+		q = &h.q
+	case *ReentrantMutex:
+		q = h.q
+	case *RWMutex:
+		q = h.q
+	case *Election:
+		q = h.q
+	case *Semaphore:
+		return contendersAt(ctx, h.q.Conn, h.path)
+	default:
+		panic(fmt.Sprintf("ContendersOf(%T)", h))
+	}
+	return contendersAt(ctx, q.Conn, q.Dir)
+}
+
+func holding(cs []Contender, holds bool) []Contender {
+	var out []Contender
+	for _, c := range cs {
+		if c.Holds == holds {
+			out = append(out, c)
+		}
+	}
+	return out
 }

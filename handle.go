@@ -184,9 +184,8 @@ func (s *Session) conf(sp spec, o primitiveOptions) *hold.Conf {
 	return got.(*hold.Conf)
 }
 
-// Contender describes one node in a queue, as returned by the Contenders
-// methods: the holder (or holders) first, then the waiters in the order
-// they will be granted.
+// Contender describes one node in a queue, as Contenders, WatchLock and
+// Break return it.
 type Contender struct {
 	Path    string    // full node path
 	Kind    Kind      // the kind of primitive the node is of: KindMutex, KindRWMutexRead, ...
@@ -195,21 +194,7 @@ type Contender struct {
 	Token   int64     // the fencing token of the node's first grant (see Mutex.Token)
 	Created time.Time // creation time on the server
 	Data    []byte    // node data: "host:pid" unless set with WithData
-}
-
-func listContenders(ctx context.Context, q *queue.Queue) ([]Contender, error) {
-	if err := hold.CheckCtx(ctx); err != nil {
-		return nil, err
-	}
-	entries, err := q.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Contender, len(entries))
-	for i, e := range entries {
-		out[i] = contender(q.Dir, e)
-	}
-	return out, nil
+	Holds   bool      // it holds (a lock's holder, a semaphore's lease within the limit), or waits
 }
 
 // contender describes e, a node of the queue at dir.

@@ -133,12 +133,6 @@ func (m *Mutex) Token() int64 { return m.h.Current().Token() }
 // returns nil when nothing is held.
 func (m *Mutex) Guard() *CheckOp { return checkOp(m.h.Current().Guard()) }
 
-// Contenders lists the lock's queue: the holder first, then the waiters in
-// the order they will be granted, each with its node data.
-func (m *Mutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, &m.q)
-}
-
 // Locker returns a sync.Locker whose Lock and Unlock call m's with
 // context.Background(). Lock blocks while m is held, as sync.Mutex's does;
 // both panic on any other error (for example a closed session, or Unlock

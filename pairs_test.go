@@ -260,7 +260,7 @@ func TestPairsBreak(t *testing.T) {
 func waitCandidates(t *testing.T, e *zklock.Election, n int) {
 	t.Helper()
 	eventually(t, 10*time.Second, "candidates", func() bool {
-		cs, err := e.Candidates(ctxFor(t))
+		cs, err := zklock.ContendersOf(ctxFor(t), e)
 		return err == nil && len(cs) == n
 	})
 }

@@ -164,11 +164,6 @@ func (r *ReentrantMutex) Guard() *CheckOp { return checkOp(r.h.Current().Guard()
 // way to report one.
 func (r *ReentrantMutex) Locker() sync.Locker { return locker{r.Lock, r.Unlock} }
 
-// Contenders lists the lock's queue, holder first.
-func (r *ReentrantMutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, r.q)
-}
-
 // Part returns r as a part of a MultiLock.
 func (r *ReentrantMutex) Part() Part {
 	return Part{hold.Part{Path: r.q.Dir, Key: r,

@@ -51,7 +51,7 @@ func rvDowngradeRace(t *testing.T, bound time.Duration, rounds int) {
 			}
 			rgot <- err
 		}()
-		eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := m.Contenders(ctx); return err == nil && len(cs) == 2 })
+		eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := zklock.ContendersOf(ctx, m); return err == nil && len(cs) == 2 })
 		start := make(chan struct{})
 		type dres struct {
 			err        error
@@ -89,7 +89,7 @@ func rvDowngradeRace(t *testing.T, bound time.Duration, rounds int) {
 			ok++
 			lostNow := isClosed(m.Lost()) // the read hold is current now
 			var reads []zklock.Contender
-			list, err := m.Contenders(ctx)
+			list, err := zklock.ContendersOf(ctx, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func rvDowngradeRace(t *testing.T, bound time.Duration, rounds int) {
 		if err := rival.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := m.Contenders(ctx); return err == nil && len(cs) == 0 })
+		eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, m); return err == nil && len(cs) == 0 })
 	}
 	t.Logf("Downgrade succeeded %d times, refused %d times", ok, refused)
 }

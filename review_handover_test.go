@@ -59,7 +59,7 @@ func rvMutex(s *zklock.Session, path string, opts ...zklock.Option) (*rvHandle, 
 		acquire: func(ctx context.Context) (*rvHold, error) { return get(m.Lock(ctx)) },
 		try:     func(ctx context.Context) (*rvHold, error) { return get(m.TryLock(ctx)) },
 		count: func(ctx context.Context) (int, error) {
-			cs, err := m.Contenders(ctx)
+			cs, err := zklock.ContendersOf(ctx, m)
 			return len(cs), err
 		},
 	}, nil
@@ -93,7 +93,7 @@ func rvMutexPerCall(s *zklock.Session, path string, opts ...zklock.Option) (*rvH
 		acquire: get(false),
 		try:     get(true),
 		count: func(ctx context.Context) (int, error) {
-			cs, err := first.Contenders(ctx)
+			cs, err := zklock.ContendersOf(ctx, first)
 			return len(cs), err
 		},
 	}, nil
@@ -114,7 +114,7 @@ func rvRWMutex(s *zklock.Session, path string, opts ...zklock.Option) (*rvHandle
 		acquire: func(ctx context.Context) (*rvHold, error) { return get(m.Lock(ctx)) },
 		try:     func(ctx context.Context) (*rvHold, error) { return get(m.TryLock(ctx)) },
 		count: func(ctx context.Context) (int, error) {
-			cs, err := m.Contenders(ctx)
+			cs, err := zklock.ContendersOf(ctx, m)
 			return len(cs), err
 		},
 	}, nil
@@ -135,11 +135,11 @@ func rvSemaphore(s *zklock.Session, path string, opts ...zklock.Option) (*rvHand
 		acquire: func(ctx context.Context) (*rvHold, error) { return get(m.Acquire(ctx, 1)) },
 		try:     func(ctx context.Context) (*rvHold, error) { return get(m.TryAcquire(ctx, 1)) },
 		count: func(ctx context.Context) (int, error) {
-			hs, err := m.Holders(ctx)
+			hs, err := zklock.HoldersOf(ctx, m)
 			if err != nil {
 				return 0, err
 			}
-			cs, err := m.Contenders(ctx)
+			cs, err := zklock.ContendersOf(ctx, m)
 			return len(hs) + len(cs), err
 		},
 	}, nil
@@ -173,7 +173,7 @@ var rvBreak = rvFault{name: "Break", do: func(ctx context.Context, t *testing.T,
 		}
 		cs, err := zklock.NewMutex(obs, path)
 		if err == nil {
-			if l, err := cs.Contenders(ctx); err == nil && len(l) > 0 && l[0].Session != ours.SessionID() {
+			if l, err := zklock.ContendersOf(ctx, cs); err == nil && len(l) > 0 && l[0].Session != ours.SessionID() {
 				return // the rival is first
 			}
 		}

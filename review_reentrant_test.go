@@ -69,5 +69,5 @@ func rvReentrantAfterBreak(t *testing.T, try bool) {
 		}
 	}
 	_ = rival.Unlock(ctx)
-	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 0 })
+	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 0 })
 }

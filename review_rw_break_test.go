@@ -57,7 +57,7 @@ func TestReviewRWMutexReadAfterBreak(t *testing.T) {
 			if err := rival.Unlock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 0 })
+			eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 0 })
 		})
 	}
 }

@@ -37,7 +37,7 @@ func TestReviewBreak_UnlockCtxEndsAfterDelete(t *testing.T) {
 	node := nodeOf(m.Guard())
 	got := make(chan error, 1)
 	go func() { got <- rival.Lock(ctx) }()
-	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 2 })
+	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 2 })
 	px.SetLatency(300 * time.Millisecond)
 	uctx, cancel := context.WithTimeout(ctx, 450*time.Millisecond)
 	uerr := m.Unlock(uctx)
@@ -64,7 +64,7 @@ func TestReviewBreak_UnlockCtxEndsAfterDelete(t *testing.T) {
 	if err := rival.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 0 })
+	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 0 })
 }
 
 // The same, on a ReentrantMutex owner: its Unlock (count 1) ends with the
@@ -92,7 +92,7 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 	node := nodeOf(owner.Guard())
 	got := make(chan error, 1)
 	go func() { got <- rival.Lock(ctx) }()
-	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 2 })
+	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 2 })
 	px.SetLatency(300 * time.Millisecond)
 	uctx, cancel := context.WithTimeout(ctx, 450*time.Millisecond)
 	uerr := owner.Unlock(uctx)
@@ -128,7 +128,7 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 	if err := rival.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 0 })
+	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 0 })
 }
 
 // As TestReviewBreak_UnlockCtxEndsAfterDelete, for a Semaphore lease (limit
@@ -319,7 +319,7 @@ func TestReviewCohortHandoffAfterUnlockCtxEnds(t *testing.T) {
 	node := nodeOf(a.Guard())
 	got := make(chan error, 1)
 	go func() { got <- rival.Lock(ctx) }()
-	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 2 })
+	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 2 })
 	px.SetLatency(300 * time.Millisecond)
 	uctx, cancel := context.WithTimeout(ctx, 450*time.Millisecond)
 	uerr := a.Unlock(uctx)
@@ -363,7 +363,7 @@ func TestReviewCohortHandoffAfterUnlockCtxEnds(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Error("b never returned after the rival let go")
 	}
-	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 0 })
+	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 0 })
 }
 
 // (Held.) An RWMutex write Unlock ends with its ctx after the delete
@@ -387,7 +387,7 @@ func TestReviewDowngradeAfterUnlockCtxEnds(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- rival.Lock(ctx) }()
-	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 2 })
+	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 2 })
 	px.SetLatency(300 * time.Millisecond)
 	uctx, cancel := context.WithTimeout(ctx, 450*time.Millisecond)
 	uerr := m.Unlock(uctx)
@@ -412,5 +412,5 @@ func TestReviewDowngradeAfterUnlockCtxEnds(t *testing.T) {
 	if err := rival.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 0 })
+	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 0 })
 }

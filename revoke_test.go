@@ -52,7 +52,7 @@ func TestRevokeHolder(t *testing.T) {
 		t.Fatalf("the waiter's Lock returned (%v) while the revoked holder holds", err)
 	default:
 	}
-	cs, err := w.Contenders(ctx)
+	cs, err := zklock.ContendersOf(ctx, w)
 	require.NoError(t, err)
 	require.Equal(t, zklock.RevokeMessage, string(cs[0].Data), "the holder's node carries the request")
 	require.NoError(t, m.Unlock(ctx))
@@ -76,7 +76,7 @@ func TestRevokeTargets(t *testing.T) {
 	require.NoError(t, plain.Lock(ctx))
 	_, err = zklock.Revoke(ctx, s, root+"/plain")
 	require.ErrorIs(t, err, zklock.ErrNotRevocable)
-	cs, err := plain.Contenders(ctx)
+	cs, err := zklock.ContendersOf(ctx, plain)
 	require.NoError(t, err)
 	require.NotEqual(t, zklock.RevokeMessage, string(cs[0].Data), "nothing written to a refused holder")
 	require.NoError(t, plain.Unlock(ctx))
@@ -98,7 +98,7 @@ func TestRevokeTargets(t *testing.T) {
 	wgot := make(chan error, 1)
 	go func() { wgot <- wr.Lock(ctx) }()
 	eventually(t, 10*time.Second, "the writer queues", func() bool {
-		cs, err := readers[0].Contenders(ctx)
+		cs, err := zklock.ContendersOf(ctx, readers[0])
 		require.NoError(t, err)
 		return len(cs) == 3
 	})

@@ -209,12 +209,6 @@ func (m *RWMutex) Token() int64 { return m.current().Token() }
 // Guard is Mutex.Guard for the current acquisition.
 func (m *RWMutex) Guard() *CheckOp { return checkOp(m.current().Guard()) }
 
-// Contenders lists the queue: the holders first (the writer, or the
-// readers), then the waiters in the order they will be granted.
-func (m *RWMutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, m.q)
-}
-
 // RLocker returns a sync.Locker whose Lock and Unlock call RLock and
 // RUnlock with context.Background(), as sync.RWMutex's RLocker does. They
 // panic on error, as sync.Locker has no way to report one.

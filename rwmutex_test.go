@@ -21,7 +21,7 @@ func newRW(t *testing.T, s *zklock.Session, path string) *zklock.RWMutex {
 func waitQueued(t *testing.T, m *zklock.RWMutex, n int) {
 	t.Helper()
 	eventually(t, 10*time.Second, "queue length", func() bool {
-		cs, err := m.Contenders(ctxFor(t))
+		cs, err := zklock.ContendersOf(ctxFor(t), m)
 		return err == nil && len(cs) == n
 	})
 }
@@ -41,7 +41,7 @@ func TestRWMutexReadersShare(t *testing.T) {
 	}
 	w := newRW(t, ss[3], path)
 	require.ErrorIs(t, w.TryLock(ctx), zklock.ErrLocked)
-	cs, err := w.Contenders(ctx)
+	cs, err := zklock.ContendersOf(ctx, w)
 	require.NoError(t, err)
 	require.Len(t, cs, 3, "a failed TryLock leaves nothing")
 	for _, c := range cs {
@@ -127,7 +127,7 @@ func TestRWMutexDowngradeKeepsQueuedWriterOut(t *testing.T) {
 	require.Contains(t, readNode, "__READ__")
 	require.Equal(t, writeNode[len(writeNode)-10:], readNode[len(readNode)-10:],
 		"the read node takes the writer's place")
-	cs, err := a.Contenders(ctx)
+	cs, err := zklock.ContendersOf(ctx, a)
 	require.NoError(t, err)
 	require.Equal(t, readNode, cs[0].Path, "the downgraded reader stays ahead of the queued writer")
 

@@ -68,7 +68,7 @@ func within(d time.Duration, cond func() bool) bool {
 // readNodeOf returns the read node of session sid among m's contenders.
 func readNodeOf(t *testing.T, m *zklock.RWMutex, sid int64) string {
 	t.Helper()
-	cs, err := m.Contenders(ctxFor(t))
+	cs, err := zklock.ContendersOf(ctxFor(t), m)
 	require.NoError(t, err)
 	for _, c := range cs {
 		if c.Kind == zklock.KindRWMutexRead && c.Session == sid {

@@ -29,7 +29,7 @@ func ExampleWithDigestAuth() {
 		fmt.Println(err)
 		return
 	}
-	acl, _, err := s.Client().GetACL(ctx, nodeOf(m.Guard()))
+	acl, _, err := s.Client().GetACL(ctx, m.Guard().Path)
 	fmt.Println("ACL:", acl[0].Scheme, acl[0].Perms == zklock.PermAll, err)
 
 	anon, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
@@ -40,7 +40,7 @@ func ExampleWithDigestAuth() {
 	defer anon.Close()
 	rival, _ := zklock.NewMutex(anon, "/billing/invoice-run")
 	fmt.Println("anonymous Lock refused:", errors.Is(rival.Lock(ctx), zklock.ErrNoAuth))
-	fmt.Println("anonymous delete refused:", errors.Is(anon.Client().Delete(ctx, nodeOf(m.Guard()), -1), zklock.ErrNoAuth))
+	fmt.Println("anonymous delete refused:", errors.Is(anon.Client().Delete(ctx, m.Guard().Path, -1), zklock.ErrNoAuth))
 	fmt.Println("unlock:", m.Unlock(ctx))
 	// Output:
 	// ACL: digest true <nil>

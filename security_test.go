@@ -63,7 +63,7 @@ func TestSecurityACLOnEveryNode(t *testing.T) {
 		waiter <- err
 	}()
 	eventually(t, 20*time.Second, "a semaphore waiter queues", func() bool {
-		cs, err := sem.Contenders(ctx)
+		cs, err := zklock.ContendersOf(ctx, sem)
 		return err == nil && len(cs) == 1
 	})
 	e, err := zklock.NewElection(alice, root+"election")
@@ -130,7 +130,7 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 		t.Fatal("the holder lost the lock")
 	default:
 	}
-	cs, err := held.Contenders(ctx)
+	cs, err := zklock.ContendersOf(ctx, held)
 	require.NoError(t, err)
 	require.Len(t, cs, 1)
 	require.Equal(t, node, cs[0].Path)

@@ -138,53 +138,6 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 	return &Lease{line: s.line, h: h}, nil
 }
 
-// Holders lists the lease nodes present now, in the order they were
-// created: the granted leases, and those of the client at the head of the
-// queue while it waits for the count to drop to the limit. Each has Kind
-// "lease-"; children of <path>/leases that are not lease nodes count against
-// the limit but are not listed. With WithPermitLayout it lists the permit
-// nodes (Kind "permit-") whose leases fit within the limit, in queue order:
-// those granted, and any about to be.
-func (s *Semaphore) Holders(ctx context.Context) ([]Contender, error) {
-	if s.locks == nil {
-		h, _, err := s.listPermits(ctx)
-		return h, err
-	}
-	return listContenders(ctx, s.q)
-}
-
-// Contenders lists the clients queued for leases, in the order they will be
-// served: the first is the one waiting for leases to be released. With
-// WithPermitLayout they are the permit nodes behind the holders.
-func (s *Semaphore) Contenders(ctx context.Context) ([]Contender, error) {
-	if s.locks == nil {
-		_, w, err := s.listPermits(ctx)
-		return w, err
-	}
-	return listContenders(ctx, s.locks)
-}
-
-// listPermits splits the permit layout's queue into the holders and the
-// waiters: the holders are the first nodes whose weights fit the limit.
-func (s *Semaphore) listPermits(ctx context.Context) (holders, waiters []Contender, err error) {
-	all, err := listContenders(ctx, s.q)
-	if err != nil {
-		return nil, nil, err
-	}
-	used := 0
-	for i, c := range all {
-		n, _, ok := queue.PermitWeight(c.Path[len(s.path)+1:])
-		if !ok {
-			continue
-		}
-		if used += n; used > s.limit {
-			return holders, all[i:], nil
-		}
-		holders = append(holders, c)
-	}
-	return holders, nil, nil
-}
-
 // Part returns one lease of s as a part of a MultiLock; a MultiLock holds
 // one lease of the semaphore at a time.
 func (s *Semaphore) Part() Part {

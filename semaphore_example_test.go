@@ -35,7 +35,7 @@ func ExampleSemaphore() {
 	small, _ := sem.Acquire(ctx, 1)
 	_, err = sem.TryAcquire(ctx, 1)
 	fmt.Println("full:", errors.Is(err, zklock.ErrLocked))
-	holders, _ := sem.Holders(ctx)
+	holders, _ := zklock.Contenders(ctx, s, "/crawl/slots") // the three leases hold; nobody waits
 	fmt.Println("lease nodes:", len(holders))
 
 	// Every process must agree on the limit.

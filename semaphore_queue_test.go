@@ -51,14 +51,14 @@ func TestSemaphoreQueueBasics(t *testing.T) {
 
 	_, err = a.TryAcquire(ctx, 1)
 	require.ErrorIs(t, err, zklock.ErrLocked)
-	hs, err := a.Holders(ctx)
+	hs, err := zklock.HoldersOf(ctx, a)
 	require.NoError(t, err)
 	require.Len(t, hs, 2, "a failed TryAcquire leaves nothing")
 	require.Equal(t, zklock.KindSemaphorePermit, hs[0].Kind)
 
 	res, _ := acquireAsync(ctx, a, 1)
 	eventually(t, 10*time.Second, "waiter queued", func() bool {
-		cs, err := a.Contenders(ctx)
+		cs, err := zklock.ContendersOf(ctx, a)
 		return err == nil && len(cs) == 1
 	})
 	require.NoError(t, l1.Release(ctx))
@@ -164,7 +164,7 @@ func TestSemaphoreQueueHerdFree(t *testing.T) {
 		res, _ := acquireAsync(ctx, sem, 1)
 		results = append(results, res)
 		eventually(t, 10*time.Second, "waiter queued", func() bool {
-			cs, err := sem.Contenders(ctx)
+			cs, err := zklock.ContendersOf(ctx, sem)
 			return err == nil && len(cs) == i+1
 		})
 	}

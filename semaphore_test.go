@@ -69,7 +69,7 @@ func TestSemaphoreBasics(t *testing.T) {
 
 	_, err = a.TryAcquire(ctx, 1)
 	require.ErrorIs(t, err, zklock.ErrLocked)
-	hs, err := a.Holders(ctx)
+	hs, err := zklock.HoldersOf(ctx, a)
 	require.NoError(t, err)
 	require.Len(t, hs, 2, "a failed TryAcquire leaves nothing")
 
@@ -187,7 +187,7 @@ func TestSemaphoreFIFO(t *testing.T) {
 					_ = l.Release(ctx)
 				}()
 				eventually(t, 10*time.Second, "waiter queued", func() bool {
-					cs, err := sem.Contenders(ctx)
+					cs, err := zklock.ContendersOf(ctx, sem)
 					return err == nil && len(cs) == i+1
 				})
 			}

@@ -16,7 +16,6 @@ type exclusive interface {
 	Unlock(context.Context) error
 	Lost() <-chan struct{}
 	Guard() *zklock.CheckOp
-	Contenders(context.Context) ([]zklock.Contender, error)
 }
 
 // Issue 43, finding 1: two goroutines Lock one handle; the second waits in
@@ -52,7 +51,7 @@ func TestSharedHandleLockAfterLoss(t *testing.T) {
 				t.Fatal(err)
 			}
 			queued := func(n int) func() bool {
-				return func() bool { cs, err := m.Contenders(ctx); return err == nil && len(cs) == n }
+				return func() bool { cs, err := zklock.ContendersOf(ctx, m); return err == nil && len(cs) == n }
 			}
 			if err := m.Lock(ctx); err != nil { // A, the slow first holder
 				t.Fatal(err)
@@ -150,7 +149,7 @@ func TestReentrantTryLockBesideWaitingLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	queued := func(n int) func() bool {
-		return func() bool { cs, err := owner.Contenders(ctx); return err == nil && len(cs) == n }
+		return func() bool { cs, err := zklock.ContendersOf(ctx, owner); return err == nil && len(cs) == n }
 	}
 	first := make(chan error, 1)
 	go func() { first <- owner.Lock(ctx) }()
@@ -171,7 +170,7 @@ func TestReentrantTryLockBesideWaitingLock(t *testing.T) {
 		t.Fatalf("the owner's first Lock: %v", err)
 	}
 	if err := <-second; err != nil {
-		cs, _ := owner.Contenders(ctx)
+		cs, _ := zklock.ContendersOf(ctx, owner)
 		t.Fatalf("the owner's second Lock: %v (queue: %d nodes)", err, len(cs))
 	}
 	if n := owner.HoldCount(); n != 2 {

@@ -87,13 +87,13 @@ func ExampleContender() {
 	holder, _ := zklock.NewMutex(s, "/ex/contender/lock", zklock.WithData([]byte("worker-1")))
 	_ = holder.Lock(ctx)
 	defer holder.Unlock(ctx)
-	cs, err := holder.Contenders(ctx)
+	cs, err := zklock.Contenders(ctx, s, "/ex/contender/lock")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	for _, c := range cs {
-		fmt.Printf("%s %s ours=%v token=%v\n", c.Kind, c.Data, c.Path == nodeOf(holder.Guard()), c.Token == holder.Token())
+		fmt.Printf("%s %s ours=%v token=%v\n", c.Kind, c.Data, c.Path == holder.Guard().Path, c.Token == holder.Token())
 	}
 	// Output:
 	// mutex worker-1 ours=true token=true
@@ -154,7 +154,7 @@ func ExampleKind() {
 	r, _ := zklock.NewRWMutex(s, "/ex/kinds/rw")
 	_ = r.RLock(ctx)
 	defer r.RUnlock(ctx)
-	cs, _ := r.Contenders(ctx)
+	cs, _ := zklock.Contenders(ctx, s, "/ex/kinds/rw")
 	fmt.Println(cs[0].Kind, cs[0].Kind == zklock.KindRWMutexRead)
 	// Output:
 	// rwmutex_read true
@@ -225,7 +225,7 @@ func ExampleLeaderInfo() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("leader %s, ours: %v, same token: %v\n", info.Value, info.Node == nodeOf(term.Guard()), info.Token == term.Token())
+	fmt.Printf("leader %s, ours: %v, same token: %v\n", info.Value, info.Node == term.Guard().Path, info.Token == term.Token())
 	_ = e.Resign(ctx)
 	// Output:
 	// leader 10.0.0.7:8080, ours: true, same token: true
@@ -277,7 +277,7 @@ func ExampleOption() {
 		return
 	}
 	_ = m.Lock(ctx)
-	cs, _ := m.Contenders(ctx)
+	cs, _ := zklock.Contenders(ctx, s, "/ex/option/lock")
 	fmt.Printf("holder data: %s\n", cs[0].Data)
 	_ = m.Unlock(ctx)
 	_, err = zklock.NewMutex(s, "/ex/option/lock", zklock.WithMaxHold(-time.Second))
@@ -428,7 +428,7 @@ func ExampleMutex_Locker() {
 	m, _ := zklock.NewMutex(s, "/ex/locker/lock")
 	var l sync.Locker = m.Locker() // for code written against sync.Locker; panics on error
 	l.Lock()
-	fmt.Println("held:", nodeOf(m.Guard()) != "")
+	fmt.Println("held:", m.Guard() != nil)
 	l.Unlock()
 	_ = ctx
 	// Output:

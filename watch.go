@@ -138,7 +138,7 @@ func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption
 // lockState is the public form of st.
 func lockState(p string, st queue.State) LockState {
 	out := LockState{Path: p, Kind: Kind(st.Kind), Limit: st.Limit,
-		Holders: contenders(st.Holders), Waiting: contenders(st.Waiting)}
+		Holders: contenders(st.Holders, true), Waiting: contenders(st.Waiting, false)}
 	for _, h := range st.Holders {
 		if string(h.Data) == RevokeMessage {
 			out.Revoking = append(out.Revoking, h.Path)
@@ -147,10 +147,41 @@ func lockState(p string, st queue.State) LockState {
 	return out
 }
 
-func contenders(ns []queue.Node) []Contender {
+func contenders(ns []queue.Node, holds bool) []Contender {
 	out := make([]Contender, len(ns))
 	for i, n := range ns {
 		out[i] = contender(path.Dir(n.Path), n.Entry)
+		out[i].Holds = holds
 	}
 	return out
+}
+
+// Contenders lists who holds the lock at path and who waits, whatever
+// kind of primitive uses it (told from the path's children, as WatchLock
+// does): the holders first (Holds set: a Mutex's or an Election's first
+// node, an RWMutex's writer or the readers ahead of the first writer, a
+// Semaphore's leases within its limit), then the waiters in the order
+// they will be served (a Semaphore's: its queue for leases), each with its
+// node data. A path with nobody there has none. It reads the path without
+// joining its queue: one request per contender.
+func Contenders(ctx context.Context, s *Session, path string) ([]Contender, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	}
+	if err := queue.CheckPath(path); err != nil {
+		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
+	}
+	return contendersAt(ctx, s.conn(), path)
+}
+
+// contendersAt is Contenders on conn.
+func contendersAt(ctx context.Context, conn queue.Conn, p string) ([]Contender, error) {
+	st, err := queue.ReadState(ctx, conn, p, "")
+	if err != nil {
+		return nil, err
+	}
+	return append(contenders(st.Holders, true), contenders(st.Waiting, false)...), nil
 }

@@ -58,7 +58,7 @@ func TestCuratorRevoker(t *testing.T) {
 		}
 		holder := ""
 		eventually(t, 10*time.Second, "Curator's node is there", func() bool {
-			cs, err := m.Contenders(w.ctx)
+			cs, err := zklock.Contenders(w.ctx, s, w.path)
 			if err != nil {
 				t.Fatal(err)
 			}

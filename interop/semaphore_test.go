@@ -64,7 +64,7 @@ func testCuratorSemaphoreFull(t *testing.T) {
 	j.do(t, "acquire sem 300", "busy sem")
 
 	j.send(t, "acquire sem 60000")
-	w.waitQueue(s1.Contenders, 1) // Curator waits, holding the semaphore's mutex
+	w.waitQueue(true, 1) // Curator waits, holding the semaphore's mutex
 	w.step("go-1", "end", "sem", nil)
 	if err := l1.Release(w.ctx); err != nil {
 		t.Fatal(err)
