@@ -115,10 +115,10 @@ func TestLockers(t *testing.T) {
 		l    sync.Locker
 		node func() string
 	}{
-		"Mutex":           {m.Locker(), func() string { return nodeOf(m.Guard()) }},
-		"ReentrantMutex":  {r.Locker(), func() string { return nodeOf(r.Guard()) }},
-		"RWMutex write":   {rw.Locker(), func() string { return nodeOf(rw.Guard()) }},
-		"RWMutex RLocker": {rw.RLocker(), func() string { return nodeOf(rw.Guard()) }},
+		"Mutex":           {locker{m.Lock, m.Unlock}, func() string { return nodeOf(m.Guard()) }},
+		"ReentrantMutex":  {locker{r.Lock, r.Unlock}, func() string { return nodeOf(r.Guard()) }},
+		"RWMutex write":   {locker{rw.Lock, rw.Unlock}, func() string { return nodeOf(rw.Guard()) }},
+		"RWMutex RLocker": {locker{rw.RLock, rw.RUnlock}, func() string { return nodeOf(rw.Guard()) }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.l.Lock()
@@ -127,7 +127,7 @@ func TestLockers(t *testing.T) {
 			require.Empty(t, tc.node(), "released through the Locker")
 		})
 	}
-	rl := r.Locker()
+	rl := locker{r.Lock, r.Unlock}
 	rl.Lock()
 	rl.Lock()
 	require.Equal(t, 2, r.HoldCount(), "the reentrant Locker counts")

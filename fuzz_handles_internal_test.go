@@ -89,7 +89,7 @@ func newHandles(t *testing.T, r *run, si int, opts []byte) []*handle {
 	must(err)
 	pb, err := NewRWMutex(s, "/rw")
 	must(err)
-	ml, err := NewMultiLock(pa.Part(), pb.WritePart())
+	ml, err := NewMultiLock(pa, pb)
 	must(err)
 	add("multilock", &handle{ml: ml})
 	return hs

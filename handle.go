@@ -216,36 +216,22 @@ var checkCtx = hold.CheckCtx
 // closedCh is the loss signal of nothing held.
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// Part is one hold of a MultiLock: the write or read side of an RWMutex,
-// a Mutex or ReentrantMutex, or a Semaphore lease. Make one with
-// Mutex.Part, ReentrantMutex.Part, RWMutex.WritePart, RWMutex.ReadPart or
-// Semaphore.Part. The zero Part is invalid.
-type Part struct{ p hold.Part }
+// Part is one hold of a MultiLock: a *Mutex, a *ReentrantMutex, an
+// *RWMutex (its write lock), RWMutex.ReadPart (a read lock of it) or a
+// *Semaphore (one lease of it), as in NewMultiLock(m, rw.ReadPart(), sem).
+// Only zklock's handles are Parts.
+type Part interface {
+	part() hold.Part // the zero hold.Part for a nil handle: NewMultiLock refuses it
+}
 
 // slotPart is the Part of a handle whose hold is its slot's: the MultiLock
 // locks the slot and unlocks the very hold it placed there (Slot.Take,
 // Slot.Give), not whatever the slot holds by then: other goroutines may
 // share the handle, and unlock and lock it again meanwhile.
-func slotPart(path string, key any, s *hold.Slot, data []byte) Part {
-	return Part{hold.Part{Path: path, Key: key,
+func slotPart(path string, key any, s *hold.Slot, data []byte) hold.Part {
+	return hold.Part{Path: path, Key: key,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) { return s.Take(ctx, queue.Request{Data: data}) },
-		Release: s.Give}}
-}
-
-// locker adapts a lock's context-taking Lock and Unlock to sync.Locker.
-type locker struct{ lock, unlock func(context.Context) error }
-
-var _ sync.Locker = locker{}
-
-func (l locker) Lock()   { must(l.lock(context.Background())) }
-func (l locker) Unlock() { must(l.unlock(context.Background())) }
-
-// must panics with err, for the sync.Locker adapters, which cannot return
-// it.
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
+		Release: s.Give}
 }
 
 // checkOp is the multi-op of a guard.

@@ -195,3 +195,18 @@ func nodeOf(g *zklock.CheckOp) string {
 	}
 	return g.Path
 }
+
+// locker is docs/api.md's sync.Locker adapter, which the tests check.
+type locker struct{ lock, unlock func(context.Context) error }
+
+func (l locker) Lock() {
+	if err := l.lock(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
+func (l locker) Unlock() {
+	if err := l.unlock(context.Background()); err != nil {
+		panic(err)
+	}
+}

@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/zklock/zklock/internal/hold"
@@ -40,12 +41,15 @@ type MultiLock struct {
 }
 
 // NewMultiLock returns a MultiLock over parts. It returns
-// ErrInvalidArgument when there are none, when one is the zero Part, or
-// when two are on one path or of one handle.
+// ErrInvalidArgument when there are none, when one is nil, or when two are
+// on one path or of one handle.
 func NewMultiLock(parts ...Part) (*MultiLock, error) {
 	hp := make([]hold.Part, len(parts))
 	for i, p := range parts {
-		hp[i] = p.p
+		if p == nil {
+			return nil, fmt.Errorf("%w: part %d is nil", ErrInvalidArgument, i)
+		}
+		hp[i] = p.part()
 	}
 	m, err := hold.NewMulti(hp)
 	if err != nil {

@@ -23,15 +23,15 @@ func multiParts(t *testing.T, s *zklock.Session, paths []string) []zklock.Part {
 		case 'm':
 			m, err := zklock.NewMutex(s, p)
 			require.NoError(t, err)
-			parts = append(parts, m.Part())
+			parts = append(parts, m)
 		case 'w':
 			m, err := zklock.NewRWMutex(s, p)
 			require.NoError(t, err)
-			parts = append(parts, m.WritePart())
+			parts = append(parts, m)
 		case 's':
 			sem, err := zklock.NewSemaphore(s, p, 1)
 			require.NoError(t, err)
-			parts = append(parts, sem.Part())
+			parts = append(parts, sem)
 		}
 	}
 	return parts
@@ -185,8 +185,9 @@ func TestMultiLockGuardAndArguments(t *testing.T) {
 	require.NoError(t, err)
 	for name, ps := range map[string][]zklock.Part{
 		"none":        nil,
-		"zero part":   {{}},
-		"same path":   {m.Part(), m2.Part()},
+		"nil part":    {nil},
+		"nil handle":  {(*zklock.Mutex)(nil)},
+		"same path":   {m, m2},
 		"same handle": {parts[0], parts[0]},
 	} {
 		_, err := zklock.NewMultiLock(ps...)

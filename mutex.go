@@ -2,7 +2,6 @@ package zklock
 
 import (
 	"context"
-	"sync"
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
@@ -133,11 +132,9 @@ func (m *Mutex) Token() int64 { return m.h.Current().Token() }
 // returns nil when nothing is held.
 func (m *Mutex) Guard() *CheckOp { return checkOp(m.h.Current().Guard()) }
 
-// Locker returns a sync.Locker whose Lock and Unlock call m's with
-// context.Background(). Lock blocks while m is held, as sync.Mutex's does;
-// both panic on any other error (for example a closed session, or Unlock
-// of a lock that was lost), as sync.Locker has no way to report one.
-func (m *Mutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
-
-// Part returns m as a part of a MultiLock.
-func (m *Mutex) Part() Part { return slotPart(m.q.Dir, m, &m.h, m.l.Data) }
+func (m *Mutex) part() hold.Part {
+	if m == nil {
+		return hold.Part{}
+	}
+	return slotPart(m.q.Dir, m, &m.h, m.l.Data)
+}

@@ -393,7 +393,7 @@ func TestPairsMultiLockParts(t *testing.T) {
 	require.NoError(t, err)
 	bd, err := zklock.NewMutex(s, root+"/f", zklock.WithMaxHold(time.Hour))
 	require.NoError(t, err)
-	ml, err := zklock.NewMultiLock(bd.Part(), rv.Part(), co.Part(), sq.Part(), rd.ReadPart(), re.Part())
+	ml, err := zklock.NewMultiLock(bd, rv, co, sq, rd.ReadPart(), re)
 	require.NoError(t, err)
 	require.NoError(t, ml.Lock(ctx))
 
@@ -467,7 +467,7 @@ func TestPairsMultiLockBoundedPart(t *testing.T) {
 	require.NoError(t, err)
 	y, err := zklock.NewMutex(s, root+"/y")
 	require.NoError(t, err)
-	ml, err := zklock.NewMultiLock(x.Part(), y.Part())
+	ml, err := zklock.NewMultiLock(x, y)
 	require.NoError(t, err)
 	require.NoError(t, ml.Lock(ctx))
 	rival, err := zklock.NewMutex(newSession(t, c.Servers()), root+"/x")

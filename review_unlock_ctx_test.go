@@ -226,7 +226,7 @@ func TestReviewBreak_ReleaseCtxEndsAfterDelete(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ml, err := zklock.NewMultiLock(m.Part())
+			ml, err := zklock.NewMultiLock(m)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -209,21 +209,26 @@ func (m *RWMutex) Token() int64 { return m.current().Token() }
 // Guard is Mutex.Guard for the current acquisition.
 func (m *RWMutex) Guard() *CheckOp { return checkOp(m.current().Guard()) }
 
-// RLocker returns a sync.Locker whose Lock and Unlock call RLock and
-// RUnlock with context.Background(), as sync.RWMutex's RLocker does. They
-// panic on error, as sync.Locker has no way to report one.
-func (m *RWMutex) RLocker() sync.Locker { return locker{m.RLock, m.RUnlock} }
+// part is m's write lock as a part of a MultiLock.
+func (m *RWMutex) part() hold.Part {
+	if m == nil {
+		return hold.Part{}
+	}
+	return slotPart(m.q.Dir, m, &m.w, m.data)
+}
 
-// Locker returns a sync.Locker whose Lock and Unlock call Lock and Unlock
-// with context.Background(), panicking on error.
-func (m *RWMutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
+// ReadPart returns a read lock of m as a part of a MultiLock (m itself is
+// its write lock).
+func (m *RWMutex) ReadPart() Part { return readPart{m} }
 
-// WritePart returns m's write lock as a part of a MultiLock.
-func (m *RWMutex) WritePart() Part { return slotPart(m.q.Dir, m, &m.w, m.data) }
+type readPart struct{ m *RWMutex }
 
-// ReadPart returns a read lock of m as a part of a MultiLock.
-func (m *RWMutex) ReadPart() Part {
-	return Part{hold.Part{Path: m.q.Dir, Key: m,
+func (r readPart) part() hold.Part {
+	m := r.m
+	if m == nil {
+		return hold.Part{}
+	}
+	return hold.Part{Path: m.q.Dir, Key: m,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) { return m.rlock(ctx, false) },
-		Release: m.runlock}}
+		Release: m.runlock}
 }

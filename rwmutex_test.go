@@ -202,7 +202,7 @@ func TestRWMutexSharedHandle(t *testing.T) {
 	require.ErrorIs(t, m.RUnlock(ctx), zklock.ErrNotLocked)
 	require.Empty(t, nodeNames(t, s, path))
 
-	l := m.RLocker()
+	l := locker{m.RLock, m.RUnlock}
 	l.Lock()
 	require.Len(t, nodeNames(t, s, path), 1, "RLocker takes the read lock")
 	l.Unlock()

@@ -16,7 +16,7 @@ func TestMultiLockPartLostWhileAcquiring(t *testing.T) {
 	ctx := fakeCtx(t)
 	fs := fakeSession()
 	pa, pb := fakeMutex(t, fs, m, "/seams/a"), fakeMutex(t, fs, m, "/seams/b")
-	ml, err := NewMultiLock(pa.Part(), pb.Part())
+	ml, err := NewMultiLock(pa, pb)
 	if err != nil {
 		t.Fatal(err)
 	}

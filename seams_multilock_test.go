@@ -23,7 +23,7 @@ func TestMultiLockPartLostWhileAcquiringZK(t *testing.T) {
 	require.NoError(t, err)
 	pb, err := zklock.NewMutex(ms, root+"/b")
 	require.NoError(t, err)
-	ml, err := zklock.NewMultiLock(pa.Part(), pb.Part())
+	ml, err := zklock.NewMultiLock(pa, pb)
 	require.NoError(t, err)
 	h, err := zklock.NewMutex(newSession(t, c.Servers()), root+"/b")
 	require.NoError(t, err)

@@ -138,10 +138,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 	return &Lease{line: s.line, h: h}, nil
 }
 
-// Part returns one lease of s as a part of a MultiLock; a MultiLock holds
-// one lease of the semaphore at a time.
-func (s *Semaphore) Part() Part {
-	return Part{hold.Part{Path: s.path, Key: s,
+// part is one lease of s as a part of a MultiLock; a MultiLock holds one
+// lease of the semaphore at a time.
+func (s *Semaphore) part() hold.Part {
+	if s == nil {
+		return hold.Part{}
+	}
+	return hold.Part{Path: s.path, Key: s,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) {
 			l, err := s.Acquire(ctx, 1)
 			if err != nil {
@@ -149,5 +152,5 @@ func (s *Semaphore) Part() Part {
 			}
 			return l.h, nil
 		},
-		Release: s.line.Release}}
+		Release: s.line.Release}
 }

@@ -378,7 +378,7 @@ func TestSeqLayoutInMultiLock(t *testing.T) {
 	s, rs := newSession(t, c.Servers()), newSession(t, c.Servers())
 	def, err := zklock.NewMutex(s, root+"/a")
 	require.NoError(t, err)
-	ml, err := zklock.NewMultiLock(def.Part(), seqMutex(t, s, root+"/b").Part())
+	ml, err := zklock.NewMultiLock(def, seqMutex(t, s, root+"/b"))
 	require.NoError(t, err)
 	require.NoError(t, ml.Lock(ctx))
 	rival := async(func() error { return seqMutex(t, rs, root+"/b").Lock(ctx) })

@@ -372,7 +372,7 @@ func ExampleNewMultiLock() {
 	defer s.Close()
 	from, _ := zklock.NewMutex(s, "/ex/multi/accounts/1")
 	to, _ := zklock.NewMutex(s, "/ex/multi/accounts/2")
-	both, err := zklock.NewMultiLock(to.Part(), from.Part()) // any order: taken in sorted order
+	both, err := zklock.NewMultiLock(to, from) // any order: taken in sorted order
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -404,7 +404,7 @@ func ExamplePart() {
 	sem, _ := zklock.NewSemaphore(s, "/ex/part/workers", 4)
 	// A Part is one hold of a MultiLock: a Mutex, either side of an
 	// RWMutex, or a semaphore lease.
-	m, err := zklock.NewMultiLock(rw.ReadPart(), sem.Part())
+	m, err := zklock.NewMultiLock(rw.ReadPart(), sem)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -414,46 +414,4 @@ func ExamplePart() {
 	// Output:
 	// lock: <nil> guards: 2
 	// unlock: <nil>
-}
-
-func ExampleMutex_Locker() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	m, _ := zklock.NewMutex(s, "/ex/locker/lock")
-	var l sync.Locker = m.Locker() // for code written against sync.Locker; panics on error
-	l.Lock()
-	fmt.Println("held:", m.Guard() != nil)
-	l.Unlock()
-	_ = ctx
-	// Output:
-	// held: true
-}
-
-func ExampleRWMutex_RLocker() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	m, _ := zklock.NewRWMutex(s, "/ex/rlocker/config")
-	r := m.RLocker() // the read side as a sync.Locker
-	r.Lock()
-	other, _ := zklock.NewRWMutex(s, "/ex/rlocker/config")
-	fmt.Println("another reader:", other.TryRLock(ctx))
-	writer, _ := zklock.NewRWMutex(s, "/ex/rlocker/config")
-	fmt.Println("a writer is refused:", errors.Is(writer.TryLock(ctx), zklock.ErrLocked))
-	_ = other.RUnlock(ctx)
-	r.Unlock()
-	// Output:
-	// another reader: <nil>
-	// a writer is refused: true
 }
