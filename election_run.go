@@ -91,7 +91,7 @@ func (e *Election) lead(ctx context.Context, t *Term, fn func(context.Context, *
 // caller is done leading either way, and the successor should not have to
 // wait for our session to expire.
 func (e *Election) resignAfter(ctx context.Context) error {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(e.s.Timeout(), minResignTimeout))
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(e.s.c.Timeout(), minResignTimeout))
 	defer cancel()
 	err := e.Resign(rctx)
 	if errors.Is(err, errs.ErrLeadershipLost) || errors.Is(err, errs.ErrNotLeader) {

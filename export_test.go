@@ -79,3 +79,7 @@ func holding(cs []Contender, holds bool) []Contender {
 	}
 	return out
 }
+
+// Ownership is the channel that closes when s's current ownership epoch
+// ends (each hold's Lost is the public form).
+func Ownership(s *Session) <-chan struct{} { return s.c.Ownership() }

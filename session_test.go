@@ -88,7 +88,7 @@ func TestSessionCutOffPastTimeout(t *testing.T) {
 	events, err := s.Subscribe(ctx)
 	require.NoError(t, err)
 	sid := s.SessionID()
-	require.Equal(t, 2*time.Second, s.Timeout())
+	require.Equal(t, 2*time.Second, s.Timing().Timeout)
 
 	p.Blackhole()
 	cut := time.Now()
@@ -97,7 +97,7 @@ func TestSessionCutOffPastTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, alive, "the ownership deadline must pass before the server expires the session")
 	select {
-	case <-s.Ownership():
+	case <-zklock.Ownership(s):
 	default:
 		t.Fatal("ownership channel still open after StateLost")
 	}
@@ -254,7 +254,7 @@ func TestNewSessionRejectsMarginAboveTimeout(t *testing.T) {
 		})
 	}
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(max), zklock.WithSafetyMargin(max-c.TickTime()))
-	require.Equal(t, max, s.Timeout(), "a margin just below the timeout is accepted")
+	require.Equal(t, max, s.Timing().Timeout, "a margin just below the timeout is accepted")
 }
 
 // TestNewSessionNamesCause: NewSession to an address where nothing listens
