@@ -41,7 +41,8 @@
 // something might, such as Curator's Revoker aimed at zklock nodes or
 // writes through Session.Client, give every zklock handle on the path
 // WithListingHandoff. The tag itself cannot come from a caller: WithData
-// and Election.Campaign refuse data holding ReservedData.
+// and Election.Campaign refuse data holding a NUL byte followed by
+// "zklock:", which begins every tag.
 //
 // # Handles and goroutines
 //

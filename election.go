@@ -88,8 +88,8 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // Campaign on the Election waits, a term is current or Run runs;
 // ErrInvalidArgument for a value over MaxDataSize or one that, with the path,
 // makes a create request over the session's maximum request size
-// (WithMaxRequestSize); ErrInvalidArgument for a value that holds
-// ReservedData (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
+// (WithMaxRequestSize); ErrInvalidArgument for a value that holds the
+// bytes zklock reserves for its tags (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
 // once, when the path holds another kind of primitive's nodes.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	return e.campaign(ctx, value, false)
@@ -105,7 +105,7 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 		return nil, fmt.Errorf("%w: %d bytes, at most %d", errs.ErrDataTooLarge, len(value), MaxDataSize)
 	}
 	if queue.Reserved(value) {
-		return nil, fmt.Errorf("%w: the value holds %q, which zklock reserves for its own tags", ErrInvalidArgument, ReservedData)
+		return nil, fmt.Errorf("%w: the value holds %q, which zklock reserves for its own tags", ErrInvalidArgument, reservedData)
 	}
 	if err := e.s.opts.checkCreate(queue.LongestNode(e.q.Dir, e.q.Kind), len(value)); err != nil {
 		return nil, err

@@ -83,3 +83,6 @@ func holding(cs []Contender, holds bool) []Contender {
 // Ownership is the channel that closes when s's current ownership epoch
 // ends (each hold's Lost is the public form).
 func Ownership(s *Session) <-chan struct{} { return s.c.Ownership() }
+
+// RevokeMessage is what a revocation request writes into a lock node.
+const RevokeMessage = revokeMessage

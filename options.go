@@ -49,12 +49,12 @@ type sessionOptions struct {
 func defaultSessionOptions() sessionOptions {
 	return sessionOptions{
 		servers: []string{"127.0.0.1:2181"},
-		timeout: DefaultSessionTimeout,
+		timeout: defaultSessionTimeout,
 		timing:  session.Timing{Tick: 2 * time.Second, SyncLimit: 5},
 		logger:  slog.New(warnDefault{}),
 		acl:     toClientACL(WorldACL(PermAll)),
 		backoff: defaultBackoff,
-		maxReq:  DefaultMaxRequestSize,
+		maxReq:  defaultMaxRequestSize,
 	}
 }
 
@@ -101,12 +101,11 @@ func WithServers(addrs ...string) SessionOption {
 	}
 }
 
-// DefaultSessionTimeout is the session timeout zklock asks for unless
-// WithSessionTimeout says otherwise. It is long enough to hold a lock
-// through a follower of an ensemble configured as ZooKeeper's sample
-// (tickTime 2s, syncLimit 5 or 10; see WithEnsembleTiming): a shorter one
-// is refused there by NewSession.
-const DefaultSessionTimeout = 30 * time.Second
+// defaultSessionTimeout is long enough to hold a lock through a follower
+// of an ensemble configured as ZooKeeper's sample (tickTime 2s, syncLimit
+// 5 or 10; see WithEnsembleTiming): a shorter one is refused there by
+// NewSession.
+const defaultSessionTimeout = 30 * time.Second
 
 // WithSessionTimeout sets the session timeout requested from the server; the
 // server clamps it to its [minSessionTimeout, maxSessionTimeout] (by default
@@ -115,7 +114,9 @@ const DefaultSessionTimeout = 30 * time.Second
 // follower of an ensemble, the timeout must exceed the servers'
 // syncLimit*tickTime plus a tick and a half, plus the safety margin
 // (Session.OwnershipDeadline says why): NewSession refuses a shorter one
-// with the numbers. The default is DefaultSessionTimeout (30s).
+// with the numbers. The default is 30s, long enough for a follower of an
+// ensemble configured as ZooKeeper's sample (tickTime 2s, syncLimit 5 or
+// 10).
 func WithSessionTimeout(d time.Duration) SessionOption {
 	return func(o *sessionOptions) error {
 		if d < time.Millisecond {
@@ -257,11 +258,11 @@ func WithRetry(newBackOff func() backoff.BackOff) SessionOption {
 const MaxDataSize = 1<<20 - 1<<12
 
 const (
-	// DefaultMaxRequestSize is ZooKeeper's default jute.maxbuffer: the
+	// defaultMaxRequestSize is ZooKeeper's default jute.maxbuffer: the
 	// largest request, after its 4-byte length, a server accepts. A larger
 	// one makes the server drop the connection, and every request in flight
 	// on the session with it.
-	DefaultMaxRequestSize = 1<<20 - 1
+	defaultMaxRequestSize = 1<<20 - 1
 
 	// maxSendSize bounds WithMaxRequestSize: zklock's client reads no
 	// frame over 64 MiB (a corrupt length must not make it allocate
@@ -278,7 +279,8 @@ const (
 // jute.maxbuffer does in ZooKeeper's Java client: a reply longer than it
 // plus 1 KiB is taken for a broken stream and the connection is left (a
 // listing of a path with so many children fails on every connection). The
-// default is DefaultMaxRequestSize; at most 64 MiB less 4 bytes.
+// default is ZooKeeper's default jute.maxbuffer, 1 MiB less 1 byte
+// (1048575); at most 64 MiB less 4 bytes.
 func WithMaxRequestSize(n int) SessionOption {
 	return func(o *sessionOptions) error {
 		if n < 1 || n > maxSendSize {
@@ -347,8 +349,8 @@ var defaultData = sync.OnceValue(func() []byte {
 // WithData sets the data stored in our node, shown to other clients that
 // inspect the queue (Contenders, LockedError). The default is "host:pid".
 // Data larger than MaxDataSize is rejected with ErrInvalidArgument. Data
-// holding ReservedData is rejected with ErrInvalidArgument: zklock marks
-// protocol state with tags that begin so (a node that announces its
+// holding a NUL byte followed by "zklock:" is rejected with
+// ErrInvalidArgument: zklock marks protocol state with tags that begin so (a node that announces its
 // release, a revocable one, a semaphore permit's rank), and some nodes
 // keep the caller's data verbatim (a cohort's; an election candidate's
 // value), where such bytes would forge that state: a waiter would take a
@@ -359,17 +361,17 @@ func WithData(data []byte) Option {
 			return fmt.Errorf("%w: %d bytes, at most %d", errs.ErrDataTooLarge, len(data), MaxDataSize)
 		}
 		if queue.Reserved(data) {
-			return invalid("data holds %q, which zklock reserves for its own tags", ReservedData)
+			return invalid("data holds %q, which zklock reserves for its own tags", reservedData)
 		}
 		o.data, o.ownData = append([]byte(nil), data...), true
 		return nil
 	}
 }
 
-// ReservedData is the byte sequence (a NUL byte, then "zklock:") that
+// reservedData is the byte sequence (a NUL byte, then "zklock:") that
 // begins every tag zklock appends to a node's data. WithData and
 // Election.Campaign refuse data that holds it.
-const ReservedData = queue.TagPrefix
+const reservedData = queue.TagPrefix
 
 // WithListingHandoff turns off the listing-free handoff for this handle:
 // a waiter woken by the contender ahead of it lists the queue again before

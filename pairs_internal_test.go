@@ -13,7 +13,7 @@ import (
 func TestPairsRefusedAtConstruction(t *testing.T) {
 	fs := fakeSession()
 	const p = "/pairs/p"
-	reserved := WithData([]byte("x" + ReservedData + "a"))
+	reserved := WithData([]byte("x" + reservedData + "a"))
 	for _, tc := range []struct {
 		name string
 		make func() error
@@ -81,7 +81,7 @@ func TestPairsRefusedAtConstruction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Campaign(t.Context(), []byte("x"+ReservedData)); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := e.Campaign(t.Context(), []byte("x"+reservedData)); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("Campaign with a reserved value: %v, want ErrInvalidArgument", err)
 	}
 	// Data that only looks like a tag without its NUL byte is the caller's.

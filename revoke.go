@@ -8,11 +8,11 @@ import (
 	"github.com/zklock/zklock/internal/queue"
 )
 
-// RevokeMessage is what a revocation request writes into a lock node's
-// data: Apache Curator's (LockInternals.REVOKE_MESSAGE), so that Curator's
-// Revoker reaches zklock holders and zklock's Revoke reaches Curator
-// holders made revocable.
-const RevokeMessage = queue.RevokeMessage
+// revokeMessage is what a revocation request writes into a lock node's
+// data: Apache Curator's (LockInternals.REVOKE_MESSAGE, "__REVOKE__"), so
+// that Curator's Revoker reaches zklock holders and zklock's Revoke
+// reaches Curator holders made revocable.
+const revokeMessage = queue.RevokeMessage
 
 // WithRevocable makes a Mutex, ReentrantMutex or RWMutex revocable: while
 // it holds, a revocation request written into its node (by Revoke, `zklock
@@ -35,7 +35,7 @@ func WithRevocable() Option {
 }
 
 // Revoke asks the holders of a lock to release it, the way Curator's
-// Revoker does: it writes RevokeMessage into their nodes, and returns the
+// Revoker does: it writes Curator's "__REVOKE__" into their nodes, and returns the
 // nodes it wrote. path is either one contender's node (a holder or a
 // waiter, as listed by Contenders) or a lock path, whose holders are then
 // revoked: the first contender (with a downgraded writer's read node), or,
@@ -52,7 +52,7 @@ func WithRevocable() Option {
 // lease node too: no semaphore is revocable. Other nodes cannot be told
 // from Curator's, whose holders it must reach, so they are written even
 // when nobody listens: a zklock reader without WithRevocable, an election
-// candidate (its value then reads as RevokeMessage), or a cohort's node
+// candidate (its value then reads as a request), or a cohort's node
 // (WithCohort: the cohort hands that node on no more once it needs a
 // guard bump, which the write makes fail, and a Guard taken before it
 // fails). No such write lets anyone in: only announcing nodes take a data

@@ -84,7 +84,7 @@ func forgedCandidate(t *testing.T, value []byte) {
 	wq := plainQ(w, path, queue.KindLock) // a Mutex shares an election's queue
 	wch := goHeld(t, wq)
 	awaitFake(t, srv, "W waits for the leader's node", func() bool { return watchesSet(srv, w, nodeOf(term.Guard())) == 1 })
-	if err := srv.SetData(nodeOf(term.Guard()), []byte(RevokeMessage)); err != nil { // Curator's Revoker
+	if err := srv.SetData(nodeOf(term.Guard()), []byte(revokeMessage)); err != nil { // Curator's Revoker
 		t.Fatal(err)
 	}
 	awaitFake(t, srv, "W holds, or waits for the leader's node again", func() bool {

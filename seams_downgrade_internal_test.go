@@ -175,7 +175,7 @@ func TestDowngradedReadRevocable(t *testing.T) {
 	if revoked == nil {
 		t.Fatal("the downgraded read hold has no revocation signal")
 	}
-	if err := srv.SetData(read, []byte(RevokeMessage)); err != nil {
+	if err := srv.SetData(read, []byte(revokeMessage)); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -276,7 +276,7 @@ func TestCancelledUnlockKeepsWatch(t *testing.T) {
 	if closed(m.Lost()) {
 		t.Fatal("Lost fired for a hold still held, after a cut-off Unlock")
 	}
-	if err := srv.SetData(node, []byte(RevokeMessage)); err != nil {
+	if err := srv.SetData(node, []byte(revokeMessage)); err != nil {
 		t.Fatal(err)
 	}
 	select {

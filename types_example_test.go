@@ -319,7 +319,7 @@ func ExampleWithCohort() {
 	var mu sync.Mutex
 	counter := 0
 	for range 8 {
-		m, _ := zklock.NewMutex(s, "/ex/cohort/lock", zklock.WithCohort(zklock.DefaultCohortHandoffs, zklock.DefaultCohortHold))
+		m, _ := zklock.NewMutex(s, "/ex/cohort/lock", zklock.WithCohort(0, 0)) // the default bounds: 32 handoffs, 100ms
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

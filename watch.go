@@ -34,7 +34,7 @@ type LockState struct {
 	// be served (a semaphore's: its queue for leases).
 	Waiting []Contender
 	// Revoking are the nodes of Holders whose data is a revocation request
-	// (RevokeMessage: Revoke, Curator's Revoker), in Holders' order.
+	// (Curator's "__REVOKE__": Revoke, Curator's Revoker), in Holders' order.
 	Revoking []string
 }
 
@@ -140,7 +140,7 @@ func lockState(p string, st queue.State) LockState {
 	out := LockState{Path: p, Kind: Kind(st.Kind), Limit: st.Limit,
 		Holders: contenders(st.Holders, true), Waiting: contenders(st.Waiting, false)}
 	for _, h := range st.Holders {
-		if string(h.Data) == RevokeMessage {
+		if string(h.Data) == revokeMessage {
 			out.Revoking = append(out.Revoking, h.Path)
 		}
 	}

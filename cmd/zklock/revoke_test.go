@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -158,7 +159,7 @@ func TestRunRevocable(t *testing.T) {
 // A waiter behind a holder asked to release says so, not that the holder
 // is "__REVOKE__" (the request overwrote the holder's data).
 func TestWaitLineNamesARevocationRequest(t *testing.T) {
-	r := report{Holders: []entry{{Session: "0x1", Data: zklock.RevokeMessage, Revoke: true}},
+	r := report{Holders: []entry{{Session: "0x1", Data: queue.RevokeMessage, Revoke: true}},
 		Waiting: []entry{{Session: "0x2"}}}
 	if got, want := waitLine(r, 2), "held by session 0x1 (revocation requested), 0 waiting ahead"; got != want {
 		t.Errorf("waitLine = %q, want %q", got, want)
