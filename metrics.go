@@ -40,26 +40,13 @@ type Metrics interface {
 	Loss(kind Kind, path string)
 	// SessionState reports every session state transition.
 	SessionState(st State)
-}
-
-// RecipeMetrics is an optional addition to Metrics: a Metrics that also
-// implements it (the metrics/prometheus and metrics/otel adapters do) is
-// told of the recipes' events, on a goroutine of the session's, under the
-// same rules as Loss.
-type RecipeMetrics interface {
 	// Revoked reports that a revocable holder (WithRevocable) received a
-	// revocation request.
+	// revocation request, on a goroutine of the session's, as Loss.
 	Revoked(kind Kind, path string)
 	// Expired reports that a bounded hold (WithMaxHold) passed its bound:
-	// its loss signal fired and its node is being released.
+	// its loss signal fired and its node is being released. It is called
+	// on a goroutine of the session's, as Loss.
 	Expired(kind Kind, path string)
-}
-
-// recipe reports a recipe event to a Metrics that takes them.
-func (ms *metricsState) recipe(report func(RecipeMetrics)) {
-	if rm, ok := ms.m.(RecipeMetrics); ok {
-		report(rm)
-	}
 }
 
 // Kind names a kind of primitive: in metrics (the kind argument of
@@ -177,14 +164,10 @@ func (ms *metricsState) Released(h *queue.Held) {
 }
 
 // Revoked and Expired report a revocation request heard (WithRevocable)
-// and a bound passed (WithMaxHold), to a RecipeMetrics.
-func (ms *metricsState) Revoked(kind errs.Kind, path string) {
-	ms.recipe(func(m RecipeMetrics) { m.Revoked(Kind(kind), path) })
-}
+// and a bound passed (WithMaxHold).
+func (ms *metricsState) Revoked(kind errs.Kind, path string) { ms.m.Revoked(Kind(kind), path) }
 
-func (ms *metricsState) Expired(kind errs.Kind, path string) {
-	ms.recipe(func(m RecipeMetrics) { m.Expired(Kind(kind), path) })
-}
+func (ms *metricsState) Expired(kind errs.Kind, path string) { ms.m.Expired(Kind(kind), path) }
 
 func (ms *metricsState) epochEnded(key any, closing bool) {
 	if ms == nil {

@@ -51,6 +51,11 @@ func (r *metricsRecorder) SessionState(st zklock.State) {
 	r.add(metricsCall{method: "SessionState", state: st})
 }
 
+// Revoked and Expired are not recorded: the tests of the recipes' events
+// are the adapters' (metrics/...) and ExampleMetrics_revocations.
+func (r *metricsRecorder) Revoked(kind zklock.Kind, path string) {}
+func (r *metricsRecorder) Expired(kind zklock.Kind, path string) {}
+
 // take returns the calls so far, except SessionState's, and forgets them.
 func (r *metricsRecorder) take() []metricsCall {
 	r.mu.Lock()

@@ -11,8 +11,8 @@ import (
 	"github.com/zklock/zklock"
 )
 
-// revocations is a Metrics that is also a RecipeMetrics: it counts the
-// revocation requests its session's holders receive.
+// revocations is a Metrics that counts the revocation requests its
+// session's holders receive.
 type revocations struct {
 	mu      sync.Mutex
 	revoked int
@@ -30,7 +30,7 @@ func (c *revocations) Revoked(kind zklock.Kind, path string) {
 	c.revoked++
 }
 
-func ExampleRecipeMetrics() {
+func ExampleMetrics_revocations() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var m revocations

@@ -87,8 +87,7 @@ type Metrics struct {
 }
 
 var (
-	_ zklock.Metrics       = (*Metrics)(nil)
-	_ zklock.RecipeMetrics = (*Metrics)(nil)
+	_ zklock.Metrics = (*Metrics)(nil)
 )
 
 // New returns Metrics whose instruments come from mp's meter named
@@ -207,12 +206,12 @@ func (m *Metrics) Loss(kind zklock.Kind, path string) {
 	m.losses.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }
 
-// Revoked implements zklock.RecipeMetrics.
+// Revoked implements zklock.Metrics.
 func (m *Metrics) Revoked(kind zklock.Kind, path string) {
 	m.revocations.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }
 
-// Expired implements zklock.RecipeMetrics.
+// Expired implements zklock.Metrics.
 func (m *Metrics) Expired(kind zklock.Kind, path string) {
 	m.expiries.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }

@@ -62,9 +62,8 @@ type Metrics struct {
 }
 
 var (
-	_ zklock.Metrics       = (*Metrics)(nil)
-	_ zklock.RecipeMetrics = (*Metrics)(nil)
-	_ prom.Collector       = (*Metrics)(nil)
+	_ zklock.Metrics = (*Metrics)(nil)
+	_ prom.Collector = (*Metrics)(nil)
 )
 
 // Option configures New.
@@ -191,12 +190,12 @@ func (m *Metrics) Loss(kind zklock.Kind, path string) {
 	m.losses.WithLabelValues(string(kind), m.path(path)).Inc()
 }
 
-// Revoked implements zklock.RecipeMetrics.
+// Revoked implements zklock.Metrics.
 func (m *Metrics) Revoked(kind zklock.Kind, path string) {
 	m.revocations.WithLabelValues(string(kind), m.path(path)).Inc()
 }
 
-// Expired implements zklock.RecipeMetrics.
+// Expired implements zklock.Metrics.
 func (m *Metrics) Expired(kind zklock.Kind, path string) {
 	m.expiries.WithLabelValues(string(kind), m.path(path)).Inc()
 }
