@@ -191,12 +191,14 @@ func (e *Election) Resign(ctx context.Context) error {
 
 // LeaderInfo describes a leader: the first candidate in the election's
 // queue. The zero LeaderInfo (Node == "") means there is no leader.
+// Created is when the leader became a candidate, not when it began to
+// lead, which ZooKeeper does not record.
 type LeaderInfo struct {
 	Node    string    // full path of the leader's node
 	Value   []byte    // the value the leader campaigned with
 	Session int64     // the leader's session id
 	Token   int64     // the term's fencing token (see Term.Token)
-	Since   time.Time // when the leader's node was created, by the server's clock
+	Created time.Time // when the leader's node was created, by the server's clock
 }
 
 // Leader returns the current leader, or ErrNoLeader when no candidate is
@@ -218,5 +220,5 @@ func (e *Election) leader(ctx context.Context) (LeaderInfo, error) {
 		return LeaderInfo{}, ErrNoLeader
 	}
 	return LeaderInfo{Node: e.q.Dir + "/" + f.Name, Value: f.Data, Session: f.Stat.EphemeralOwner,
-		Token: f.Stat.Czxid << hold.TokenShift, Since: time.UnixMilli(f.Stat.Ctime)}, nil
+		Token: f.Stat.Czxid << hold.TokenShift, Created: time.UnixMilli(f.Stat.Ctime)}, nil
 }

@@ -133,7 +133,7 @@ func (c *cli) printLeader(info zklock.LeaderInfo, asJSON bool) {
 	l := leaderLine{Time: time.Now(), Leader: info.Node != ""}
 	if l.Leader {
 		l.Value, l.Session, l.Token = string(info.Value), fmt.Sprintf("0x%x", info.Session), info.Token
-		l.Node, l.Created = info.Node, &info.Since
+		l.Node, l.Created = info.Node, &info.Created
 	}
 	if asJSON {
 		_ = json.NewEncoder(c.stdout).Encode(l)
@@ -145,7 +145,7 @@ func (c *cli) printLeader(info zklock.LeaderInfo, asJSON bool) {
 		return
 	}
 	fmt.Fprintf(c.stdout, "%s leader %s (session %s, token %d, node created %s)\n", stamp,
-		printable(l.Value, 60), l.Session, l.Token, info.Since.Format(timeFormat))
+		printable(l.Value, 60), l.Session, l.Token, info.Created.Format(timeFormat))
 }
 
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"
