@@ -415,3 +415,41 @@ func ExamplePart() {
 	// lock: <nil> guards: 2
 	// unlock: <nil>
 }
+
+func ExampleContenders() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	sem, _ := zklock.NewSemaphore(s, "/ex/contenders/slots", 1)
+	lease, err := sem.Acquire(ctx, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer lease.Release(ctx)
+	other, _ := zklock.NewSemaphore(s, "/ex/contenders/slots", 1)
+	waitCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go other.Acquire(waitCtx, 1) //nolint:errcheck // it waits until stop
+	// Who holds, who waits: any kind of primitive's path. (The loop gives
+	// the waiter's node time to appear.)
+	for range 500 {
+		cs, err := zklock.Contenders(ctx, s, "/ex/contenders/slots")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if len(cs) == 2 {
+			fmt.Println("holds:", cs[0].Holds, "then waits:", !cs[1].Holds)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Output:
+	// holds: true then waits: true
+}
