@@ -12,7 +12,7 @@ import (
 // Each is wrapped with detail (the message says what exactly, for example
 // "zklock: invalid path: ..."); test for them with errors.Is. Errors from
 // ZooKeeper itself are wrapped too, so errors.Is works for those as well.
-
+//
 // Fix the call: the arguments or the setup are wrong, and retrying the
 // same call cannot help. Nothing was sent to the server, or nothing is
 // left on it.
@@ -84,19 +84,23 @@ import (
 //   - ErrNotOwner: an owner releases a lock held by another owner of the
 //     same Session.
 var (
+	// Fix the call.
 	ErrInvalidArgument = errs.ErrInvalidArgument
 	ErrWrongKind       = errs.ErrWrongKind
 	ErrTimingUnknown   = errs.ErrTimingUnknown
 	ErrNotRevocable    = errs.ErrNotRevocable
 
+	// Wait or retry.
 	ErrLocked      = errs.ErrLocked
 	ErrNoLeader    = errs.ErrNoLeader
 	ErrHolderAlive = errs.ErrHolderAlive
 
+	// The hold is gone: start over.
 	ErrLockLost      = errs.ErrLockLost
 	ErrResigned      = errs.ErrResigned
 	ErrSessionClosed = errs.ErrSessionClosed
 
+	// Misuse of a handle.
 	ErrNotLocked     = errs.ErrNotLocked
 	ErrAlreadyLocked = errs.ErrAlreadyLocked
 	ErrNotOwner      = errs.ErrNotOwner
