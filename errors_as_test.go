@@ -56,6 +56,21 @@ func TestErrorsAsPublicTypes(t *testing.T) {
 		t.Errorf("WrongKindError %+v, want path %s, found %s", wk, rwPath, zklock.KindRWMutexWrite)
 	}
 
+	// The other acquiring paths on the RWMutex's path: a Semaphore, an
+	// Election, and a MultiLock whose part is of the wrong kind.
+	sem, _ := zklock.NewSemaphore(s2, rwPath, 2)
+	_, err = sem.TryAcquire(ctx, 1)
+	wrongKind(t, "Semaphore.TryAcquire", err)
+	el, _ := zklock.NewElection(s2, rwPath)
+	_, err = el.Campaign(ctx, nil)
+	wrongKind(t, "Election.Campaign", err)
+	other, _ := zklock.NewMutex(s2, lockPath(t, "other"))
+	ml, err := zklock.NewMultiLock(other, wrong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongKind(t, "MultiLock.Lock", ml.Lock(ctx))
+
 	_, err = zklock.Break(ctx, s2, path, false)
 	var ha *zklock.HolderAliveError
 	if !errors.As(err, &ha) || !errors.Is(err, zklock.ErrHolderAlive) {
@@ -69,5 +84,13 @@ func TestErrorsAsPublicTypes(t *testing.T) {
 	}
 	if err := w.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func wrongKind(t *testing.T, name string, err error) {
+	t.Helper()
+	var wk *zklock.WrongKindError
+	if !errors.As(err, &wk) || !errors.Is(err, zklock.ErrWrongKind) || wk.Found != zklock.KindRWMutexWrite {
+		t.Errorf("%s on an RWMutex's path: %v (%T), want a *zklock.WrongKindError finding %s", name, err, err, zklock.KindRWMutexWrite)
 	}
 }
