@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/zk"
@@ -37,7 +38,7 @@ import (
 //
 // Methods are safe for concurrent use. An Election campaigns once at a
 // time: while a Campaign waits, a term is current or Run runs, another
-// Campaign or Run on it returns ErrAlreadyCampaigning at once and queues
+// Campaign or Run on it returns ErrAlreadyLocked at once and queues
 // nothing. An
 // Election must not be copied.
 type Election struct {
@@ -60,7 +61,7 @@ type Election struct {
 var electionSpec = spec{kind: KindElection, node: queue.KindLock, accept: lockKinds, quiet: true, errs: electionErrs}
 
 // electionErrs are what a Resign returns.
-var electionErrs = &hold.Errs{Lost: ErrLeadershipLost, NotHeld: ErrNotLocked}
+var electionErrs = &hold.Errs{Lost: errs.ErrLeadershipLost, NotHeld: ErrNotLocked}
 
 // NewElection returns an Election on path. Nothing is sent to the server
 // until Campaign, Leader or Observe. The path rules, request size included,
@@ -84,12 +85,12 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // On error nothing is left on the server: the error satisfies
 // errors.Is(err, ctx.Err()) when ctx ended, and Campaign returns within the
 // cleanup grace of ctx's end (see Cleanup in the package doc). Campaign
-// returns ErrAlreadyCampaigning at once, sending nothing, while another
+// returns ErrAlreadyLocked at once, sending nothing, while another
 // Campaign on the Election waits, a term is current or Run runs;
-// ErrDataTooLarge for a value over zk.MaxDataSize or one that, with the path,
+// ErrInvalidArgument for a value over zk.MaxDataSize or one that, with the path,
 // makes a create request over the session's maximum request size
-// (WithMaxRequestSize); ErrInvalidArgument for a value that holds
-// ReservedData (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
+// (WithMaxRequestSize); ErrInvalidArgument for a value that holds the
+// bytes zklock reserves for its tags (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
 // once, when the path holds another kind of primitive's nodes.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
 	return e.campaign(ctx, value, false)
@@ -102,10 +103,10 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 		return nil, err
 	}
 	if len(value) > zk.MaxDataSize {
-		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(value), zk.MaxDataSize)
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", errs.ErrDataTooLarge, len(value), zk.MaxDataSize)
 	}
 	if queue.Reserved(value) {
-		return nil, fmt.Errorf("%w: the value holds %q, which zklock reserves for its own tags", ErrInvalidArgument, ReservedData)
+		return nil, fmt.Errorf("%w: the value holds %q, which zklock reserves for its own tags", ErrInvalidArgument, reservedData)
 	}
 	if err := e.s.opts.checkCreate(queue.LongestNode(e.q.Dir, e.q.Kind), len(value)); err != nil {
 		return nil, err
@@ -135,7 +136,7 @@ func (e *Election) begin(inRun bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.busyLocked() || (e.running && !inRun) {
-		return ErrAlreadyCampaigning
+		return errs.ErrAlreadyCampaign
 	}
 	if e.held != nil {
 		e.line.Abandon(e.held) // lost: its node is gone, or goes with its epoch
@@ -155,8 +156,8 @@ func (e *Election) busyLocked() bool {
 // candidate can lead. The term's Lost is closed first, before anything is
 // sent, so the caller stops acting as leader before a successor can start.
 //
-// Resign returns ErrNotLeader when there is no term (Resign cannot cancel a
-// Campaign in progress: cancel its ctx), and ErrLeadershipLost when the term
+// Resign returns ErrNotLocked when there is no term (Resign cannot cancel a
+// Campaign in progress: cancel its ctx), and ErrLockLost when the term
 // had already been lost. If ctx ends before the delete succeeds, Resign
 // returns ctx's error and the delete continues in the background until it
 // succeeds or the session is gone. In every case the Election may Campaign
@@ -170,18 +171,18 @@ func (e *Election) Resign(ctx context.Context) error {
 	e.held, e.term = nil, nil
 	e.mu.Unlock()
 	if h == nil {
-		return ErrNotLeader
+		return errs.ErrNotLeader
 	}
 	select {
 	case <-h.Epoch().Done: // lost already; the watcher may not have said so yet
-		t.end(ErrLeadershipLost)
+		t.end(errs.ErrLeadershipLost)
 	default:
 		t.end(ErrResigned)
 	}
 	err := e.line.Release(ctx, h)
 	switch {
-	case errors.Is(err, ErrLeadershipLost) || (err == nil && errors.Is(t.Err(), ErrLeadershipLost)):
-		return ErrLeadershipLost
+	case errors.Is(err, errs.ErrLeadershipLost) || (err == nil && errors.Is(t.Err(), errs.ErrLeadershipLost)):
+		return errs.ErrLeadershipLost
 	case err == nil:
 		return nil
 	}
@@ -191,12 +192,14 @@ func (e *Election) Resign(ctx context.Context) error {
 
 // LeaderInfo describes a leader: the first candidate in the election's
 // queue. The zero LeaderInfo (Node == "") means there is no leader.
+// Created is when the leader became a candidate, not when it began to
+// lead, which ZooKeeper does not record.
 type LeaderInfo struct {
 	Node    string    // full path of the leader's node
 	Value   []byte    // the value the leader campaigned with
 	Session int64     // the leader's session id
 	Token   int64     // the term's fencing token (see Term.Token)
-	Since   time.Time // when the leader's node was created, by the server's clock
+	Created time.Time // when the leader's node was created, by the server's clock
 }
 
 // Leader returns the current leader, or ErrNoLeader when no candidate is
@@ -218,11 +221,5 @@ func (e *Election) leader(ctx context.Context) (LeaderInfo, error) {
 		return LeaderInfo{}, ErrNoLeader
 	}
 	return LeaderInfo{Node: e.q.Dir + "/" + f.Name, Value: f.Data, Session: f.Stat.EphemeralOwner,
-		Token: f.Stat.Czxid << hold.TokenShift, Since: time.UnixMilli(f.Stat.Ctime)}, nil
-}
-
-// Candidates lists the election's queue: the leader first, then the other
-// candidates in the order they will lead, each with its value as Data.
-func (e *Election) Candidates(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, e.q)
+		Token: f.Stat.Czxid << hold.TokenShift, Created: time.UnixMilli(f.Stat.Ctime)}, nil
 }

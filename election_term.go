@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/zk"
@@ -21,9 +22,8 @@ import (
 // never restarts; campaigning again yields a new Term with a larger Token.
 // Its methods are safe for concurrent use.
 type Term struct {
-	token   int64
-	node    string
-	session int64
+	token int64
+	node  string
 
 	done chan struct{}
 	once sync.Once
@@ -36,7 +36,7 @@ type Term struct {
 // deleted while the session lives (by hand, say): then the next candidate
 // leads.
 func newTerm(conn queue.Conn, h *hold.Hold) *Term {
-	t := &Term{token: h.Token(), node: h.Node(), session: h.Epoch().SessionID,
+	t := &Term{token: h.Token(), node: h.Node(),
 		done: make(chan struct{})}
 	lost := h.Epoch().Done
 	// The epoch ends at Close too, before the session waits for its
@@ -46,12 +46,12 @@ func newTerm(conn queue.Conn, h *hold.Hold) *Term {
 		defer cancel()
 		select {
 		case <-lost:
-			t.end(ErrLeadershipLost)
+			t.end(errs.ErrLeadershipLost)
 		case <-t.done:
 		}
 	}) {
 		cancel()
-		t.end(ErrLeadershipLost) // the session is closing: its epoch is over
+		t.end(errs.ErrLeadershipLost) // the session is closing: its epoch is over
 		return t
 	}
 	conn.Go(func(context.Context) { t.watchNode(ctx, conn) })
@@ -66,7 +66,7 @@ func (t *Term) watchNode(ctx context.Context, conn queue.Conn) {
 		}
 		st, err := conn.Stat(ctx, t.node)
 		if err == nil && st == nil {
-			t.end(ErrLeadershipLost)
+			t.end(errs.ErrLeadershipLost)
 			return
 		}
 		if err != nil {
@@ -91,7 +91,7 @@ func (t *Term) end(err error) {
 // nothing is held.
 func (t *Term) Lost() <-chan struct{} { return t.done }
 
-// Err returns nil while the term lasts, then why it ended: ErrLeadershipLost
+// Err returns nil while the term lasts, then why it ended: ErrLockLost
 // or ErrResigned.
 func (t *Term) Err() error {
 	t.mu.Lock()
@@ -106,21 +106,15 @@ func (t *Term) Err() error {
 // reject a deposed leader.
 func (t *Term) Token() int64 { return t.token }
 
-// Node returns the full path of our candidate node.
-func (t *Term) Node() string { return t.node }
-
-// SessionID returns the session the term was won in.
-func (t *Term) SessionID() int64 { return t.session }
-
 // Guard returns a ZooKeeper check operation that succeeds only while our
-// node exists. Put it first in zk.Client.Multi so the other writes commit
+// node exists (its Path is our candidate node's). Put it first in zk.Client.Multi so the other writes commit
 // only while this candidate is still first in the queue.
 func (t *Term) Guard() *zk.CheckOp {
 	return checkOp(&hold.Guard{Path: t.node, Version: -1})
 }
 
 // Context returns a copy of parent that is cancelled when the term ends
-// (context.Cause then reports ErrLeadershipLost or ErrResigned), when parent
+// (context.Cause then reports ErrLockLost or ErrResigned), when parent
 // is done, or when the returned CancelFunc is called. Call the CancelFunc
 // once the work is done, to release the goroutine that watches the term.
 // Like context.WithCancel it panics if parent is nil.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/internal/exampleserver"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 	"go.uber.org/goleak"
 )
@@ -186,4 +187,28 @@ func lossBeforeRival(ctx context.Context, t *testing.T, lost <-chan struct{}, ri
 		t.Fatalf("loss signal at %v, rival held at %v", lostAt, rivalAt)
 	}
 	return lostAt, rivalAt
+}
+
+// nodeOf is the path of a guard's node: a hold's node (Mutex.Guard().Path),
+// or "" when nothing is held (a nil guard).
+func nodeOf(g *zk.CheckOp) string {
+	if g == nil {
+		return ""
+	}
+	return g.Path
+}
+
+// locker is docs/api.md's sync.Locker adapter, which the tests check.
+type locker struct{ lock, unlock func(context.Context) error }
+
+func (l locker) Lock() {
+	if err := l.lock(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
+func (l locker) Unlock() {
+	if err := l.unlock(context.Background()); err != nil {
+		panic(err)
+	}
 }

@@ -34,8 +34,10 @@ func (c *acquisitions) Hold(kind zklock.Kind, path string, d time.Duration) {
 	c.held++
 }
 
-func (c *acquisitions) Loss(kind zklock.Kind, path string) {}
-func (c *acquisitions) SessionState(st zk.State)           {}
+func (c *acquisitions) Loss(kind zklock.Kind, path string)    {}
+func (c *acquisitions) SessionState(st zk.State)              {}
+func (c *acquisitions) Revoked(kind zklock.Kind, path string) {}
+func (c *acquisitions) Expired(kind zklock.Kind, path string) {}
 
 func ExampleMetrics() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

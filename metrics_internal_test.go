@@ -31,3 +31,5 @@ func (nopMetrics) AcquireWait(Kind, string, time.Duration, error) {}
 func (nopMetrics) Hold(Kind, string, time.Duration)               {}
 func (nopMetrics) Loss(Kind, string)                              {}
 func (nopMetrics) SessionState(zk.State)                          {}
+func (nopMetrics) Revoked(Kind, string)                           {}
+func (nopMetrics) Expired(Kind, string)                           {}

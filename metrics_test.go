@@ -52,6 +52,11 @@ func (r *metricsRecorder) SessionState(st zk.State) {
 	r.add(metricsCall{method: "SessionState", state: st})
 }
 
+// Revoked and Expired are not recorded: the tests of the recipes' events
+// are the adapters' (metrics/...) and ExampleMetrics_revocations.
+func (r *metricsRecorder) Revoked(kind zklock.Kind, path string) {}
+func (r *metricsRecorder) Expired(kind zklock.Kind, path string) {}
+
 // take returns the calls so far, except SessionState's, and forgets them.
 func (r *metricsRecorder) take() []metricsCall {
 	r.mu.Lock()
@@ -151,7 +156,7 @@ func TestMetricsEveryPrimitive(t *testing.T) {
 	lease, err := sem.Acquire(ctx, 2)
 	require.NoError(t, err)
 	_, err = sem.TryAcquire(ctx, 1)
-	require.ErrorIs(t, err, zklock.ErrNotAcquired)
+	require.ErrorIs(t, err, zklock.ErrLocked)
 	require.NoError(t, lease.Release(ctx))
 	e, err := zklock.NewElection(s, root+"e")
 	require.NoError(t, err)
@@ -160,7 +165,7 @@ func TestMetricsEveryPrimitive(t *testing.T) {
 	require.NoError(t, e.Resign(ctx))
 	requireCalls(t, []metricsCall{
 		{method: "AcquireWait", kind: zklock.KindSemaphore, path: root + "sem"},
-		{method: "AcquireWait", kind: zklock.KindSemaphore, path: root + "sem", err: zklock.ErrNotAcquired},
+		{method: "AcquireWait", kind: zklock.KindSemaphore, path: root + "sem", err: zklock.ErrLocked},
 		{method: "Hold", kind: zklock.KindSemaphore, path: root + "sem"},
 		{method: "AcquireWait", kind: zklock.KindElection, path: root + "e"},
 		{method: "Hold", kind: zklock.KindElection, path: root + "e"},
@@ -220,7 +225,7 @@ func TestMetricsLossIsReportedAndLogged(t *testing.T) {
 	m, err := zklock.NewMutex(s, lp)
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
-	node := m.Node()
+	node := nodeOf(m.Guard())
 	rec.take()
 
 	require.NoError(t, zktest.ExpireSession(ctx, c, p, s.SessionID()))

@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/zklock/zklock/internal/hold"
@@ -17,8 +18,8 @@ import (
 // Holding is not guaranteed once Lost fires: it fires when any part's loss
 // signal does. Guard returns one check per part: put them first in
 // zk.Client.Multi so that the other writes commit only while every part is
-// held. Tokens and Nodes report each part's, in the order the parts were
-// given to NewMultiLock. Each part keeps its handle's options: a part made
+// held. Tokens reports each part's, in the order the parts were given to
+// NewMultiLock. Each part keeps its handle's options: a part made
 // revocable (WithRevocable) signals on its handle's Revoked, which may be
 // read while the MultiLock holds; a part's bound (WithMaxHold) makes
 // Lost fire; a part of a cohort (WithCohort) is handed on within its
@@ -41,12 +42,15 @@ type MultiLock struct {
 }
 
 // NewMultiLock returns a MultiLock over parts. It returns
-// ErrInvalidArgument when there are none, when one is the zero Part, or
-// when two are on one path or of one handle.
+// ErrInvalidArgument when there are none, when one is nil, or when two are
+// on one path or of one handle.
 func NewMultiLock(parts ...Part) (*MultiLock, error) {
 	hp := make([]hold.Part, len(parts))
 	for i, p := range parts {
-		hp[i] = p.p
+		if p == nil {
+			return nil, fmt.Errorf("%w: part %d is nil", ErrInvalidArgument, i)
+		}
+		hp[i] = p.part()
 	}
 	m, err := hold.NewMulti(hp)
 	if err != nil {
@@ -94,7 +98,7 @@ func (m *MultiLock) Lock(ctx context.Context) error {
 // Unlock releases every part, in reverse path order, each retrying as its
 // own Unlock does. It returns ErrNotLocked if the MultiLock does not hold,
 // and the parts' errors joined; a part whose loss signal fired counts as
-// released (its error, ErrLockLost or ErrLeaseLost, is returned), and so
+// released (its error, ErrLockLost, is returned), and so
 // does a part whose release was cut off by ctx (see Mutex.Unlock: its node
 // is deleted in the background, Lost fires). Parts whose release had not
 // begun when ctx ended are still held: the MultiLock then still holds
@@ -129,8 +133,9 @@ func (m *MultiLock) Lost() <-chan struct{} {
 	return m.lost
 }
 
-// Guard returns one ZooKeeper check per part (each a *zk.CheckOp), in path
-// order, each succeeding only while its part is held: put them first in
+// Guard returns one ZooKeeper check per part (each a *zk.CheckOp, whose
+// Path is the part's node), in path order, each succeeding only while its
+// part is held: put them first in
 // zk.Client.Multi (append the writes: s.Client().Multi(ctx, append(ml.Guard(),
 // writes...)...)) so that the writes commit only while every part is held.
 // It returns nil when nothing is held.
@@ -158,21 +163,6 @@ func (m *MultiLock) Tokens() []int64 {
 	out := make([]int64, len(m.holds))
 	for i, h := range m.holds {
 		out[i] = h.Token()
-	}
-	return out
-}
-
-// Nodes returns each part's node, in the order the parts were given to
-// NewMultiLock, or nil when nothing is held.
-func (m *MultiLock) Nodes() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.holds == nil {
-		return nil
-	}
-	out := make([]string, len(m.holds))
-	for i, h := range m.holds {
-		out[i] = h.Node()
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package zklock
 
 import (
 	"context"
-	"sync"
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
@@ -17,7 +16,7 @@ import (
 // handle or another, until Unlock. Each Lock is an acquisition of its own,
 // with its own fencing token, queued in the order the calls reach the
 // session. Any goroutine may Unlock, as with sync.Mutex. The accessors
-// (Lost, Token, Guard, Node, Revoked) describe the current holder's
+// (Lost, Token, Guard, Revoked) describe the current holder's
 // acquisition. It is not reentrant: a goroutine that calls Lock while it
 // holds waits forever, as with sync.Mutex (use ReentrantMutex for nesting).
 // Methods are safe for concurrent use; a Mutex must not be copied.
@@ -49,11 +48,11 @@ var mutexSpec = spec{kind: KindMutex, node: queue.KindLock, accept: lockKinds, t
 
 // NewMutex returns a Mutex on path. Nothing is sent to the server until
 // Lock. The path must be a valid absolute ZooKeeper path outside /zookeeper
-// (else ErrInvalidPath); its missing parents are created as CONTAINER
+// (else ErrInvalidArgument); its missing parents are created as CONTAINER
 // nodes, which the server removes once empty. A path, or node data with
 // the path, that would make a create request larger than the servers
-// accept (see WithMaxRequestSize) returns ErrInvalidPath or
-// ErrDataTooLarge: such a request is never sent.
+// accept (see WithMaxRequestSize) returns ErrInvalidArgument or
+// ErrInvalidArgument: such a request is never sent.
 func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
 	return newMutex(s, path, mutexSpec, opts)
 }
@@ -136,23 +135,13 @@ func (m *Mutex) Token() int64 { return m.h.Current().Token() }
 // Guard returns a ZooKeeper check operation that succeeds only while this
 // acquisition holds: its node exists (with WithCohort, and no later local
 // holder took over). Put it first in zk.Client.Multi so the other writes
-// commit only while the lock is held. It returns nil when nothing is held.
+// commit only while the lock is held. Its Path is our lock node's. It
+// returns nil when nothing is held.
 func (m *Mutex) Guard() *zk.CheckOp { return checkOp(m.h.Current().Guard()) }
 
-// Node returns the full path of our lock node, or "" when nothing is held.
-func (m *Mutex) Node() string { return m.h.Current().Node() }
-
-// Contenders lists the lock's queue: the holder first, then the waiters in
-// the order they will be granted, each with its node data.
-func (m *Mutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, &m.q)
+func (m *Mutex) part() hold.Part {
+	if m == nil {
+		return hold.Part{}
+	}
+	return slotPart(m.q.Dir, m, &m.h, m.l.Data)
 }
-
-// Locker returns a sync.Locker whose Lock and Unlock call m's with
-// context.Background(). Lock blocks while m is held, as sync.Mutex's does;
-// both panic on any other error (for example a closed session, or Unlock
-// of a lock that was lost), as sync.Locker has no way to report one.
-func (m *Mutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
-
-// Part returns m as a part of a MultiLock.
-func (m *Mutex) Part() Part { return slotPart(m.q.Dir, m, &m.h, m.l.Data) }

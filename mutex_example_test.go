@@ -146,7 +146,7 @@ func ExampleWithSequenceLayout() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("node:", m.Node()[len("/jobs/shared-queue/"):len("/jobs/shared-queue/seqlock-")])
+	fmt.Println("node:", m.Guard().Path[len("/jobs/shared-queue/"):len("/jobs/shared-queue/seqlock-")])
 	// A Mutex of the default layout refuses the path while it is in use.
 	other, _ := zklock.NewMutex(s, "/jobs/shared-queue")
 	fmt.Println("default layout:", errors.Is(other.TryLock(ctx), zklock.ErrWrongKind))

@@ -66,8 +66,7 @@ func watchLoss(t *testing.T, s *zklock.Session) (check func(errs []error, of int
 		var other []error
 		losses := 0
 		for _, err := range errs {
-			if errors.Is(err, zklock.ErrLockLost) || errors.Is(err, zklock.ErrLeaseLost) ||
-				errors.Is(err, zklock.ErrLeadershipLost) {
+			if errors.Is(err, zklock.ErrLockLost) {
 				losses++
 				continue
 			}

@@ -45,25 +45,25 @@ type lockKind struct {
 func mutexHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, m.Node, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
 }
 
 func reentrantHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewReentrantMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, m.Node, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
 }
 
 func readHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.RLock, m.RUnlock, m.Lost, m.Revoked, m.Token, m.Node, m.Guard}
+	return lockHolder{m.RLock, m.RUnlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
 }
 
 func writeHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, m.Node, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
 }
 
 func plainRival(ours func(*testing.T, *zklock.Session, string, ...zklock.Option) lockHolder) func(*testing.T, *zklock.Session, string) lockHolder {
@@ -238,7 +238,7 @@ func TestPairsBreak(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("the broken leader's term did not end")
 		}
-		require.ErrorIs(t, e.Resign(ctx), zklock.ErrLeadershipLost)
+		require.ErrorIs(t, e.Resign(ctx), zklock.ErrLockLost)
 		require.NoError(t, next.Resign(ctx))
 	})
 	for _, layout := range semLayouts {
@@ -251,7 +251,7 @@ func TestPairsBreak(t *testing.T) {
 			require.NoError(t, err)
 			_, err = zklock.Break(ctx, newSession(t, c.Servers()), path, true)
 			require.ErrorIs(t, err, zklock.ErrNotLocked, "Break names no holder of a semaphore")
-			require.True(t, exists(t, newSession(t, c.Servers()), l.Node()))
+			require.True(t, exists(t, newSession(t, c.Servers()), nodeOf(l.Guard())))
 			require.NoError(t, l.Release(ctx))
 		})
 	}
@@ -261,7 +261,7 @@ func TestPairsBreak(t *testing.T) {
 func waitCandidates(t *testing.T, e *zklock.Election, n int) {
 	t.Helper()
 	eventually(t, 10*time.Second, "candidates", func() bool {
-		cs, err := e.Candidates(ctxFor(t))
+		cs, err := zklock.ContendersOf(ctxFor(t), e)
 		return err == nil && len(cs) == n
 	})
 }
@@ -282,7 +282,7 @@ func TestPairsRevokeTargets(t *testing.T) {
 			require.NoError(t, err)
 			l, err := sem.Acquire(ctx, 1)
 			require.NoError(t, err)
-			_, err = zklock.Revoke(ctx, op, l.Node())
+			_, err = zklock.Revoke(ctx, op, nodeOf(l.Guard()))
 			require.ErrorIs(t, err, zklock.ErrNotRevocable)
 			_, err = zklock.Revoke(ctx, op, path)
 			require.ErrorIs(t, err, zklock.ErrNotLocked)
@@ -302,13 +302,13 @@ func TestPairsRevokeTargets(t *testing.T) {
 		got := make(chan error, 1)
 		go func() { _, err := next.Campaign(ctx, nil); got <- err }()
 		eventually(t, 10*time.Second, "the next candidate waits", func() bool {
-			return watches(t, c, ns.SessionID(), term.Node())
+			return watches(t, c, ns.SessionID(), nodeOf(term.Guard()))
 		})
 		nodes, err := zklock.Revoke(ctx, op, path)
 		require.NoError(t, err)
-		require.Equal(t, []string{term.Node()}, nodes)
+		require.Equal(t, []string{nodeOf(term.Guard())}, nodes)
 		eventually(t, 10*time.Second, "the next candidate watches the leader again", func() bool {
-			return watches(t, c, ns.SessionID(), term.Node())
+			return watches(t, c, ns.SessionID(), nodeOf(term.Guard()))
 		})
 		select {
 		case err := <-got:
@@ -336,7 +336,7 @@ func revokeCohort(t *testing.T, c *zktest.Cluster, op *zklock.Session) {
 	b, err := zklock.NewMutex(s, path, zklock.WithCohort(0, time.Hour))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
-	guard, node := a.Guard(), a.Node()
+	guard, node := a.Guard(), nodeOf(a.Guard())
 	bgot := make(chan error, 1)
 	go func() { bgot <- b.Lock(ctx) }()
 	eventually(t, 10*time.Second, "b waits in the cohort", func() bool { return zklock.CohortWaiters(s, path) == 1 })
@@ -394,7 +394,7 @@ func TestPairsMultiLockParts(t *testing.T) {
 	require.NoError(t, err)
 	bd, err := zklock.NewMutex(s, root+"/f", zklock.WithMaxHold(time.Hour))
 	require.NoError(t, err)
-	ml, err := zklock.NewMultiLock(bd.Part(), rv.Part(), co.Part(), sq.Part(), rd.ReadPart(), re.Part())
+	ml, err := zklock.NewMultiLock(bd, rv, co, sq, rd.ReadPart(), re)
 	require.NoError(t, err)
 	require.NoError(t, ml.Lock(ctx))
 
@@ -423,7 +423,7 @@ func TestPairsMultiLockParts(t *testing.T) {
 	for p, try := range excluded {
 		err := try()
 		require.Error(t, err, "a rival got %s while the MultiLock holds it", p)
-		require.True(t, errorsIsAny(err, zklock.ErrLocked, zklock.ErrNotAcquired), "%s: %v", p, err)
+		require.True(t, errorsIsAny(err, zklock.ErrLocked, zklock.ErrLocked), "%s: %v", p, err)
 	}
 	reader, err := zklock.NewRWMutex(rs, root+"/b")
 	require.NoError(t, err)
@@ -468,7 +468,7 @@ func TestPairsMultiLockBoundedPart(t *testing.T) {
 	require.NoError(t, err)
 	y, err := zklock.NewMutex(s, root+"/y")
 	require.NoError(t, err)
-	ml, err := zklock.NewMultiLock(x.Part(), y.Part())
+	ml, err := zklock.NewMultiLock(x, y)
 	require.NoError(t, err)
 	require.NoError(t, ml.Lock(ctx))
 	rival, err := zklock.NewMutex(newSession(t, c.Servers()), root+"/x")

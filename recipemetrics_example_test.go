@@ -12,8 +12,8 @@ import (
 	"github.com/zklock/zklock/zk"
 )
 
-// revocations is a Metrics that is also a RecipeMetrics: it counts the
-// revocation requests its session's holders receive.
+// revocations is a Metrics that counts the revocation requests its
+// session's holders receive.
 type revocations struct {
 	mu      sync.Mutex
 	revoked int
@@ -31,7 +31,7 @@ func (c *revocations) Revoked(kind zklock.Kind, path string) {
 	c.revoked++
 }
 
-func ExampleRecipeMetrics() {
+func ExampleMetrics_revocations() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var m revocations

@@ -184,28 +184,16 @@ func (r *ReentrantMutex) Token() int64 { return r.h.Current().Token() }
 // Guard is Mutex.Guard for this owner's acquisition.
 func (r *ReentrantMutex) Guard() *zk.CheckOp { return checkOp(r.h.Current().Guard()) }
 
-// Node returns the full path of our lock node, or "" when nothing is held.
-func (r *ReentrantMutex) Node() string { return r.h.Current().Node() }
-
-// Locker returns a sync.Locker whose Lock and Unlock call r's with
-// context.Background(), counting holds as r does. They panic on error (for
-// example a closed session, or Unlock by a non-owner), as sync.Locker has no
-// way to report one.
-func (r *ReentrantMutex) Locker() sync.Locker { return locker{r.Lock, r.Unlock} }
-
-// Contenders lists the lock's queue, holder first.
-func (r *ReentrantMutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, r.q)
-}
-
-// Part returns r as a part of a MultiLock.
-func (r *ReentrantMutex) Part() Part {
-	return Part{hold.Part{Path: r.q.Dir, Key: r,
+func (r *ReentrantMutex) part() hold.Part {
+	if r == nil {
+		return hold.Part{}
+	}
+	return hold.Part{Path: r.q.Dir, Key: r,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) {
 			if err := r.Lock(ctx); err != nil {
 				return nil, err
 			}
 			return r.h.Current(), nil // the owner's hold, while it counts
 		},
-		Release: func(ctx context.Context, _ *hold.Hold) error { return r.Unlock(ctx) }}}
+		Release: func(ctx context.Context, _ *hold.Hold) error { return r.Unlock(ctx) }}
 }

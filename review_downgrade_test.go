@@ -64,7 +64,7 @@ func rvDowngradeRace(t *testing.T, bound time.Duration, rounds int) {
 			ok++
 			lostNow := isClosed(m.Lost()) // the read hold is current now
 			var reads []zklock.Contender
-			list, err := m.Contenders(ctx)
+			list, err := zklock.ContendersOf(ctx, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func rvDowngradeRace(t *testing.T, bound time.Duration, rounds int) {
 		if err := rival.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := m.Contenders(ctx); return err == nil && len(cs) == 0 })
+		eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, m); return err == nil && len(cs) == 0 })
 	}
 	t.Logf("Downgrade succeeded %d times, refused %d times", ok, refused)
 }
@@ -142,6 +142,6 @@ func rvDowngradeRound(ctx context.Context, t *testing.T, ours, rs *zklock.Sessio
 		}
 		rgot <- err
 	}()
-	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := m.Contenders(ctx); return err == nil && len(cs) == 2 })
+	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := zklock.ContendersOf(ctx, m); return err == nil && len(cs) == 2 })
 	return m, rival, rivalHolds, rgot
 }

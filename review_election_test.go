@@ -36,9 +36,9 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 				if isClosed(term.Lost()) {
 					v = append(v, "its Lost is closed")
 				}
-				st, ok, err := obs.Client().Exists(ctx, term.Node())
+				st, ok, err := obs.Client().Exists(ctx, nodeOf(term.Guard()))
 				if err == nil && (!ok || st.EphemeralOwner != ours.SessionID()) {
-					v = append(v, fmt.Sprintf("its node %s does not stand as session %x's (exists %v, owner %x)", term.Node(), ours.SessionID(), ok, st.EphemeralOwner))
+					v = append(v, fmt.Sprintf("its node %s does not stand as session %x's (exists %v, owner %x)", nodeOf(term.Guard()), ours.SessionID(), ok, st.EphemeralOwner))
 				}
 				if len(v) > 0 {
 					mu.Lock()
@@ -65,13 +65,13 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 				}
 				done <- err
 			}()
-			eventually(t, 10*time.Second, "we are a candidate", func() bool { cs, err := re.Candidates(ctx); return err == nil && len(cs) == 2 })
+			eventually(t, 10*time.Second, "we are a candidate", func() bool { cs, err := zklock.ContendersOf(ctx, re); return err == nil && len(cs) == 2 })
 			old := ours.SessionID()
 			if err := zktest.ExpireSession(ctx, c, px, old); err != nil {
 				t.Fatal(err)
 			}
 			eventually(t, 20*time.Second, "a new session", func() bool { return ours.SessionID() != old })
-			eventually(t, 10*time.Second, "we are a candidate again", func() bool { cs, err := re.Candidates(ctx); return err == nil && len(cs) == 2 })
+			eventually(t, 10*time.Second, "we are a candidate again", func() bool { cs, err := zklock.ContendersOf(ctx, re); return err == nil && len(cs) == 2 })
 			time.Sleep(time.Second)
 			rivalLeads.Store(false)
 			if err := re.Resign(ctx); err != nil {
@@ -92,7 +92,7 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 			if terms.Load() == 0 {
 				t.Error("we never led")
 			}
-			eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := re.Candidates(ctx); return err == nil && len(cs) == 0 })
+			eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, re); return err == nil && len(cs) == 0 })
 			t.Logf("terms handed: %d", terms.Load())
 			for _, v := range violations {
 				t.Error(v)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -49,8 +50,7 @@ type rvExclusive interface {
 	TryLock(context.Context) error
 	Unlock(context.Context) error
 	Lost() <-chan struct{}
-	Node() string
-	Contenders(context.Context) ([]zklock.Contender, error)
+	Guard() *zk.CheckOp
 }
 
 // rvLocker is the rvHandle of an exclusive lock made by mk.
@@ -64,13 +64,13 @@ func rvLocker[T rvExclusive](mk func(*zklock.Session, string, ...zklock.Option) 
 			if err != nil {
 				return nil, err
 			}
-			return &rvHold{lost: m.Lost(), node: m.Node(), release: m.Unlock}, nil
+			return &rvHold{lost: m.Lost(), node: nodeOf(m.Guard()), release: m.Unlock}, nil
 		}
 		return &rvHandle{
 			acquire: func(ctx context.Context) (*rvHold, error) { return get(m.Lock(ctx)) },
 			try:     func(ctx context.Context) (*rvHold, error) { return get(m.TryLock(ctx)) },
 			count: func(ctx context.Context) (int, error) {
-				cs, err := m.Contenders(ctx)
+				cs, err := zklock.ContendersOf(ctx, m)
 				return len(cs), err
 			},
 		}, nil
@@ -103,14 +103,14 @@ func rvMutexPerCall(s *zklock.Session, path string, opts ...zklock.Option) (*rvH
 			if err != nil {
 				return nil, err
 			}
-			return &rvHold{lost: m.Lost(), node: m.Node(), release: m.Unlock}, nil
+			return &rvHold{lost: m.Lost(), node: nodeOf(m.Guard()), release: m.Unlock}, nil
 		}
 	}
 	return &rvHandle{
 		acquire: get(false),
 		try:     get(true),
 		count: func(ctx context.Context) (int, error) {
-			cs, err := first.Contenders(ctx)
+			cs, err := zklock.ContendersOf(ctx, first)
 			return len(cs), err
 		},
 	}, nil
@@ -125,17 +125,17 @@ func rvSemaphore(s *zklock.Session, path string, opts ...zklock.Option) (*rvHand
 		if err != nil {
 			return nil, err
 		}
-		return &rvHold{lost: l.Lost(), node: l.Node(), release: l.Release}, nil
+		return &rvHold{lost: l.Lost(), node: nodeOf(l.Guard()), release: l.Release}, nil
 	}
 	return &rvHandle{
 		acquire: func(ctx context.Context) (*rvHold, error) { return get(m.Acquire(ctx, 1)) },
 		try:     func(ctx context.Context) (*rvHold, error) { return get(m.TryAcquire(ctx, 1)) },
 		count: func(ctx context.Context) (int, error) {
-			hs, err := m.Holders(ctx)
+			hs, err := zklock.HoldersOf(ctx, m)
 			if err != nil {
 				return 0, err
 			}
-			cs, err := m.Contenders(ctx)
+			cs, err := zklock.ContendersOf(ctx, m)
 			return len(hs) + len(cs), err
 		},
 	}, nil
@@ -169,7 +169,7 @@ var rvBreak = rvFault{name: "Break", do: func(ctx context.Context, t *testing.T,
 		}
 		cs, err := zklock.NewMutex(obs, path)
 		if err == nil {
-			if l, err := cs.Contenders(ctx); err == nil && len(l) > 0 && l[0].Session != ours.SessionID() {
+			if l, err := zklock.ContendersOf(ctx, cs); err == nil && len(l) > 0 && l[0].Session != ours.SessionID() {
 				return // the rival is first
 			}
 		}

@@ -31,7 +31,7 @@ func rvReentrantAfterBreak(t *testing.T, reenter func(*zklock.ReentrantMutex, co
 	if err := reenter(r.owner, r.ctx); err != nil { // the node stands: a re-entry holds
 		t.Fatalf("re-entry while the node stands: %v", err)
 	}
-	node := r.owner.Node()
+	node := nodeOf(r.owner.Guard())
 	if _, err := zklock.Break(r.ctx, r.obs, r.path, true); err != nil {
 		t.Fatalf("Break: %v", err)
 	}
@@ -45,7 +45,7 @@ func rvReentrantAfterBreak(t *testing.T, reenter func(*zklock.ReentrantMutex, co
 	}
 	if err == nil {
 		t.Errorf("the owner's re-entrant Lock returned nil while the rival %s holds (owner's node %s exists: %v, Lost closed: %v, hold count %d)",
-			r.rival.Node(), node, exists, isClosed(r.owner.Lost()), r.owner.HoldCount())
+			nodeOf(r.rival.Guard()), node, exists, isClosed(r.owner.Lost()), r.owner.HoldCount())
 	} else if !errors.Is(err, zklock.ErrLockLost) || r.owner.HoldCount() != 2 {
 		t.Errorf("the owner's re-entrant Lock after Break: %v with hold count %d, want ErrLockLost and 2", err, r.owner.HoldCount())
 	}
@@ -58,7 +58,7 @@ func rvReentrantAfterBreak(t *testing.T, reenter func(*zklock.ReentrantMutex, co
 	if err := r.rival.Unlock(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := r.rival.Contenders(r.ctx); return err == nil && len(cs) == 0 })
+	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(r.ctx, r.rival); return err == nil && len(cs) == 0 })
 }
 
 // reentrantRig is the set-up of the tests here, on the shared server: an

@@ -23,7 +23,7 @@ func TestReviewRWMutexReadAfterBreak(t *testing.T) {
 			octx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
 			if err := op.call(m, octx); err == nil {
-				t.Errorf("%s returned nil while the rival writer %s holds (our read node %s)", op.name, rival.Node(), m.Node())
+				t.Errorf("%s returned nil while the rival writer %s holds (our read node %s)", op.name, nodeOf(rival.Guard()), nodeOf(m.Guard()))
 				_ = m.RUnlock(ctx)
 			} else {
 				t.Logf("%s: %v", op.name, err)
@@ -32,7 +32,7 @@ func TestReviewRWMutexReadAfterBreak(t *testing.T) {
 			if err := rival.Unlock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 0 })
+			eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 0 })
 		})
 	}
 }

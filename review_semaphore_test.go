@@ -55,7 +55,7 @@ func TestReviewSemaphoreSharedExpire(t *testing.T) {
 				if isClosed(l.Lost()) {
 					v = append(v, "its Lost is closed")
 				}
-				for _, node := range l.Nodes() {
+				for _, node := range zklock.LeaseNodes(l) {
 					st, ok, err := obs.Client().Exists(ctx, node)
 					if err == nil && (!ok || st.EphemeralOwner != session.SessionID()) {
 						v = append(v, "its node "+node+" does not stand as its session's")
@@ -84,7 +84,7 @@ func TestReviewSemaphoreSharedExpire(t *testing.T) {
 			}
 			got("B", b, 1, ours)
 			waiting := func(n int) func() bool {
-				return func() bool { cs, err := sem.Contenders(ctx); return err == nil && len(cs) >= n }
+				return func() bool { cs, err := zklock.ContendersOf(ctx, sem); return err == nil && len(cs) >= n }
 			}
 			cgot := make(chan error, 1)
 			go func() {
@@ -158,11 +158,11 @@ func TestReviewSemaphoreSharedExpire(t *testing.T) {
 			close(stop)
 			t.Logf("TryAcquire succeeded %d times", <-spun)
 			eventually(t, 10*time.Second, "nothing left on the server", func() bool {
-				hs, err := sem.Holders(ctx)
+				hs, err := zklock.HoldersOf(ctx, sem)
 				if err != nil {
 					return false
 				}
-				cs, err := sem.Contenders(ctx)
+				cs, err := zklock.ContendersOf(ctx, sem)
 				return err == nil && len(hs)+len(cs) == 0
 			})
 			for _, v := range violations {

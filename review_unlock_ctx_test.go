@@ -102,10 +102,10 @@ func TestReviewBreak_UnlockCtxEndsAfterDelete(t *testing.T) {
 	if err := m.Lock(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := m.Node()
+	node := nodeOf(m.Guard())
 	uerr := r.cut(t, m.Unlock, rival.Lock)
-	if held := m.Node() != ""; held && !isClosed(m.Lost()) {
-		t.Errorf("the rival holds %s; our handle still holds %s (Unlock returned %v) with Lost open", rival.Node(), node, uerr)
+	if held := nodeOf(m.Guard()) != ""; held && !isClosed(m.Lost()) {
+		t.Errorf("the rival holds %s; our handle still holds %s (Unlock returned %v) with Lost open", nodeOf(rival.Guard()), node, uerr)
 	}
 	r.gaveUp(t, uerr, m.Lost())
 	if err := m.Unlock(r.ctx); !errors.Is(err, zklock.ErrNotLocked) {
@@ -117,7 +117,7 @@ func TestReviewBreak_UnlockCtxEndsAfterDelete(t *testing.T) {
 	if err := m.Lock(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if m.Node() == node {
+	if nodeOf(m.Guard()) == node {
 		t.Errorf("Lock after the cut-off Unlock holds the old node %s", node)
 	}
 	if err := m.Unlock(r.ctx); err != nil {
@@ -144,7 +144,7 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 	if err := owner.Lock(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := owner.Node()
+	node := nodeOf(owner.Guard())
 	uerr := r.cut(t, owner.Unlock, rival.Lock)
 	r.gaveUp(t, uerr, owner.Lost())
 	if uerr != nil && owner.HoldCount() != 0 {
@@ -165,7 +165,7 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 			t.Fatal(xerr)
 		}
 		t.Fatalf("the owner's Lock returned %v while the rival %s holds (owner's node %s exists: %v, Lost closed: %v, hold count %d)",
-			err, rival.Node(), node, exists, isClosed(owner.Lost()), owner.HoldCount())
+			err, nodeOf(rival.Guard()), node, exists, isClosed(owner.Lost()), owner.HoldCount())
 	default:
 	}
 	if err := rival.Unlock(r.ctx); err != nil {
@@ -174,8 +174,8 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 	if err := <-lerr; err != nil {
 		t.Fatalf("the owner's Lock after the rival let go: %v", err)
 	}
-	if owner.Node() == node || owner.HoldCount() != 1 {
-		t.Errorf("the owner holds %s (old node %s), count %d", owner.Node(), node, owner.HoldCount())
+	if nodeOf(owner.Guard()) == node || owner.HoldCount() != 1 {
+		t.Errorf("the owner holds %s (old node %s), count %d", nodeOf(owner.Guard()), node, owner.HoldCount())
 	}
 	if err := owner.Unlock(r.ctx); err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestReviewBreak_ReleaseCtxEndsAfterDelete(t *testing.T) {
 		}},
 		{"MultiLock", func(t *testing.T, r *cutRig) cutHolder {
 			m, rival := must2(zklock.NewMutex(r.s, r.path))(t), must2(zklock.NewMutex(r.rs, r.path))(t)
-			ml := must2(zklock.NewMultiLock(m.Part()))(t)
+			ml := must2(zklock.NewMultiLock(m))(t)
 			mustDo(t, ml.Lock(r.ctx))
 			return cutHolder{ml.Unlock, ml.Lost, zklock.ErrNotLocked, rival.Lock, rival.Unlock}
 		}},
@@ -244,7 +244,7 @@ func semCut(opts ...zklock.Option) func(*testing.T, *cutRig) cutHolder {
 		rsem := must2(zklock.NewSemaphore(r.rs, r.path, 1, opts...))(t)
 		l := must2(sem.Acquire(r.ctx, 1))(t)
 		var rl *zklock.Lease // the rival's, set by its acquisition before cut returns
-		return cutHolder{l.Release, l.Lost, zklock.ErrLeaseReleased,
+		return cutHolder{l.Release, l.Lost, zklock.ErrNotLocked,
 			func(ctx context.Context) (err error) { rl, err = rsem.Acquire(ctx, 1); return err },
 			func(ctx context.Context) error { return rl.Release(ctx) }}
 	}
@@ -278,7 +278,7 @@ func TestReviewCohortHandoffAfterUnlockCtxEnds(t *testing.T) {
 	b := must2(zklock.NewMutex(r.s, r.path, zklock.WithCohort(4, 0)))(t)
 	rival := must2(zklock.NewMutex(r.rs, r.path, zklock.WithCohort(4, 0)))(t)
 	mustDo(t, a.Lock(r.ctx))
-	node := a.Node()
+	node := nodeOf(a.Guard())
 	uerr := r.cut(t, a.Unlock, rival.Lock)
 	r.gaveUp(t, uerr, a.Lost())
 	bgot := make(chan error, 1)
@@ -291,9 +291,9 @@ func TestReviewCohortHandoffAfterUnlockCtxEnds(t *testing.T) {
 	}
 	select {
 	case err := <-bgot:
-		_, exists, _ := r.obs.Client().Exists(r.ctx, b.Node())
+		_, exists, _ := r.obs.Client().Exists(r.ctx, nodeOf(b.Guard()))
 		t.Errorf("b's Lock returned %v while the rival %s holds (b's node %s, a's was %s; exists: %v; Lost closed: %v)",
-			err, rival.Node(), b.Node(), node, exists, isClosed(b.Lost()))
+			err, nodeOf(rival.Guard()), nodeOf(b.Guard()), node, exists, isClosed(b.Lost()))
 		if err == nil {
 			_ = b.Unlock(r.ctx)
 		}
@@ -323,7 +323,7 @@ func TestReviewDowngradeAfterUnlockCtxEnds(t *testing.T) {
 	uerr := r.cut(t, m.Unlock, rival.Lock)
 	r.gaveUp(t, uerr, m.Lost())
 	if err := m.Downgrade(r.ctx); err == nil {
-		t.Errorf("Downgrade returned nil while the rival writer %s holds (Unlock had returned %v)", rival.Node(), uerr)
+		t.Errorf("Downgrade returned nil while the rival writer %s holds (Unlock had returned %v)", nodeOf(rival.Guard()), uerr)
 		_ = m.RUnlock(r.ctx)
 	} else if uerr != nil && !errors.Is(err, zklock.ErrNotLocked) {
 		t.Errorf("Downgrade after a cut-off Unlock: %v, want ErrNotLocked", err)
@@ -343,13 +343,13 @@ func TestReviewUnlockCutOffThenClose(t *testing.T) {
 	r := newCutRig(t, "lock")
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	node := m.Node()
+	node := nodeOf(m.Guard())
 	r.px.Blackhole()
 	uctx, cancel := context.WithTimeout(r.ctx, 300*time.Millisecond)
 	uerr := m.Unlock(uctx)
 	cancel()
-	if !errors.Is(uerr, context.DeadlineExceeded) || !isClosed(m.Lost()) || m.Node() != "" {
-		t.Fatalf("Unlock over a dead link: %v (Lost closed %v, node %q), want the ctx's error and the hold over", uerr, isClosed(m.Lost()), m.Node())
+	if !errors.Is(uerr, context.DeadlineExceeded) || !isClosed(m.Lost()) || nodeOf(m.Guard()) != "" {
+		t.Fatalf("Unlock over a dead link: %v (Lost closed %v, node %q), want the ctx's error and the hold over", uerr, isClosed(m.Lost()), nodeOf(m.Guard()))
 	}
 	start := time.Now()
 	closed := make(chan error, 1)

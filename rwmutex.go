@@ -19,7 +19,7 @@ import (
 // writer waits ahead. Each Lock and RLock is an acquisition of its own,
 // with its own fencing token. It is not reentrant: a goroutine that holds a
 // read lock and calls Lock waits forever, as with sync.RWMutex. Any
-// goroutine may Unlock or RUnlock. The accessors (Lost, Token, Guard, Node,
+// goroutine may Unlock or RUnlock. The accessors (Lost, Token, Guard,
 // Revoked) describe the write lock while it is held, else the oldest read
 // lock of the handle. Methods are safe for concurrent use; an RWMutex must
 // not be copied.
@@ -210,30 +210,26 @@ func (m *RWMutex) Token() int64 { return m.current().Token() }
 // Guard is Mutex.Guard for the current acquisition.
 func (m *RWMutex) Guard() *zk.CheckOp { return checkOp(m.current().Guard()) }
 
-// Node returns the full path of the current acquisition's node, or "".
-func (m *RWMutex) Node() string { return m.current().Node() }
-
-// Contenders lists the queue: the holders first (the writer, or the
-// readers), then the waiters in the order they will be granted.
-func (m *RWMutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, m.q)
+// part is m's write lock as a part of a MultiLock.
+func (m *RWMutex) part() hold.Part {
+	if m == nil {
+		return hold.Part{}
+	}
+	return slotPart(m.q.Dir, m, &m.w, m.data)
 }
 
-// RLocker returns a sync.Locker whose Lock and Unlock call RLock and
-// RUnlock with context.Background(), as sync.RWMutex's RLocker does. They
-// panic on error, as sync.Locker has no way to report one.
-func (m *RWMutex) RLocker() sync.Locker { return locker{m.RLock, m.RUnlock} }
+// ReadPart returns a read lock of m as a part of a MultiLock (m itself is
+// its write lock).
+func (m *RWMutex) ReadPart() Part { return readPart{m} }
 
-// Locker returns a sync.Locker whose Lock and Unlock call Lock and Unlock
-// with context.Background(), panicking on error.
-func (m *RWMutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
+type readPart struct{ m *RWMutex }
 
-// WritePart returns m's write lock as a part of a MultiLock.
-func (m *RWMutex) WritePart() Part { return slotPart(m.q.Dir, m, &m.w, m.data) }
-
-// ReadPart returns a read lock of m as a part of a MultiLock.
-func (m *RWMutex) ReadPart() Part {
-	return Part{hold.Part{Path: m.q.Dir, Key: m,
+func (r readPart) part() hold.Part {
+	m := r.m
+	if m == nil {
+		return hold.Part{}
+	}
+	return hold.Part{Path: m.q.Dir, Key: m,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) { return m.rlock(ctx, false) },
-		Release: m.runlock}}
+		Release: m.runlock}
 }

@@ -30,7 +30,7 @@ func ExampleWithDigestAuth() {
 		fmt.Println(err)
 		return
 	}
-	acl, _, err := s.Client().GetACL(ctx, m.Node())
+	acl, _, err := s.Client().GetACL(ctx, m.Guard().Path)
 	fmt.Println("ACL:", acl[0].Scheme, acl[0].Perms == zk.PermAll, err)
 
 	anon, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
@@ -41,7 +41,7 @@ func ExampleWithDigestAuth() {
 	defer anon.Close()
 	rival, _ := zklock.NewMutex(anon, "/billing/invoice-run")
 	fmt.Println("anonymous Lock refused:", errors.Is(rival.Lock(ctx), zk.ErrNoAuth))
-	fmt.Println("anonymous delete refused:", errors.Is(anon.Client().Delete(ctx, m.Node(), -1), zk.ErrNoAuth))
+	fmt.Println("anonymous delete refused:", errors.Is(anon.Client().Delete(ctx, m.Guard().Path, -1), zk.ErrNoAuth))
 	fmt.Println("unlock:", m.Unlock(ctx))
 	// Output:
 	// ACL: digest true <nil>

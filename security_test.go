@@ -64,7 +64,7 @@ func TestSecurityACLOnEveryNode(t *testing.T) {
 		waiter <- err
 	}()
 	eventually(t, 20*time.Second, "a semaphore waiter queues", func() bool {
-		cs, err := sem.Contenders(ctx)
+		cs, err := zklock.ContendersOf(ctx, sem)
 		return err == nil && len(cs) == 1
 	})
 	e, err := zklock.NewElection(alice, root+"election")
@@ -102,7 +102,7 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 	held, err := zklock.NewMutex(alice, p)
 	require.NoError(t, err)
 	require.NoError(t, held.Lock(ctx))
-	node := held.Node()
+	node := nodeOf(held.Guard())
 
 	mc := mallory.Client()
 	require.ErrorIs(t, mc.Delete(ctx, node, -1), zk.ErrNoAuth)
@@ -131,7 +131,7 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 		t.Fatal("the holder lost the lock")
 	default:
 	}
-	cs, err := held.Contenders(ctx)
+	cs, err := zklock.ContendersOf(ctx, held)
 	require.NoError(t, err)
 	require.Len(t, cs, 1)
 	require.Equal(t, node, cs[0].Path)
@@ -232,7 +232,7 @@ func TestAuthSurvivesReconnect(t *testing.T) {
 		// Deleting our node needs DELETE on its parent, which only alice has.
 		require.NoError(t, m.Unlock(ctx))
 		require.NoError(t, m.Lock(ctx))
-		_, err = s.Client().Set(ctx, m.Node(), []byte("still alice"), -1)
+		_, err = s.Client().Set(ctx, nodeOf(m.Guard()), []byte("still alice"), -1)
 		require.NoError(t, err)
 	}
 	require.NoError(t, m.Unlock(ctx))
@@ -251,7 +251,7 @@ func TestAuthOptionsRejectBadInput(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := zklock.NewSession(ctx, opt)
-			require.ErrorIs(t, err, zklock.ErrInvalidOption)
+			require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 		})
 	}
 }
@@ -282,7 +282,7 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 	})
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, m.Lock(ctx))
-	acl, _, err := s.Client().GetACL(ctx, m.Node())
+	acl, _, err := s.Client().GetACL(ctx, nodeOf(m.Guard()))
 	require.NoError(t, err)
 	require.Equal(t, digestACL("alice", "secret"), acl)
 	require.NoError(t, m.Unlock(ctx))

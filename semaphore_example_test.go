@@ -35,14 +35,14 @@ func ExampleSemaphore() {
 	}
 	small, _ := sem.Acquire(ctx, 1)
 	_, err = sem.TryAcquire(ctx, 1)
-	fmt.Println("full:", errors.Is(err, zklock.ErrNotAcquired))
-	holders, _ := sem.Holders(ctx)
+	fmt.Println("full:", errors.Is(err, zklock.ErrLocked))
+	holders, _ := zklock.Contenders(ctx, s, "/crawl/slots") // the three leases hold; nobody waits
 	fmt.Println("lease nodes:", len(holders))
 
 	// Every process must agree on the limit.
 	other, _ := zklock.NewSemaphore(s, "/crawl/slots", 5)
 	_, err = other.Acquire(ctx, 1)
-	fmt.Println("limit mismatch:", errors.Is(err, zklock.ErrLimitMismatch))
+	fmt.Println("limit mismatch:", errors.Is(err, zklock.ErrInvalidArgument))
 
 	fmt.Println(big.Release(ctx), small.Release(ctx))
 	fmt.Println("twice:", small.Release(ctx))

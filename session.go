@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
@@ -54,7 +55,7 @@ type Session struct {
 // zk.ErrAuthFailed.
 func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if ctx == nil {
-		return nil, ErrNilContext
+		return nil, errs.ErrNilContext
 	}
 	o := defaultSessionOptions()
 	for _, opt := range opts {
@@ -92,7 +93,7 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if err != nil {
 		s.metrics.wait() // Dial closed the session, which reported StateClosed
 		if errors.Is(err, session.ErrInvalid) {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
+			return nil, fmt.Errorf("%w: %v", errs.ErrInvalidOption, err)
 		}
 		return nil, err
 	}
@@ -136,9 +137,8 @@ func (s *Session) Close() error {
 // It is not etcd's Session.Done, which closes when the lease behind the
 // session is lost: a zklock Session outlives a lost or expired ZooKeeper
 // session (it reconnects and, after expiry, establishes a new one, and
-// queued acquisitions re-enqueue), so "lost" is per ownership epoch. Use
-// Ownership for the current epoch's loss signal, and each hold's Lost for
-// its own.
+// queued acquisitions re-enqueue), so "lost" is per hold: use each hold's
+// Lost (and OwnershipDeadline for the current epoch's deadline).
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // conn is the queue.Conn the primitives, Break and Revoke run on: the
@@ -158,11 +158,6 @@ func (s *Session) SessionID() int64 { return s.c.SessionID() }
 // State returns the current session state.
 func (s *Session) State() zk.State { return zk.State(s.c.State()) }
 
-// Timeout returns the session timeout the ownership deadline uses: the
-// lowest any server granted the session, or would grant it as far as the
-// servers' conf tells.
-func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
-
 // Timing is the servers' timing the ownership deadline rests on
 // (docs/ownership.md): their tickTime and syncLimit, and where zklock has
 // them from. Source is "conf" (the servers' 'conf' told them, re-read at
@@ -171,16 +166,21 @@ func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
 // and Tick and SyncLimit do not apply) or "unknown" (a server stopped
 // telling them under a live session: no ownership epoch begins until one
 // tells again).
+// Timeout is the session timeout the ownership deadline uses: the lowest
+// any server granted the session, or would grant it as far as the servers'
+// conf tells.
 type Timing struct {
+	Timeout   time.Duration
 	Tick      time.Duration
 	SyncLimit int
 	Source    string
 }
 
-// Timing returns the servers' timing in use, and its source.
+// Timing returns the session timeout and the servers' timing in use, and
+// its source.
 func (s *Session) Timing() Timing {
 	t, src := s.c.Timing()
-	return Timing{Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
+	return Timing{Timeout: s.c.Timeout(), Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
 }
 
 // OwnershipDeadline returns the instant after which the server may have
@@ -218,9 +218,3 @@ func (s *Session) Timing() Timing {
 // (SIGSTOP, a VM paused) may act before its loss signal fires: only
 // fencing (Guard, Token) covers that.
 func (s *Session) OwnershipDeadline() time.Time { return s.c.ToldDeadline() }
-
-// Ownership returns a channel that is closed when the current ownership
-// epoch ends: at the ownership deadline, when the session expires, or at
-// Close. While no epoch is live (for example after the deadline passed and
-// before the client reconnects) it returns a closed channel.
-func (s *Session) Ownership() <-chan struct{} { return s.c.Ownership() }

@@ -89,7 +89,7 @@ func TestSessionCutOffPastTimeout(t *testing.T) {
 	events, err := s.Subscribe(ctx)
 	require.NoError(t, err)
 	sid := s.SessionID()
-	require.Equal(t, 2*time.Second, s.Timeout())
+	require.Equal(t, 2*time.Second, s.Timing().Timeout)
 
 	p.Blackhole()
 	cut := time.Now()
@@ -98,7 +98,7 @@ func TestSessionCutOffPastTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, alive, "the ownership deadline must pass before the server expires the session")
 	select {
-	case <-s.Ownership():
+	case <-zklock.Ownership(s):
 	default:
 		t.Fatal("ownership channel still open after StateLost")
 	}
@@ -184,23 +184,23 @@ func TestNewSessionRejectsBadInput(t *testing.T) {
 		opts []zklock.SessionOption
 		want error
 	}{
-		{"empty server list", ctx, []zklock.SessionOption{zklock.WithServers()}, zklock.ErrInvalidOption},
-		{"no port", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1")}, zklock.ErrInvalidOption},
-		{"bad port", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1:http")}, zklock.ErrInvalidOption},
-		{"port out of range", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1:70000")}, zklock.ErrInvalidOption},
-		{"empty host", ctx, []zklock.SessionOption{zklock.WithServers(":2181")}, zklock.ErrInvalidOption},
-		{"space inside", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1 :2181")}, zklock.ErrInvalidOption},
-		{"space only", ctx, []zklock.SessionOption{zklock.WithServers(" ")}, zklock.ErrInvalidOption},
-		{"zero timeout", ctx, []zklock.SessionOption{zklock.WithSessionTimeout(0)}, zklock.ErrInvalidOption},
-		{"negative timeout", ctx, []zklock.SessionOption{zklock.WithSessionTimeout(-time.Second)}, zklock.ErrInvalidOption},
-		{"negative margin", ctx, []zklock.SessionOption{zklock.WithSafetyMargin(-1)}, zklock.ErrInvalidOption},
-		{"nil logger", ctx, []zklock.SessionOption{zklock.WithLogger((*slog.Logger)(nil))}, zklock.ErrInvalidOption},
-		{"nil dialer", ctx, []zklock.SessionOption{zklock.WithDialer(nil)}, zklock.ErrInvalidOption},
-		{"empty ACL", ctx, []zklock.SessionOption{zklock.WithACL()}, zklock.ErrInvalidOption},
-		{"empty auth scheme", ctx, []zklock.SessionOption{zklock.WithAuth("", nil)}, zklock.ErrInvalidOption},
-		{"nil retry", ctx, []zklock.SessionOption{zklock.WithRetry(nil)}, zklock.ErrInvalidOption},
-		{"nil option", ctx, []zklock.SessionOption{nil}, zklock.ErrInvalidOption},
-		{"nil ctx", nil, nil, zklock.ErrNilContext},
+		{"empty server list", ctx, []zklock.SessionOption{zklock.WithServers()}, zklock.ErrInvalidArgument},
+		{"no port", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1")}, zklock.ErrInvalidArgument},
+		{"bad port", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1:http")}, zklock.ErrInvalidArgument},
+		{"port out of range", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1:70000")}, zklock.ErrInvalidArgument},
+		{"empty host", ctx, []zklock.SessionOption{zklock.WithServers(":2181")}, zklock.ErrInvalidArgument},
+		{"space inside", ctx, []zklock.SessionOption{zklock.WithServers("127.0.0.1 :2181")}, zklock.ErrInvalidArgument},
+		{"space only", ctx, []zklock.SessionOption{zklock.WithServers(" ")}, zklock.ErrInvalidArgument},
+		{"zero timeout", ctx, []zklock.SessionOption{zklock.WithSessionTimeout(0)}, zklock.ErrInvalidArgument},
+		{"negative timeout", ctx, []zklock.SessionOption{zklock.WithSessionTimeout(-time.Second)}, zklock.ErrInvalidArgument},
+		{"negative margin", ctx, []zklock.SessionOption{zklock.WithSafetyMargin(-1)}, zklock.ErrInvalidArgument},
+		{"nil logger", ctx, []zklock.SessionOption{zklock.WithLogger((*slog.Logger)(nil))}, zklock.ErrInvalidArgument},
+		{"nil dialer", ctx, []zklock.SessionOption{zklock.WithDialer(nil)}, zklock.ErrInvalidArgument},
+		{"empty ACL", ctx, []zklock.SessionOption{zklock.WithACL()}, zklock.ErrInvalidArgument},
+		{"empty auth scheme", ctx, []zklock.SessionOption{zklock.WithAuth("", nil)}, zklock.ErrInvalidArgument},
+		{"nil retry", ctx, []zklock.SessionOption{zklock.WithRetry(nil)}, zklock.ErrInvalidArgument},
+		{"nil option", ctx, []zklock.SessionOption{nil}, zklock.ErrInvalidArgument},
+		{"nil ctx", nil, nil, zklock.ErrInvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := zklock.NewSession(tc.ctx, tc.opts...)
@@ -248,14 +248,14 @@ func TestNewSessionRejectsMarginAboveTimeout(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
 			s, err := zklock.NewSession(ctx, append([]zklock.SessionOption{zklock.WithServers(c.Servers()...)}, opts...)...)
-			require.ErrorIs(t, err, zklock.ErrInvalidOption)
+			require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 			require.ErrorContains(t, err, "negotiated")
 			require.NoError(t, ctx.Err(), "refused before the ctx ended")
 			require.Nil(t, s)
 		})
 	}
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(max), zklock.WithSafetyMargin(max-c.TickTime()))
-	require.Equal(t, max, s.Timeout(), "a margin just below the timeout is accepted")
+	require.Equal(t, max, s.Timing().Timeout, "a margin just below the timeout is accepted")
 }
 
 // TestNewSessionNamesCause: NewSession to an address where nothing listens

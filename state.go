@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/zk"
 )
 
@@ -93,7 +94,7 @@ func (e *events) publish(ev zk.Event) {
 // a single zk.StateClosed event.
 func (s *Session) Subscribe(ctx context.Context) (<-chan zk.Event, error) {
 	if ctx == nil {
-		return nil, ErrNilContext
+		return nil, errs.ErrNilContext
 	}
 	e := &s.events
 	b := &subscriber{wake: make(chan struct{}, 1)}

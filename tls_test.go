@@ -26,13 +26,13 @@ func TestTLS(t *testing.T) {
 
 	s := newSession(t, c.SecureServers(), zklock.WithTLS(c.TLSConfig()),
 		zklock.WithACL(zk.AuthACL(zk.PermAll)...))
-	require.Equal(t, 2*time.Second, s.Timeout(), "the wire observer saw the connect response")
+	require.Equal(t, 2*time.Second, s.Timing().Timeout, "the wire observer saw the connect response")
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
 	// The client certificate authenticated the session: an "auth" ACL
 	// names its subject.
-	acl, _, err := s.Client().GetACL(ctx, m.Node())
+	acl, _, err := s.Client().GetACL(ctx, nodeOf(m.Guard()))
 	require.NoError(t, err)
 	require.Equal(t, []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: "CN=zktest-client"}}, acl)
 	require.NoError(t, m.Unlock(ctx))

@@ -110,7 +110,7 @@ func TestWatchLockMutexChanges(t *testing.T) {
 	go func() { locked <- b.Lock(ctx) }()
 	st = nextState(t, states, "mutex/0 holders=a waiting=b revoking=")
 	require.Equal(t, zklock.KindMutex, st.Waiting[0].Kind)
-	require.Equal(t, a.Node(), st.Holders[0].Path)
+	require.Equal(t, nodeOf(a.Guard()), st.Holders[0].Path)
 
 	revoked, err := zklock.Revoke(ctx, s, p)
 	require.NoError(t, err)
@@ -331,11 +331,11 @@ func TestWatchLockEnds(t *testing.T) {
 	}
 	//lint:ignore SA1012 a nil ctx is what is tested
 	_, err := zklock.WatchLock(nil, s, p)
-	require.ErrorIs(t, err, zklock.ErrNilContext)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.WatchLock(context.Background(), s, "relative")
-	require.ErrorIs(t, err, zklock.ErrInvalidPath)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.WatchLock(context.Background(), s, p, zklock.WatchKind(zklock.KindCuratorLeaderLatch))
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 }
 
 // An Election's path shows the leader as its holder and the candidates

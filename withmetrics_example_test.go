@@ -25,6 +25,8 @@ func (c countingMetrics) Hold(kind zklock.Kind, path string, d time.Duration) {
 }
 func (countingMetrics) Loss(kind zklock.Kind, path string) {}
 func (countingMetrics) SessionState(zk.State)              {}
+func (countingMetrics) Revoked(zklock.Kind, string)        {}
+func (countingMetrics) Expired(zklock.Kind, string)        {}
 
 func ExampleWithMetrics() {
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // ZK_SERVERS: host:port,...

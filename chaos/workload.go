@@ -155,8 +155,7 @@ func (w *workload) release(h *hold) {
 		ctx, cancel := context.WithTimeout(context.Background(), opLimit)
 		err := h.release(ctx)
 		cancel()
-		if err == nil || errors.Is(err, zklock.ErrLockLost) || errors.Is(err, zklock.ErrLeaseLost) ||
-			errors.Is(err, zklock.ErrLeadershipLost) || errors.Is(err, zklock.ErrNotLocked) ||
+		if err == nil || errors.Is(err, zklock.ErrLockLost) || errors.Is(err, zklock.ErrNotLocked) ||
 			errors.Is(err, zklock.ErrSessionClosed) {
 			return
 		}
@@ -312,4 +311,4 @@ func sleep(ctx context.Context, d time.Duration) {
 // session timeout, longer than the lead the loss signal has over a rival
 // (the margin, and on a follower's connection syncLimit*tickTime and a tick
 // and a half), so that a signal this late comes after the rival holds.
-func (w *workload) lateBy() time.Duration { return w.s.Timeout() }
+func (w *workload) lateBy() time.Duration { return w.s.Timing().Timeout }

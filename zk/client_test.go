@@ -209,6 +209,9 @@ func testRecipeErrors(ctx context.Context, t *testing.T, c *zktest.Cluster) {
 // request in flight on it, the recipes' too: it is refused before it is
 // sent, and the connection stays. A request of exactly the limit is
 // served, so the bound is not stricter than the server's.
+// maxRequest is the default jute.maxbuffer, WithMaxRequestSize's default.
+const maxRequest = 1<<20 - 1
+
 func testRequestTooLarge(ctx context.Context, t *testing.T, c *zktest.Cluster) {
 	cl := newSession(t, c).Client()
 	const path = "/big"
@@ -216,7 +219,7 @@ func testRequestTooLarge(ctx context.Context, t *testing.T, c *zktest.Cluster) {
 	// (world:anyone), flags; each string and buffer after its length.
 	acl := zk.WorldACL(zk.PermAll)[0]
 	fixed := 4 + 4 + (4 + len(path)) + 4 + 4 + (4 + 4 + len(acl.Scheme) + 4 + len(acl.ID)) + 4
-	largest := zklock.DefaultMaxRequestSize - fixed
+	largest := maxRequest - fixed
 	_, err := cl.Create(ctx, path, make([]byte, largest+1), zk.ModePersistent)
 	require.ErrorIs(t, err, zk.ErrRequestTooLarge)
 	_, err = cl.Multi(ctx, &zk.CreateOp{Path: path, Data: make([]byte, largest), Mode: zk.ModePersistent})
@@ -224,7 +227,7 @@ func testRequestTooLarge(ctx context.Context, t *testing.T, c *zktest.Cluster) {
 	_, err = cl.Create(ctx, path, make([]byte, largest), zk.ModePersistent)
 	require.NoError(t, err, "a request of exactly the limit")
 	// set: xid, opcode, path, data, version.
-	_, err = cl.Set(ctx, path, make([]byte, zklock.DefaultMaxRequestSize-(4+4+(4+len(path))+4+4)+1), -1)
+	_, err = cl.Set(ctx, path, make([]byte, maxRequest-(4+4+(4+len(path))+4+4)+1), -1)
 	require.ErrorIs(t, err, zk.ErrRequestTooLarge)
 	// ErrRequestTooLarge comes before the request is queued, so nothing
 	// reached the server (on the old code the server dropped the

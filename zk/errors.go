@@ -18,7 +18,7 @@ var (
 	// CreateOp. Nothing was sent. It is zklock.ErrInvalidArgument.
 	ErrInvalidArgument = errs.ErrInvalidArgument
 	// ErrNilContext: a nil ctx. Nothing was sent. It is
-	// zklock.ErrNilContext.
+	// zklock.ErrInvalidArgument.
 	ErrNilContext = errs.ErrNilContext
 	// ErrBadArguments: the server refused the request's arguments (a
 	// path ZooKeeper does not accept, say); also returned before sending a

@@ -88,7 +88,7 @@ func campaign(ctx context.Context, s *zklock.Session, path string, value []byte)
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{lost: t.Lost(), token: t.Token(), node: t.Node(), release: e.Resign}, nil
+	return grant{lost: t.Lost(), token: t.Token(), node: guardPath(t.Guard()), release: e.Resign}, nil
 }
 
 // observe prints the leader of path and every change until a signal.
@@ -133,7 +133,7 @@ func (c *cli) printLeader(info zklock.LeaderInfo, asJSON bool) {
 	l := leaderLine{Time: time.Now(), Leader: info.Node != ""}
 	if l.Leader {
 		l.Value, l.Session, l.Token = string(info.Value), fmt.Sprintf("0x%x", info.Session), info.Token
-		l.Node, l.Created = info.Node, &info.Since
+		l.Node, l.Created = info.Node, &info.Created
 	}
 	if asJSON {
 		_ = json.NewEncoder(c.stdout).Encode(l)
@@ -145,7 +145,7 @@ func (c *cli) printLeader(info zklock.LeaderInfo, asJSON bool) {
 		return
 	}
 	fmt.Fprintf(c.stdout, "%s leader %s (session %s, token %d, node created %s)\n", stamp,
-		printable(l.Value, 60), l.Session, l.Token, info.Since.Format(timeFormat))
+		printable(l.Value, 60), l.Session, l.Token, info.Created.Format(timeFormat))
 }
 
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // grant is what an acquisition gives the command it runs.
@@ -103,7 +104,7 @@ func (j *job) hold() int {
 	defer rep.wait() // after s.Close, which ends the session calls its goroutines may wait in
 	defer s.Close()
 	rep.followSession(s)
-	if code, ok := j.checkGrace(s.Timeout(), true); !ok {
+	if code, ok := j.checkGrace(s.Timing().Timeout, true); !ok {
 		unwatch()
 		return code
 	}
@@ -175,13 +176,13 @@ func (j *job) waitFailed(ctx context.Context, err error) int {
 	case errors.As(err, &locked):
 		return j.failf(exitBusy, "", "%s is held by %s (session 0x%x)", j.path,
 			printable(string(locked.Data), 60), locked.Session)
-	case errors.Is(err, zklock.ErrNotAcquired):
+	case errors.Is(err, errs.ErrNotAcquired): // a semaphore's ErrLocked
 		return j.failf(exitBusy, "", "%s has no free slot, or others wait for one", j.path)
 	case errors.Is(err, zklock.ErrLocked):
 		return j.failf(exitBusy, "", "%s is taken, or others wait for it", j.path)
 	case errors.Is(err, context.DeadlineExceeded):
 		return j.failf(exitTimeout, "", "%s not acquired within %v", j.path, j.timeout)
-	case errors.Is(err, zklock.ErrLimitMismatch):
+	case errors.Is(err, errs.ErrLimitMismatch): // an ErrInvalidArgument
 		return j.failf(exitError, "every holder must pass the same -n", "%v", err)
 	case errors.As(err, &le):
 		return j.failf(exitError, le.hint(), "%v", err)
@@ -192,11 +193,10 @@ func (j *job) waitFailed(ctx context.Context, err error) int {
 // release gives the lock back. When it cannot, the node still goes when
 // the session is closed (or expires), so it only warns.
 func (j *job) release(s *zklock.Session, g grant) {
-	ctx, cancel := context.WithTimeout(context.Background(), max(s.Timeout(), minRelease))
+	ctx, cancel := context.WithTimeout(context.Background(), max(s.Timing().Timeout, minRelease))
 	defer cancel()
 	err := g.release(ctx)
-	if err != nil && !errors.Is(err, zklock.ErrLockLost) && !errors.Is(err, zklock.ErrLeaseLost) &&
-		!errors.Is(err, zklock.ErrLeadershipLost) {
+	if err != nil && !errors.Is(err, zklock.ErrLockLost) {
 		j.warnf("release %s: %v; it is released when the session closes", j.path, err)
 	}
 }

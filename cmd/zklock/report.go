@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 // entry is one node of a lock's queue, as status shows it.
@@ -146,7 +147,7 @@ func (r *report) add(held bool, mode string, c zklock.Contender) {
 func newEntry(held bool, mode string, c zklock.Contender) entry {
 	e := entry{Role: "waiting", Mode: mode, Node: c.Path, Session: fmt.Sprintf("0x%x", c.Session),
 		Token: c.Token, Created: c.Created, AgeMS: time.Since(c.Created).Milliseconds(), Data: string(c.Data),
-		Revoke: string(c.Data) == zklock.RevokeMessage}
+		Revoke: string(c.Data) == queue.RevokeMessage}
 	if held {
 		e.Role = "holder"
 	}

@@ -88,15 +88,14 @@ type Metrics struct {
 }
 
 var (
-	_ zklock.Metrics       = (*Metrics)(nil)
-	_ zklock.RecipeMetrics = (*Metrics)(nil)
+	_ zklock.Metrics = (*Metrics)(nil)
 )
 
 // New returns Metrics whose instruments come from mp's meter named
 // ScopeName. A nil mp means the global otel.GetMeterProvider(), whose
 // instruments forward to whatever provider otel.SetMeterProvider installs,
 // even later. The defaults are DefaultBuckets and the path as it is. New
-// returns an error wrapping zklock.ErrInvalidOption for a bad option, and
+// returns an error wrapping zklock.ErrInvalidArgument for a bad option, and
 // one wrapping the provider's errors when it cannot create an instrument.
 func New(mp metric.MeterProvider, opts ...Option) (*Metrics, error) {
 	o := options{buckets: DefaultBuckets, path: func(p string) string { return p }}
@@ -163,7 +162,7 @@ func result(err error) string {
 	switch {
 	case err == nil:
 		return "acquired"
-	case errors.Is(err, zklock.ErrLocked), errors.Is(err, zklock.ErrNotAcquired):
+	case errors.Is(err, zklock.ErrLocked):
 		return "busy"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
@@ -208,12 +207,12 @@ func (m *Metrics) Loss(kind zklock.Kind, path string) {
 	m.losses.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }
 
-// Revoked implements zklock.RecipeMetrics.
+// Revoked implements zklock.Metrics.
 func (m *Metrics) Revoked(kind zklock.Kind, path string) {
 	m.revocations.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }
 
-// Expired implements zklock.RecipeMetrics.
+// Expired implements zklock.Metrics.
 func (m *Metrics) Expired(kind zklock.Kind, path string) {
 	m.expiries.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }

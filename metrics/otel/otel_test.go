@@ -134,7 +134,7 @@ func TestEveryInstrument(t *testing.T) {
 	m.AcquireWait(zklock.KindMutex, "/a", 250*time.Millisecond, nil)
 	m.AcquireWait(zklock.KindMutex, "/a", time.Second, nil)
 	m.AcquireWait(zklock.KindMutex, "/a", 3*time.Second, fmt.Errorf("lock: %w", context.DeadlineExceeded))
-	m.AcquireWait(zklock.KindSemaphore, "/s", 125*time.Millisecond, zklock.ErrNotAcquired)
+	m.AcquireWait(zklock.KindSemaphore, "/s", 125*time.Millisecond, zklock.ErrLocked)
 	m.Hold(zklock.KindMutex, "/a", 4*time.Second)
 	m.Loss(zklock.KindMutex, "/a")
 	m.Hold(zklock.KindMutex, "/a", 750*time.Millisecond)
@@ -160,7 +160,7 @@ func TestResultAttribute(t *testing.T) {
 	}{
 		{nil, "acquired"},
 		{zklock.ErrLocked, "busy"},
-		{zklock.ErrNotAcquired, "busy"},
+		{zklock.ErrLocked, "busy"},
 		{context.DeadlineExceeded, "timeout"},
 		{context.Canceled, "canceled"},
 		{zklock.ErrSessionClosed, "error"},

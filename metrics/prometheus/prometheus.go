@@ -63,9 +63,8 @@ type Metrics struct {
 }
 
 var (
-	_ zklock.Metrics       = (*Metrics)(nil)
-	_ zklock.RecipeMetrics = (*Metrics)(nil)
-	_ prom.Collector       = (*Metrics)(nil)
+	_ zklock.Metrics = (*Metrics)(nil)
+	_ prom.Collector = (*Metrics)(nil)
 )
 
 // Option configures New.
@@ -156,7 +155,7 @@ func Result(err error) string {
 	switch {
 	case err == nil:
 		return "acquired"
-	case errors.Is(err, zklock.ErrLocked), errors.Is(err, zklock.ErrNotAcquired):
+	case errors.Is(err, zklock.ErrLocked):
 		return "busy"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
@@ -192,12 +191,12 @@ func (m *Metrics) Loss(kind zklock.Kind, path string) {
 	m.losses.WithLabelValues(string(kind), m.path(path)).Inc()
 }
 
-// Revoked implements zklock.RecipeMetrics.
+// Revoked implements zklock.Metrics.
 func (m *Metrics) Revoked(kind zklock.Kind, path string) {
 	m.revocations.WithLabelValues(string(kind), m.path(path)).Inc()
 }
 
-// Expired implements zklock.RecipeMetrics.
+// Expired implements zklock.Metrics.
 func (m *Metrics) Expired(kind zklock.Kind, path string) {
 	m.expiries.WithLabelValues(string(kind), m.path(path)).Inc()
 }
