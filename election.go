@@ -80,8 +80,8 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // Leader and Observe report it to everyone. If the session expires while
 // Campaign waits, it campaigns again under the new session.
 //
-// On error nothing is left on the server: the error satisfies
-// errors.Is(err, ctx.Err()) when ctx ended, and Campaign returns within the
+// On error nothing is left on the server: the error names the path and
+// satisfies errors.Is(err, ctx.Err()) when ctx ended, and Campaign returns within the
 // cleanup grace of ctx's end (see Cleanup in the package doc). Campaign
 // returns ErrAlreadyCampaigning at once, sending nothing, while another
 // Campaign on the Election waits, a term is current or Run runs;
@@ -91,7 +91,8 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // ReservedData (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
 // once, when the path holds another kind of primitive's nodes.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
-	return e.campaign(ctx, value, false)
+	t, err := e.campaign(ctx, value, false)
+	return t, named(ctx, "campaign", e.q.Dir, err)
 }
 
 // campaign is Campaign; inRun says that Run calls it, which already holds

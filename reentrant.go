@@ -59,11 +59,15 @@ func NewReentrantMutex(s *Session, path string, opts ...Option) (*ReentrantMutex
 // lock whose loss signal has fired: release it first. Otherwise it behaves
 // as Mutex.Lock, refusing a path that holds another kind of primitive's
 // nodes with ErrWrongKind.
-func (r *ReentrantMutex) Lock(ctx context.Context) error { return r.lock(ctx, false) }
+func (r *ReentrantMutex) Lock(ctx context.Context) error {
+	return named(ctx, "lock", r.q.Dir, r.lock(ctx, false))
+}
 
 // TryLock is Lock that fails with a *LockedError (wrapping ErrLocked) rather
 // than wait for another owner.
-func (r *ReentrantMutex) TryLock(ctx context.Context) error { return r.lock(ctx, true) }
+func (r *ReentrantMutex) TryLock(ctx context.Context) error {
+	return named(ctx, "lock", r.q.Dir, r.lock(ctx, true))
+}
 
 func (r *ReentrantMutex) lock(ctx context.Context, try bool) error {
 	if err := hold.CheckCtx(ctx); err != nil {

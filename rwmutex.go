@@ -87,20 +87,26 @@ func writer(c queue.Contender) bool { return c.Kind == queue.KindWrite }
 // Lock acquires the write lock, waiting while any read or write lock is
 // held; otherwise as Mutex.Lock.
 func (m *RWMutex) Lock(ctx context.Context) error {
-	return m.w.Lock(ctx, queue.Request{Data: m.data})
+	return named(ctx, "lock", m.q.Dir, m.w.Lock(ctx, queue.Request{Data: m.data}))
 }
 
 // TryLock is Lock that fails with a *LockedError rather than wait.
 func (m *RWMutex) TryLock(ctx context.Context) error {
-	return m.w.Lock(ctx, queue.Request{Data: m.data, Try: true})
+	return named(ctx, "lock", m.q.Dir, m.w.Lock(ctx, queue.Request{Data: m.data, Try: true}))
 }
 
 // RLock acquires a read lock, waiting while a writer holds or waits ahead;
 // otherwise as Mutex.Lock.
-func (m *RWMutex) RLock(ctx context.Context) error { _, err := m.rlock(ctx, false); return err }
+func (m *RWMutex) RLock(ctx context.Context) error {
+	_, err := m.rlock(ctx, false)
+	return named(ctx, "read-lock", m.q.Dir, err)
+}
 
 // TryRLock is RLock that fails with a *LockedError rather than wait.
-func (m *RWMutex) TryRLock(ctx context.Context) error { _, err := m.rlock(ctx, true); return err }
+func (m *RWMutex) TryRLock(ctx context.Context) error {
+	_, err := m.rlock(ctx, true)
+	return named(ctx, "read-lock", m.q.Dir, err)
+}
 
 func (m *RWMutex) rlock(ctx context.Context, try bool) (*hold.Hold, error) {
 	h, err := m.rl.Acquire(ctx, queue.Request{Data: m.data, Try: try})
