@@ -154,6 +154,15 @@ var (
 	// fixes: the zoo.cfg line 4lw.commands.whitelist=srvr,conf, or
 	// WithEnsembleTiming.
 	ErrTimingUnknown = errs.ErrTimingUnknown
+
+	// ErrNotZooKeeper is returned by NewSession at once, not at the end
+	// of its ctx, when every server answered in another protocol (an HTTP
+	// server, such as ZooKeeper's AdminServer on 8080, instead of the
+	// client port, 2181 by default): none of them will ever be ZooKeeper.
+	// Its message names each address and what it answered. While any
+	// server has not answered so (one that is down may come up),
+	// NewSession keeps trying.
+	ErrNotZooKeeper = errs.ErrNotZooKeeper
 )
 
 // Errors of ZooKeeper, as the server reports them, wrapped with the

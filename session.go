@@ -48,7 +48,8 @@ type Session struct {
 // finds context.DeadlineExceeded, and syscall.ECONNREFUSED for a server
 // that refused the connection, *net.DNSError for a name that does not
 // resolve, ...); a credential the server rejects makes it return
-// ErrAuthFailed.
+// ErrAuthFailed, and servers that all answer in another protocol (an HTTP
+// port) ErrNotZooKeeper, both at once.
 func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if ctx == nil {
 		return nil, ErrNilContext

@@ -36,6 +36,7 @@ var (
 	ErrNotRevocable    = errors.New("zklock: holder not revocable")
 	ErrHolderAlive     = errors.New("zklock: holder's session is alive")
 	ErrTimingUnknown   = errors.New("zklock: ensemble timing unknown")
+	ErrNotZooKeeper    = errors.New("zklock: not a ZooKeeper server")
 )
 
 // LockedError is returned, wrapping ErrLocked, by a try acquisition that

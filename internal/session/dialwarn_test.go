@@ -55,7 +55,7 @@ func TestDialWarnsOncePerIntervalWhileFailing(t *testing.T) {
 	c.log = slog.New(w)
 	c.logs.init()
 	c.spawn(func() { c.logs.run(c.log, c.bg.Done()) })
-	a := newDialAttempts()
+	a := newDialAttempts([]string{"127.0.0.1:1"}, nil)
 	a.after, a.every = 100*time.Millisecond, 300*time.Millisecond
 	c.spawn(func() { c.warnWhileDialing(a) })
 	state := a.observe(func(client.State, client.StateInfo) {})
