@@ -123,7 +123,7 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 	if err != nil {
 		return nil, err
 	}
-	e.held, e.term = h, newTerm(e.q.Conn, h)
+	e.held, e.term = h, newTerm(e.q.Conn, h, e.s.closed)
 	return e.term, nil
 }
 
@@ -157,7 +157,8 @@ func (e *Election) busyLocked() bool {
 //
 // Resign returns ErrNotLeader when there is no term (Resign cannot cancel a
 // Campaign in progress: cancel its ctx), and ErrLeadershipLost when the term
-// had already been lost. If ctx ends before the delete succeeds, Resign
+// had already been lost (after Session.Close, the Term's Err, which is
+// ErrSessionClosed too). If ctx ends before the delete succeeds, Resign
 // returns ctx's error and the delete continues in the background until it
 // succeeds or the session is gone. In every case the Election may Campaign
 // again.
@@ -174,14 +175,14 @@ func (e *Election) Resign(ctx context.Context) error {
 	}
 	select {
 	case <-h.Epoch().Done: // lost already; the watcher may not have said so yet
-		t.end(ErrLeadershipLost)
+		t.end(t.lossErr())
 	default:
 		t.end(ErrResigned)
 	}
 	err := e.line.Release(ctx, h)
 	switch {
 	case errors.Is(err, ErrLeadershipLost) || (err == nil && errors.Is(t.Err(), ErrLeadershipLost)):
-		return ErrLeadershipLost
+		return t.lossErr()
 	case err == nil:
 		return nil
 	}

@@ -24,6 +24,8 @@ type Term struct {
 	node    string
 	session int64
 
+	closed func() bool // whether the session was closed: the end's reason then
+
 	done chan struct{}
 	once sync.Once
 	mu   sync.Mutex
@@ -34,9 +36,9 @@ type Term struct {
 // Close waits for them) that end it when h's epoch ends or our node is
 // deleted while the session lives (by hand, say): then the next candidate
 // leads.
-func newTerm(conn queue.Conn, h *hold.Hold) *Term {
+func newTerm(conn queue.Conn, h *hold.Hold, closed func() bool) *Term {
 	t := &Term{token: h.Token(), node: h.Node(), session: h.Epoch().SessionID,
-		done: make(chan struct{})}
+		closed: closed, done: make(chan struct{})}
 	lost := h.Epoch().Done
 	// The epoch ends at Close too, before the session waits for its
 	// goroutines, so the first one always ends, and cancels the second.
@@ -45,12 +47,12 @@ func newTerm(conn queue.Conn, h *hold.Hold) *Term {
 		defer cancel()
 		select {
 		case <-lost:
-			t.end(ErrLeadershipLost)
+			t.end(t.lossErr())
 		case <-t.done:
 		}
 	}) {
 		cancel()
-		t.end(ErrLeadershipLost) // the session is closing: its epoch is over
+		t.end(t.lossErr()) // the session is closing: its epoch is over
 		return t
 	}
 	conn.Go(func(context.Context) { t.watchNode(ctx, conn) })
@@ -65,13 +67,36 @@ func (t *Term) watchNode(ctx context.Context, conn queue.Conn) {
 		}
 		st, err := conn.Stat(ctx, t.node)
 		if err == nil && st == nil {
-			t.end(ErrLeadershipLost)
+			t.end(t.lossErr())
 			return
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// errTermClosed ends a term whose session was closed. It is
+// ErrSessionClosed, which says why, and ErrLeadershipLost, which code that
+// handles every loss of a term alike tests for.
+var errTermClosed error = termClosedError{}
+
+type termClosedError struct{}
+
+func (termClosedError) Error() string { return "zklock: session closed: the term ended with it" }
+
+func (termClosedError) Is(target error) bool {
+	return target == ErrSessionClosed || target == ErrLeadershipLost
+}
+
+// lossErr is why the term ended without Resign: errTermClosed once the
+// session was closed (Close ends the epoch, so this is asked after),
+// ErrLeadershipLost otherwise.
+func (t *Term) lossErr() error {
+	if t.closed != nil && t.closed() {
+		return errTermClosed
+	}
+	return ErrLeadershipLost
 }
 
 // end ends the term with err; only the first call counts.
@@ -90,8 +115,10 @@ func (t *Term) end(err error) {
 // nothing is held.
 func (t *Term) Lost() <-chan struct{} { return t.done }
 
-// Err returns nil while the term lasts, then why it ended: ErrLeadershipLost
-// or ErrResigned.
+// Err returns nil while the term lasts, then why it ended: ErrLeadershipLost,
+// ErrResigned, or after Session.Close an error for which both
+// errors.Is(err, ErrSessionClosed) and errors.Is(err, ErrLeadershipLost)
+// hold.
 func (t *Term) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -119,7 +146,7 @@ func (t *Term) Guard() *CheckOp {
 }
 
 // Context returns a copy of parent that is cancelled when the term ends
-// (context.Cause then reports ErrLeadershipLost or ErrResigned), when parent
+// (context.Cause then reports Err), when parent
 // is done, or when the returned CancelFunc is called. Call the CancelFunc
 // once the work is done, to release the goroutine that watches the term.
 // Like context.WithCancel it panics if parent is nil.

@@ -120,6 +120,10 @@ func (s *Session) Close() error {
 	return nil
 }
 
+// closed reports whether Close has begun: the session machine is closed
+// from the moment Close ends its epoch.
+func (s *Session) closed() bool { return s.c.State() == session.StateClosed }
+
 // Done returns a channel that is closed when Close has finished, as
 // context's Done says the work is over.
 //
