@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"syscall"
@@ -256,4 +258,29 @@ func badRequestServer(t *testing.T) string {
 		<-done
 	})
 	return ln.Addr().String()
+}
+
+// An HTTP server written in Go (httptest here) answers nothing to a
+// connect request (it waits for a request line's end), so the attempt
+// ends silent, as one to a paused server does; asked once more with a
+// line it must answer, it says "HTTP/", and NewSession fails with
+// ErrNotZooKeeper after that one silent attempt (a quarter of the 2s
+// session timeout), not at the end of its ctx.
+func TestNewSessionFailsFastOnAGoHTTPServer(t *testing.T) {
+	t.Parallel()
+	web := httptest.NewServer(http.NotFoundHandler())
+	defer web.Close()
+	addr := web.Listener.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	began := time.Now()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(addr), zklock.WithSessionTimeout(2*time.Second),
+		zklock.WithLogger(slog.New(&arrivals{})))
+	took := time.Since(began)
+	require.Nil(t, s)
+	t.Logf("NewSession returned after %v: %v", took.Round(time.Millisecond), err)
+	require.Less(t, took, 5*time.Second, "NewSession kept retrying an HTTP server")
+	require.ErrorIs(t, err, zklock.ErrNotZooKeeper)
+	require.Contains(t, err.Error(), addr)
+	require.Contains(t, err.Error(), "not a ZooKeeper")
 }

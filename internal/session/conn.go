@@ -193,6 +193,7 @@ func (c *Conn) connect(ctx context.Context) error {
 	dctx, giveUp := context.WithCancelCause(ctx)
 	defer giveUp(nil)
 	attempts := newDialAttempts(c.cfg.Servers, giveUp)
+	attempts.probe = func(addr string) { c.identify(attempts, addr) }
 	c.spawn(func() { c.warnWhileDialing(attempts) })
 	cl, err := client.Dial(dctx, client.Config{
 		Servers:          c.cfg.Servers,

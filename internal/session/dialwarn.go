@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -41,9 +42,14 @@ type dialAttempts struct {
 	// the Dial trying.
 	servers []string
 	giveUp  func(error)
+	// probe asks a server whose attempt ended silent whether it is an
+	// HTTP server (identify); nil: none is asked.
+	probe func(addr string)
 
 	mu      sync.Mutex
 	notZK   map[string]*client.NotZooKeeperError
+	http    map[string]*client.NotZooKeeperError // servers a probe found to be HTTP servers
+	probing map[string]bool
 	gaveUp  bool
 	n       int // failed attempts, all told
 	warned  int // of them, those counted in a warning
@@ -56,7 +62,8 @@ type dialAttempts struct {
 func newDialAttempts(servers []string, giveUp func(error)) *dialAttempts {
 	return &dialAttempts{failed: make(chan struct{}), done: make(chan struct{}), after: dialWarnAfter,
 		every: dialWarnEvery, servers: slices.Compact(slices.Sorted(slices.Values(client.ServerAddrs(servers)))),
-		giveUp: giveUp, notZK: make(map[string]*client.NotZooKeeperError)}
+		giveUp: giveUp, notZK: make(map[string]*client.NotZooKeeperError),
+		http: make(map[string]*client.NotZooKeeperError), probing: make(map[string]bool)}
 }
 
 // observe wraps the client's OnState: a disconnection with a cause before
@@ -88,11 +95,42 @@ func (a *dialAttempts) observe(next func(client.State, client.StateInfo)) func(c
 // server's latest attempt answered so.
 func (a *dialAttempts) sortLocked(info client.StateInfo) {
 	var nz *client.NotZooKeeperError
-	if !errors.As(info.Err, &nz) {
+	switch {
+	case errors.As(info.Err, &nz):
+	case errors.Is(info.Err, os.ErrDeadlineExceeded) && a.http[info.Server] != nil:
+		nz = a.http[info.Server] // silent again, as an HTTP server written in Go is
+	case errors.Is(info.Err, os.ErrDeadlineExceeded):
 		delete(a.notZK, info.Server)
+		if a.probe != nil && !a.probing[info.Server] {
+			a.probing[info.Server] = true // once: its answer holds until another kind of failure
+			a.probe(info.Server)
+		}
+		return
+	default:
+		delete(a.notZK, info.Server)
+		delete(a.http, info.Server)
+		delete(a.probing, info.Server)
 		return
 	}
 	a.notZK[info.Server] = nz
+	a.giveUpIfNoneLocked()
+}
+
+// identified records that a probe found addr to be an HTTP server, whose
+// silent attempts then count as its answer.
+func (a *dialAttempts) identified(addr string, nz *client.NotZooKeeperError) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.connect || !a.probing[addr] {
+		return // connected, or addr failed otherwise since it was asked
+	}
+	a.http[addr], a.notZK[addr] = nz, nz
+	a.giveUpIfNoneLocked()
+}
+
+// giveUpIfNoneLocked gives the Dial up when every server's latest attempt
+// answered in another protocol.
+func (a *dialAttempts) giveUpIfNoneLocked() {
 	for _, s := range a.servers {
 		if a.notZK[s] == nil {
 			return
