@@ -142,3 +142,79 @@ func holdPath(ctx context.Context, t *testing.T, s *zklock.Session, call, path s
 
 // firstPart is the path of the MultiLock's free part, before path.
 func firstPart(path string) string { return pathpkg.Dir(path) + "/a-free" }
+
+// The releases block too (they retry through connection loss): one whose
+// ctx ended names its path once, errors.Is finds ctx's error, and the hold
+// is kept, so a release with a live ctx then succeeds.
+func TestReleaseErrorNamesPath(t *testing.T) {
+	t.Parallel()
+	zk := shared(t)
+	s := newSession(t, zk.Servers())
+	type release func(ctx context.Context) error
+	takes := map[string]func(ctx context.Context, path string) (release, error){
+		"Mutex.Unlock": func(ctx context.Context, path string) (release, error) {
+			m, err := zklock.NewMutex(s, path)
+			if err != nil {
+				return nil, err
+			}
+			return m.Unlock, m.Lock(ctx)
+		},
+		"ReentrantMutex.Unlock": func(ctx context.Context, path string) (release, error) {
+			m, err := zklock.NewReentrantMutex(s, path)
+			if err != nil {
+				return nil, err
+			}
+			return m.Unlock, m.Lock(ctx)
+		},
+		"RWMutex.Unlock": func(ctx context.Context, path string) (release, error) {
+			m, err := zklock.NewRWMutex(s, path)
+			if err != nil {
+				return nil, err
+			}
+			return m.Unlock, m.Lock(ctx)
+		},
+		"RWMutex.RUnlock": func(ctx context.Context, path string) (release, error) {
+			m, err := zklock.NewRWMutex(s, path)
+			if err != nil {
+				return nil, err
+			}
+			return m.RUnlock, m.RLock(ctx)
+		},
+		"Lease.Release": func(ctx context.Context, path string) (release, error) {
+			sem, err := zklock.NewSemaphore(s, path, 1)
+			if err != nil {
+				return nil, err
+			}
+			l, err := sem.Acquire(ctx, 1)
+			if err != nil {
+				return nil, err
+			}
+			return l.Release, nil
+		},
+		"Election.Resign": func(ctx context.Context, path string) (release, error) {
+			e, err := zklock.NewElection(s, path)
+			if err != nil {
+				return nil, err
+			}
+			_, err = e.Campaign(ctx, nil)
+			return e.Resign, err
+		},
+	}
+	for name, take := range takes {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := ctxFor(t)
+			path := lockPath(t, "lock")
+			rel, err := take(ctx, path)
+			require.NoError(t, err)
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			err = rel(done)
+			require.ErrorIs(t, err, context.Canceled)
+			if n := strings.Count(err.Error(), path); n != 1 {
+				t.Errorf("%q names %s %d times; want once", err, path, n)
+			}
+			require.NoError(t, rel(ctx), "the release after the cancelled one")
+		})
+	}
+}

@@ -163,6 +163,10 @@ func (e *Election) busyLocked() bool {
 // succeeds or the session is gone. In every case the Election may Campaign
 // again.
 func (e *Election) Resign(ctx context.Context) error {
+	return named(ctx, "resign", e.q.Dir, e.resign(ctx))
+}
+
+func (e *Election) resign(ctx context.Context) error {
 	if err := hold.CheckCtx(ctx); err != nil {
 		return err
 	}

@@ -22,7 +22,9 @@ type Lease struct {
 // is still held and Release may be called again), or ownership is lost. It
 // returns ErrLeaseReleased if the lease was already released and
 // ErrLeaseLost if Lost fired first (the lease then counts as released).
-func (l *Lease) Release(ctx context.Context) error { return l.line.Release(ctx, l.h) }
+func (l *Lease) Release(ctx context.Context) error {
+	return named(ctx, "release", l.line.Q.Dir, l.line.Release(ctx, l.h))
+}
 
 // Lost returns a channel that is closed when ownership of the lease may have
 // ended: at the session's ownership deadline or on expiry, before the server

@@ -101,7 +101,9 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 // Unlock may be called again), or ownership is lost. It returns ErrNotLocked
 // if the Mutex does not hold the lock and ErrLockLost if Lost fired before
 // the release; in both cases the Mutex may Lock again.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx) }
+func (m *Mutex) Unlock(ctx context.Context) error {
+	return named(ctx, "unlock", m.q.Dir, m.h.Unlock(ctx))
+}
 
 // Lost returns a channel that is closed when ownership of the current
 // acquisition may have ended: at the session's ownership deadline (see

@@ -120,6 +120,10 @@ func (r *ReentrantMutex) lock(ctx context.Context, try bool) error {
 // zero, as Mutex.Unlock does. If the release fails because ctx ended, the
 // count stays at one and Unlock may be called again.
 func (r *ReentrantMutex) Unlock(ctx context.Context) error {
+	return named(ctx, "unlock", r.q.Dir, r.unlock(ctx))
+}
+
+func (r *ReentrantMutex) unlock(ctx context.Context) error {
 	if err := hold.CheckCtx(ctx); err != nil {
 		return err
 	}

@@ -150,11 +150,17 @@ func (m *RWMutex) Downgrade(ctx context.Context) error {
 
 // Unlock releases the write lock, as Mutex.Unlock does. After a Downgrade
 // the read lock stays held.
-func (m *RWMutex) Unlock(ctx context.Context) error { return m.w.Unlock(ctx) }
+func (m *RWMutex) Unlock(ctx context.Context) error {
+	return named(ctx, "unlock", m.q.Dir, m.w.Unlock(ctx))
+}
 
 // RUnlock releases the oldest read lock of the handle, as Mutex.Unlock
 // does; ErrNotLocked when it holds none.
 func (m *RWMutex) RUnlock(ctx context.Context) error {
+	return named(ctx, "read-unlock", m.q.Dir, m.rUnlock(ctx))
+}
+
+func (m *RWMutex) rUnlock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
