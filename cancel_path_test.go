@@ -180,6 +180,13 @@ func TestReleaseErrorNamesPath(t *testing.T) {
 			}
 			return m.RUnlock, m.RLock(ctx)
 		},
+		"RWMutex.Downgrade": func(ctx context.Context, path string) (release, error) {
+			m, err := zklock.NewRWMutex(s, path)
+			if err != nil {
+				return nil, err
+			}
+			return m.Downgrade, m.Lock(ctx)
+		},
 		"Lease.Release": func(ctx context.Context, path string) (release, error) {
 			sem, err := zklock.NewSemaphore(s, path, 1)
 			if err != nil {

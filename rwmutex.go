@@ -134,6 +134,10 @@ func (m *RWMutex) rlock(ctx context.Context, try bool) (*hold.Hold, error) {
 // of the write node). Upgrade has no counterpart: release the read lock,
 // then Lock.
 func (m *RWMutex) Downgrade(ctx context.Context) error {
+	return named(ctx, "downgrade", m.q.Dir, m.downgrade(ctx))
+}
+
+func (m *RWMutex) downgrade(ctx context.Context) error {
 	w := m.w.Current()
 	if w == nil {
 		return ErrNotLocked
