@@ -121,8 +121,9 @@ func (s *Session) Close() error {
 }
 
 // closed reports whether Close has begun: the session machine is closed
-// from the moment Close ends its epoch.
-func (s *Session) closed() bool { return s.c.State() == session.StateClosed }
+// from the moment Close ends its epoch. A Session without a machine (the
+// internal tests' fake, over queuetest's Conn) is never closed.
+func (s *Session) closed() bool { return s.c != nil && s.c.State() == session.StateClosed }
 
 // Done returns a channel that is closed when Close has finished, as
 // context's Done says the work is over.
