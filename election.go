@@ -82,8 +82,8 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // Leader and Observe report it to everyone. If the session expires while
 // Campaign waits, it campaigns again under the new session.
 //
-// On error nothing is left on the server: the error satisfies
-// errors.Is(err, ctx.Err()) when ctx ended, and Campaign returns within the
+// On error nothing is left on the server: the error names the path and
+// satisfies errors.Is(err, ctx.Err()) when ctx ended, and Campaign returns within the
 // cleanup grace of ctx's end (see Cleanup in the package doc). Campaign
 // returns ErrAlreadyLocked at once, sending nothing, while another
 // Campaign on the Election waits, a term is current or Run runs;
@@ -93,7 +93,8 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // bytes zklock reserves for its tags (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
 // once, when the path holds another kind of primitive's nodes.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
-	return e.campaign(ctx, value, false)
+	t, err := e.campaign(ctx, value, false)
+	return t, named(ctx, "campaign", e.q.Dir, err)
 }
 
 // campaign is Campaign; inRun says that Run calls it, which already holds
@@ -124,7 +125,7 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 	if err != nil {
 		return nil, err
 	}
-	e.held, e.term = h, newTerm(e.q.Conn, h)
+	e.held, e.term = h, newTerm(e.q.Conn, h, e.s.closed)
 	return e.term, nil
 }
 
@@ -158,11 +159,16 @@ func (e *Election) busyLocked() bool {
 //
 // Resign returns ErrNotLocked when there is no term (Resign cannot cancel a
 // Campaign in progress: cancel its ctx), and ErrLockLost when the term
-// had already been lost. If ctx ends before the delete succeeds, Resign
+// had already been lost (after Session.Close, the Term's Err, which is
+// ErrSessionClosed too). If ctx ends before the delete succeeds, Resign
 // returns ctx's error and the delete continues in the background until it
 // succeeds or the session is gone. In every case the Election may Campaign
 // again.
 func (e *Election) Resign(ctx context.Context) error {
+	return named(ctx, "resign", e.q.Dir, e.resign(ctx))
+}
+
+func (e *Election) resign(ctx context.Context) error {
 	if err := hold.CheckCtx(ctx); err != nil {
 		return err
 	}
@@ -175,14 +181,14 @@ func (e *Election) Resign(ctx context.Context) error {
 	}
 	select {
 	case <-h.Epoch().Done: // lost already; the watcher may not have said so yet
-		t.end(errs.ErrLeadershipLost)
+		t.end(t.lossErr())
 	default:
 		t.end(ErrResigned)
 	}
 	err := e.line.Release(ctx, h)
 	switch {
 	case errors.Is(err, errs.ErrLeadershipLost) || (err == nil && errors.Is(t.Err(), errs.ErrLeadershipLost)):
-		return errs.ErrLeadershipLost
+		return t.lossErr()
 	case err == nil:
 		return nil
 	}

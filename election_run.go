@@ -30,7 +30,7 @@ const minResignTimeout = time.Second
 // terms. Run returns ErrInvalidArgument for a nil fn.
 func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Context, t *Term) error) error {
 	if err := checkCtx(ctx); err != nil {
-		return err
+		return named(ctx, "campaign", e.q.Dir, err)
 	}
 	if fn == nil {
 		return fmt.Errorf("%w: nil leader function", ErrInvalidArgument)
@@ -42,13 +42,13 @@ func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Co
 	for {
 		t, err := e.campaign(ctx, value, true)
 		if err != nil {
-			return err
+			return named(ctx, "campaign", e.q.Dir, err)
 		}
 		if err := e.lead(ctx, t, fn); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return named(ctx, "campaign", e.q.Dir, err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -241,4 +242,16 @@ func checkOp(g *hold.Guard) *zk.CheckOp {
 		return nil
 	}
 	return &zk.CheckOp{Path: g.Path, Version: g.Version}
+}
+
+// named names path in the error of a blocking call that ended because its
+// ctx did (what says "context deadline exceeded" alone leaves a program
+// that waits on several locks guessing which one), with call, what it was
+// doing ("lock", "campaign"), once: errors.Is still finds ctx's error. Any
+// other error is returned as it is.
+func named(ctx context.Context, call, path string, err error) error {
+	if err == nil || ctx == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("zklock: %s %s: %w", call, path, err)
 }

@@ -26,7 +26,9 @@ type Lease struct {
 // Mutex.Unlock's acquisition is: the error wraps ctx.Err(), Lost is
 // closed, the nodes left are deleted in the background, and a second
 // Release returns ErrNotLocked.
-func (l *Lease) Release(ctx context.Context) error { return l.line.Release(ctx, l.h) }
+func (l *Lease) Release(ctx context.Context) error {
+	return named(ctx, "release", l.line.Q.Dir, l.line.Release(ctx, l.h))
+}
 
 // Lost returns a channel that is closed when ownership of the lease may have
 // ended: at the session's ownership deadline or on expiry, before the server

@@ -74,7 +74,13 @@ func NewMultiLock(parts ...Part) (*MultiLock, error) {
 // acquire so never lets Lock return.)
 func (m *MultiLock) Lock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
-		return err
+		// Named as a part's error is, by the part Lock begins with: the
+		// first in path order.
+		first := m.parts[0].part().Path
+		for _, p := range m.parts[1:] {
+			first = min(first, p.part().Path)
+		}
+		return named(ctx, "multi-lock part", first, err)
 	}
 	m.mu.Lock()
 	if m.acquiring || m.holds != nil {

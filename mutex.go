@@ -73,15 +73,16 @@ func newMutex(s *Session, path string, sp spec, opts []Option) (*Mutex, error) {
 
 // Lock blocks until the lock is held, ctx ends, or the session is closed.
 // While the Mutex is held, by this handle or another, it waits for Unlock.
-// On error nothing is left on the server: the returned error satisfies
-// errors.Is(err, ctx.Err()) when ctx ended, and Lock returns within the
+// On error nothing is left on the server: the returned error names the
+// path and satisfies errors.Is(err, ctx.Err()) when ctx ended (so do the
+// other primitives' acquisitions), and Lock returns within the
 // cleanup grace of ctx's end (see Cleanup in the package doc). If the
 // session expires while Lock waits, it re-enqueues under the new session.
 // It returns a *WrongKindError (wrapping ErrWrongKind) at once, without
 // waiting, when the path holds another kind of primitive's nodes, such as
 // an RWMutex's or a Semaphore's; that costs no extra request.
 func (m *Mutex) Lock(ctx context.Context) error {
-	return m.h.Lock(ctx, queue.Request{Data: m.l.Data})
+	return named(ctx, "lock", m.q.Dir, m.h.Lock(ctx, queue.Request{Data: m.l.Data}))
 }
 
 // TryLock acquires the lock if no other owner holds it or waits for it, and
@@ -92,7 +93,7 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // read for the error, and our node is deleted), and it leaves nothing
 // behind.
 func (m *Mutex) TryLock(ctx context.Context) error {
-	return m.h.Lock(ctx, queue.Request{Data: m.l.Data, Try: true})
+	return named(ctx, "lock", m.q.Dir, m.h.Lock(ctx, queue.Request{Data: m.l.Data, Try: true}))
 }
 
 // Unlock releases the lock by deleting our node, retrying through connection
@@ -106,7 +107,9 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 // and a second Unlock returns ErrNotLocked. A ctx that ended before Unlock
 // was called changes nothing. In every case the Mutex may Lock again,
 // with a new node.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx) }
+func (m *Mutex) Unlock(ctx context.Context) error {
+	return named(ctx, "unlock", m.q.Dir, m.h.Unlock(ctx))
+}
 
 // Lost returns a channel that is closed when ownership of the current
 // acquisition may have ended: at the session's ownership deadline (see

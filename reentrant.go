@@ -62,11 +62,15 @@ func NewReentrantMutex(s *Session, path string, opts ...Option) (*ReentrantMutex
 // it first. Otherwise it behaves
 // as Mutex.Lock, refusing a path that holds another kind of primitive's
 // nodes with ErrWrongKind.
-func (r *ReentrantMutex) Lock(ctx context.Context) error { return r.lock(ctx, false) }
+func (r *ReentrantMutex) Lock(ctx context.Context) error {
+	return named(ctx, "lock", r.q.Dir, r.lock(ctx, false))
+}
 
 // TryLock is Lock that fails with a *LockedError (wrapping ErrLocked) rather
 // than wait for another owner.
-func (r *ReentrantMutex) TryLock(ctx context.Context) error { return r.lock(ctx, true) }
+func (r *ReentrantMutex) TryLock(ctx context.Context) error {
+	return named(ctx, "lock", r.q.Dir, r.lock(ctx, true))
+}
 
 func (r *ReentrantMutex) lock(ctx context.Context, try bool) error {
 	if err := hold.CheckCtx(ctx); err != nil {
@@ -141,6 +145,10 @@ func (r *ReentrantMutex) reenter(ctx context.Context) (again bool, err error) {
 // whatever its outcome (a release cut off by ctx gives the hold up, see
 // Mutex.Unlock), and the owner's next Lock acquires anew.
 func (r *ReentrantMutex) Unlock(ctx context.Context) error {
+	return named(ctx, "unlock", r.q.Dir, r.unlock(ctx))
+}
+
+func (r *ReentrantMutex) unlock(ctx context.Context) error {
 	if err := hold.CheckCtx(ctx); err != nil {
 		return err
 	}

@@ -88,20 +88,26 @@ func writer(c queue.Contender) bool { return c.Kind == queue.KindWrite }
 // Lock acquires the write lock, waiting while any read or write lock is
 // held; otherwise as Mutex.Lock.
 func (m *RWMutex) Lock(ctx context.Context) error {
-	return m.w.Lock(ctx, queue.Request{Data: m.data})
+	return named(ctx, "lock", m.q.Dir, m.w.Lock(ctx, queue.Request{Data: m.data}))
 }
 
 // TryLock is Lock that fails with a *LockedError rather than wait.
 func (m *RWMutex) TryLock(ctx context.Context) error {
-	return m.w.Lock(ctx, queue.Request{Data: m.data, Try: true})
+	return named(ctx, "lock", m.q.Dir, m.w.Lock(ctx, queue.Request{Data: m.data, Try: true}))
 }
 
 // RLock acquires a read lock, waiting while a writer holds or waits ahead;
 // otherwise as Mutex.Lock.
-func (m *RWMutex) RLock(ctx context.Context) error { _, err := m.rlock(ctx, false); return err }
+func (m *RWMutex) RLock(ctx context.Context) error {
+	_, err := m.rlock(ctx, false)
+	return named(ctx, "read-lock", m.q.Dir, err)
+}
 
 // TryRLock is RLock that fails with a *LockedError rather than wait.
-func (m *RWMutex) TryRLock(ctx context.Context) error { _, err := m.rlock(ctx, true); return err }
+func (m *RWMutex) TryRLock(ctx context.Context) error {
+	_, err := m.rlock(ctx, true)
+	return named(ctx, "read-lock", m.q.Dir, err)
+}
 
 func (m *RWMutex) rlock(ctx context.Context, try bool) (*hold.Hold, error) {
 	h, err := m.rl.Acquire(ctx, queue.Request{Data: m.data, Try: try})
@@ -129,6 +135,10 @@ func (m *RWMutex) rlock(ctx context.Context, try bool) (*hold.Hold, error) {
 // of the write node). Upgrade has no counterpart: release the read lock,
 // then Lock.
 func (m *RWMutex) Downgrade(ctx context.Context) error {
+	return named(ctx, "downgrade", m.q.Dir, m.downgrade(ctx))
+}
+
+func (m *RWMutex) downgrade(ctx context.Context) error {
 	w := m.w.Current()
 	if w == nil {
 		return ErrNotLocked
@@ -145,11 +155,17 @@ func (m *RWMutex) Downgrade(ctx context.Context) error {
 
 // Unlock releases the write lock, as Mutex.Unlock does. After a Downgrade
 // the read lock stays held.
-func (m *RWMutex) Unlock(ctx context.Context) error { return m.w.Unlock(ctx) }
+func (m *RWMutex) Unlock(ctx context.Context) error {
+	return named(ctx, "unlock", m.q.Dir, m.w.Unlock(ctx))
+}
 
 // RUnlock releases the oldest read lock of the handle, as Mutex.Unlock
 // does; ErrNotLocked when it holds none.
 func (m *RWMutex) RUnlock(ctx context.Context) error {
+	return named(ctx, "read-unlock", m.q.Dir, m.rUnlock(ctx))
+}
+
+func (m *RWMutex) rUnlock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}

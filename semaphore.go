@@ -103,7 +103,8 @@ var leaseErrs = &hold.Errs{Lost: errs.ErrLeaseLost, NotHeld: errs.ErrLeaseReleas
 
 // Acquire blocks until n leases are held together, ctx ends, or the session
 // is closed; it takes all n or none. On error nothing is left on the server,
-// and errors.Is(err, ctx.Err()) holds when ctx ended; Acquire returns within
+// and when ctx ended the error names the path and errors.Is(err,
+// ctx.Err()) holds; Acquire returns within
 // twice the cleanup grace of ctx's end (see Cleanup in the package doc). n below 1 or above the
 // limit returns ErrInvalidArgument at once; a limit stored on the server
 // that differs from s's returns ErrInvalidArgument without waiting, even
@@ -112,7 +113,8 @@ var leaseErrs = &hold.Errs{Lost: errs.ErrLeaseLost, NotHeld: errs.ErrLeaseReleas
 // (wrapping ErrWrongKind) without waiting. If the session expires while
 // Acquire waits, it starts over under the new session.
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
-	return s.acquire(ctx, n, false)
+	l, err := s.acquire(ctx, n, false)
+	return l, named(ctx, "acquire", s.path, err)
 }
 
 // TryAcquire is Acquire without waiting: when the n leases are not free at
@@ -121,7 +123,8 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 // s's returns ErrInvalidArgument, never ErrLocked: retrying cannot help.
 // Another kind of primitive on the path returns a *WrongKindError.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
-	return s.acquire(ctx, n, true)
+	l, err := s.acquire(ctx, n, true)
+	return l, named(ctx, "acquire", s.path, err)
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error) {

@@ -52,7 +52,8 @@ type Session struct {
 // finds context.DeadlineExceeded, and syscall.ECONNREFUSED for a server
 // that refused the connection, *net.DNSError for a name that does not
 // resolve, ...); a credential the server rejects makes it return
-// zk.ErrAuthFailed.
+// zk.ErrAuthFailed, and servers that all answer in another protocol (an HTTP
+// port) zk.ErrNotZooKeeper, both at once.
 func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if ctx == nil {
 		return nil, errs.ErrNilContext
@@ -130,6 +131,11 @@ func (s *Session) Close() error {
 	})
 	return nil
 }
+
+// closed reports whether Close has begun: the session machine is closed
+// from the moment Close ends its epoch. A Session without a machine (the
+// internal tests' fake, over queuetest's Conn) is never closed.
+func (s *Session) closed() bool { return s.c != nil && s.c.State() == session.StateClosed }
 
 // Done returns a channel that is closed when Close has finished, as
 // context's Done says the work is over.

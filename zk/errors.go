@@ -82,6 +82,13 @@ var (
 	// it is final: the session's ownership ends and its requests fail with
 	// it.
 	ErrAuthFailed = client.ErrAuthFailed
+	// ErrNotZooKeeper: every server answered in another protocol (an HTTP
+	// server, such as ZooKeeper's AdminServer on 8080, instead of the
+	// client port, 2181 by default), so none of them will ever be
+	// ZooKeeper. zklock.NewSession returns it at once, not at the end of
+	// its ctx, naming each address and what it answered; while any server
+	// has not answered so (one that is down may come up), it keeps trying.
+	ErrNotZooKeeper = errs.ErrNotZooKeeper
 	// ErrSessionClosed: the zklock Session was closed; no request is sent
 	// any more. It is zklock.ErrSessionClosed.
 	ErrSessionClosed = errs.ErrSessionClosed

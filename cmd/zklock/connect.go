@@ -114,6 +114,10 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (s *zklock.Session, cod
 		return nil, c.usagef("--servers %q: %v", f.servers, err), d.spoke
 	case errors.Is(err, zklock.ErrTimingUnknown):
 		return nil, c.failf(exitError, "", "%v", err), d.spoke // it names both fixes
+	case errors.Is(err, zk.ErrNotZooKeeper):
+		// Said at once: every server answered in another protocol, so
+		// waiting out --connect-timeout could only repeat it.
+		return nil, c.failf(exitError, notZooKeeperHint, "cannot %s", strings.TrimPrefix(err.Error(), "zklock: ")), d.spoke
 	case errors.Is(err, zk.ErrAuthFailed):
 		return nil, c.failf(exitError, "check "+sec.credFrom, "the servers rejected the credentials of user %q", sec.user), d.spoke
 	case errors.Is(err, context.DeadlineExceeded):

@@ -56,6 +56,17 @@ func (f *jobFlags) register(fs *flag.FlagSet) {
 		"(FILE is emptied first: empty afterwards, the command did not run to its end)")
 }
 
+// refused is zklock's usage error code, after emptying --exit-code-file if
+// it was read: an empty FILE then says the command did not run, so a
+// command's own exit 2 (make's, for a failed build) is told from zklock's
+// (exit 2 and FILE empty) without removing FILE first.
+func (f *jobFlags) refused(code int) int {
+	if f.exitCodeFile != "" {
+		_ = os.WriteFile(f.exitCodeFile, nil, 0o644) // a FILE that cannot be written is said when it matters
+	}
+	return code
+}
+
 // job makes the job of run or elect.
 func (f *jobFlags) job(c *cli, conn *connFlags, path, kind string, argv []string, timeout time.Duration,
 	set map[string]bool, acquire func(context.Context, *zklock.Session) (grant, error)) *job {
@@ -72,13 +83,13 @@ const minRelease = 5 * time.Second
 const noticeDrain = time.Second
 
 func (j *job) do() int {
-	if code, ok := j.checkGrace(j.conn.sessionTimeout, false); !ok {
-		return code
-	}
 	if j.exitCodeFile != "" {
 		if err := os.WriteFile(j.exitCodeFile, nil, 0o644); err != nil {
 			return j.failf(exitError, "", "--exit-code-file: %v", err)
 		}
+	}
+	if code, ok := j.checkGrace(j.conn.sessionTimeout, false); !ok {
+		return code
 	}
 	// From here on a write to a broken stderr fails with EPIPE instead of
 	// killing zklock, and no report waits for stderr (see notices).

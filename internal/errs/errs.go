@@ -26,6 +26,7 @@ var (
 	ErrNotLocked       = errors.New("zklock: not locked")
 	ErrAlreadyLocked   = errors.New("zklock: already locked by this handle")
 	ErrNotOwner        = errors.New("zklock: not the owner")
+	ErrNotZooKeeper    = errors.New("zklock: not a ZooKeeper server")
 )
 
 // Finer errors, each of one public class: errors.Is matches the class (an
