@@ -304,12 +304,24 @@ func TestReviewBreak_ReentryRacesBreak(t *testing.T) {
 // queued behind holds next; b must not hold while the rival does, and
 // holds a new node after the rival lets go.
 func TestReviewBreak_CohortGuardedHandoffCutOff(t *testing.T) {
+	rvCohortCutOff(t, zklock.WithCohort(4, 0), true)
+}
+
+// As TestReviewBreak_CohortGuardedHandoffCutOff, with no Guard taken but
+// the cohort's hold bound (1ms) passed: a's Unlock gives the place back
+// (no local handoff) and is cut off; b must enqueue again behind the
+// rival.
+func TestReviewBreak_CohortBoundPassedReleaseCutOff(t *testing.T) {
+	rvCohortCutOff(t, zklock.WithCohort(4, time.Millisecond), false)
+}
+
+func rvCohortCutOff(t *testing.T, cohort zklock.Option, guard bool) {
 	r := newCutRig(t, "lock")
-	a := must2(zklock.NewMutex(r.s, r.path, zklock.WithCohort(4, 0)))(t)
-	b := must2(zklock.NewMutex(r.s, r.path, zklock.WithCohort(4, 0)))(t)
-	rival := must2(zklock.NewMutex(r.rs, r.path, zklock.WithCohort(4, 0)))(t)
+	a := must2(zklock.NewMutex(r.s, r.path, cohort))(t)
+	b := must2(zklock.NewMutex(r.s, r.path, cohort))(t)
+	rival := must2(zklock.NewMutex(r.rs, r.path, cohort))(t)
 	mustDo(t, a.Lock(r.ctx))
-	if a.Guard() == nil {
+	if guard && a.Guard() == nil {
 		t.Fatal("a holds and has no Guard")
 	}
 	node := a.Node()
@@ -554,4 +566,114 @@ func TestReviewBreak_CloseDuringInFlightDelete(t *testing.T) {
 	}
 	r.px.SetLatency(0)
 	eventually(t, 10*time.Second, "our node gone", func() bool { return !r.exists(t, node) })
+}
+
+// A Semaphore (limit 2) shared by two goroutines: A's lease of 2 permits
+// (two nodes in Curator's layout) is released with a ctx that cuts it off
+// after its deletes landed; B, of the same handle, waits for 2 permits, a
+// rival of another session for 1. B holds with nodes of its own, standing;
+// the rival does not hold beside B; A's lease is over (Lost closed, a
+// second Release says released) and nothing is left.
+func TestReviewBreak_SharedSemaphoreWaiterAfterCutOffRelease(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []zklock.Option
+	}{{"Leases", nil}, {"Permits", []zklock.Option{zklock.WithPermitLayout()}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newCutRig(t, "sem")
+			sem := must2(zklock.NewSemaphore(r.s, r.path, 2, tc.opts...))(t)
+			rsem := must2(zklock.NewSemaphore(r.rs, r.path, 2, tc.opts...))(t)
+			la := must2(sem.Acquire(r.ctx, 2))(t)
+			before := len(ephemeralsUnder(t, r.obs.Client(), r.path))
+			type got struct {
+				l   *zklock.Lease
+				err error
+			}
+			bgot := make(chan got, 1)
+			go func() { l, err := sem.Acquire(r.ctx, 2); bgot <- got{l, err} }()
+			eventually(t, 10*time.Second, "B queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) > before })
+			mid := len(ephemeralsUnder(t, r.obs.Client(), r.path))
+			rgot := make(chan got, 1)
+			go func() { l, err := rsem.Acquire(r.ctx, 1); rgot <- got{l, err} }()
+			eventually(t, 10*time.Second, "the rival queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) > mid })
+			uerr := r.slowCut(t, la.Release)
+			if uerr != nil && !errors.Is(uerr, context.DeadlineExceeded) {
+				t.Errorf("cut-off Release: %v, want the ctx's error", uerr)
+			}
+			if !isClosed(la.Lost()) {
+				t.Errorf("Release returned %v and A's Lost is open", uerr)
+			}
+			var b got
+			select {
+			case b = <-bgot:
+				mustDo(t, b.err)
+			case g := <-rgot:
+				t.Fatalf("the rival acquired (%v) before B, which queued ahead", g.err)
+			case <-time.After(15 * time.Second):
+				t.Fatal("B never acquired")
+			}
+			if isClosed(b.l.Lost()) {
+				t.Fatal("B's lease is lost at once")
+			}
+			select {
+			case g := <-rgot:
+				t.Fatalf("the rival acquired (%v) while B holds 2 of 2 permits", g.err)
+			case <-time.After(500 * time.Millisecond):
+			}
+			if err := la.Release(r.ctx); !errors.Is(err, zklock.ErrLeaseReleased) {
+				t.Errorf("second Release of A's lease: %v, want ErrLeaseReleased", err)
+			}
+			mustDo(t, b.l.Release(r.ctx))
+			rv := <-rgot
+			mustDo(t, rv.err)
+			mustDo(t, rv.l.Release(r.ctx))
+			r.nothingLeft(t)
+		})
+	}
+}
+
+// A Mutex's Unlock whose delete reaches the server but whose connection is
+// reset before the reply (ResetAfterRequest): the release is retried over
+// the new connection within its ctx. It returns nil or an error, and the
+// hold is over either way: Lost closed, a second Unlock ErrNotLocked, the
+// rival holds, nothing left; a new Lock gets a new node.
+func TestReviewBreak_UnlockReplyLostOnReset(t *testing.T) {
+	r := newCutRig(t, "lock")
+	m := must2(zklock.NewMutex(r.s, r.path))(t)
+	rival := must2(zklock.NewMutex(r.rs, r.path))(t)
+	mustDo(t, m.Lock(r.ctx))
+	node := m.Node()
+	rgot := make(chan error, 1)
+	go func() { rgot <- rival.Lock(r.ctx) }()
+	eventually(t, 10*time.Second, "the rival queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
+	r.px.ResetAfterRequest(func(op int32) bool { return op == 2 || op == 14 })
+	uctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+	uerr := m.Unlock(uctx)
+	cancel()
+	t.Logf("Unlock over a reset after its delete: %v", uerr)
+	if uerr != nil && !errors.Is(uerr, context.DeadlineExceeded) {
+		t.Errorf("Unlock: %v, want nil or the ctx's error", uerr)
+	}
+	if !isClosed(m.Lost()) || m.Node() != "" {
+		t.Errorf("after Unlock (%v): Lost closed %v, node %q", uerr, isClosed(m.Lost()), m.Node())
+	}
+	select {
+	case err := <-rgot:
+		mustDo(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the rival never held")
+	}
+	if err := m.Unlock(r.ctx); !errors.Is(err, zklock.ErrNotLocked) {
+		t.Errorf("second Unlock: %v, want ErrNotLocked", err)
+	}
+	if r.exists(t, node) {
+		t.Errorf("our node %s stands while the rival holds", node)
+	}
+	mustDo(t, rival.Unlock(r.ctx))
+	mustDo(t, m.Lock(r.ctx))
+	if m.Node() == node {
+		t.Errorf("Lock after holds the old node %s", node)
+	}
+	mustDo(t, m.Unlock(r.ctx))
+	r.nothingLeft(t)
 }
