@@ -59,3 +59,61 @@ func TestReviewBreak_MultiLockCapturedLostAfterPartialCutOff(t *testing.T) {
 	mustDo(t, rival.Unlock(r.ctx))
 	r.nothingLeft(t)
 }
+
+// An owner of a ReentrantMutex R holds it (count 1) and puts R in a
+// MultiLock beside a Mutex M: the MultiLock's Lock re-enters R (count 2).
+// The MultiLock's Unlock goes in reverse path order: R (path "b") counts
+// down to 1 (no request), then M's release (path "a", a slow link) is cut
+// off by ctx. M is over; R's part was released (counted down) already.
+// The claim: a second Unlock releases the parts whose release had not
+// begun, here none. If it unlocks R again, the count drops to 0 and the
+// owner's own hold (which it never unlocked) is released under it.
+func TestReviewBreak_MultiLockSecondUnlockReleasesReentrantAgain(t *testing.T) {
+	r := newCutRig(t, "root")
+	so := newSession(t, shared(t).Servers())
+	pa, pb := r.path+"/a", r.path+"/b"
+	m := must2(zklock.NewMutex(r.s, pa))(t)
+	owner := must2(zklock.NewReentrantMutex(so, pb))(t)
+	rival := must2(zklock.NewMutex(r.rs, pb))(t)
+	mustDo(t, owner.Lock(r.ctx))
+	node := owner.Node()
+	ml := must2(zklock.NewMultiLock(owner.Part(), m.Part()))(t)
+	mustDo(t, ml.Lock(r.ctx))
+	if owner.HoldCount() != 2 {
+		t.Fatalf("count %d after the MultiLock's Lock, want 2", owner.HoldCount())
+	}
+	uerr := r.slowCut(t, ml.Unlock)
+	if !errors.Is(uerr, context.DeadlineExceeded) {
+		t.Fatalf("MultiLock.Unlock: %v, want the ctx's error (M cut off)", uerr)
+	}
+	if owner.HoldCount() != 1 {
+		t.Fatalf("count %d after the MultiLock's cut-off Unlock, want 1", owner.HoldCount())
+	}
+	err2 := ml.Unlock(r.ctx)
+	t.Logf("second MultiLock.Unlock: %v", err2)
+	rgot := make(chan error, 1)
+	go func() { rgot <- rival.Lock(r.ctx) }()
+	select {
+	case err := <-rgot:
+		t.Errorf("after the MultiLock's second Unlock (%v) the rival's Lock returned %v on %s, while the owner, which locked R once and never unlocked it, has count %d (its node %s exists: %v)",
+			err2, err, pb, owner.HoldCount(), node, r.exists(t, node))
+		if err == nil {
+			mustDo(t, rival.Unlock(r.ctx))
+		}
+		rgot <- nil
+	case <-time.After(time.Second):
+	}
+	if owner.HoldCount() != 1 || !r.exists(t, node) {
+		t.Errorf("owner's count %d (want 1), its node %s exists %v", owner.HoldCount(), node, r.exists(t, node))
+	}
+	for owner.HoldCount() > 0 {
+		mustDo(t, owner.Unlock(r.ctx))
+	}
+	if err := <-rgot; err != nil {
+		t.Fatal(err)
+	}
+	if rival.Node() != "" {
+		mustDo(t, rival.Unlock(r.ctx))
+	}
+	r.nothingLeft(t)
+}
