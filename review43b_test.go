@@ -677,3 +677,121 @@ func TestReviewBreak_UnlockReplyLostOnReset(t *testing.T) {
 	mustDo(t, m.Unlock(r.ctx))
 	r.nothingLeft(t)
 }
+
+// As TestReviewBreak_RelockRacesBackgroundDelete for a cohort's Mutex
+// (WithCohort) and a cohort's ReentrantMutex: the cohort must not keep
+// the dropped node for the next Lock.
+func TestReviewBreak_CohortRelockRacesBackgroundDelete(t *testing.T) {
+	t.Run("Mutex", func(t *testing.T) {
+		rvRelock(t, func(t *testing.T, r *cutRig) relocker {
+			m := must2(zklock.NewMutex(r.s, r.path, zklock.WithCohort(4, 0)))(t)
+			return relocker{m.Lock, m.Unlock, m.Node, m.Lost}
+		})
+	})
+	t.Run("ReentrantMutex", func(t *testing.T) {
+		rvRelock(t, func(t *testing.T, r *cutRig) relocker {
+			m := must2(zklock.NewReentrantMutex(r.s, r.path, zklock.WithCohort(4, 0)))(t)
+			return relocker{m.Lock, m.Unlock, m.Node, m.Lost}
+		})
+	})
+}
+
+// A ReentrantMutex owner at count 1: one goroutine re-enters (its stat on
+// a slow link) while another Unlocks with a ctx that cuts the release off.
+// Whatever the order: a re-entry that returned nil holds a node that
+// stands, Lost open, count 1, and a rival does not hold beside it; one
+// that failed left the count at 0 (the Unlock ended the hold).
+func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
+	r := newCutRig(t, "lock")
+	owner := must2(zklock.NewReentrantMutex(r.s, r.path))(t)
+	rival := must2(zklock.NewMutex(r.rs, r.path))(t)
+	mustDo(t, owner.Lock(r.ctx))
+	old := owner.Node()
+	rgot := make(chan error, 1)
+	go func() { rgot <- rival.Lock(r.ctx) }()
+	eventually(t, 10*time.Second, "the rival queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
+	r.px.SetLatency(300 * time.Millisecond)
+	egot := make(chan error, 1)
+	go func() { egot <- owner.Lock(r.ctx) }()
+	time.Sleep(50 * time.Millisecond) // the re-entry's stat is out first
+	uctx, cancel := context.WithTimeout(r.ctx, 450*time.Millisecond)
+	uerr := owner.Unlock(uctx)
+	cancel()
+	var eerr error
+	select {
+	case eerr = <-egot:
+	case err := <-rgot:
+		mustDo(t, err)
+		r.px.SetLatency(0)
+		t.Logf("the rival holds %s first; the re-entry waits", rival.Node())
+		// The rival holds; the re-entry must now wait behind it (or fail).
+		select {
+		case eerr = <-egot:
+			t.Fatalf("the re-entry returned %v while the rival %s holds (count %d, node %q)", eerr, rival.Node(), owner.HoldCount(), owner.Node())
+		case <-time.After(500 * time.Millisecond):
+		}
+		mustDo(t, rival.Unlock(r.ctx))
+		eerr = <-egot
+		rgot <- nil
+	case <-time.After(20 * time.Second):
+		t.Fatal("neither the re-entry nor the rival returned")
+	}
+	r.px.SetLatency(0)
+	t.Logf("cut-off Unlock: %v; racing re-entry: %v", uerr, eerr)
+	if eerr == nil {
+		nw := owner.Node()
+		if owner.HoldCount() != 1 || nw == "" || !r.exists(t, nw) || isClosed(owner.Lost()) {
+			t.Fatalf("re-entry returned nil: count %d, node %q (old %s) exists %v, Lost closed %v",
+				owner.HoldCount(), nw, old, nw != "" && r.exists(t, nw), isClosed(owner.Lost()))
+		}
+		if uerr != nil && nw == old {
+			t.Fatalf("the Unlock was cut off (%v) and the re-entry holds the old node %s", uerr, old)
+		}
+		select {
+		case err := <-rgot:
+			if err == nil && rival.Node() != "" {
+				t.Fatalf("the rival holds %s beside the owner's %s", rival.Node(), nw)
+			}
+			rgot <- err
+		case <-time.After(300 * time.Millisecond):
+		}
+		mustDo(t, owner.Unlock(r.ctx))
+	} else if owner.HoldCount() != 0 {
+		t.Errorf("re-entry failed (%v) with count %d", eerr, owner.HoldCount())
+	}
+	mustDo(t, <-rgot)
+	if rival.Node() != "" {
+		mustDo(t, rival.Unlock(r.ctx))
+	}
+	r.nothingLeft(t)
+}
+
+// A cohort ReentrantMutex (WithCohort) owner whose cohort node is broken
+// (forced Break): its re-entry looks at the cohort's node and returns
+// ErrLockLost, without counting, while a rival holds.
+func TestReviewBreak_CohortReentryAfterBreak(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx, path := ctxFor(t), lockPath(t, "lock")
+	obs := newSession(t, srv.Servers())
+	owner := must2(zklock.NewReentrantMutex(newSession(t, srv.Servers()), path, zklock.WithCohort(4, 0)))(t)
+	rival := must2(zklock.NewMutex(newSession(t, srv.Servers()), path, zklock.WithCohort(4, 0)))(t)
+	mustDo(t, owner.Lock(ctx))
+	node := owner.Node()
+	if _, err := zklock.Break(ctx, obs, path, true); err != nil {
+		t.Fatalf("Break: %v", err)
+	}
+	mustDo(t, rival.Lock(ctx))
+	err := owner.Lock(ctx)
+	if err == nil || !errors.Is(err, zklock.ErrLockLost) || owner.HoldCount() != 1 {
+		t.Errorf("cohort owner's re-entry after Break while the rival %s holds: %v, count %d (node %s)", rival.Node(), err, owner.HoldCount(), node)
+	}
+	for owner.HoldCount() > 0 {
+		if err := owner.Unlock(ctx); err != nil {
+			t.Logf("owner's Unlock: %v", err)
+			break
+		}
+	}
+	mustDo(t, rival.Unlock(ctx))
+	eventually(t, 10*time.Second, "nothing left", func() bool { return len(ephemeralsUnder(t, obs.Client(), path)) == 0 })
+}
