@@ -795,3 +795,50 @@ func TestReviewBreak_CohortReentryAfterBreak(t *testing.T) {
 	mustDo(t, rival.Unlock(ctx))
 	eventually(t, 10*time.Second, "nothing left", func() bool { return len(ephemeralsUnder(t, obs.Client(), path)) == 0 })
 }
+
+// A Mutex holder that waited for its turn releases with the announcing
+// multi (set data, then delete); that release is cut off while the link
+// is down, so its node goes by the background's plain delete, with no
+// announcement. The waiter behind (another session) must still hold,
+// and only once the node is gone.
+func TestReviewBreak_AnnouncingReleaseCutOffWaiterWakes(t *testing.T) {
+	r := newCutRig(t, "lock")
+	m := must2(zklock.NewMutex(r.s, r.path))(t)
+	first := must2(zklock.NewMutex(r.rs, r.path))(t)
+	waiter := must2(zklock.NewMutex(newSession(t, shared(t).Servers()), r.path))(t)
+	mustDo(t, first.Lock(r.ctx))
+	mgot := make(chan error, 1)
+	go func() { mgot <- m.Lock(r.ctx) }()
+	eventually(t, 10*time.Second, "m queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
+	mustDo(t, first.Unlock(r.ctx))
+	mustDo(t, <-mgot) // m waited: its release announces
+	node := m.Node()
+	wgot := make(chan error, 1)
+	go func() { wgot <- waiter.Lock(r.ctx) }()
+	eventually(t, 10*time.Second, "the waiter queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
+	r.px.Blackhole()
+	uctx, cancel := context.WithTimeout(r.ctx, 300*time.Millisecond)
+	uerr := m.Unlock(uctx)
+	cancel()
+	if !errors.Is(uerr, context.DeadlineExceeded) || !isClosed(m.Lost()) {
+		r.px.Heal()
+		t.Fatalf("Unlock over a dead link: %v (Lost closed %v), want the ctx's error and Lost closed", uerr, isClosed(m.Lost()))
+	}
+	select {
+	case err := <-wgot:
+		t.Fatalf("the waiter's Lock returned %v while our node %s stands (link down)", err, node)
+	case <-time.After(300 * time.Millisecond):
+	}
+	r.px.Heal()
+	select {
+	case err := <-wgot:
+		mustDo(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the waiter never held after our node's background delete (node %s exists: %v)", node, r.exists(t, node))
+	}
+	if r.exists(t, node) {
+		t.Errorf("the waiter holds and our node %s stands", node)
+	}
+	mustDo(t, waiter.Unlock(r.ctx))
+	r.nothingLeft(t)
+}
