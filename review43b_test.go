@@ -842,3 +842,40 @@ func TestReviewBreak_AnnouncingReleaseCutOffWaiterWakes(t *testing.T) {
 	mustDo(t, waiter.Unlock(r.ctx))
 	r.nothingLeft(t)
 }
+
+// A Mutex's Unlock is cut off while the link is down, and the link stays
+// down past the session's expiry: the background delete must end (the
+// node went with the expired session) rather than delete anything of the
+// next session, the handle's next Lock holds a new node under the new
+// session, and Close leaves no goroutine (goleak).
+func TestReviewBreak_CutOffUnlockThenExpiry(t *testing.T) {
+	r := newCutRig(t, "lock")
+	m := must2(zklock.NewMutex(r.s, r.path))(t)
+	mustDo(t, m.Lock(r.ctx))
+	node, sid := m.Node(), r.s.SessionID()
+	r.px.Blackhole()
+	uctx, cancel := context.WithTimeout(r.ctx, 300*time.Millisecond)
+	uerr := m.Unlock(uctx)
+	cancel()
+	if !errors.Is(uerr, context.DeadlineExceeded) {
+		r.px.Heal()
+		t.Fatalf("Unlock over a dead link: %v, want the ctx's error", uerr)
+	}
+	eventually(t, 15*time.Second, "the server expires our session (its node goes)", func() bool { return !r.exists(t, node) })
+	r.px.Heal()
+	mustDo(t, m.Lock(r.ctx))
+	nw := m.Node()
+	if nw == node {
+		t.Fatalf("Lock after expiry holds the old node %s", node)
+	}
+	t.Logf("after expiry: node %s (old %s), session %x (old %x)", nw, node, r.s.SessionID(), sid)
+	if !r.exists(t, nw) || isClosed(m.Lost()) {
+		t.Fatalf("Lock after expiry returned nil: node %s exists %v, Lost closed %v", nw, r.exists(t, nw), isClosed(m.Lost()))
+	}
+	time.Sleep(500 * time.Millisecond) // give a stray background delete its chance at the new node
+	if !r.exists(t, nw) || isClosed(m.Lost()) {
+		t.Fatalf("our new node %s went under us (exists %v, Lost closed %v)", nw, r.exists(t, nw), isClosed(m.Lost()))
+	}
+	mustDo(t, m.Unlock(r.ctx))
+	r.nothingLeft(t)
+}
