@@ -879,3 +879,43 @@ func TestReviewBreak_CutOffUnlockThenExpiry(t *testing.T) {
 	mustDo(t, m.Unlock(r.ctx))
 	r.nothingLeft(t)
 }
+
+// An RWMutex holder downgrades (write + read held), then its write Unlock
+// is cut off after the delete landed. The read lock stays held: its node
+// stands, Lost (the read's now) open, and the rival writer queued behind
+// must not hold until RUnlock.
+func TestReviewBreak_WriteUnlockCutOffAfterDowngrade(t *testing.T) {
+	r := newCutRig(t, "rw")
+	m := must2(zklock.NewRWMutex(r.s, r.path))(t)
+	rival := must2(zklock.NewRWMutex(r.rs, r.path))(t)
+	mustDo(t, m.Lock(r.ctx))
+	rgot := make(chan error, 1)
+	go func() { rgot <- rival.Lock(r.ctx) }()
+	eventually(t, 10*time.Second, "the rival writer queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
+	mustDo(t, m.Downgrade(r.ctx))
+	uerr := r.slowCut(t, m.Unlock)
+	if uerr != nil && !errors.Is(uerr, context.DeadlineExceeded) {
+		t.Errorf("write Unlock: %v, want nil or the ctx's error", uerr)
+	}
+	read := m.Node()
+	if read == "" || !r.exists(t, read) || isClosed(m.Lost()) {
+		t.Fatalf("after the write Unlock (%v) the read lock: node %q exists %v, Lost closed %v", uerr, read, read != "" && r.exists(t, read), isClosed(m.Lost()))
+	}
+	select {
+	case err := <-rgot:
+		t.Fatalf("the rival writer's Lock returned %v while our read lock %s holds", err, read)
+	case <-time.After(time.Second):
+	}
+	if err := m.Unlock(r.ctx); !errors.Is(err, zklock.ErrNotLocked) {
+		t.Errorf("second write Unlock: %v, want ErrNotLocked", err)
+	}
+	mustDo(t, m.RUnlock(r.ctx))
+	select {
+	case err := <-rgot:
+		mustDo(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the rival writer never held")
+	}
+	mustDo(t, rival.Unlock(r.ctx))
+	r.nothingLeft(t)
+}
