@@ -25,7 +25,7 @@ func TestReviewBreak_MultiLockCapturedLostAfterPartialCutOff(t *testing.T) {
 	ma := must2(zklock.NewMutex(sa, pa))(t)
 	mb := must2(zklock.NewMutex(r.s, pb))(t)
 	rival := must2(zklock.NewMutex(r.rs, pb))(t)
-	ml := must2(zklock.NewMultiLock(ma.Part(), mb.Part()))(t)
+	ml := must2(zklock.NewMultiLock(ma, mb))(t)
 	mustDo(t, ml.Lock(r.ctx))
 	lost := ml.Lost() // the worker's: taken while every part is held
 	rgot := make(chan error, 1)
@@ -44,14 +44,14 @@ func TestReviewBreak_MultiLockCapturedLostAfterPartialCutOff(t *testing.T) {
 	if !isClosed(ml.Lost()) {
 		t.Errorf("ml.Lost() is open after a cut-off Unlock")
 	}
-	if ma.Node() == "" || !r.exists(t, ma.Node()) {
-		t.Errorf("part a, whose release never began, is not held (node %q)", ma.Node())
+	if nodeOf(ma.Guard()) == "" || !r.exists(t, nodeOf(ma.Guard())) {
+		t.Errorf("part a, whose release never began, is not held (node %q)", nodeOf(ma.Guard()))
 	}
 	select {
 	case <-lost:
 	case <-time.After(time.Second):
 		t.Errorf("the rival holds b (%s), the MultiLock still holds a (%s), and the Lost channel taken while holding is still open 1s after Unlock returned %v",
-			rival.Node(), ma.Node(), uerr)
+			nodeOf(rival.Guard()), nodeOf(ma.Guard()), uerr)
 	}
 	if err := ml.Unlock(r.ctx); err != nil {
 		t.Errorf("second Unlock: %v", err)
@@ -76,8 +76,8 @@ func TestReviewBreak_MultiLockSecondUnlockReleasesReentrantAgain(t *testing.T) {
 	owner := must2(zklock.NewReentrantMutex(so, pb))(t)
 	rival := must2(zklock.NewMutex(r.rs, pb))(t)
 	mustDo(t, owner.Lock(r.ctx))
-	node := owner.Node()
-	ml := must2(zklock.NewMultiLock(owner.Part(), m.Part()))(t)
+	node := nodeOf(owner.Guard())
+	ml := must2(zklock.NewMultiLock(owner, m))(t)
 	mustDo(t, ml.Lock(r.ctx))
 	if owner.HoldCount() != 2 {
 		t.Fatalf("count %d after the MultiLock's Lock, want 2", owner.HoldCount())
@@ -112,7 +112,7 @@ func TestReviewBreak_MultiLockSecondUnlockReleasesReentrantAgain(t *testing.T) {
 	if err := <-rgot; err != nil {
 		t.Fatal(err)
 	}
-	if rival.Node() != "" {
+	if nodeOf(rival.Guard()) != "" {
 		mustDo(t, rival.Unlock(r.ctx))
 	}
 	r.nothingLeft(t)

@@ -57,7 +57,7 @@ func TestReviewBreak_SharedMutexWaiterAfterCutOffUnlock(t *testing.T) {
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	rival := must2(zklock.NewMutex(r.rs, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	nodeA := m.Node()
+	nodeA := nodeOf(m.Guard())
 	bgot := make(chan error, 1)
 	go func() { bgot <- m.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "B queues behind A", func() bool {
@@ -80,7 +80,7 @@ func TestReviewBreak_SharedMutexWaiterAfterCutOffUnlock(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("B never held after A's cut-off Unlock")
 	}
-	nodeB := m.Node()
+	nodeB := nodeOf(m.Guard())
 	if nodeB == "" || nodeB == nodeA {
 		t.Fatalf("B holds %q, A held %q: want a node of B's own", nodeB, nodeA)
 	}
@@ -107,7 +107,7 @@ func TestReviewBreak_SharedMutexWaiterAfterCutOffUnlock(t *testing.T) {
 func TestReviewBreak_RelockRacesBackgroundDelete(t *testing.T) {
 	rvRelock(t, func(t *testing.T, r *cutRig) relocker {
 		m := must2(zklock.NewMutex(r.s, r.path))(t)
-		return relocker{m.Lock, m.Unlock, m.Node, m.Lost}
+		return relocker{m.Lock, m.Unlock, func() string { return nodeOf(m.Guard()) }, m.Lost}
 	})
 }
 
@@ -116,7 +116,7 @@ func TestReviewBreak_RelockRacesBackgroundDelete(t *testing.T) {
 func TestReviewBreak_ReentrantRelockRacesBackgroundDelete(t *testing.T) {
 	rvRelock(t, func(t *testing.T, r *cutRig) relocker {
 		m := must2(zklock.NewReentrantMutex(r.s, r.path))(t)
-		return relocker{m.Lock, m.Unlock, m.Node, m.Lost}
+		return relocker{m.Lock, m.Unlock, func() string { return nodeOf(m.Guard()) }, m.Lost}
 	})
 }
 
@@ -178,20 +178,20 @@ func TestReviewBreak_ReentrantUnlockCutOffAtCountTwo(t *testing.T) {
 	owner := must2(zklock.NewReentrantMutex(r.s, r.path))(t)
 	mustDo(t, owner.Lock(r.ctx))
 	mustDo(t, owner.Lock(r.ctx))
-	node := owner.Node()
+	node := nodeOf(owner.Guard())
 	if err := r.slowCut(t, owner.Unlock); err != nil {
 		t.Fatalf("Unlock at count 2 over a slow link: %v, want nil (it only counts)", err)
 	}
-	if owner.HoldCount() != 1 || owner.Node() != node || isClosed(owner.Lost()) || !r.exists(t, node) {
+	if owner.HoldCount() != 1 || nodeOf(owner.Guard()) != node || isClosed(owner.Lost()) || !r.exists(t, node) {
 		t.Fatalf("after Unlock at count 2: count %d, node %q (was %s), Lost closed %v, exists %v",
-			owner.HoldCount(), owner.Node(), node, isClosed(owner.Lost()), r.exists(t, node))
+			owner.HoldCount(), nodeOf(owner.Guard()), node, isClosed(owner.Lost()), r.exists(t, node))
 	}
 	uerr := r.slowCut(t, owner.Unlock)
 	if !errors.Is(uerr, context.DeadlineExceeded) {
 		t.Fatalf("Unlock at count 1 cut off: %v, want the ctx's error", uerr)
 	}
-	if owner.HoldCount() != 0 || owner.Node() != "" || !isClosed(owner.Lost()) {
-		t.Fatalf("after a cut-off Unlock: count %d, node %q, Lost closed %v", owner.HoldCount(), owner.Node(), isClosed(owner.Lost()))
+	if owner.HoldCount() != 0 || nodeOf(owner.Guard()) != "" || !isClosed(owner.Lost()) {
+		t.Fatalf("after a cut-off Unlock: count %d, node %q, Lost closed %v", owner.HoldCount(), nodeOf(owner.Guard()), isClosed(owner.Lost()))
 	}
 	if err := owner.Unlock(r.ctx); !errors.Is(err, zklock.ErrNotLocked) {
 		t.Errorf("Unlock after: %v, want ErrNotLocked", err)
@@ -207,7 +207,7 @@ func TestReviewBreak_ReentryStatCutOffByCtx(t *testing.T) {
 	r := newCutRig(t, "lock")
 	owner := must2(zklock.NewReentrantMutex(r.s, r.path))(t)
 	mustDo(t, owner.Lock(r.ctx))
-	node := owner.Node()
+	node := nodeOf(owner.Guard())
 	for _, try := range []bool{false, true} {
 		lock := owner.Lock
 		if try {
@@ -220,9 +220,9 @@ func TestReviewBreak_ReentryStatCutOffByCtx(t *testing.T) {
 		} else if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("re-entry (try %v) cut off: %v, want the ctx's error", try, err)
 		}
-		if owner.HoldCount() != 1 || owner.Node() != node || isClosed(owner.Lost()) || !r.exists(t, node) {
+		if owner.HoldCount() != 1 || nodeOf(owner.Guard()) != node || isClosed(owner.Lost()) || !r.exists(t, node) {
 			t.Fatalf("after a cut-off re-entry (try %v): count %d, node %q (was %s), Lost closed %v, exists %v",
-				try, owner.HoldCount(), owner.Node(), node, isClosed(owner.Lost()), r.exists(t, node))
+				try, owner.HoldCount(), nodeOf(owner.Guard()), node, isClosed(owner.Lost()), r.exists(t, node))
 		}
 	}
 	mustDo(t, owner.Lock(r.ctx))
@@ -294,7 +294,7 @@ func TestReviewBreak_ReentryRacesBreak(t *testing.T) {
 		t.Errorf("count %d after the last Unlock", r.owner.HoldCount())
 	}
 	mustDo(t, r.rival.Unlock(r.ctx))
-	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := r.rival.Contenders(r.ctx); return err == nil && len(cs) == 0 })
+	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(r.ctx, r.rival); return err == nil && len(cs) == 0 })
 }
 
 // A cohort (WithCohort) holder a whose Guard was asked for (so a local
@@ -324,7 +324,7 @@ func rvCohortCutOff(t *testing.T, cohort zklock.Option, guard bool) {
 	if guard && a.Guard() == nil {
 		t.Fatal("a holds and has no Guard")
 	}
-	node := a.Node()
+	node := nodeOf(a.Guard())
 	rgot := make(chan error, 1)
 	go func() { rgot <- rival.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "the rival queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
@@ -339,19 +339,19 @@ func rvCohortCutOff(t *testing.T, cohort zklock.Option, guard bool) {
 	case err := <-bgot:
 		mustDo(t, err)
 		bHeld = true
-		t.Logf("a's Unlock (%v) handed over locally to b, on %s", uerr, b.Node())
+		t.Logf("a's Unlock (%v) handed over locally to b, on %s", uerr, nodeOf(b.Guard()))
 	case <-time.After(15 * time.Second):
 		t.Fatalf("neither the rival nor b held after a's Unlock (%v)", uerr)
 	}
 	if bHeld {
 		// A local handoff is legitimate only with the cohort's node standing
 		// and no rival holding.
-		if !r.exists(t, b.Node()) || isClosed(b.Lost()) {
-			t.Fatalf("b holds %s after a's Unlock (%v): exists %v, Lost closed %v", b.Node(), uerr, r.exists(t, b.Node()), isClosed(b.Lost()))
+		if !r.exists(t, nodeOf(b.Guard())) || isClosed(b.Lost()) {
+			t.Fatalf("b holds %s after a's Unlock (%v): exists %v, Lost closed %v", nodeOf(b.Guard()), uerr, r.exists(t, nodeOf(b.Guard())), isClosed(b.Lost()))
 		}
 		select {
 		case err := <-rgot:
-			t.Fatalf("the rival's Lock returned %v while b holds %s", err, b.Node())
+			t.Fatalf("the rival's Lock returned %v while b holds %s", err, nodeOf(b.Guard()))
 		case <-time.After(500 * time.Millisecond):
 		}
 		mustDo(t, b.Unlock(r.ctx))
@@ -367,13 +367,13 @@ func rvCohortCutOff(t *testing.T, cohort zklock.Option, guard bool) {
 	}
 	select {
 	case err := <-bgot:
-		t.Fatalf("b's Lock returned %v while the rival %s holds (b's node %s, a's was %s)", err, rival.Node(), b.Node(), node)
+		t.Fatalf("b's Lock returned %v while the rival %s holds (b's node %s, a's was %s)", err, nodeOf(rival.Guard()), nodeOf(b.Guard()), node)
 	case <-time.After(500 * time.Millisecond):
 	}
 	mustDo(t, rival.Unlock(r.ctx))
 	mustDo(t, <-bgot)
-	if b.Node() == node || !r.exists(t, b.Node()) {
-		t.Fatalf("b holds %s (a's was %s), exists %v", b.Node(), node, r.exists(t, b.Node()))
+	if nodeOf(b.Guard()) == node || !r.exists(t, nodeOf(b.Guard())) {
+		t.Fatalf("b holds %s (a's was %s), exists %v", nodeOf(b.Guard()), node, r.exists(t, nodeOf(b.Guard())))
 	}
 	mustDo(t, b.Unlock(r.ctx))
 	r.nothingLeft(t)
@@ -381,14 +381,14 @@ func rvCohortCutOff(t *testing.T, cohort zklock.Option, guard bool) {
 
 // An Election's Resign cut off after its delete landed: the term's Lost
 // is closed when Resign returns, the next candidate (another session)
-// leads, a second Resign returns ErrNotLeader, and a new Campaign makes a
+// leads, a second Resign returns ErrNotLocked, and a new Campaign makes a
 // new node and leads after the rival resigns.
 func TestReviewBreak_ResignCutOff(t *testing.T) {
 	r := newCutRig(t, "election")
 	e := must2(zklock.NewElection(r.s, r.path))(t)
 	re := must2(zklock.NewElection(r.rs, r.path))(t)
 	term := must2(e.Campaign(r.ctx, []byte("a")))(t)
-	node := term.Node()
+	node := nodeOf(term.Guard())
 	rgot := make(chan *zklock.Term, 1)
 	go func() {
 		rt, err := re.Campaign(r.ctx, []byte("b"))
@@ -414,8 +414,8 @@ func TestReviewBreak_ResignCutOff(t *testing.T) {
 	if rt == nil {
 		t.FailNow()
 	}
-	if err := e.Resign(r.ctx); !errors.Is(err, zklock.ErrNotLeader) {
-		t.Errorf("second Resign: %v, want ErrNotLeader", err)
+	if err := e.Resign(r.ctx); !errors.Is(err, zklock.ErrNotLocked) {
+		t.Errorf("second Resign: %v, want ErrNotLocked", err)
 	}
 	eventually(t, 10*time.Second, "our old node deleted", func() bool { return !r.exists(t, node) })
 	egot := make(chan *zklock.Term, 1)
@@ -428,7 +428,7 @@ func TestReviewBreak_ResignCutOff(t *testing.T) {
 	}()
 	select {
 	case nt := <-egot:
-		t.Fatalf("Campaign again led on %v while the rival leads on %s", nt, rt.Node())
+		t.Fatalf("Campaign again led on %v while the rival leads on %s", nt, nodeOf(rt.Guard()))
 	case <-time.After(500 * time.Millisecond):
 	}
 	mustDo(t, re.Resign(r.ctx))
@@ -436,8 +436,8 @@ func TestReviewBreak_ResignCutOff(t *testing.T) {
 	if nt == nil {
 		t.FailNow()
 	}
-	if nt.Node() == node || !r.exists(t, nt.Node()) {
-		t.Fatalf("the new term's node %s (old %s), exists %v", nt.Node(), node, r.exists(t, nt.Node()))
+	if nodeOf(nt.Guard()) == node || !r.exists(t, nodeOf(nt.Guard())) {
+		t.Fatalf("the new term's node %s (old %s), exists %v", nodeOf(nt.Guard()), node, r.exists(t, nodeOf(nt.Guard())))
 	}
 	mustDo(t, e.Resign(r.ctx))
 	r.nothingLeft(t)
@@ -518,7 +518,7 @@ func TestReviewBreak_DowngradeRacesCutOffUnlock(t *testing.T) {
 		t.Errorf("Unlock: %v, want nil or the ctx's error", uerr)
 	}
 	if derr == nil {
-		read := m.Node()
+		read := nodeOf(m.Guard())
 		if read == "" || !r.exists(t, read) || isClosed(m.Lost()) {
 			t.Fatalf("Downgrade returned nil; read node %q exists %v, Lost closed %v", read, read != "" && r.exists(t, read), isClosed(m.Lost()))
 		}
@@ -548,7 +548,7 @@ func TestReviewBreak_CloseDuringInFlightDelete(t *testing.T) {
 	r := newCutRig(t, "lock")
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	node := m.Node()
+	node := nodeOf(m.Guard())
 	r.px.SetLatency(300 * time.Millisecond)
 	uctx, cancel := context.WithTimeout(r.ctx, 100*time.Millisecond)
 	uerr := m.Unlock(uctx)
@@ -620,8 +620,8 @@ func TestReviewBreak_SharedSemaphoreWaiterAfterCutOffRelease(t *testing.T) {
 				t.Fatalf("the rival acquired (%v) while B holds 2 of 2 permits", g.err)
 			case <-time.After(500 * time.Millisecond):
 			}
-			if err := la.Release(r.ctx); !errors.Is(err, zklock.ErrLeaseReleased) {
-				t.Errorf("second Release of A's lease: %v, want ErrLeaseReleased", err)
+			if err := la.Release(r.ctx); !errors.Is(err, zklock.ErrNotLocked) {
+				t.Errorf("second Release of A's lease: %v, want ErrNotLocked", err)
 			}
 			mustDo(t, b.l.Release(r.ctx))
 			rv := <-rgot
@@ -642,7 +642,7 @@ func TestReviewBreak_UnlockReplyLostOnReset(t *testing.T) {
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	rival := must2(zklock.NewMutex(r.rs, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	node := m.Node()
+	node := nodeOf(m.Guard())
 	rgot := make(chan error, 1)
 	go func() { rgot <- rival.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "the rival queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
@@ -654,8 +654,8 @@ func TestReviewBreak_UnlockReplyLostOnReset(t *testing.T) {
 	if uerr != nil && !errors.Is(uerr, context.DeadlineExceeded) {
 		t.Errorf("Unlock: %v, want nil or the ctx's error", uerr)
 	}
-	if !isClosed(m.Lost()) || m.Node() != "" {
-		t.Errorf("after Unlock (%v): Lost closed %v, node %q", uerr, isClosed(m.Lost()), m.Node())
+	if !isClosed(m.Lost()) || nodeOf(m.Guard()) != "" {
+		t.Errorf("after Unlock (%v): Lost closed %v, node %q", uerr, isClosed(m.Lost()), nodeOf(m.Guard()))
 	}
 	select {
 	case err := <-rgot:
@@ -671,7 +671,7 @@ func TestReviewBreak_UnlockReplyLostOnReset(t *testing.T) {
 	}
 	mustDo(t, rival.Unlock(r.ctx))
 	mustDo(t, m.Lock(r.ctx))
-	if m.Node() == node {
+	if nodeOf(m.Guard()) == node {
 		t.Errorf("Lock after holds the old node %s", node)
 	}
 	mustDo(t, m.Unlock(r.ctx))
@@ -685,13 +685,13 @@ func TestReviewBreak_CohortRelockRacesBackgroundDelete(t *testing.T) {
 	t.Run("Mutex", func(t *testing.T) {
 		rvRelock(t, func(t *testing.T, r *cutRig) relocker {
 			m := must2(zklock.NewMutex(r.s, r.path, zklock.WithCohort(4, 0)))(t)
-			return relocker{m.Lock, m.Unlock, m.Node, m.Lost}
+			return relocker{m.Lock, m.Unlock, func() string { return nodeOf(m.Guard()) }, m.Lost}
 		})
 	})
 	t.Run("ReentrantMutex", func(t *testing.T) {
 		rvRelock(t, func(t *testing.T, r *cutRig) relocker {
 			m := must2(zklock.NewReentrantMutex(r.s, r.path, zklock.WithCohort(4, 0)))(t)
-			return relocker{m.Lock, m.Unlock, m.Node, m.Lost}
+			return relocker{m.Lock, m.Unlock, func() string { return nodeOf(m.Guard()) }, m.Lost}
 		})
 	})
 }
@@ -706,7 +706,7 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 	owner := must2(zklock.NewReentrantMutex(r.s, r.path))(t)
 	rival := must2(zklock.NewMutex(r.rs, r.path))(t)
 	mustDo(t, owner.Lock(r.ctx))
-	old := owner.Node()
+	old := nodeOf(owner.Guard())
 	rgot := make(chan error, 1)
 	go func() { rgot <- rival.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "the rival queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
@@ -723,11 +723,11 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 	case err := <-rgot:
 		mustDo(t, err)
 		r.px.SetLatency(0)
-		t.Logf("the rival holds %s first; the re-entry waits", rival.Node())
+		t.Logf("the rival holds %s first; the re-entry waits", nodeOf(rival.Guard()))
 		// The rival holds; the re-entry must now wait behind it (or fail).
 		select {
 		case eerr = <-egot:
-			t.Fatalf("the re-entry returned %v while the rival %s holds (count %d, node %q)", eerr, rival.Node(), owner.HoldCount(), owner.Node())
+			t.Fatalf("the re-entry returned %v while the rival %s holds (count %d, node %q)", eerr, nodeOf(rival.Guard()), owner.HoldCount(), nodeOf(owner.Guard()))
 		case <-time.After(500 * time.Millisecond):
 		}
 		mustDo(t, rival.Unlock(r.ctx))
@@ -739,7 +739,7 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 	r.px.SetLatency(0)
 	t.Logf("cut-off Unlock: %v; racing re-entry: %v", uerr, eerr)
 	if eerr == nil {
-		nw := owner.Node()
+		nw := nodeOf(owner.Guard())
 		if owner.HoldCount() != 1 || nw == "" || !r.exists(t, nw) || isClosed(owner.Lost()) {
 			t.Fatalf("re-entry returned nil: count %d, node %q (old %s) exists %v, Lost closed %v",
 				owner.HoldCount(), nw, old, nw != "" && r.exists(t, nw), isClosed(owner.Lost()))
@@ -749,8 +749,8 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 		}
 		select {
 		case err := <-rgot:
-			if err == nil && rival.Node() != "" {
-				t.Fatalf("the rival holds %s beside the owner's %s", rival.Node(), nw)
+			if err == nil && nodeOf(rival.Guard()) != "" {
+				t.Fatalf("the rival holds %s beside the owner's %s", nodeOf(rival.Guard()), nw)
 			}
 			rgot <- err
 		case <-time.After(300 * time.Millisecond):
@@ -760,7 +760,7 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 		t.Errorf("re-entry failed (%v) with count %d", eerr, owner.HoldCount())
 	}
 	mustDo(t, <-rgot)
-	if rival.Node() != "" {
+	if nodeOf(rival.Guard()) != "" {
 		mustDo(t, rival.Unlock(r.ctx))
 	}
 	r.nothingLeft(t)
@@ -777,14 +777,14 @@ func TestReviewBreak_CohortReentryAfterBreak(t *testing.T) {
 	owner := must2(zklock.NewReentrantMutex(newSession(t, srv.Servers()), path, zklock.WithCohort(4, 0)))(t)
 	rival := must2(zklock.NewMutex(newSession(t, srv.Servers()), path, zklock.WithCohort(4, 0)))(t)
 	mustDo(t, owner.Lock(ctx))
-	node := owner.Node()
+	node := nodeOf(owner.Guard())
 	if _, err := zklock.Break(ctx, obs, path, true); err != nil {
 		t.Fatalf("Break: %v", err)
 	}
 	mustDo(t, rival.Lock(ctx))
 	err := owner.Lock(ctx)
 	if err == nil || !errors.Is(err, zklock.ErrLockLost) || owner.HoldCount() != 1 {
-		t.Errorf("cohort owner's re-entry after Break while the rival %s holds: %v, count %d (node %s)", rival.Node(), err, owner.HoldCount(), node)
+		t.Errorf("cohort owner's re-entry after Break while the rival %s holds: %v, count %d (node %s)", nodeOf(rival.Guard()), err, owner.HoldCount(), node)
 	}
 	for owner.HoldCount() > 0 {
 		if err := owner.Unlock(ctx); err != nil {
@@ -812,7 +812,7 @@ func TestReviewBreak_AnnouncingReleaseCutOffWaiterWakes(t *testing.T) {
 	eventually(t, 10*time.Second, "m queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
 	mustDo(t, first.Unlock(r.ctx))
 	mustDo(t, <-mgot) // m waited: its release announces
-	node := m.Node()
+	node := nodeOf(m.Guard())
 	wgot := make(chan error, 1)
 	go func() { wgot <- waiter.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "the waiter queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
@@ -852,7 +852,7 @@ func TestReviewBreak_CutOffUnlockThenExpiry(t *testing.T) {
 	r := newCutRig(t, "lock")
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	node, sid := m.Node(), r.s.SessionID()
+	node, sid := nodeOf(m.Guard()), r.s.SessionID()
 	r.px.Blackhole()
 	uctx, cancel := context.WithTimeout(r.ctx, 300*time.Millisecond)
 	uerr := m.Unlock(uctx)
@@ -864,7 +864,7 @@ func TestReviewBreak_CutOffUnlockThenExpiry(t *testing.T) {
 	eventually(t, 15*time.Second, "the server expires our session (its node goes)", func() bool { return !r.exists(t, node) })
 	r.px.Heal()
 	mustDo(t, m.Lock(r.ctx))
-	nw := m.Node()
+	nw := nodeOf(m.Guard())
 	if nw == node {
 		t.Fatalf("Lock after expiry holds the old node %s", node)
 	}
@@ -897,7 +897,7 @@ func TestReviewBreak_WriteUnlockCutOffAfterDowngrade(t *testing.T) {
 	if uerr != nil && !errors.Is(uerr, context.DeadlineExceeded) {
 		t.Errorf("write Unlock: %v, want nil or the ctx's error", uerr)
 	}
-	read := m.Node()
+	read := nodeOf(m.Guard())
 	if read == "" || !r.exists(t, read) || isClosed(m.Lost()) {
 		t.Fatalf("after the write Unlock (%v) the read lock: node %q exists %v, Lost closed %v", uerr, read, read != "" && r.exists(t, read), isClosed(m.Lost()))
 	}
