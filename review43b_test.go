@@ -991,12 +991,16 @@ func TestReviewBreak_MultiLockSecondUnlockReleasesReentrantAgain(t *testing.T) {
 	if owner.HoldCount() != 2 {
 		t.Fatalf("count %d after the MultiLock's Lock, want 2", owner.HoldCount())
 	}
+	lost := ml.Lost() // taken while every part is held
 	uerr := r.slowCut(t, ml.Unlock)
 	if !errors.Is(uerr, context.DeadlineExceeded) {
 		t.Fatalf("MultiLock.Unlock: %v, want the ctx's error (M cut off)", uerr)
 	}
 	if owner.HoldCount() != 1 {
 		t.Fatalf("count %d after the MultiLock's cut-off Unlock, want 1", owner.HoldCount())
+	}
+	if !isClosed(lost) {
+		t.Errorf("every part's release ended (R counted down, M cut off), but the Lost channel taken while holding is open")
 	}
 	err2 := ml.Unlock(r.ctx)
 	t.Logf("second MultiLock.Unlock: %v", err2)
