@@ -3,6 +3,7 @@ package zklock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/zklock/zklock/internal/hold"
@@ -37,8 +38,9 @@ type MultiLock struct {
 	mu        sync.Mutex
 	acquiring bool
 	holds     []*hold.Hold    // while held, in the order of the parts
-	lost      <-chan struct{} // closed once any part's loss signal fires
-	stop      chan struct{}   // closed by Unlock: ends the loss watcher
+	ended     []bool          // beside holds: the parts whose release ended, never released again
+	lost      <-chan struct{} // closed once any part's loss signal fires or its release ends
+	endLost   func()          // closes lost
 }
 
 // NewMultiLock returns a MultiLock over parts. It returns
@@ -96,19 +98,23 @@ func (m *MultiLock) Lock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.holds, m.stop = holds, make(chan struct{})
-	m.lost = hold.LostAny(holds, m.stop)
+	m.holds, m.ended = holds, make([]bool, len(holds))
+	m.lost, m.endLost = hold.LostAny(holds)
 	return nil
 }
 
 // Unlock releases every part, in reverse path order, each retrying as its
 // own Unlock does. It returns ErrNotLocked if the MultiLock does not hold,
 // and the parts' errors joined; a part whose loss signal fired counts as
-// released (its error, ErrLockLost, is returned), and so
-// does a part whose release was cut off by ctx (see Mutex.Unlock: its node
-// is deleted in the background, Lost fires). Parts whose release had not
-// begun when ctx ended are still held: the MultiLock then still holds
-// them, Lost is closed, and Unlock may be called again for them.
+// released (its error, ErrLockLost, is returned), and so does a part whose
+// release was cut off by ctx (see Mutex.Unlock: its node is deleted in the
+// background). Each part is released once: a part whose release returned
+// (given back, counted down if it is a ReentrantMutex its owner held
+// already, lost, or cut off) is never released again. Parts whose release
+// had not begun when ctx ended are still held: the MultiLock then still
+// holds them, and Unlock may be called again, releasing only them. Once
+// any part's release has ended, Lost is closed (every channel it returned
+// during the hold too): the MultiLock no longer holds every part.
 func (m *MultiLock) Unlock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
@@ -118,18 +124,22 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 	if m.holds == nil {
 		return ErrNotLocked
 	}
-	err := m.m.Release(ctx, m.holds)
-	if err != nil && !hold.Released(m.holds) {
-		return err
+	err := m.m.Release(ctx, m.holds, m.ended)
+	if slices.Contains(m.ended, true) {
+		m.endLost() // a part is over: holding every part is not guaranteed
 	}
-	m.holds = nil
-	close(m.stop)
+	if slices.Contains(m.ended, false) {
+		return err // parts still held: the next Unlock releases them
+	}
+	m.holds, m.ended = nil, nil
 	return err
 }
 
-// Lost returns a channel that is closed when any part's loss signal fires:
-// holding every part is not guaranteed from then on. It is closed when
-// nothing is held.
+// Lost returns a channel that is closed when any part's loss signal fires,
+// or when any part's release ends (an Unlock, even one cut off by its ctx
+// with parts still held): holding every part is not guaranteed from then
+// on. It is one channel for the whole hold: a channel taken while every
+// part was held closes then too. It is closed when nothing is held.
 func (m *MultiLock) Lost() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
