@@ -15,8 +15,11 @@ import (
 // every attempt). The hold's Lost fires by its deadline; then, once no
 // server has resumed the session for twice its timeout, the session is reported
 // expired and replaced by a new one on that server, where a lock is taken
-// again.
+// again. Its assertions order the client's own events (the hold's deadline
+// comes before twice the timeout), with bounds of 20s: it runs beside the
+// others.
 func TestSessionOnServerBehind(t *testing.T) {
+	t.Parallel()
 	ahead, behind := standalone(t), standalone(t)
 	p := zktest.NewProxy(t, append(ahead.Servers(), behind.Servers()...))
 	p.Only(0)
