@@ -92,8 +92,10 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 	m, _ := zklock.NewMutex(other, path)
 	holderOnly := []string{nodeOf(holder.Guard())}
 	// Each ctx ends only once the waiter's node is on the server, so what
-	// is checked is the cleanup of a queued node, not an early return.
-	tctx, cancel := context.WithTimeout(ctx, time.Second)
+	// is checked is the cleanup of a queued node, not an early return. 5s:
+	// at load 30 in make test the node was not seen within a 1s deadline
+	// ("not within 10s: the waiter's node on the server").
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	res := async(func() error { return m.Lock(tctx) })
 	awaitEphemeralOf(t, s.Client(), path, other.SessionID())
