@@ -415,7 +415,7 @@ func TestReviewBreak_TruncatedConfHidesRollingRestart(t *testing.T) {
 	lostAt, rivalAt := lossBeforeRival(ctx, t, m.Lost(), rival, func() {
 		p.Only(1)
 		eventually(t, 10*time.Second, "the holder reconnects", func() bool {
-			return holderS.State() == zk.StateReconnected || holderS.State() == zk.StateLost
+			return holderS.Client().State() == zk.StateReconnected || holderS.Client().State() == zk.StateLost
 		})
 		t.Logf("holder's timing after the reconnect: %+v", holderS.Timing())
 		cutAt = time.Now()

@@ -33,7 +33,7 @@ func TestRevokeHolder(t *testing.T) {
 	watching := func() bool {
 		all, err := c.Watches(ctx)
 		require.NoError(t, err)
-		return slices.Contains(all[ws.SessionID()], nodeOf(m.Guard()))
+		return slices.Contains(all[ws.Client().SessionID()], nodeOf(m.Guard()))
 	}
 	eventually(t, 10*time.Second, "the waiter watches the holder", watching)
 
@@ -190,7 +190,7 @@ func TestMaxHold(t *testing.T) {
 	t.Logf("loss %v after the grant, rival %v after the loss", lostAt.Sub(granted), rivalAt.Sub(lostAt))
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, rival.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), path, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), path, false)
 
 	_, err = zklock.NewMutex(s, path, zklock.WithMaxHold(0))
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
@@ -224,7 +224,7 @@ func TestBreak(t *testing.T) {
 	require.ErrorAs(t, err, &alive)
 	require.ErrorIs(t, err, zklock.ErrHolderAlive)
 	require.Equal(t, nodeOf(m.Guard()), alive.Holder.Path)
-	require.Equal(t, owner.SessionID(), alive.Holder.Session)
+	require.Equal(t, owner.Client().SessionID(), alive.Holder.Session)
 	require.Equal(t, m.Token(), alive.Holder.Token)
 
 	stranger := newSession(t, c.Servers(), zklock.WithDigestAuth("stranger", "other"))

@@ -221,14 +221,14 @@ func TestAuthSurvivesReconnect(t *testing.T) {
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
-	sid := s.SessionID()
+	sid := s.Client().SessionID()
 
 	for range 2 {
-		events, err := s.Subscribe(ctx)
+		events, err := s.Client().Subscribe(ctx)
 		require.NoError(t, err)
 		p.Reset()
 		expect(t, events, 30*time.Second, zk.StateReconnected, zk.StateExpired)
-		require.Equal(t, sid, s.SessionID())
+		require.Equal(t, sid, s.Client().SessionID())
 		// Deleting our node needs DELETE on its parent, which only alice has.
 		require.NoError(t, m.Unlock(ctx))
 		require.NoError(t, m.Lock(ctx))
@@ -274,11 +274,11 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 	// being reaped while the lock node is gone; the queue ignores it.
 	_, err = keeper.Client().Create(ctx, lp+"/keep", nil, zk.ModePersistent, zk.AuthACL(zk.PermAll)...)
 	require.NoError(t, err)
-	old := s.SessionID()
+	old := s.Client().SessionID()
 
 	require.NoError(t, zktest.ExpireSession(ctx, c, p, old))
 	eventually(t, 30*time.Second, "a new session", func() bool {
-		return s.State() == zk.StateConnected && s.SessionID() != old
+		return s.Client().State() == zk.StateConnected && s.Client().SessionID() != old
 	})
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, m.Lock(ctx))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/errs"
+	"github.com/zklock/zklock/internal/fanout"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
@@ -20,7 +21,8 @@ import (
 // It survives connection loss (zk.StateSuspended, then zk.StateReconnected with
 // the same session id) and session expiry (zk.StateExpired, then zk.StateConnected
 // with a new id), retries transient errors within each caller's ctx, and
-// publishes every transition to subscribers without dropping any.
+// publishes every transition to the subscribers of its Client
+// (zk.Client.Subscribe) without dropping any.
 //
 // Its central promise is the ownership deadline: the time after which the
 // server may have expired the session, computed from the send time of the
@@ -35,8 +37,8 @@ type Session struct {
 	zc      *zk.Client // Client's: over c, with the session's ACL
 	qc      queue.Conn // when set, what the primitives run on in place of c (conn)
 	opts    sessionOptions
-	events  events
-	metrics *metricsState // nil without WithMetrics
+	events  *fanout.Hub[zk.Event] // the transitions, for zk.Client.Subscribe
+	metrics *metricsState         // nil without WithMetrics
 
 	closeOnce sync.Once
 	done      chan struct{} // closed when Close has finished
@@ -68,7 +70,7 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 		}
 	}
 	s := &Session{opts: o, done: make(chan struct{})}
-	s.events.init()
+	s.events = fanout.New(func(ev zk.Event) bool { return ev.State == zk.StateClosed })
 	if o.metrics != nil {
 		s.metrics = newMetricsState(o.metrics)
 	}
@@ -99,7 +101,7 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 		return nil, err
 	}
 	s.c = c
-	s.zc = zkhook.NewClient(c, o.acl).(*zk.Client)
+	s.zc = zkhook.NewClient(c, o.acl, s.events).(*zk.Client)
 	return s, nil
 }
 
@@ -113,7 +115,7 @@ func (s *Session) Client() *zk.Client { return s.zc }
 // onState publishes a transition to subscribers and Metrics. It runs under
 // the session machine's lock, so it only queues.
 func (s *Session) onState(st session.State, sid int64, at time.Time) {
-	s.events.publish(zk.Event{State: zk.State(st), SessionID: sid, Time: at})
+	s.events.Publish(zk.Event{State: zk.State(st), SessionID: sid, Time: at})
 	s.metrics.state(zk.State(st))
 }
 
@@ -156,13 +158,6 @@ func (s *Session) conn() queue.Conn {
 	}
 	return s.c
 }
-
-// SessionID returns the id of the current session, or of the last one while
-// none is established.
-func (s *Session) SessionID() int64 { return s.c.SessionID() }
-
-// State returns the current session state.
-func (s *Session) State() zk.State { return zk.State(s.c.State()) }
 
 // Timing is the servers' timing the ownership deadline rests on
 // (docs/ownership.md): their tickTime and syncLimit, and where zklock has

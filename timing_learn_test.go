@@ -143,7 +143,9 @@ func TestRollingRestartRaisesSyncLimit(t *testing.T) {
 	// session 12s after the last touch that reached it.
 	lostAt, rivalAt := lossBeforeRival(ctx, t, m.Lost(), rival, func() {
 		p.Only(1)
-		eventually(t, 10*time.Second, "the holder reconnects", func() bool { return holderS.State() == zk.StateReconnected || holderS.State() == zk.StateLost })
+		eventually(t, 10*time.Second, "the holder reconnects", func() bool {
+			return holderS.Client().State() == zk.StateReconnected || holderS.Client().State() == zk.StateLost
+		})
 		require.NoError(t, c.Isolate(g))
 	})
 	t.Logf("loss signal led the rival's acquisition by %v", rivalAt.Sub(lostAt))

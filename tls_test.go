@@ -78,7 +78,7 @@ func TestTLSComposesWithDialer(t *testing.T) {
 	cfg.ServerName = "127.0.0.1"
 	s := newSession(t, p.Addrs(), zklock.WithTLS(cfg), zklock.WithDialer(dialer),
 		zklock.WithSessionTimeout(10*time.Second))
-	events, err := s.Subscribe(ctx)
+	events, err := s.Client().Subscribe(ctx)
 	require.NoError(t, err)
 	p.Reset()
 	expect(t, events, 30*time.Second, zk.StateReconnected, zk.StateExpired)

@@ -25,6 +25,6 @@
 //
 // ACL, WorldACL, AuthACL and DigestACL build access control lists (zklock's
 // WithACL gives every node the session creates one). State and Event are
-// the session's connection states as zklock's Session.State and
-// Session.Subscribe report them.
+// the session's connection states, as Client.State and Client.Subscribe
+// report them, and Client.SessionID is the ZooKeeper session's id.
 package zk

@@ -1,14 +1,15 @@
 package zk
 
 import (
+	"context"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/session"
 )
 
 // State is the state of a zklock Session's ZooKeeper session and
-// connection, as its subscribers see it (zklock's Session.State and
-// Session.Subscribe).
+// connection, as Client.State and Client.Subscribe report it.
 type State int
 
 const (
@@ -52,4 +53,26 @@ type Event struct {
 	SessionID int64
 	// Time is when the client observed the transition.
 	Time time.Time
+}
+
+// SessionID returns the id of the current ZooKeeper session, or of the
+// last one while none is established. It changes after StateExpired: the
+// zklock Session then establishes a new ZooKeeper session.
+func (c *Client) SessionID() int64 { return c.conn.SessionID() }
+
+// State returns the current state of the session and its connection.
+func (c *Client) State() State { return State(c.conn.State()) }
+
+// Subscribe returns a channel of every state transition of the session
+// from now on, in order (go-zookeeper's event channel, with every
+// subscriber seeing every event). Events are queued without bound, so
+// none is dropped and a slow reader never delays the session or other
+// subscribers. The channel is closed after the StateClosed event or when
+// ctx ends. Subscribing once the zklock Session is closed yields its
+// StateClosed event alone.
+func (c *Client) Subscribe(ctx context.Context) (<-chan Event, error) {
+	if ctx == nil {
+		return nil, errs.ErrNilContext
+	}
+	return c.events.Subscribe(ctx), nil
 }
