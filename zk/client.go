@@ -104,7 +104,7 @@ func publicErr(err error) error {
 
 // Create creates a node at path with data, of mode, and returns its name
 // (with the counter of a sequential node). acl is the node's ACL; none
-// gives it the session's (zklock's WithACL, WithDigestAuth). A mode that
+// gives it the session's (zklock's WithACL). A mode that
 // is none of the Mode constants fails with ErrInvalidArgument.
 func (c *Client) Create(ctx context.Context, path string, data []byte, mode CreateMode, acl ...ACL) (string, error) {
 	if err := checkCtx(ctx); err != nil {
