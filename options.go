@@ -152,8 +152,8 @@ func WithSafetyMargin(d time.Duration) SessionOption {
 // connect. Where an ensemble's server does not answer 'conf' (a stock
 // ZooKeeper's whitelist is srvr alone), NewSession returns
 // ErrTimingUnknown unless this option states the timing; zklock then rests
-// on the statement, logs that once at WARN, and Session.Timing reports it
-// as "stated". Without 'conf' the servers' session timeout bounds are
+// on the statement, logs that once at WARN, and zk.Client.Timing (from
+// Session.Client) reports it as "stated". Without 'conf' the servers' session timeout bounds are
 // unknown too, and the ownership epoch ends at every reconnect
 // (docs/ownership.md). Given, the timing is also a floor under what the
 // servers tell. There is no default. A standalone server (its 'srvr' says

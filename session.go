@@ -159,31 +159,6 @@ func (s *Session) conn() queue.Conn {
 	return s.c
 }
 
-// Timing is the servers' timing the ownership deadline rests on
-// (docs/ownership.md): their tickTime and syncLimit, and where zklock has
-// them from. Source is "conf" (the servers' 'conf' told them, re-read at
-// every connect), "stated" (WithEnsembleTiming, for servers that do not
-// answer 'conf'), "standalone" (no ensemble: no follower's replies trail,
-// and Tick and SyncLimit do not apply) or "unknown" (a server stopped
-// telling them under a live session: no ownership epoch begins until one
-// tells again).
-// Timeout is the session timeout the ownership deadline uses: the lowest
-// any server granted the session, or would grant it as far as the servers'
-// conf tells.
-type Timing struct {
-	Timeout   time.Duration
-	Tick      time.Duration
-	SyncLimit int
-	Source    string
-}
-
-// Timing returns the session timeout and the servers' timing in use, and
-// its source.
-func (s *Session) Timing() Timing {
-	t, src := s.c.Timing()
-	return Timing{Timeout: s.c.Timeout(), Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
-}
-
 // OwnershipDeadline returns the instant after which the server may have
 // expired the session: the anchor, plus the session timeout, minus the
 // safety margin.
@@ -198,11 +173,12 @@ func (s *Session) Timing() Timing {
 // anchor is the send time of a request answered at least that plus a tick
 // before a later one was sent (docs/ownership.md has the argument, and the
 // condition: WithEnsembleTiming). The timeout is the lowest any server
-// granted the session. The server expires a session only a full timeout
-// after its clock restarted, so it cannot do so before anchor+timeout. The
-// margin (by default a fifth of the timeout; see WithSafetyMargin) leaves
-// the holder time to stop work after the signal and absorbs timer
-// lateness on a loaded machine.
+// granted the session; s.Client().Timing() (a zk.Timing) reports it, the
+// servers' timing in use, and where zklock has them from. The server
+// expires a session only a full timeout after its clock restarted, so it
+// cannot do so before anchor+timeout. The margin (by default a fifth of
+// the timeout; see WithSafetyMargin) leaves the holder time to stop work
+// after the signal and absorbs timer lateness on a loaded machine.
 //
 // A connect that may have reached a server granting a shorter timeout
 // than the session's (its maxSessionTimeout, or unknown where it refuses

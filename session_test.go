@@ -89,7 +89,7 @@ func TestSessionCutOffPastTimeout(t *testing.T) {
 	events, err := s.Client().Subscribe(ctx)
 	require.NoError(t, err)
 	sid := s.Client().SessionID()
-	require.Equal(t, 2*time.Second, s.Timing().Timeout)
+	require.Equal(t, 2*time.Second, s.Client().Timing().Timeout)
 
 	p.Blackhole()
 	cut := time.Now()
@@ -255,7 +255,7 @@ func TestNewSessionRejectsMarginAboveTimeout(t *testing.T) {
 		})
 	}
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(max), zklock.WithSafetyMargin(max-c.TickTime()))
-	require.Equal(t, max, s.Timing().Timeout, "a margin just below the timeout is accepted")
+	require.Equal(t, max, s.Client().Timing().Timeout, "a margin just below the timeout is accepted")
 }
 
 // TestNewSessionNamesCause: NewSession to an address where nothing listens

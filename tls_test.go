@@ -26,7 +26,7 @@ func TestTLS(t *testing.T) {
 
 	s := newSession(t, c.SecureServers(), zklock.WithTLS(c.TLSConfig()),
 		zklock.WithACL(zk.AuthACL(zk.PermAll)...))
-	require.Equal(t, 2*time.Second, s.Timing().Timeout, "the wire observer saw the connect response")
+	require.Equal(t, 2*time.Second, s.Client().Timing().Timeout, "the wire observer saw the connect response")
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))

@@ -463,3 +463,22 @@ func ExampleClient_Subscribe() {
 	// deadline ahead: true
 	// closed
 }
+
+// Timing says what the Session's ownership deadline rests on, and where
+// zklock has it from: here a standalone server, which needs no ensemble
+// timing. On an ensemble it is "conf" (learned from the servers, again at
+// every connect) or "stated" (zklock's WithEnsembleTiming, for servers
+// that refuse 'conf').
+func ExampleTiming() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	t := s.Client().Timing()
+	fmt.Println(t.Source, t.Timeout > 0)
+	// Output: standalone true
+}

@@ -76,3 +76,33 @@ func (c *Client) Subscribe(ctx context.Context) (<-chan Event, error) {
 	}
 	return c.events.Subscribe(ctx), nil
 }
+
+// Timing is the servers' timing a zklock Session's ownership deadline
+// rests on (zklock's Session.OwnershipDeadline; docs/ownership.md): the
+// session timeout, the servers' tickTime and syncLimit, and where zklock
+// has them from.
+type Timing struct {
+	// Timeout is the session timeout the ownership deadline uses: the
+	// lowest any server granted the session, or would grant it as far as
+	// the servers' conf tells.
+	Timeout time.Duration
+	// Tick and SyncLimit are the servers' tickTime and syncLimit: a
+	// follower cut off from its leader goes on answering for up to
+	// SyncLimit*Tick.
+	Tick      time.Duration
+	SyncLimit int
+	// Source is "conf" (the servers' 'conf' told them, re-read at every
+	// connect), "stated" (zklock's WithEnsembleTiming, for servers that do
+	// not answer 'conf'), "standalone" (no ensemble: no follower's replies
+	// trail, and Tick and SyncLimit do not apply) or "unknown" (a server
+	// stopped telling them under a live session: no ownership epoch begins
+	// until one tells again).
+	Source string
+}
+
+// Timing returns the session timeout and the servers' timing in use, and
+// their source.
+func (c *Client) Timing() Timing {
+	t, src := c.conn.Timing()
+	return Timing{Timeout: c.conn.Timeout(), Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
+}
