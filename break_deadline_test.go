@@ -148,7 +148,7 @@ func TestBreakBalancedAddress(t *testing.T) {
 	holderS := newSession(t, []string{lb.addr()}, zklock.WithSessionTimeout(timeout))
 	cons, err := c.FourLetter(ctx, f, "cons")
 	require.NoError(t, err)
-	require.Contains(t, cons, fmt.Sprintf("sid=0x%x", holderS.SessionID()), "the session is not on follower %d", f)
+	require.Contains(t, cons, fmt.Sprintf("sid=0x%x", holderS.Client().SessionID()), "the session is not on follower %d", f)
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
 	require.NoError(t, err)
@@ -254,7 +254,7 @@ func TestBreakDeposedLeaderRevalidates(t *testing.T) {
 				return true
 			default:
 			}
-			return holderS.State() == zk.StateSuspended
+			return holderS.Client().State() == zk.StateSuspended
 		})
 		suspendedAt := time.Now()
 		wait := time.NewTimer(400 * time.Millisecond)

@@ -169,7 +169,7 @@ func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
 			waiter := newSession(t, c.Servers())
 			require.NoError(t, p.hold(ctx, holder, lockDir))
 			want := ephemeralsUnder(t, holder.Client(), lockDir)
-			bound := time.Duration(p.graces) * min(waiter.Timing().Timeout/2, 2*time.Second)
+			bound := time.Duration(p.graces) * min(waiter.Client().Timing().Timeout/2, 2*time.Second)
 			rng := rand.New(rand.NewPCG(1, uint64(len(name))))
 			slowest := time.Duration(0)
 			reached := [2]int{} // attempts that changed the server, by span

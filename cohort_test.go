@@ -107,7 +107,7 @@ func TestCohortExclusionAndTokens(t *testing.T) {
 	perAcq := float64(reqs) / float64(len(g.who))
 	t.Logf("%d acquisitions, %d server requests (%.2f each)", len(g.who), reqs, perAcq)
 	require.Less(t, perAcq, 1.5, "a cohort must not cost a node per acquisition")
-	requireNoEphemerals(t, c, local.SessionID(), path, false)
+	requireNoEphemerals(t, c, local.Client().SessionID(), path, false)
 }
 
 // A waiter of another session queued behind the cohort's node holds after
@@ -162,7 +162,7 @@ func TestCohortBoundsRemoteWait(t *testing.T) {
 			case <-ctx.Done():
 				t.Fatal(ctx.Err())
 			}
-			seen = len(ownedBy(t, rs, rs.SessionID(), path)) == 1
+			seen = len(ownedBy(t, rs, rs.Client().SessionID(), path)) == 1
 			if !seen {
 				_, _, ch, err = rs.Client().ChildrenW(ctx, path)
 				require.NoError(t, err)
@@ -213,7 +213,7 @@ func TestCohortGuard(t *testing.T) {
 	require.ErrorIs(t, write(ga, "stale a"), zk.ErrBadVersion, "a's guard after the handoff")
 	require.NoError(t, write(b.Guard(), "b"), "b's guard commits")
 	require.NoError(t, b.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), path, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), path, false)
 }
 
 // Unlock by a handle that does not hold fails; a cancelled local waiter
@@ -237,7 +237,7 @@ func TestCohortMisuseAndCancel(t *testing.T) {
 	defer cancel()
 	require.ErrorIs(t, b.Lock(bctx), context.DeadlineExceeded)
 	require.NoError(t, a.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), path, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), path, false)
 	_, err = zklock.NewRWMutex(s, path, zklock.WithCohort(0, 0))
 	require.True(t, errors.Is(err, zklock.ErrInvalidArgument), "%v", err)
 }
@@ -295,17 +295,17 @@ func TestCohortCancelOnlyWaiter(t *testing.T) {
 	got := make(chan error, 1)
 	go func() { got <- m.Lock(mctx) }()
 	eventually(t, 10*time.Second, "the cohort's node queues", func() bool {
-		return len(ownedBy(t, s, s.SessionID(), path)) == 1
+		return len(ownedBy(t, s, s.Client().SessionID(), path)) == 1
 	})
 	cancel()
 	require.ErrorIs(t, <-got, context.Canceled)
 	eventually(t, 10*time.Second, "the cohort's node is gone", func() bool {
-		return len(ownedBy(t, s, s.SessionID(), path)) == 0
+		return len(ownedBy(t, s, s.Client().SessionID(), path)) == 0
 	})
 	require.NoError(t, holder.Unlock(ctx))
 	require.NoError(t, m.Lock(ctx), "the cohort acquires again")
 	require.NoError(t, m.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), path, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), path, false)
 }
 
 // The cohort's guard bump is a data write on its node: a waiter of another
@@ -335,7 +335,7 @@ func TestCohortGuardBumpIsNoRelease(t *testing.T) {
 	watching := func() bool {
 		ws, err := c.Watches(ctx)
 		require.NoError(t, err)
-		return slices.Contains(ws[rs.SessionID()], node)
+		return slices.Contains(ws[rs.Client().SessionID()], node)
 	}
 	eventually(t, 10*time.Second, "the remote waiter watches the cohort's node", watching)
 

@@ -210,12 +210,12 @@ func contractCancel(t *testing.T, _ string, p primitive) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	res := async(func() error { return w.acquire(wctx) })
-	awaitEphemeralOf(t, hs.Client(), path, ws.SessionID())
+	awaitEphemeralOf(t, hs.Client(), path, ws.Client().SessionID())
 	// 100ms each way: a delete takes 200ms, within the cleanup grace (1s).
 	px.SetLatency(100 * time.Millisecond)
 	cancel()
 	require.ErrorIs(t, await(t, res, 10*time.Second, "the cancelled acquisition").err, context.Canceled)
-	require.Empty(t, ephemeralsOf(t, hs.Client(), path, ws.SessionID()), "the cancelled waiter left a node")
+	require.Empty(t, ephemeralsOf(t, hs.Client(), path, ws.Client().SessionID()), "the cancelled waiter left a node")
 	require.Equal(t, want, ephemeralsUnder(t, hs.Client(), path), "the holder's nodes changed")
 	px.Heal()
 
@@ -300,7 +300,7 @@ func contractLossBeforeRival(t *testing.T, _ string, p primitive) {
 	lost := h.lost()
 	rival := p.rival(t, rs, path)
 	res := async(func() error { return rival.acquire(ctx) })
-	awaitEphemeralOf(t, rs.Client(), path, rs.SessionID()) // the rival waits
+	awaitEphemeralOf(t, rs.Client(), path, rs.Client().SessionID()) // the rival waits
 
 	px.Blackhole()
 	var lostAt time.Time
@@ -336,12 +336,12 @@ func contractReenqueue(t *testing.T, _ string, p primitive) {
 	ws := newSession(t, px.Addrs(), zklock.WithSessionTimeout(2*time.Second))
 	w := p.ours(t, ws, path)
 	res := async(func() error { return w.acquire(ctx) })
-	old := ws.SessionID()
+	old := ws.Client().SessionID()
 	awaitEphemeralOf(t, hs.Client(), path, old)
 
 	require.NoError(t, zktest.ExpireSession(ctx, c, px, old))
-	eventually(t, 20*time.Second, "a new session", func() bool { return ws.SessionID() != old })
-	sid := ws.SessionID()
+	eventually(t, 20*time.Second, "a new session", func() bool { return ws.Client().SessionID() != old })
+	sid := ws.Client().SessionID()
 	awaitEphemeralOf(t, hs.Client(), path, sid) // queued again
 	select {
 	case r := <-res:
@@ -386,7 +386,7 @@ func contractKilled(t *testing.T, name string, p primitive) {
 	s := newSession(t, c.Servers())
 	w := p.rival(t, s, path)
 	res := async(func() error { return w.acquire(ctx) })
-	awaitEphemeralOf(t, s.Client(), path, s.SessionID()) // the waiter waits
+	awaitEphemeralOf(t, s.Client(), path, s.Client().SessionID()) // the waiter waits
 	require.NoError(t, cmd.Process.Kill())
 	killed := time.Now()
 	r := await(t, res, 30*time.Second, "the waiter after the kill")
@@ -478,7 +478,7 @@ func contractReplyLost(t *testing.T, _ string, p primitive) {
 	require.Equal(t, []string{h.node()}, ephemeralsUnder(t, obs.Client(), path), "exactly one node, ours")
 	st, _, err := obs.Client().Exists(ctx, h.node())
 	require.NoError(t, err)
-	require.Equal(t, s.SessionID(), st.EphemeralOwner)
+	require.Equal(t, s.Client().SessionID(), st.EphemeralOwner)
 	require.Equal(t, st.Czxid<<12, h.token(), "the token is the node's czxid << 12")
 	require.NoError(t, h.release(ctx))
 	require.Empty(t, ephemeralsUnder(t, obs.Client(), path))

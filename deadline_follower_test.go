@@ -163,7 +163,7 @@ func sessionOnServer(t *testing.T, c *zktest.Cluster, i int, opts ...zklock.Sess
 		require.NoError(t, err)
 		cons, err := c.FourLetter(ctx, i, "cons")
 		require.NoError(t, err)
-		if strings.Contains(cons, fmt.Sprintf("sid=0x%x", s.SessionID())) {
+		if strings.Contains(cons, fmt.Sprintf("sid=0x%x", s.Client().SessionID())) {
 			t.Cleanup(func() { s.Close() })
 			return s
 		}

@@ -61,7 +61,7 @@ func TestElectionConcurrentCampaignRefused(t *testing.T) {
 			require.NoError(t, err)
 			ours := 0
 			for _, cand := range cands {
-				if cand.Session == s.SessionID() {
+				if cand.Session == s.Client().SessionID() {
 					ours++
 				}
 			}

@@ -70,7 +70,7 @@ func (w *propCluster) killZKLeader(t *testing.T, ctx context.Context, rng *rand.
 
 func (w *propCluster) cutOff(t *testing.T, ctx context.Context, rng *rand.Rand, rec *recorder) int {
 	v := victim(rng, rec)
-	sid := w.sessions[v].SessionID()
+	sid := w.sessions[v].Client().SessionID()
 	w.proxies[v].Blackhole()
 	defer w.proxies[v].Heal()
 	require.NoError(t, w.c.WaitSessionExpired(ctx, sid))

@@ -32,7 +32,7 @@ func TestElectionTermLostBeforeExpiry(t *testing.T) {
 		lostAt = time.Now()
 	case r := <-next:
 		t.Fatalf("rival elected before the leader's term ended: %v", r.err)
-	case <-time.After(3 * s.Timing().Timeout):
+	case <-time.After(3 * s.Client().Timing().Timeout):
 		t.Fatal("term did not end")
 	}
 	<-tctx.Done()

@@ -100,7 +100,7 @@ func TestElectionCampaignCancelledLeavesNothing(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	queued := campaignAsync(cctx, e, "b")
-	awaitEphemeralOf(t, s1.Client(), path, s2.SessionID()) // cancel a queued candidate
+	awaitEphemeralOf(t, s1.Client(), path, s2.Client().SessionID()) // cancel a queued candidate
 	cancel()
 	select {
 	case r := <-queued:

@@ -27,8 +27,8 @@ func TestErrorsAsPublicTypes(t *testing.T) {
 		if !errors.As(err, &le) || !errors.Is(err, zklock.ErrLocked) {
 			t.Fatalf("%s: %v (%T), want a *zklock.LockedError", name, err, err)
 		}
-		if string(le.Data) != "holder" || le.Session != s1.SessionID() || le.Holder == "" {
-			t.Errorf("%s: %+v, want the holder's node, session 0x%x and data", name, le, s1.SessionID())
+		if string(le.Data) != "holder" || le.Session != s1.Client().SessionID() || le.Holder == "" {
+			t.Errorf("%s: %+v, want the holder's node, session 0x%x and data", name, le, s1.Client().SessionID())
 		}
 	}
 	m, _ := zklock.NewMutex(s2, path)
@@ -76,7 +76,7 @@ func TestErrorsAsPublicTypes(t *testing.T) {
 	if !errors.As(err, &ha) || !errors.Is(err, zklock.ErrHolderAlive) {
 		t.Fatalf("Break without force: %v (%T), want a *zklock.HolderAliveError", err, err)
 	}
-	if string(ha.Holder.Data) != "holder" || ha.Holder.Session != s1.SessionID() {
+	if string(ha.Holder.Data) != "holder" || ha.Holder.Session != s1.Client().SessionID() {
 		t.Errorf("HolderAliveError %+v, want the holder", ha.Holder)
 	}
 	if err := holder.Unlock(ctx); err != nil {

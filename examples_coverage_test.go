@@ -11,7 +11,7 @@ import (
 func TestEveryTypeHasAnExample(t *testing.T) {
 	t.Parallel()
 	missing, err := examplecheck.Missing(".",
-		"NewSession", "Session.Subscribe", "Mutex.Lock", "Mutex.TryLock", "RWMutex.RLock",
+		"NewSession", "Mutex.Lock", "Mutex.TryLock", "RWMutex.RLock",
 		"Contenders", "Election.Campaign", "Election.Observe", "Election.Run", "Revoke", "Break", "WatchLock",
 		"WithMaxHold", "WithCohort", "WithMetrics", "NewMultiLock")
 	if err != nil {

@@ -212,3 +212,18 @@ func (l locker) Unlock() {
 		panic(err)
 	}
 }
+
+// requireServersTiming checks the servers' timing a session reports (Tick,
+// SyncLimit, Source) against want, whose Timeout is left zero: the session
+// timeout is the negotiated one, which the timing tests do not pin; it
+// must be set.
+func requireServersTiming(t *testing.T, want, got zk.Timing, msgAndArgs ...any) {
+	t.Helper()
+	if got.Timeout <= 0 {
+		t.Fatalf("timing %+v without a session timeout", got)
+	}
+	got.Timeout = 0
+	if got != want {
+		t.Fatalf("timing %+v, want %+v (Timeout aside) %v", got, want, fmt.Sprint(msgAndArgs...))
+	}
+}

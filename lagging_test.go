@@ -28,7 +28,7 @@ func TestSessionOnServerBehind(t *testing.T) {
 	// connection until the move: its 'conf' cannot answer NewSession, so
 	// the timing is stated (a standalone server's is not needed).
 	s := newSession(t, p.Addrs(), zklock.WithEnsembleTiming(ahead.TickTime(), 5))
-	events, err := s.Subscribe(ctx)
+	events, err := s.Client().Subscribe(ctx)
 	require.NoError(t, err)
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)
@@ -37,7 +37,7 @@ func TestSessionOnServerBehind(t *testing.T) {
 		_, err := s.Client().Create(ctx, fmt.Sprintf("%s-%d", lockPath(t, "n"), i), nil, zk.ModeEphemeral)
 		require.NoError(t, err)
 	}
-	old := s.SessionID()
+	old := s.Client().SessionID()
 
 	moved := time.Now()
 	p.Only(1)

@@ -228,7 +228,7 @@ func TestMetricsLossIsReportedAndLogged(t *testing.T) {
 	node := nodeOf(m.Guard())
 	rec.take()
 
-	require.NoError(t, zktest.ExpireSession(ctx, c, p, s.SessionID()))
+	require.NoError(t, zktest.ExpireSession(ctx, c, p, s.Client().SessionID()))
 	<-m.Lost()
 	eventually(t, 30*time.Second, "Loss reported", func() bool {
 		rec.mu.Lock()
@@ -252,7 +252,7 @@ func TestMetricsLossIsReportedAndLogged(t *testing.T) {
 	require.Equal(t, node, lost[0]["node"])
 	require.Equal(t, "WARN", lost[0]["level"])
 
-	eventually(t, 30*time.Second, "a new session", func() bool { return s.State() == zk.StateConnected })
+	eventually(t, 30*time.Second, "a new session", func() bool { return s.Client().State() == zk.StateConnected })
 	require.NoError(t, s.Close())
 	states := rec.states()
 	require.Equal(t, zk.StateClosed, states[len(states)-1], "states: %v", states)

@@ -107,19 +107,19 @@ func TestMultiLockCancelAtEveryStage(t *testing.T) {
 			got := make(chan error, 1)
 			go func() { got <- ml.Lock(lctx) }()
 			eventually(t, 10*time.Second, "our node queues on the blocked part", func() bool {
-				return len(ownedBy(t, s, s.SessionID(), paths[stage], paths[stage]+"/leases", paths[stage]+"/locks")) > 0
+				return len(ownedBy(t, s, s.Client().SessionID(), paths[stage], paths[stage]+"/leases", paths[stage]+"/locks")) > 0
 			})
 			for _, p := range paths[:stage] {
-				require.NotEmpty(t, ownedBy(t, s, s.SessionID(), p, p+"/leases"), "part %s held while waiting", p)
+				require.NotEmpty(t, ownedBy(t, s, s.Client().SessionID(), p, p+"/leases"), "part %s held while waiting", p)
 			}
 			cancel()
 			require.ErrorIs(t, <-got, context.Canceled)
 			require.Nil(t, ml.Tokens())
-			requireNoEphemerals(t, c, s.SessionID(), root, false)
+			requireNoEphemerals(t, c, s.Client().SessionID(), root, false)
 			require.NoError(t, blocker.Unlock(ctx))
 			require.NoError(t, ml.Lock(ctx), "the MultiLock locks once the blocker is gone")
 			require.NoError(t, ml.Unlock(ctx))
-			requireNoEphemerals(t, c, s.SessionID(), root, false)
+			requireNoEphemerals(t, c, s.Client().SessionID(), root, false)
 		})
 	}
 }
@@ -147,7 +147,7 @@ func TestMultiLockLossOfOnePart(t *testing.T) {
 		t.Fatal("the MultiLock's loss signal did not fire")
 	}
 	require.ErrorIs(t, ml.Unlock(ctx), zklock.ErrLockLost)
-	requireNoEphemerals(t, c, healthy.SessionID(), root, false)
+	requireNoEphemerals(t, c, healthy.Client().SessionID(), root, false)
 	requireClosed(t, ml.Lost())
 }
 
@@ -178,7 +178,7 @@ func TestMultiLockGuardAndArguments(t *testing.T) {
 	require.NoError(t, ml.Unlock(ctx))
 	require.Error(t, write(guard), "a guard used after Unlock")
 	require.ErrorIs(t, ml.Unlock(ctx), zklock.ErrNotLocked)
-	requireNoEphemerals(t, c, s.SessionID(), root, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), root, false)
 
 	m, err := zklock.NewMutex(s, root+"/x")
 	require.NoError(t, err)

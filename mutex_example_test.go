@@ -103,26 +103,6 @@ func ExampleReentrantMutex() {
 	// other owner now: <nil>
 }
 
-func ExampleSession_Subscribe() {
-	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // ZK_SERVERS: host:port,...
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...), zklock.WithSessionTimeout(4*time.Second))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	events, _ := s.Subscribe(ctx)
-	fmt.Println("deadline ahead:", time.Until(s.OwnershipDeadline()) > 0)
-	s.Close()
-	for ev := range events {
-		fmt.Println(ev.State)
-	}
-	// Output:
-	// deadline ahead: true
-	// closed
-}
-
 // A lock with a long queue of waiters (hundreds of workers on one job)
 // takes zklock's sequence layout: each enqueue finds the node ahead of it
 // by its number instead of listing the queue. Every process on the path

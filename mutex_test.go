@@ -98,14 +98,14 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	res := async(func() error { return m.Lock(tctx) })
-	awaitEphemeralOf(t, s.Client(), path, other.SessionID())
+	awaitEphemeralOf(t, s.Client(), path, other.Client().SessionID())
 	require.NoError(t, tctx.Err(), "the waiter's node appeared only after its deadline")
 	require.ErrorIs(t, await(t, res, 10*time.Second, "timed-out Lock").err, context.DeadlineExceeded)
 	require.Equal(t, holderOnly, ephemeralsUnder(t, s.Client(), path), "timed-out waiter left its node")
 
 	cctx, cancel2 := context.WithCancel(ctx)
 	res = async(func() error { return m.Lock(cctx) })
-	awaitEphemeralOf(t, s.Client(), path, other.SessionID())
+	awaitEphemeralOf(t, s.Client(), path, other.Client().SessionID())
 	cancel2()
 	require.ErrorIs(t, await(t, res, 10*time.Second, "cancelled Lock").err, context.Canceled)
 	require.Equal(t, holderOnly, ephemeralsUnder(t, s.Client(), path), "cancelled waiter left its node")
@@ -114,7 +114,7 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 	require.ErrorIs(t, err, zklock.ErrLocked)
 	var le *zklock.LockedError
 	require.ErrorAs(t, err, &le)
-	require.Equal(t, s.SessionID(), le.Session)
+	require.Equal(t, s.Client().SessionID(), le.Session)
 	require.Contains(t, nodeOf(holder.Guard()), le.Holder)
 	require.Len(t, nodesUnder(t, s, path), 1, "failed TryLock left its node")
 

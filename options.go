@@ -1,6 +1,7 @@
 package zklock
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -36,7 +37,6 @@ type sessionOptions struct {
 	margin    time.Duration // 0: derived from the negotiated timeout
 	logger    *slog.Logger
 	acl       []client.ACL
-	aclSet    bool // WithACL was given: WithDigestAuth keeps its ACL
 	creds     []client.Credential
 	dialer    dialFunc    // nil: a net.Dialer
 	tls       *tls.Config // nil: plain connections
@@ -152,8 +152,8 @@ func WithSafetyMargin(d time.Duration) SessionOption {
 // connect. Where an ensemble's server does not answer 'conf' (a stock
 // ZooKeeper's whitelist is srvr alone), NewSession returns
 // ErrTimingUnknown unless this option states the timing; zklock then rests
-// on the statement, logs that once at WARN, and Session.Timing reports it
-// as "stated". Without 'conf' the servers' session timeout bounds are
+// on the statement, logs that once at WARN, and zk.Client.Timing (from
+// Session.Client) reports it as "stated". Without 'conf' the servers' session timeout bounds are
 // unknown too, and the ownership epoch ends at every reconnect
 // (docs/ownership.md). Given, the timing is also a floor under what the
 // servers tell. There is no default. A standalone server (its 'srvr' says
@@ -187,9 +187,11 @@ func WithLogger(l *slog.Logger) SessionOption {
 // WithACL sets the ACL of every node zklock creates through the session:
 // lock, lease and candidate nodes and the CONTAINER parents of their paths,
 // and of nodes Session.Client and zk.Client.Multi create without an ACL of
-// their own. The default is zk.WorldACL(zk.PermAll), or zk.AuthACL(zk.PermAll) with
-// WithDigestAuth. An ACL of scheme "auth" needs an authenticated session
-// (WithAuth, WithDigestAuth, or a client certificate with WithTLS); the
+// their own. The default is zk.WorldACL(zk.PermAll). zk.AuthACL(zk.PermAll)
+// makes them creator-only: only sessions authenticated as the same identity
+// may read, change or delete them (see WithAuth). An ACL of scheme "auth"
+// needs an authenticated session (WithAuth, or a client certificate with
+// WithTLS); the
 // server refuses creates with zk.ErrInvalidACL otherwise. An entry with an
 // empty scheme is refused.
 func WithACL(acl ...zk.ACL) SessionOption {
@@ -203,18 +205,36 @@ func WithACL(acl ...zk.ACL) SessionOption {
 			}
 		}
 		o.acl = toClientACL(acl)
-		o.aclSet = true
 		return nil
 	}
 }
 
-// WithAuth adds credentials (for example scheme "digest" with "user:pass")
-// sent when the session is established and again after every reconnect.
-// The default is none.
+// WithAuth adds credentials, sent when the session is established and
+// again after every reconnect, before any other request on the new
+// connection. ZooKeeper's digest scheme takes "user:password":
+//
+//	zklock.WithAuth("digest", []byte("billing:"+password)),
+//	zklock.WithACL(zk.AuthACL(zk.PermAll)...),
+//
+// authenticates as user billing, and WithACL makes every node zklock
+// creates creator-only: only sessions authenticated as the same user may
+// read, change or delete them, or create nodes under a lock path such a
+// session created first. WithAuth alone leaves the default ACL,
+// zk.WorldACL(zk.PermAll): anyone may delete a lock node. zk.DigestACL
+// grants a named user instead. A digest credential without ':' or with an
+// empty user is refused. The default is no authentication.
 func WithAuth(scheme string, auth []byte) SessionOption {
 	return func(o *sessionOptions) error {
 		if scheme == "" {
 			return invalid("empty auth scheme")
+		}
+		if scheme == "digest" {
+			// The server takes what precedes the first ':' as the user and
+			// would accept a credential without one, as an identity no
+			// zk.DigestACL can name.
+			if user, _, ok := bytes.Cut(auth, []byte(":")); !ok || len(user) == 0 {
+				return invalid("digest credential: want \"user:password\" with a non-empty user")
+			}
 		}
 		o.creds = append(o.creds, client.Credential{Scheme: scheme, Auth: append([]byte(nil), auth...)})
 		return nil

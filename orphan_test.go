@@ -51,7 +51,7 @@ func requireNoEphemerals(t *testing.T, c *zktest.Cluster, sid int64, root string
 // but such a loss, and on a loss error unless the session really lost its
 // epoch.
 func watchLoss(t *testing.T, s *zklock.Session) (check func(errs []error, of int64) (lost bool)) {
-	events, err := s.Subscribe(workCtx(t))
+	events, err := s.Client().Subscribe(workCtx(t))
 	require.NoError(t, err)
 	var lost atomic.Bool
 	go func() {
@@ -146,7 +146,7 @@ func TestLockFreshPathsLeavesNothing(t *testing.T) {
 	root := lockPath(t, "f")
 	check := watchLoss(t, s)
 	lost := check(lockFreshPaths(t, s, root, 10000, 64), 10000)
-	requireNoEphemerals(t, c, s.SessionID(), root, lost)
+	requireNoEphemerals(t, c, s.Client().SessionID(), root, lost)
 }
 
 // TestLockFreshPathsEnsemble is the same on a 3-server ensemble, with the
@@ -158,7 +158,7 @@ func TestLockFreshPathsEnsemble(t *testing.T) {
 	root := lockPath(t, "f")
 	check := watchLoss(t, s)
 	lost := check(lockFreshPaths(t, s, root, 6000, 64), 6000)
-	requireNoEphemerals(t, c, s.SessionID(), root, lost)
+	requireNoEphemerals(t, c, s.Client().SessionID(), root, lost)
 }
 
 // TestFreshPathsEveryPrimitive is TestLockFreshPathsLeavesNothing for the
@@ -173,7 +173,7 @@ func TestFreshPathsEveryPrimitive(t *testing.T) {
 			root := lockPath(t, "f")
 			check := watchLoss(t, s)
 			lost := check(cycleFreshPaths(t, s, root, 3000, 64, primitiveCycles[name]), 3000)
-			requireNoEphemerals(t, c, s.SessionID(), root, lost)
+			requireNoEphemerals(t, c, s.Client().SessionID(), root, lost)
 		})
 	}
 }
@@ -196,7 +196,7 @@ func TestLockLongPathLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, r.Lock(ctx))
 	require.NoError(t, r.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), root, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), root, false)
 }
 
 // plainCreates makes n persistent sequential nodes under dir through
@@ -315,7 +315,7 @@ func TestPrimitivesWhilePlainCreates(t *testing.T) {
 			require.NoError(t, perr)
 			lost := check(errs, cycles.Load())
 			t.Logf("%d cycles beside %d plain creates", cycles.Load(), plain)
-			requireNoEphemerals(t, c, s.SessionID(), root, lost)
+			requireNoEphemerals(t, c, s.Client().SessionID(), root, lost)
 		})
 	}
 }

@@ -83,7 +83,7 @@ func rivalWaits(ctx context.Context, t *testing.T, c *zktest.Cluster, rs *zklock
 	t.Helper()
 	got := make(chan timedErr, 1)
 	go func() { err := rival.lock(ctx); got <- timedErr{err, time.Now()} }()
-	eventually(t, 10*time.Second, "the rival waits for our node", func() bool { return watches(t, c, rs.SessionID(), node) })
+	eventually(t, 10*time.Second, "the rival waits for our node", func() bool { return watches(t, c, rs.Client().SessionID(), node) })
 	return got
 }
 
@@ -127,7 +127,7 @@ func TestPairsMaxHold(t *testing.T) {
 			cancel()
 			require.ErrorIs(t, h.unlock(ctx), zklock.ErrLockLost)
 			require.NoError(t, rival.unlock(ctx))
-			requireNoEphemerals(t, c, s.SessionID(), path, false)
+			requireNoEphemerals(t, c, s.Client().SessionID(), path, false)
 		})
 	}
 }
@@ -157,7 +157,7 @@ func TestPairsRevocable(t *testing.T) {
 				t.Fatal("the revocable holder was not told")
 			}
 			eventually(t, 10*time.Second, "the rival watches our node again", func() bool {
-				return watches(t, c, rs.SessionID(), h.node())
+				return watches(t, c, rs.Client().SessionID(), h.node())
 			})
 			select {
 			case r := <-got:
@@ -168,7 +168,7 @@ func TestPairsRevocable(t *testing.T) {
 			require.NoError(t, h.unlock(ctx))
 			require.NoError(t, (<-got).err)
 			require.NoError(t, rival.unlock(ctx))
-			requireNoEphemerals(t, c, s.SessionID(), path, false)
+			requireNoEphemerals(t, c, s.Client().SessionID(), path, false)
 		})
 	}
 }
@@ -216,7 +216,7 @@ func TestPairsBreak(t *testing.T) {
 			}
 			require.True(t, exists(t, rs, rival.node()), "the broken holder's Unlock left the new holder alone")
 			require.NoError(t, rival.unlock(ctx))
-			requireNoEphemerals(t, c, s.SessionID(), path, false)
+			requireNoEphemerals(t, c, s.Client().SessionID(), path, false)
 		})
 	}
 	t.Run("Election", func(t *testing.T) {
@@ -303,13 +303,13 @@ func TestPairsRevokeTargets(t *testing.T) {
 		got := make(chan error, 1)
 		go func() { _, err := next.Campaign(ctx, nil); got <- err }()
 		eventually(t, 10*time.Second, "the next candidate waits", func() bool {
-			return watches(t, c, ns.SessionID(), nodeOf(term.Guard()))
+			return watches(t, c, ns.Client().SessionID(), nodeOf(term.Guard()))
 		})
 		nodes, err := zklock.Revoke(ctx, op, path)
 		require.NoError(t, err)
 		require.Equal(t, []string{nodeOf(term.Guard())}, nodes)
 		eventually(t, 10*time.Second, "the next candidate watches the leader again", func() bool {
-			return watches(t, c, ns.SessionID(), nodeOf(term.Guard()))
+			return watches(t, c, ns.Client().SessionID(), nodeOf(term.Guard()))
 		})
 		select {
 		case err := <-got:
@@ -346,11 +346,11 @@ func revokeCohort(t *testing.T, c *zktest.Cluster, op *zklock.Session) {
 	require.NoError(t, err)
 	rgot := make(chan error, 1)
 	go func() { rgot <- r.Lock(ctx) }()
-	eventually(t, 10*time.Second, "r waits for the cohort's node", func() bool { return watches(t, c, rs.SessionID(), node) })
+	eventually(t, 10*time.Second, "r waits for the cohort's node", func() bool { return watches(t, c, rs.Client().SessionID(), node) })
 	nodes, err := zklock.Revoke(ctx, op, path)
 	require.NoError(t, err)
 	require.Equal(t, []string{node}, nodes)
-	eventually(t, 10*time.Second, "r watches the cohort's node again", func() bool { return watches(t, c, rs.SessionID(), node) })
+	eventually(t, 10*time.Second, "r watches the cohort's node again", func() bool { return watches(t, c, rs.Client().SessionID(), node) })
 	select {
 	case err := <-rgot:
 		t.Fatalf("r returned (%v) while the cohort holds", err)
@@ -370,7 +370,7 @@ func revokeCohort(t *testing.T, c *zktest.Cluster, op *zklock.Session) {
 	require.NoError(t, <-bgot)
 	require.Greater(t, b.Token(), rtoken)
 	require.NoError(t, b.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), path, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), path, false)
 }
 
 // A MultiLock of every kind of part and of parts with options: each part
@@ -442,7 +442,7 @@ func TestPairsMultiLockParts(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, closed(ml.Lost()))
 	require.NoError(t, ml.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), root, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), root, false)
 	for p, try := range excluded {
 		require.NoError(t, try(), "%s once the MultiLock let go", p)
 	}
@@ -477,7 +477,7 @@ func TestPairsMultiLockBoundedPart(t *testing.T) {
 	lossBeforeRival(ctx, t, ml.Lost(), rival, nil)
 	require.ErrorIs(t, ml.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, rival.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), root, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), root, false)
 }
 
 // ReentrantMutex owners of one session in a cohort, with a remote owner:
@@ -525,7 +525,7 @@ func TestPairsReentrantCohort(t *testing.T) {
 	for i := 1; i < len(g.tokens); i++ {
 		require.Greater(t, g.tokens[i], g.tokens[i-1], "token of grant %d (%s) after %s", i, g.who[i], g.who[i-1])
 	}
-	requireNoEphemerals(t, c, local.SessionID(), path, false)
+	requireNoEphemerals(t, c, local.Client().SessionID(), path, false)
 }
 
 // Break of a holder that downgraded: its write node and the read node
@@ -556,6 +556,6 @@ func TestBreakDowngradedHolder(t *testing.T) {
 	require.NoError(t, <-bgot, "the writer behind holds")
 	require.NoError(t, a.Unlock(ctx))
 	require.NoError(t, a.RUnlock(ctx))
-	requireNoEphemerals(t, c, as.SessionID(), path, false)
+	requireNoEphemerals(t, c, as.Client().SessionID(), path, false)
 	require.NoError(t, b.Unlock(ctx))
 }

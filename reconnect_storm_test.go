@@ -53,9 +53,9 @@ func TestReconnectStormWaitersInOrder(t *testing.T) {
 	done := make(chan error, waiters)
 	for i := range ws {
 		s := newSession(t, px.Addrs(), zklock.WithSessionTimeout(10*time.Second))
-		events, err := s.Subscribe(ctx)
+		events, err := s.Client().Subscribe(ctx)
 		require.NoError(t, err)
-		ws[i] = waiter{s: s, events: events, sid: s.SessionID()}
+		ws[i] = waiter{s: s, events: events, sid: s.Client().SessionID()}
 		m, err := zklock.NewMutex(s, path)
 		require.NoError(t, err)
 		go func() {
@@ -68,7 +68,7 @@ func TestReconnectStormWaitersInOrder(t *testing.T) {
 		}()
 		// Queued in index order: the next waiter starts once this one's
 		// node is on the server.
-		awaitEphemeralOf(t, hs.Client(), path, s.SessionID())
+		awaitEphemeralOf(t, hs.Client(), path, s.Client().SessionID())
 	}
 	// Traffic on every waiter's session, across the resets: a write's
 	// outcome is unknown when its connection is reset (zk.ErrConnectionLoss).
@@ -100,7 +100,7 @@ func TestReconnectStormWaitersInOrder(t *testing.T) {
 		px.Reset()
 		for i, w := range ws {
 			expect(t, w.events, 20*time.Second, zk.StateReconnected, zk.StateExpired, zk.StateClosed)
-			require.Equal(t, w.sid, w.s.SessionID(), "waiter %d's session changed in round %d", i, round)
+			require.Equal(t, w.sid, w.s.Client().SessionID(), "waiter %d's session changed in round %d", i, round)
 		}
 		select {
 		case i := <-order:

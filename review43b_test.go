@@ -150,7 +150,7 @@ func rvRelock(t *testing.T, mk func(*testing.T, *cutRig) relocker) {
 		t.Fatalf("Lock after a cut-off Unlock holds %q (old %q), want a new node", nw, old)
 	}
 	eventually(t, 10*time.Second, "the old node deleted in the background", func() bool { return !r.exists(t, old) })
-	if mine := ephemeralsOf(t, r.obs.Client(), r.path, r.s.SessionID()); len(mine) != 1 || mine[0] != nw {
+	if mine := ephemeralsOf(t, r.obs.Client(), r.path, r.s.Client().SessionID()); len(mine) != 1 || mine[0] != nw {
 		t.Fatalf("after the re-Lock our session owns %v, want exactly [%s]", mine, nw)
 	}
 	if isClosed(m.lost()) {
@@ -852,7 +852,7 @@ func TestReviewBreak_CutOffUnlockThenExpiry(t *testing.T) {
 	r := newCutRig(t, "lock")
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	node, sid := nodeOf(m.Guard()), r.s.SessionID()
+	node, sid := nodeOf(m.Guard()), r.s.Client().SessionID()
 	r.px.Blackhole()
 	uctx, cancel := context.WithTimeout(r.ctx, 300*time.Millisecond)
 	uerr := m.Unlock(uctx)
@@ -868,7 +868,7 @@ func TestReviewBreak_CutOffUnlockThenExpiry(t *testing.T) {
 	if nw == node {
 		t.Fatalf("Lock after expiry holds the old node %s", node)
 	}
-	t.Logf("after expiry: node %s (old %s), session %x (old %x)", nw, node, r.s.SessionID(), sid)
+	t.Logf("after expiry: node %s (old %s), session %x (old %x)", nw, node, r.s.Client().SessionID(), sid)
 	if !r.exists(t, nw) || isClosed(m.Lost()) {
 		t.Fatalf("Lock after expiry returned nil: node %s exists %v, Lost closed %v", nw, r.exists(t, nw), isClosed(m.Lost()))
 	}

@@ -69,7 +69,7 @@ func rvDowngradeRace(t *testing.T, bound time.Duration, rounds int) {
 				t.Fatal(err)
 			}
 			for _, c := range list {
-				if c.Kind == zklock.KindRWMutexRead && c.Session == ours.SessionID() {
+				if c.Kind == zklock.KindRWMutexRead && c.Session == ours.Client().SessionID() {
 					reads = append(reads, c)
 				}
 			}

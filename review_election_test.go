@@ -37,8 +37,8 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 					v = append(v, "its Lost is closed")
 				}
 				st, ok, err := obs.Client().Exists(ctx, nodeOf(term.Guard()))
-				if err == nil && (!ok || st.EphemeralOwner != ours.SessionID()) {
-					v = append(v, fmt.Sprintf("its node %s does not stand as session %x's (exists %v, owner %x)", nodeOf(term.Guard()), ours.SessionID(), ok, st.EphemeralOwner))
+				if err == nil && (!ok || st.EphemeralOwner != ours.Client().SessionID()) {
+					v = append(v, fmt.Sprintf("its node %s does not stand as session %x's (exists %v, owner %x)", nodeOf(term.Guard()), ours.Client().SessionID(), ok, st.EphemeralOwner))
 				}
 				if len(v) > 0 {
 					mu.Lock()
@@ -66,11 +66,11 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 				done <- err
 			}()
 			eventually(t, 10*time.Second, "we are a candidate", func() bool { cs, err := zklock.ContendersOf(ctx, re); return err == nil && len(cs) == 2 })
-			old := ours.SessionID()
+			old := ours.Client().SessionID()
 			if err := zktest.ExpireSession(ctx, c, px, old); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 20*time.Second, "a new session", func() bool { return ours.SessionID() != old })
+			eventually(t, 20*time.Second, "a new session", func() bool { return ours.Client().SessionID() != old })
 			eventually(t, 10*time.Second, "we are a candidate again", func() bool { cs, err := zklock.ContendersOf(ctx, re); return err == nil && len(cs) == 2 })
 			time.Sleep(time.Second)
 			rivalLeads.Store(false)

@@ -150,7 +150,7 @@ type rvFault struct {
 }
 
 var rvExpire = rvFault{name: "Expire", do: func(ctx context.Context, t *testing.T, c *zktest.Cluster, px *zktest.Proxy, ours, _ *zklock.Session, _ string, _ func() bool) {
-	old := ours.SessionID()
+	old := ours.Client().SessionID()
 	if err := zktest.ExpireSession(ctx, c, px, old); err != nil {
 		t.Fatalf("ExpireSession: %v", err)
 	}
@@ -169,11 +169,11 @@ var rvBreak = rvFault{name: "Break", do: func(ctx context.Context, t *testing.T,
 		}
 		cs, err := zklock.NewMutex(obs, path)
 		if err == nil {
-			if l, err := zklock.ContendersOf(ctx, cs); err == nil && len(l) > 0 && l[0].Session != ours.SessionID() {
+			if l, err := zklock.ContendersOf(ctx, cs); err == nil && len(l) > 0 && l[0].Session != ours.Client().SessionID() {
 				return // the rival is first
 			}
 		}
-		if bs, err := zklock.Break(ctx, obs, path, true); err == nil && len(bs) > 0 && bs[0].Session != ours.SessionID() {
+		if bs, err := zklock.Break(ctx, obs, path, true); err == nil && len(bs) > 0 && bs[0].Session != ours.Client().SessionID() {
 			t.Logf("Break deleted a node of session %x, not ours", bs[0].Session)
 		}
 		time.Sleep(400 * time.Millisecond)
@@ -231,8 +231,8 @@ func rvSharedLoss(t *testing.T, p rvPrim, f rvFault) {
 			t.Logf("%s: Exists(%s): %v", who, h.node, err)
 		case !ok:
 			v = append(v, "its node "+h.node+" is gone")
-		case st.EphemeralOwner != ours.SessionID():
-			v = append(v, fmt.Sprintf("its node %s is session %x's, the handle's session is %x", h.node, st.EphemeralOwner, ours.SessionID()))
+		case st.EphemeralOwner != ours.Client().SessionID():
+			v = append(v, fmt.Sprintf("its node %s is session %x's, the handle's session is %x", h.node, st.EphemeralOwner, ours.Client().SessionID()))
 		}
 		if len(v) > 0 {
 			mu.Lock()

@@ -57,7 +57,7 @@ func TestReviewSemaphoreSharedExpire(t *testing.T) {
 				}
 				for _, node := range zklock.LeaseNodes(l) {
 					st, ok, err := obs.Client().Exists(ctx, node)
-					if err == nil && (!ok || st.EphemeralOwner != session.SessionID()) {
+					if err == nil && (!ok || st.EphemeralOwner != session.Client().SessionID()) {
 						v = append(v, "its node "+node+" does not stand as its session's")
 					}
 				}
@@ -131,7 +131,7 @@ func TestReviewSemaphoreSharedExpire(t *testing.T) {
 					}
 				}
 			}()
-			if err := zktest.ExpireSession(ctx, c, px, ours.SessionID()); err != nil {
+			if err := zktest.ExpireSession(ctx, c, px, ours.Client().SessionID()); err != nil {
 				t.Fatal(err)
 			}
 			var rl *zklock.Lease

@@ -45,7 +45,7 @@ func TestReviewBreak_BalancedConfFromAnotherServer(t *testing.T) {
 		return p.Addrs()[0]
 	})
 	holderS := newSession(t, []string{lb.addr()}, zklock.WithSessionTimeout(10*time.Second))
-	t.Logf("holder's timing: %+v", holderS.Timing())
+	t.Logf("holder's timing: %+v", holderS.Client().Timing())
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
 	require.NoError(t, err)
@@ -87,7 +87,7 @@ func TestReviewBreak_BalancedConfSyncLimitFromAnotherServer(t *testing.T) {
 		return c.Server(f).Addr()
 	})
 	holderS := newSession(t, []string{lb.addr()}, zklock.WithSessionTimeout(8*time.Second))
-	t.Logf("holder's timing: %+v", holderS.Timing())
+	t.Logf("holder's timing: %+v", holderS.Client().Timing())
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
 	require.NoError(t, err)
@@ -140,7 +140,7 @@ func TestReviewBreak_ConfUnansweredAfterRestartLowerMax(t *testing.T) {
 		return p.Addrs()[1]
 	})
 	holderS := newSession(t, []string{lbA.addr(), lbX.addr()}, zklock.WithSessionTimeout(10*time.Second))
-	t.Logf("holder's timing: %+v", holderS.Timing())
+	t.Logf("holder's timing: %+v", holderS.Client().Timing())
 	mu.Lock()
 	hang = true
 	mu.Unlock()

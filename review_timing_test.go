@@ -32,7 +32,7 @@ func TestReview_StatedTimingBelowConf(t *testing.T) {
 	ctx := ctxFor(t)
 	holderS := newSession(t, []string{c.Server(f).Addr()}, zklock.WithSessionTimeout(8*time.Second),
 		zklock.WithEnsembleTiming(100*time.Millisecond, 5))
-	require.Equal(t, zklock.Timing{Tick: 100 * time.Millisecond, SyncLimit: 50, Source: "conf"}, holderS.Timing(),
+	requireServersTiming(t, zk.Timing{Tick: 100 * time.Millisecond, SyncLimit: 50, Source: "conf"}, holderS.Client().Timing(),
 		"what the servers told, not the lower statement")
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
@@ -98,7 +98,7 @@ func TestReview_ConfRefusedEveryReconnectEndsHold(t *testing.T) {
 	p := zktest.NewProxy(t, c.Servers())
 	holderS := newSession(t, p.Addrs(), zklock.WithSessionTimeout(4*time.Second),
 		zklock.WithEnsembleTiming(100*time.Millisecond, 5))
-	require.Equal(t, "stated", holderS.Timing().Source)
+	require.Equal(t, "stated", holderS.Client().Timing().Source)
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
 	require.NoError(t, err)
@@ -177,9 +177,9 @@ func TestReview_FourLetterWordsHangNewSession(t *testing.T) {
 	require.Less(t, took, 30*time.Second)
 	if err == nil {
 		defer s.Close()
-		t.Logf("timing: %+v", s.Timing())
-		require.NotEqual(t, "standalone", s.Timing().Source, "an ensemble member taken for standalone")
-		require.GreaterOrEqual(t, s.Timing().SyncLimit, 50, "a guessed timing")
+		t.Logf("timing: %+v", s.Client().Timing())
+		require.NotEqual(t, "standalone", s.Client().Timing().Source, "an ensemble member taken for standalone")
+		require.GreaterOrEqual(t, s.Client().Timing().SyncLimit, 50, "a guessed timing")
 		return
 	}
 	require.ErrorIs(t, err, zklock.ErrTimingUnknown)
@@ -202,7 +202,7 @@ func TestReview_ServerDownAtNewSessionLowerMax(t *testing.T) {
 	p := zktest.NewProxy(t, []string{c.Server(a).Addr(), c.Server(x).Addr()})
 	p.Only(0)
 	holderS := newSession(t, p.Addrs(), zklock.WithSessionTimeout(10*time.Second))
-	t.Logf("holder's timing: %+v", holderS.Timing())
+	t.Logf("holder's timing: %+v", holderS.Client().Timing())
 	require.NoError(t, c.Server(x).Restart(zktest.WithSessionTimeouts(200*time.Millisecond, 1200*time.Millisecond)))
 	require.NoError(t, c.WaitReady(ctx))
 	path := lockPath(t, "lock")
@@ -297,8 +297,8 @@ func TestReviewBreak_TruncatedConfMakesFollowerStandalone(t *testing.T) {
 	require.ErrorIs(t, err, zklock.ErrTimingUnknown, "a follower's cut conf taken for an answer")
 	holderS := newSession(t, []string{lb.addr()}, zklock.WithSessionTimeout(6*time.Second),
 		zklock.WithEnsembleTiming(100*time.Millisecond, 30))
-	t.Logf("holder's timing: %+v", holderS.Timing())
-	require.Equal(t, zklock.Timing{Tick: 100 * time.Millisecond, SyncLimit: 30, Source: "stated"}, holderS.Timing())
+	t.Logf("holder's timing: %+v", holderS.Client().Timing())
+	requireServersTiming(t, zk.Timing{Tick: 100 * time.Millisecond, SyncLimit: 30, Source: "stated"}, holderS.Client().Timing())
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
 	require.NoError(t, err)
@@ -398,7 +398,7 @@ func TestReviewBreak_TruncatedConfHidesRollingRestart(t *testing.T) {
 		return p.Addrs()[1]
 	})
 	holderS := newSession(t, []string{lbF.addr(), lbG.addr()}, zklock.WithSessionTimeout(12*time.Second))
-	require.Equal(t, zklock.Timing{Tick: 200 * time.Millisecond, SyncLimit: 10, Source: "conf"}, holderS.Timing())
+	requireServersTiming(t, zk.Timing{Tick: 200 * time.Millisecond, SyncLimit: 10, Source: "conf"}, holderS.Client().Timing())
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
 	require.NoError(t, err)
@@ -415,9 +415,9 @@ func TestReviewBreak_TruncatedConfHidesRollingRestart(t *testing.T) {
 	lostAt, rivalAt := lossBeforeRival(ctx, t, m.Lost(), rival, func() {
 		p.Only(1)
 		eventually(t, 10*time.Second, "the holder reconnects", func() bool {
-			return holderS.State() == zk.StateReconnected || holderS.State() == zk.StateLost
+			return holderS.Client().State() == zk.StateReconnected || holderS.Client().State() == zk.StateLost
 		})
-		t.Logf("holder's timing after the reconnect: %+v", holderS.Timing())
+		t.Logf("holder's timing after the reconnect: %+v", holderS.Client().Timing())
 		cutAt = time.Now()
 		require.NoError(t, c.Isolate(g))
 	})

@@ -81,7 +81,7 @@ func (r *cutRig) gaveUp(t *testing.T, uerr error, lost <-chan struct{}) {
 		t.Errorf("the rival holds; our release returned %v and our Lost is open", uerr)
 	}
 	eventually(t, 10*time.Second, "the holder's nodes deleted in the background", func() bool {
-		return len(ephemeralsOf(t, r.obs.Client(), r.path, r.s.SessionID())) == 0
+		return len(ephemeralsOf(t, r.obs.Client(), r.path, r.s.Client().SessionID())) == 0
 	})
 }
 
@@ -156,7 +156,7 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 	lerr := make(chan error, 1)
 	go func() { lerr <- owner.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "the owner queues again, behind the rival", func() bool {
-		return len(ephemeralsOf(t, r.obs.Client(), r.path, r.s.SessionID())) == 1
+		return len(ephemeralsOf(t, r.obs.Client(), r.path, r.s.Client().SessionID())) == 1
 	})
 	select {
 	case err := <-lerr:
@@ -284,7 +284,7 @@ func TestReviewCohortHandoffAfterUnlockCtxEnds(t *testing.T) {
 	bgot := make(chan error, 1)
 	go func() { bgot <- b.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "b queues behind the rival", func() bool {
-		return len(ephemeralsOf(t, r.obs.Client(), r.path, r.s.SessionID())) == 1
+		return len(ephemeralsOf(t, r.obs.Client(), r.path, r.s.Client().SessionID())) == 1
 	})
 	if err := a.Unlock(r.ctx); !errors.Is(err, zklock.ErrNotLocked) {
 		t.Errorf("a's second Unlock: %v, want ErrNotLocked", err)

@@ -33,7 +33,7 @@ func TestRevokeHolder(t *testing.T) {
 	watching := func() bool {
 		all, err := c.Watches(ctx)
 		require.NoError(t, err)
-		return slices.Contains(all[ws.SessionID()], nodeOf(m.Guard()))
+		return slices.Contains(all[ws.Client().SessionID()], nodeOf(m.Guard()))
 	}
 	eventually(t, 10*time.Second, "the waiter watches the holder", watching)
 
@@ -123,11 +123,11 @@ func TestRevokeNeedsPermission(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "revoke")
-	owner := newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret"))
+	owner := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	m, err := zklock.NewMutex(owner, path, zklock.WithRevocable())
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
-	stranger := newSession(t, c.Servers(), zklock.WithDigestAuth("stranger", "other"))
+	stranger := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("stranger:other")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	_, err = zklock.Revoke(ctx, stranger, path)
 	require.ErrorIs(t, err, zk.ErrNoAuth)
 	select {
@@ -135,7 +135,7 @@ func TestRevokeNeedsPermission(t *testing.T) {
 		t.Fatal("revoked by a client without permission")
 	default:
 	}
-	nodes, err := zklock.Revoke(ctx, newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret")), path)
+	nodes, err := zklock.Revoke(ctx, newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...)), path)
 	require.NoError(t, err)
 	require.Len(t, nodes, 1)
 	<-m.Revoked()
@@ -194,7 +194,7 @@ func TestMaxHold(t *testing.T) {
 	t.Logf("loss %v after the grant, rival %v after the loss", lostAt.Sub(granted), rivalAt.Sub(lostAt))
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, rival.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), path, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), path, false)
 
 	_, err = zklock.NewMutex(s, path, zklock.WithMaxHold(0))
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
@@ -213,25 +213,25 @@ func TestBreak(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "break")
-	owner := newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret"))
+	owner := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	m, err := zklock.NewMutex(owner, path)
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
-	w, err := zklock.NewMutex(newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret")), path)
+	w, err := zklock.NewMutex(newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...)), path)
 	require.NoError(t, err)
 	got := make(chan error, 1)
 	go func() { got <- w.Lock(ctx) }()
 
-	op := newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret"))
+	op := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	_, err = zklock.Break(ctx, op, path, false)
 	var alive *zklock.HolderAliveError
 	require.ErrorAs(t, err, &alive)
 	require.ErrorIs(t, err, zklock.ErrHolderAlive)
 	require.Equal(t, nodeOf(m.Guard()), alive.Holder.Path)
-	require.Equal(t, owner.SessionID(), alive.Holder.Session)
+	require.Equal(t, owner.Client().SessionID(), alive.Holder.Session)
 	require.Equal(t, m.Token(), alive.Holder.Token)
 
-	stranger := newSession(t, c.Servers(), zklock.WithDigestAuth("stranger", "other"))
+	stranger := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("stranger:other")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	_, err = zklock.Break(ctx, stranger, path, true)
 	require.ErrorIs(t, err, zk.ErrNoAuth)
 

@@ -31,17 +31,17 @@ func TestCohortAfterBreakZK(t *testing.T) {
 	require.NoError(t, err)
 	rgot := make(chan error, 1)
 	go func() { rgot <- r.Lock(ctx) }()
-	eventually(t, 10*time.Second, "the rival waits for the cohort's node", func() bool { return watches(t, c, rs.SessionID(), node) })
+	eventually(t, 10*time.Second, "the rival waits for the cohort's node", func() bool { return watches(t, c, rs.Client().SessionID(), node) })
 	_, err = zklock.Break(ctx, newSession(t, c.Servers()), path, true)
 	require.NoError(t, err)
 	require.NoError(t, <-rgot, "the rival holds once the cohort's node is broken")
 	// A cohort that watches its node enqueues again for b once it sees it
 	// deleted. Give it the time: a bound, not an assertion (the assertion
 	// is on what a's Unlock hands on).
-	within(5*time.Second, func() bool { return len(ownedBy(t, s, s.SessionID(), path)) == 1 })
+	within(5*time.Second, func() bool { return len(ownedBy(t, s, s.Client().SessionID(), path)) == 1 })
 	uerr := a.Unlock(ctx)
 	if err, returned := returnsOr(t, "b returns or its node waits for the rival", bgot, func() bool {
-		return watches(t, c, s.SessionID(), nodeOf(r.Guard()))
+		return watches(t, c, s.Client().SessionID(), nodeOf(r.Guard()))
 	}); returned {
 		t.Fatalf("local waiter b: Lock returned %v (Lost closed: %v) while the rival holds; a's Unlock: %v",
 			err, closed(b.Lost()), uerr)
@@ -53,5 +53,5 @@ func TestCohortAfterBreakZK(t *testing.T) {
 	require.Greater(t, b.Token(), rtoken)
 	require.False(t, closed(b.Lost()))
 	require.NoError(t, b.Unlock(ctx))
-	requireNoEphemerals(t, c, s.SessionID(), path, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), path, false)
 }

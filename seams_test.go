@@ -112,7 +112,7 @@ func maxHoldBesideDowngrade(t *testing.T, c *zktest.Cluster, path string, bound 
 	b := newRW(t, bs, path)
 	bgot := make(chan error, 1)
 	go func() { bgot <- b.Lock(ctx) }()
-	eventually(t, 10*time.Second, "B waits for A's write node", func() bool { return watches(t, c, bs.SessionID(), write) })
+	eventually(t, 10*time.Second, "B waits for A's write node", func() bool { return watches(t, c, bs.Client().SessionID(), write) })
 	if err := a.Downgrade(ctx); errors.Is(err, zklock.ErrLockLost) {
 		require.NoError(t, <-bgot)
 		require.NoError(t, b.Unlock(ctx))
@@ -121,7 +121,7 @@ func maxHoldBesideDowngrade(t *testing.T, c *zktest.Cluster, path string, bound 
 	} else {
 		require.NoError(t, err)
 	}
-	read := readNodeOf(t, a, as.SessionID())
+	read := readNodeOf(t, a, as.Client().SessionID())
 	require.NotEmpty(t, read)
 
 	select {
@@ -139,7 +139,7 @@ func maxHoldBesideDowngrade(t *testing.T, c *zktest.Cluster, path string, bound 
 	require.ErrorIs(t, uerr, zklock.ErrLockLost)
 	require.ErrorIs(t, a.RUnlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, b.Unlock(ctx))
-	requireNoEphemerals(t, c, as.SessionID(), path, false)
+	requireNoEphemerals(t, c, as.Client().SessionID(), path, false)
 	return true
 }
 
@@ -188,11 +188,11 @@ func TestDowngradeAfterLossZK(t *testing.T) {
 			bgot := make(chan error, 1)
 			go func() { bgot <- b.Lock(ctx) }()
 			write := nodeOf(a.Guard())
-			eventually(t, 10*time.Second, "B waits for A's write node", func() bool { return watches(t, c, bs.SessionID(), write) })
+			eventually(t, 10*time.Second, "B waits for A's write node", func() bool { return watches(t, c, bs.Client().SessionID(), write) })
 			tc.lose(ctx, t, a, path)
 			require.NoError(t, <-bgot, "B holds once A's write node went")
 			err = a.Downgrade(ctx)
-			if read := ownedBy(t, as, as.SessionID(), path); err == nil || len(read) > 0 {
+			if read := ownedBy(t, as, as.Client().SessionID(), path); err == nil || len(read) > 0 {
 				t.Fatalf("Downgrade after the write hold was lost: %v; A's nodes %v, while writer B holds", err, read)
 			}
 			require.ErrorIs(t, err, zklock.ErrLockLost)

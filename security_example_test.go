@@ -12,14 +12,16 @@ import (
 	"github.com/zklock/zklock/zk"
 )
 
-// Processes that share a lock share a user: nodes are creator-only, so a
-// client authenticated as anyone else, or not at all, cannot touch them.
-func ExampleWithDigestAuth() {
+// Processes that share a lock share a digest user, and WithACL makes the
+// nodes creator-only, so a client authenticated as anyone else, or not at
+// all, cannot touch them.
+func ExampleWithAuth() {
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // ZK_SERVERS: host:port,...
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...),
-		zklock.WithDigestAuth("billing", "s3cret"))
+		zklock.WithAuth("digest", []byte("billing:s3cret")),
+		zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	if err != nil {
 		fmt.Println(err)
 		return

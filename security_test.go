@@ -40,7 +40,7 @@ func TestSecurityACLOnEveryNode(t *testing.T) {
 	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
-	alice := newSession(t, c.Servers(), zklock.WithDigestAuth("alice", "secret"))
+	alice := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("alice:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	root := lockPath(t, "")
 
 	m, err := zklock.NewMutex(alice, root+"mutex")
@@ -95,8 +95,8 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
-	alice := newSession(t, c.Servers(), zklock.WithDigestAuth("alice", "secret"))
-	mallory := newSession(t, c.Servers(), zklock.WithDigestAuth("mallory", "guess"))
+	alice := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("alice:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
+	mallory := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("mallory:guess")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	p := lockPath(t, "lock")
 
 	held, err := zklock.NewMutex(alice, p)
@@ -145,7 +145,7 @@ func TestSecurityNoCredentials(t *testing.T) {
 	t.Parallel()
 	c := standalone(t)
 	ctx := ctxFor(t)
-	alice := newSession(t, c.Servers(), zklock.WithDigestAuth("alice", "secret"))
+	alice := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("alice:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	anon := newSession(t, c.Servers())
 	root := lockPath(t, "")
 
@@ -216,19 +216,19 @@ func TestAuthSurvivesReconnect(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
-	s := newSession(t, p.Addrs(), zklock.WithDigestAuth("alice", "secret"),
+	s := newSession(t, p.Addrs(), zklock.WithAuth("digest", []byte("alice:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...),
 		zklock.WithSessionTimeout(10*time.Second))
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
-	sid := s.SessionID()
+	sid := s.Client().SessionID()
 
 	for range 2 {
-		events, err := s.Subscribe(ctx)
+		events, err := s.Client().Subscribe(ctx)
 		require.NoError(t, err)
 		p.Reset()
 		expect(t, events, 30*time.Second, zk.StateReconnected, zk.StateExpired)
-		require.Equal(t, sid, s.SessionID())
+		require.Equal(t, sid, s.Client().SessionID())
 		// Deleting our node needs DELETE on its parent, which only alice has.
 		require.NoError(t, m.Unlock(ctx))
 		require.NoError(t, m.Lock(ctx))
@@ -241,8 +241,9 @@ func TestAuthSurvivesReconnect(t *testing.T) {
 func TestAuthOptionsRejectBadInput(t *testing.T) {
 	ctx := ctxFor(t)
 	for name, opt := range map[string]zklock.SessionOption{
-		"empty user":         zklock.WithDigestAuth("", "pw"),
-		"colon in user":      zklock.WithDigestAuth("a:b", "pw"),
+		"digest, empty user": zklock.WithAuth("digest", []byte(":pw")),
+		"digest, no colon":   zklock.WithAuth("digest", []byte("alice")),
+		"digest, empty":      zklock.WithAuth("digest", nil),
 		"nil TLS config":     zklock.WithTLS(nil),
 		"nil metrics":        zklock.WithMetrics(nil),
 		"empty auth":         zklock.WithAuth("", nil),
@@ -264,8 +265,8 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
-	s := newSession(t, p.Addrs(), zklock.WithDigestAuth("alice", "secret"))
-	keeper := newSession(t, c.Servers(), zklock.WithDigestAuth("alice", "secret"))
+	s := newSession(t, p.Addrs(), zklock.WithAuth("digest", []byte("alice:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
+	keeper := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("alice:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	lp := lockPath(t, "lock")
 	m, err := zklock.NewMutex(s, lp)
 	require.NoError(t, err)
@@ -274,11 +275,11 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 	// being reaped while the lock node is gone; the queue ignores it.
 	_, err = keeper.Client().Create(ctx, lp+"/keep", nil, zk.ModePersistent, zk.AuthACL(zk.PermAll)...)
 	require.NoError(t, err)
-	old := s.SessionID()
+	old := s.Client().SessionID()
 
 	require.NoError(t, zktest.ExpireSession(ctx, c, p, old))
 	eventually(t, 30*time.Second, "a new session", func() bool {
-		return s.State() == zk.StateConnected && s.SessionID() != old
+		return s.Client().State() == zk.StateConnected && s.Client().SessionID() != old
 	})
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, m.Lock(ctx))

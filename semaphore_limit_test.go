@@ -63,7 +63,7 @@ func limitMismatch(t *testing.T, addrs []string, limit int, try, queued bool) {
 		_, err = b.Acquire(bctx, 1)
 	}
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
-	require.Empty(t, ownedBy(t, ss[0], ss[1].SessionID(), dirs...), "the refused client left nodes")
+	require.Empty(t, ownedBy(t, ss[0], ss[1].Client().SessionID(), dirs...), "the refused client left nodes")
 	require.Equal(t, before, len(nodeNames(t, ss[0], dirs[0]))+len(nodeNames(t, ss[0], dirs[1])))
 
 	require.NoError(t, a.Release(ctx))

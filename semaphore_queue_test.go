@@ -182,7 +182,7 @@ func TestSemaphoreQueueHerdFree(t *testing.T) {
 	ws, err := c.Watches(ctx)
 	require.NoError(t, err)
 	for _, s := range ss {
-		require.Equal(t, []string{path}, ws[s.SessionID()], "a session's one watch, on the path")
+		require.Equal(t, []string{path}, ws[s.Client().SessionID()], "a session's one watch, on the path")
 	}
 	// The handoff, counted by the server: the release, the second holder's
 	// rank (for waiters that read ranks) and the counting mntr itself, 3
@@ -223,7 +223,7 @@ func TestSemaphoreQueueLimitMismatch(t *testing.T) {
 		_, err = other.TryAcquire(ctx, 1)
 		require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	}
-	require.Empty(t, ephemeralsOf(t, ss[0].Client(), path, ss[2].SessionID()), "a mismatch leaves nothing")
+	require.Empty(t, ephemeralsOf(t, ss[0].Client(), path, ss[2].Client().SessionID()), "a mismatch leaves nothing")
 	require.NoError(t, l.Release(ctx))
 	require.NoError(t, await(t, res, 10*time.Second, "waiter").err)
 }

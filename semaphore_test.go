@@ -246,15 +246,15 @@ func TestSemaphoreCancelLeavesNothing(t *testing.T) {
 	defer cancel()
 	queued, _ := acquireAsync(qctx, newSem(t, ss[2], path, 3), 2)
 	// Cancelled once its place in the internal mutex is on the server.
-	awaitEphemeralOf(t, ss[0].Client(), path+"/locks", ss[2].SessionID())
+	awaitEphemeralOf(t, ss[0].Client(), path+"/locks", ss[2].Client().SessionID())
 	cancel()
 	require.ErrorIs(t, await(t, queued, 10*time.Second, "queued").err, context.Canceled)
-	require.Empty(t, ephemeralsOf(t, ss[0].Client(), path, ss[2].SessionID()), "the queued waiter left a node")
+	require.Empty(t, ephemeralsOf(t, ss[0].Client(), path, ss[2].Client().SessionID()), "the queued waiter left a node")
 	require.Len(t, nodeNames(t, ss[0], path+"/locks"), 1, "only the head's mutex node is left")
 
 	headCancel()
 	require.ErrorIs(t, await(t, headRes, 10*time.Second, "head").err, context.Canceled)
-	require.Empty(t, ephemeralsOf(t, ss[0].Client(), path, ss[1].SessionID()), "the head left a node")
+	require.Empty(t, ephemeralsOf(t, ss[0].Client(), path, ss[1].Client().SessionID()), "the head left a node")
 	require.Len(t, nodeNames(t, ss[0], path+"/leases"), 2, "only the holder's leases are left")
 	require.Empty(t, nodeNames(t, ss[0], path+"/locks"))
 	require.NoError(t, held.Release(ctx))

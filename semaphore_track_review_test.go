@@ -74,7 +74,7 @@ func advTrackedWaiter(t *testing.T, c *zktest.Cluster, watch bool) {
 		// state, and on the holder's node after: once the server holds the
 		// latter, it has set the former.
 		eventually(t, 10*time.Second, "WatchLock's watch on the holder's node", func() bool {
-			return slices.Contains(watchesOf(t, c, waiterS.SessionID()), nodeOf(held.Guard()))
+			return slices.Contains(watchesOf(t, c, waiterS.Client().SessionID()), nodeOf(held.Guard()))
 		})
 	}
 
@@ -122,7 +122,7 @@ func TestReviewTrackedWaiterReconnectLosesEvents(t *testing.T) {
 	require.NoError(t, await(t, resW, 15*time.Second, "the cut-off waiter once reconnected").err)
 	conns, _, _ := px.Stats()
 	require.GreaterOrEqual(t, conns, 2, "the waiter's session reconnected")
-	require.Equal(t, waiterS.SessionID(), mustSessionOfLease(t, holderS, *lw))
+	require.Equal(t, waiterS.Client().SessionID(), mustSessionOfLease(t, holderS, *lw))
 	require.NoError(t, (*lw).Release(ctx))
 }
 

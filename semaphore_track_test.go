@@ -32,7 +32,7 @@ func watchesOf(t *testing.T, c *zktest.Cluster, sid int64) []string {
 func awaitTracks(t *testing.T, c *zktest.Cluster, s *zklock.Session, path string) {
 	t.Helper()
 	eventually(t, 10*time.Second, "the session's one watch on the semaphore's path", func() bool {
-		return slices.Equal(watchesOf(t, c, s.SessionID()), []string{path})
+		return slices.Equal(watchesOf(t, c, s.Client().SessionID()), []string{path})
 	})
 }
 
@@ -70,9 +70,9 @@ func TestSemaphoreQueueTrackedCrashedHolder(t *testing.T) {
 	resW, lw := acquireAsync(ctx, newQueueSem(t, waiter, path, 2), 1)
 	awaitTracks(t, c, waiter, path)
 	pending(t, resW, 200*time.Millisecond, "the waiter behind two holders")
-	require.Equal(t, []string{path}, watchesOf(t, c, fol.SessionID()), "the holder still counts, by its session's one watch")
+	require.Equal(t, []string{path}, watchesOf(t, c, fol.Client().SessionID()), "the holder still counts, by its session's one watch")
 
-	require.NoError(t, zktest.ExpireSession(ctx, c, px, mid.SessionID()))
+	require.NoError(t, zktest.ExpireSession(ctx, c, px, mid.Client().SessionID()))
 	require.NoError(t, await(t, resW, 10*time.Second, "the waiter, once the crashed holder's node went").err)
 	awaitRank(t, fol, *lf, 1) // the holder behind the crashed one saw it go
 	select {
@@ -107,7 +107,7 @@ func TestSemaphoreQueueTrackedReconnect(t *testing.T) {
 	require.NoError(t, err)
 	res, lw := acquireAsync(ctx, newQueueSem(t, ws, path, 2), 1)
 	awaitTracks(t, c, ws, path)
-	sid := ws.SessionID()
+	sid := ws.Client().SessionID()
 	conns, _, _ := px.Stats()
 
 	px.Blackhole()
@@ -118,7 +118,7 @@ func TestSemaphoreQueueTrackedReconnect(t *testing.T) {
 	require.NoError(t, await(t, res, 10*time.Second, "the waiter, after its reconnect").err)
 	again, _, _ := px.Stats()
 	require.Greater(t, again, conns, "the client reconnected")
-	require.Equal(t, sid, ws.SessionID(), "the same session: a reconnect, not an expiry")
+	require.Equal(t, sid, ws.Client().SessionID(), "the same session: a reconnect, not an expiry")
 	awaitTracks(t, c, ws, path) // the watch was set again on the new connection
 	require.NoError(t, l2.Release(ctx))
 	require.NoError(t, (*lw).Release(ctx))
@@ -176,7 +176,7 @@ func TestSemaphoreQueueTrackedNoLeak(t *testing.T) {
 	// tables): at most one watch per session.
 	require.LessOrEqual(t, after, int64(2*clients), "at most one watch per session")
 	for _, s := range ss {
-		for _, p := range ws[s.SessionID()] {
+		for _, p := range ws[s.Client().SessionID()] {
 			require.Equal(t, path, p, "a watch on a node of the semaphore")
 		}
 	}

@@ -125,7 +125,7 @@ func TestSeqLayoutHandoffInOrder(t *testing.T) {
 		q.enqueue(t, ctx, ss[0], path, i, seqMutex(t, ss[i%len(ss)], path), i+2)
 	}
 	nodes := seqNodes(t, ss[0], path)
-	awaitWatchOn(t, c, ss[(seqQueueLen-1)%len(ss)].SessionID(), nodes[len(nodes)-2])
+	awaitWatchOn(t, c, ss[(seqQueueLen-1)%len(ss)].Client().SessionID(), nodes[len(nodes)-2])
 	require.NoError(t, holder.Unlock(ctx))
 	q.heldInOrder(t, 20*time.Second)
 	require.Empty(t, seqNodes(t, ss[0], path))
@@ -155,12 +155,12 @@ func TestSeqLayoutWaiterLeavesMiddle(t *testing.T) {
 		q.enqueue(t, ctx, ss[0], path, i, seqMutex(t, s, path), i+2)
 	}
 	nodes := seqNodes(t, ss[0], path) // the holder's, then the waiters'
-	awaitWatchOn(t, c, ss[(cancelled+1)%len(ss)].SessionID(), nodes[cancelled+1])
-	awaitWatchOn(t, c, ss[(expired+1)%len(ss)].SessionID(), nodes[expired+1])
+	awaitWatchOn(t, c, ss[(cancelled+1)%len(ss)].Client().SessionID(), nodes[cancelled+1])
+	awaitWatchOn(t, c, ss[(expired+1)%len(ss)].Client().SessionID(), nodes[expired+1])
 
 	q.cancel[cancelled]()
 	require.ErrorIs(t, await(t, q.done[cancelled], 10*time.Second, "the cancelled waiter").err, context.Canceled)
-	oldSID := crashed.SessionID()
+	oldSID := crashed.Client().SessionID()
 	require.NoError(t, zktest.ExpireSession(ctx, c, px, oldSID))
 	eventually(t, 10*time.Second, "the expired waiter enqueued again", func() bool {
 		got := seqNodes(t, ss[0], path)
@@ -182,7 +182,7 @@ func TestSeqLayoutWaiterLeavesMiddle(t *testing.T) {
 		}
 	}
 	require.Equal(t, append(want, expired), q.order, "the order they held in")
-	require.NotEqual(t, oldSID, crashed.SessionID())
+	require.NotEqual(t, oldSID, crashed.Client().SessionID())
 }
 
 // TestSeqLayoutGaps: the numbers below a waiter's are not all nodes of
@@ -222,7 +222,7 @@ func TestSeqLayoutGaps(t *testing.T) {
 			}
 			w := seqMutex(t, ss[1], path)
 			res := async(func() error { return w.Lock(ctx) })
-			awaitWatchOn(t, c, ss[1].SessionID(), nodeOf(holder.Guard()))
+			awaitWatchOn(t, c, ss[1].Client().SessionID(), nodeOf(holder.Guard()))
 			select {
 			case r := <-res:
 				t.Fatalf("the waiter returned (%v) while the holder held", r.err)
@@ -317,7 +317,7 @@ func TestSeqLayoutWatchAndBreak(t *testing.T) {
 	require.NoError(t, h.Lock(ctx))
 	w := seqMutex(t, ss[1], path)
 	res := async(func() error { return w.Lock(ctx) })
-	awaitWatchOn(t, c, ss[1].SessionID(), nodeOf(h.Guard()))
+	awaitWatchOn(t, c, ss[1].Client().SessionID(), nodeOf(h.Guard()))
 
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -356,8 +356,8 @@ func TestSeqLayoutHolderExpires(t *testing.T) {
 	for i := range seqQueueLen {
 		q.enqueue(t, ctx, ss[0], path, i, seqMutex(t, ss[i%len(ss)], path), i+2)
 	}
-	awaitWatchOn(t, c, ss[0].SessionID(), nodeOf(holder.Guard()))
-	require.NoError(t, zktest.ExpireSession(ctx, c, px, hs.SessionID()))
+	awaitWatchOn(t, c, ss[0].Client().SessionID(), nodeOf(holder.Guard()))
+	require.NoError(t, zktest.ExpireSession(ctx, c, px, hs.Client().SessionID()))
 	select {
 	case <-holder.Lost():
 	case <-time.After(10 * time.Second):
@@ -399,5 +399,5 @@ func TestSeqLayoutInMultiLock(t *testing.T) {
 	require.NoError(t, ml.Unlock(ctx))
 	require.Error(t, write(guard), "a guard used after Unlock")
 	require.NoError(t, await(t, rival, 10*time.Second, "the rival after the MultiLock's Unlock").err)
-	requireNoEphemerals(t, c, s.SessionID(), root, false)
+	requireNoEphemerals(t, c, s.Client().SessionID(), root, false)
 }

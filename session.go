@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/errs"
+	"github.com/zklock/zklock/internal/fanout"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
@@ -20,7 +21,8 @@ import (
 // It survives connection loss (zk.StateSuspended, then zk.StateReconnected with
 // the same session id) and session expiry (zk.StateExpired, then zk.StateConnected
 // with a new id), retries transient errors within each caller's ctx, and
-// publishes every transition to subscribers without dropping any.
+// publishes every transition to the subscribers of its Client
+// (zk.Client.Subscribe) without dropping any.
 //
 // Its central promise is the ownership deadline: the time after which the
 // server may have expired the session, computed from the send time of the
@@ -35,8 +37,8 @@ type Session struct {
 	zc      *zk.Client // Client's: over c, with the session's ACL
 	qc      queue.Conn // when set, what the primitives run on in place of c (conn)
 	opts    sessionOptions
-	events  events
-	metrics *metricsState // nil without WithMetrics
+	events  *fanout.Hub[zk.Event] // the transitions, for zk.Client.Subscribe
+	metrics *metricsState         // nil without WithMetrics
 
 	closeOnce sync.Once
 	done      chan struct{} // closed when Close has finished
@@ -68,7 +70,7 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 		}
 	}
 	s := &Session{opts: o, done: make(chan struct{})}
-	s.events.init()
+	s.events = fanout.New(func(ev zk.Event) bool { return ev.State == zk.StateClosed })
 	if o.metrics != nil {
 		s.metrics = newMetricsState(o.metrics)
 	}
@@ -99,7 +101,7 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 		return nil, err
 	}
 	s.c = c
-	s.zc = zkhook.NewClient(c, o.acl).(*zk.Client)
+	s.zc = zkhook.NewClient(c, o.acl, s.events).(*zk.Client)
 	return s, nil
 }
 
@@ -113,7 +115,7 @@ func (s *Session) Client() *zk.Client { return s.zc }
 // onState publishes a transition to subscribers and Metrics. It runs under
 // the session machine's lock, so it only queues.
 func (s *Session) onState(st session.State, sid int64, at time.Time) {
-	s.events.publish(zk.Event{State: zk.State(st), SessionID: sid, Time: at})
+	s.events.Publish(zk.Event{State: zk.State(st), SessionID: sid, Time: at})
 	s.metrics.state(zk.State(st))
 }
 
@@ -157,38 +159,6 @@ func (s *Session) conn() queue.Conn {
 	return s.c
 }
 
-// SessionID returns the id of the current session, or of the last one while
-// none is established.
-func (s *Session) SessionID() int64 { return s.c.SessionID() }
-
-// State returns the current session state.
-func (s *Session) State() zk.State { return zk.State(s.c.State()) }
-
-// Timing is the servers' timing the ownership deadline rests on
-// (docs/ownership.md): their tickTime and syncLimit, and where zklock has
-// them from. Source is "conf" (the servers' 'conf' told them, re-read at
-// every connect), "stated" (WithEnsembleTiming, for servers that do not
-// answer 'conf'), "standalone" (no ensemble: no follower's replies trail,
-// and Tick and SyncLimit do not apply) or "unknown" (a server stopped
-// telling them under a live session: no ownership epoch begins until one
-// tells again).
-// Timeout is the session timeout the ownership deadline uses: the lowest
-// any server granted the session, or would grant it as far as the servers'
-// conf tells.
-type Timing struct {
-	Timeout   time.Duration
-	Tick      time.Duration
-	SyncLimit int
-	Source    string
-}
-
-// Timing returns the session timeout and the servers' timing in use, and
-// its source.
-func (s *Session) Timing() Timing {
-	t, src := s.c.Timing()
-	return Timing{Timeout: s.c.Timeout(), Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
-}
-
 // OwnershipDeadline returns the instant after which the server may have
 // expired the session: the anchor, plus the session timeout, minus the
 // safety margin.
@@ -203,11 +173,12 @@ func (s *Session) Timing() Timing {
 // anchor is the send time of a request answered at least that plus a tick
 // before a later one was sent (docs/ownership.md has the argument, and the
 // condition: WithEnsembleTiming). The timeout is the lowest any server
-// granted the session. The server expires a session only a full timeout
-// after its clock restarted, so it cannot do so before anchor+timeout. The
-// margin (by default a fifth of the timeout; see WithSafetyMargin) leaves
-// the holder time to stop work after the signal and absorbs timer
-// lateness on a loaded machine.
+// granted the session; s.Client().Timing() (a zk.Timing) reports it, the
+// servers' timing in use, and where zklock has them from. The server
+// expires a session only a full timeout after its clock restarted, so it
+// cannot do so before anchor+timeout. The margin (by default a fifth of
+// the timeout; see WithSafetyMargin) leaves the holder time to stop work
+// after the signal and absorbs timer lateness on a loaded machine.
 //
 // A connect that may have reached a server granting a shorter timeout
 // than the session's (its maxSessionTimeout, or unknown where it refuses

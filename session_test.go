@@ -44,14 +44,14 @@ func TestSessionCloseDeletesEphemeralsAtOnce(t *testing.T) {
 
 	require.NoError(t, owner.Close())
 	<-owner.Done()
-	require.Equal(t, zk.StateClosed, owner.State())
+	require.Equal(t, zk.StateClosed, owner.Client().State())
 	// With a 20s session timeout, only the explicit close can have removed it.
 	_, ok, err := watcher.Client().Exists(ctx, "/eph")
 	require.NoError(t, err)
 	require.False(t, ok, "ephemeral node survived Close")
 	require.NoError(t, owner.Close(), "Close is idempotent")
 
-	_, err = owner.Subscribe(ctx)
+	_, err = owner.Client().Subscribe(ctx)
 	require.NoError(t, err)
 	m, err := zklock.NewMutex(owner, "/x")
 	require.NoError(t, err)
@@ -63,9 +63,9 @@ func TestSessionServerRestartWithinTimeout(t *testing.T) {
 	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Second))
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(8*time.Second))
-	events, err := s.Subscribe(ctx)
+	events, err := s.Client().Subscribe(ctx)
 	require.NoError(t, err)
-	sid := s.SessionID()
+	sid := s.Client().SessionID()
 	_, err = s.Client().Create(ctx, "/eph", nil, zk.ModeEphemeral, zk.WorldACL(zk.PermAll)...)
 	require.NoError(t, err)
 
@@ -74,7 +74,7 @@ func TestSessionServerRestartWithinTimeout(t *testing.T) {
 	require.NoError(t, c.Server(0).Start())
 	ev := expect(t, events, 20*time.Second, zk.StateReconnected, zk.StateExpired)
 	require.Equal(t, sid, ev.SessionID)
-	require.Equal(t, sid, s.SessionID())
+	require.Equal(t, sid, s.Client().SessionID())
 	_, ok, err := s.Client().Exists(ctx, "/eph")
 	require.NoError(t, err)
 	require.True(t, ok, "ephemeral node lost across a restart within the timeout")
@@ -86,10 +86,10 @@ func TestSessionCutOffPastTimeout(t *testing.T) {
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
 	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(2*time.Second))
-	events, err := s.Subscribe(ctx)
+	events, err := s.Client().Subscribe(ctx)
 	require.NoError(t, err)
-	sid := s.SessionID()
-	require.Equal(t, 2*time.Second, s.Timing().Timeout)
+	sid := s.Client().SessionID()
+	require.Equal(t, 2*time.Second, s.Client().Timing().Timeout)
 
 	p.Blackhole()
 	cut := time.Now()
@@ -112,7 +112,7 @@ func TestSessionCutOffPastTimeout(t *testing.T) {
 	require.Equal(t, sid, ev.SessionID)
 	ev = expect(t, events, 20*time.Second, zk.StateConnected)
 	require.NotEqual(t, sid, ev.SessionID)
-	require.Equal(t, ev.SessionID, s.SessionID())
+	require.Equal(t, ev.SessionID, s.Client().SessionID())
 }
 
 func TestSessionSurvivesEnsembleLeaderKill(t *testing.T) {
@@ -120,9 +120,9 @@ func TestSessionSurvivesEnsembleLeaderKill(t *testing.T) {
 	c := zktest.StartEnsemble(t, 3, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Second))
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(8*time.Second))
-	events, err := s.Subscribe(ctx)
+	events, err := s.Client().Subscribe(ctx)
 	require.NoError(t, err)
-	sid := s.SessionID()
+	sid := s.Client().SessionID()
 	leader, err := c.Leader(ctx)
 	require.NoError(t, err)
 	require.NoError(t, c.Server(leader).Kill())
@@ -136,7 +136,7 @@ func TestSessionSurvivesEnsembleLeaderKill(t *testing.T) {
 		}
 	}
 	require.NoError(t, err, "writes must work again after the leader is killed")
-	require.Equal(t, sid, s.SessionID())
+	require.Equal(t, sid, s.Client().SessionID())
 	for {
 		select {
 		case ev := <-events:
@@ -160,9 +160,9 @@ func TestSessionDropsNoEvent(t *testing.T) {
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
 	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(10*time.Second))
-	slow, err := s.Subscribe(ctx) // read only at the end
+	slow, err := s.Client().Subscribe(ctx) // read only at the end
 	require.NoError(t, err)
-	pace, err := s.Subscribe(ctx) // read as we go, to pace the cycles
+	pace, err := s.Client().Subscribe(ctx) // read as we go, to pace the cycles
 	require.NoError(t, err)
 	const cycles = 50
 	for i := 0; i < cycles; i++ {
@@ -179,7 +179,7 @@ func TestSessionDropsNoEvent(t *testing.T) {
 		require.Equal(t, zk.StateSuspended, (<-slow).State, "cycle %d", i)
 		ev := <-slow
 		require.Equal(t, zk.StateReconnected, ev.State, "cycle %d", i)
-		require.Equal(t, s.SessionID(), ev.SessionID)
+		require.Equal(t, s.Client().SessionID(), ev.SessionID)
 	}
 }
 
@@ -262,7 +262,7 @@ func TestNewSessionRejectsMarginAboveTimeout(t *testing.T) {
 		})
 	}
 	s := newSession(t, c.Servers(), zklock.WithSessionTimeout(max), zklock.WithSafetyMargin(max-c.TickTime()))
-	require.Equal(t, max, s.Timing().Timeout, "a margin just below the timeout is accepted")
+	require.Equal(t, max, s.Client().Timing().Timeout, "a margin just below the timeout is accepted")
 }
 
 // TestNewSessionNamesCause: NewSession to an address where nothing listens

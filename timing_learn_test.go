@@ -46,7 +46,7 @@ func TestConfRefusedTimingUnknown(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	holderS := newSession(t, []string{c.Server(f).Addr()}, zklock.WithSessionTimeout(8*time.Second),
 		zklock.WithEnsembleTiming(100*time.Millisecond, 50), zklock.WithLogger(logger))
-	require.Equal(t, zklock.Timing{Tick: 100 * time.Millisecond, SyncLimit: 50, Source: "stated"}, holderS.Timing())
+	requireServersTiming(t, zk.Timing{Tick: 100 * time.Millisecond, SyncLimit: 50, Source: "stated"}, holderS.Client().Timing())
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
 	require.NoError(t, err)
@@ -128,7 +128,7 @@ func TestRollingRestartRaisesSyncLimit(t *testing.T) {
 	var logs syncBuffer
 	holderS := newSession(t, p.Addrs(), zklock.WithSessionTimeout(12*time.Second),
 		zklock.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	require.Equal(t, zklock.Timing{Tick: 200 * time.Millisecond, SyncLimit: 10, Source: "conf"}, holderS.Timing())
+	requireServersTiming(t, zk.Timing{Tick: 200 * time.Millisecond, SyncLimit: 10, Source: "conf"}, holderS.Client().Timing())
 	path := lockPath(t, "lock")
 	m, err := zklock.NewMutex(holderS, path)
 	require.NoError(t, err)
@@ -143,13 +143,15 @@ func TestRollingRestartRaisesSyncLimit(t *testing.T) {
 	// session 12s after the last touch that reached it.
 	lostAt, rivalAt := lossBeforeRival(ctx, t, m.Lost(), rival, func() {
 		p.Only(1)
-		eventually(t, 10*time.Second, "the holder reconnects", func() bool { return holderS.State() == zk.StateReconnected || holderS.State() == zk.StateLost })
+		eventually(t, 10*time.Second, "the holder reconnects", func() bool {
+			return holderS.Client().State() == zk.StateReconnected || holderS.Client().State() == zk.StateLost
+		})
 		require.NoError(t, c.Isolate(g))
 	})
 	t.Logf("loss signal led the rival's acquisition by %v", rivalAt.Sub(lostAt))
 	require.NoError(t, rival.Unlock(ctx))
 	require.Contains(t, logs.text(), "syncLimit×tickTime = 50×200ms = 10s")
-	require.Equal(t, zklock.Timing{Tick: 200 * time.Millisecond, SyncLimit: 50, Source: "conf"}, holderS.Timing())
+	requireServersTiming(t, zk.Timing{Tick: 200 * time.Millisecond, SyncLimit: 50, Source: "conf"}, holderS.Client().Timing())
 }
 
 // TestConfRefusedReconnectEndsHold: a standalone server that refuses
@@ -162,7 +164,7 @@ func TestConfRefusedReconnectEndsHold(t *testing.T) {
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
 	s := newSession(t, p.Addrs(), zklock.WithSessionTimeout(4*time.Second))
-	require.Equal(t, "standalone", s.Timing().Source)
+	require.Equal(t, "standalone", s.Client().Timing().Source)
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))

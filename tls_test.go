@@ -26,7 +26,7 @@ func TestTLS(t *testing.T) {
 
 	s := newSession(t, c.SecureServers(), zklock.WithTLS(c.TLSConfig()),
 		zklock.WithACL(zk.AuthACL(zk.PermAll)...))
-	require.Equal(t, 2*time.Second, s.Timing().Timeout, "the wire observer saw the connect response")
+	require.Equal(t, 2*time.Second, s.Client().Timing().Timeout, "the wire observer saw the connect response")
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
@@ -78,7 +78,7 @@ func TestTLSComposesWithDialer(t *testing.T) {
 	cfg.ServerName = "127.0.0.1"
 	s := newSession(t, p.Addrs(), zklock.WithTLS(cfg), zklock.WithDialer(dialer),
 		zklock.WithSessionTimeout(10*time.Second))
-	events, err := s.Subscribe(ctx)
+	events, err := s.Client().Subscribe(ctx)
 	require.NoError(t, err)
 	p.Reset()
 	expect(t, events, 30*time.Second, zk.StateReconnected, zk.StateExpired)

@@ -27,8 +27,8 @@ func ExampleNewSession() {
 		return
 	}
 	defer s.Close()
-	fmt.Println("state:", s.State())
-	fmt.Println("has a session:", s.SessionID() != 0)
+	fmt.Println("state:", s.Client().State())
+	fmt.Println("has a session:", s.Client().SessionID() != 0)
 	// Output:
 	// state: connected
 	// has a session: true

@@ -211,7 +211,7 @@ func TestWatchLockReconnectAndExpiry(t *testing.T) {
 	s := newSession(t, c.Servers())
 	px := zktest.NewProxy(t, c.Servers())
 	ws := newSession(t, px.Addrs(), zklock.WithSessionTimeout(4*time.Second))
-	events, err := ws.Subscribe(ctx)
+	events, err := ws.Client().Subscribe(ctx)
 	require.NoError(t, err)
 	states := watchLock(t, ctx, ws, p)
 	nextState(t, states, "/0 holders= waiting= revoking=")
@@ -224,7 +224,7 @@ func TestWatchLockReconnectAndExpiry(t *testing.T) {
 	awaitState(t, events, zk.StateReconnected)
 	nextState(t, states, "mutex/0 holders=a waiting= revoking=")
 
-	old := ws.SessionID()
+	old := ws.Client().SessionID()
 	require.NoError(t, zktest.ExpireSession(ctx, c, px, old))
 	awaitState(t, events, zk.StateExpired)
 	// The watches of the old session are gone: a change now is seen only
@@ -289,7 +289,7 @@ func TestWatchLockWatchesNoWaiter(t *testing.T) {
 	eventually(t, 10*time.Second, "the watcher's data watches on the path and the holder", func() bool {
 		all, err := c.Watches(ctx)
 		require.NoError(t, err)
-		got = slices.Clone(all[ws.SessionID()])
+		got = slices.Clone(all[ws.Client().SessionID()])
 		slices.Sort(got)
 		return slices.Equal(got, want)
 	})

@@ -311,4 +311,4 @@ func sleep(ctx context.Context, d time.Duration) {
 // session timeout, longer than the lead the loss signal has over a rival
 // (the margin, and on a follower's connection syncLimit*tickTime and a tick
 // and a half), so that a signal this late comes after the rival holds.
-func (w *workload) lateBy() time.Duration { return w.s.Timing().Timeout }
+func (w *workload) lateBy() time.Duration { return w.s.Client().Timing().Timeout }

@@ -71,11 +71,11 @@ func TestCuratorRevoker(t *testing.T) {
 		got := make(chan error, 1)
 		go func() { got <- m.Lock(w.ctx) }()
 		eventually(t, 10*time.Second, "the waiter watches Curator's holder", func() bool {
-			return slices.Contains(watchedBy(t, w, s.SessionID()), holder)
+			return slices.Contains(watchedBy(t, w, s.Client().SessionID()), holder)
 		})
 		j.do(t, "revoke "+holder, "revoked")
 		eventually(t, 10*time.Second, "the waiter watches Curator's holder again", func() bool {
-			return slices.Contains(watchedBy(t, w, s.SessionID()), holder)
+			return slices.Contains(watchedBy(t, w, s.Client().SessionID()), holder)
 		})
 		select {
 		case err := <-got:
@@ -120,7 +120,7 @@ type party struct {
 	m *zklock.Mutex
 }
 
-func (p party) SessionID() int64 { return p.s.SessionID() }
+func (p party) SessionID() int64 { return p.s.Client().SessionID() }
 func (p party) Node() string     { return nodeOf(p.m.Guard()) }
 
 // revokeAhead makes a hold the lock and b wait behind it, each on its own

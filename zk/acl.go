@@ -33,13 +33,13 @@ const (
 func WorldACL(perms int32) []ACL { return []ACL{{Perms: perms, Scheme: "world", ID: "anyone"}} }
 
 // AuthACL grants perms to every identity the creating session has
-// authenticated as (zklock's WithDigestAuth, WithAuth, a client
-// certificate with WithTLS). The server refuses it with ErrInvalidACL from
+// authenticated as (zklock's WithAuth, a client certificate with
+// WithTLS). The server refuses it with ErrInvalidACL from
 // a session that has none.
 func AuthACL(perms int32) []ACL { return []ACL{{Perms: perms, Scheme: "auth", ID: ""}} }
 
 // DigestACL grants perms to the digest identity user with password, which
-// a session takes on with zklock's WithDigestAuth(user, password). The
+// a session takes on with zklock's WithAuth("digest", []byte(user+":"+password)). The
 // entry holds user:base64(sha1(user:password)), as ZooKeeper's digest
 // provider computes it, never the password.
 func DigestACL(perms int32, user, password string) []ACL {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/errs"
+	"github.com/zklock/zklock/internal/fanout"
 	"github.com/zklock/zklock/internal/session"
 	"github.com/zklock/zklock/internal/zkhook"
 )
@@ -37,13 +38,14 @@ import (
 // the Session's life. The zero Client is not usable: get one from
 // Session.Client.
 type Client struct {
-	conn *session.Conn
-	acl  []client.ACL // the session's ACL, for creates without their own
+	conn   *session.Conn
+	acl    []client.ACL       // the session's ACL, for creates without their own
+	events *fanout.Hub[Event] // the session's transitions, published by the zklock Session
 }
 
 func init() {
-	zkhook.NewClient = func(conn *session.Conn, acl []client.ACL) any {
-		return &Client{conn: conn, acl: acl}
+	zkhook.NewClient = func(conn *session.Conn, acl []client.ACL, events any) any {
+		return &Client{conn: conn, acl: acl, events: events.(*fanout.Hub[Event])}
 	}
 }
 
@@ -102,7 +104,7 @@ func publicErr(err error) error {
 
 // Create creates a node at path with data, of mode, and returns its name
 // (with the counter of a sequential node). acl is the node's ACL; none
-// gives it the session's (zklock's WithACL, WithDigestAuth). A mode that
+// gives it the session's (zklock's WithACL). A mode that
 // is none of the Mode constants fails with ErrInvalidArgument.
 func (c *Client) Create(ctx context.Context, path string, data []byte, mode CreateMode, acl ...ACL) (string, error) {
 	if err := checkCtx(ctx); err != nil {

@@ -157,7 +157,7 @@ func testClosed(ctx context.Context, t *testing.T, c *zktest.Cluster) {
 	require.ErrorIs(t, err, zklock.ErrSessionClosed)
 	_, err = cl.Multi(ctx, &zk.CheckOp{Path: "/", Version: -1})
 	require.ErrorIs(t, err, zk.ErrSessionClosed)
-	require.Equal(t, zk.StateClosed, s.State())
+	require.Equal(t, zk.StateClosed, s.Client().State())
 }
 
 // TestNoTypeAliases: the package's API is its own types, so go doc shows

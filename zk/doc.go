@@ -25,6 +25,8 @@
 //
 // ACL, WorldACL, AuthACL and DigestACL build access control lists (zklock's
 // WithACL gives every node the session creates one). State and Event are
-// the session's connection states as zklock's Session.State and
-// Session.Subscribe report them.
+// the session's connection states, as Client.State and Client.Subscribe
+// report them; Client.SessionID is the ZooKeeper session's id, and
+// Client.Timing the servers' timing a zklock Session's ownership deadline
+// rests on.
 package zk

@@ -77,8 +77,8 @@ var (
 	// ErrSessionExpired: the session expired while the request waited for a
 	// connection; it was not performed.
 	ErrSessionExpired = client.ErrSessionExpired
-	// ErrAuthFailed: the server rejected a credential (zklock's WithAuth,
-	// WithDigestAuth). zklock.NewSession returns it; on a later reconnect
+	// ErrAuthFailed: the server rejected a credential (zklock's
+	// WithAuth). zklock.NewSession returns it; on a later reconnect
 	// it is final: the session's ownership ends and its requests fail with
 	// it.
 	ErrAuthFailed = client.ErrAuthFailed

@@ -60,7 +60,7 @@ func ExampleStat() {
 	}
 	st, ok, err := c.Exists(ctx, name)
 	fmt.Println("exists:", ok, err)
-	fmt.Println("ephemeral of this session:", st.EphemeralOwner == s.SessionID())
+	fmt.Println("ephemeral of this session:", st.EphemeralOwner == s.Client().SessionID())
 	fmt.Println("data version:", st.Version, "children:", st.NumChildren)
 	// Output:
 	// exists: true <nil>
@@ -368,10 +368,10 @@ func ExampleState() {
 		return
 	}
 	defer s.Close()
-	fmt.Println(s.State())
+	fmt.Println(s.Client().State())
 	fmt.Println(zk.StateLost, zk.StateExpired)
 	s.Close()
-	fmt.Println(s.State())
+	fmt.Println(s.Client().State())
 	_ = ctx
 	// Output:
 	// connected
@@ -388,7 +388,7 @@ func ExampleEvent() {
 		return
 	}
 	defer s.Close()
-	events, err := s.Subscribe(ctx)
+	events, err := s.Client().Subscribe(ctx)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -439,4 +439,46 @@ func ExampleClient_Multi() {
 	// Output:
 	// not holding: true
 	// holding: <nil> version 1
+}
+
+// Subscribe reports every transition of the session's connection, in
+// order; none is dropped, however slowly the channel is read. The channel
+// closes after zk.StateClosed.
+func ExampleClient_Subscribe() {
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // ZK_SERVERS: host:port,...
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(servers...), zklock.WithSessionTimeout(4*time.Second))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	events, _ := s.Client().Subscribe(ctx)
+	fmt.Println("deadline ahead:", time.Until(s.OwnershipDeadline()) > 0)
+	s.Close()
+	for ev := range events {
+		fmt.Println(ev.State)
+	}
+	// Output:
+	// deadline ahead: true
+	// closed
+}
+
+// Timing says what the Session's ownership deadline rests on, and where
+// zklock has it from: here a standalone server, which needs no ensemble
+// timing. On an ensemble it is "conf" (learned from the servers, again at
+// every connect) or "stated" (zklock's WithEnsembleTiming, for servers
+// that refuse 'conf').
+func ExampleTiming() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	t := s.Client().Timing()
+	fmt.Println(t.Source, t.Timeout > 0)
+	// Output: standalone true
 }

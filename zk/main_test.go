@@ -31,10 +31,11 @@ func TestMain(m *testing.M) {
 }
 
 // Every exported type has a testable example that runs (with an Output
-// comment), and so does Multi, the way to write under a lock.
+// comment), and so do Multi, the way to write under a lock, and
+// Subscribe, the way to follow the session's connection.
 func TestEveryTypeHasAnExample(t *testing.T) {
 	t.Parallel()
-	missing, err := examplecheck.Missing(".", "Client.Multi")
+	missing, err := examplecheck.Missing(".", "Client.Multi", "Client.Subscribe")
 	if err != nil {
 		t.Fatal(err)
 	}

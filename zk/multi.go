@@ -15,7 +15,7 @@ type Op interface {
 }
 
 // CreateOp creates a node at Path with Data, of Mode. ACL nil gives the node
-// the session's ACL (zklock's WithACL, WithDigestAuth).
+// the session's ACL (zklock's WithACL).
 type CreateOp struct {
 	Path string
 	Data []byte

@@ -1,14 +1,15 @@
 package zk
 
 import (
+	"context"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/session"
 )
 
 // State is the state of a zklock Session's ZooKeeper session and
-// connection, as its subscribers see it (zklock's Session.State and
-// Session.Subscribe).
+// connection, as Client.State and Client.Subscribe report it.
 type State int
 
 const (
@@ -52,4 +53,56 @@ type Event struct {
 	SessionID int64
 	// Time is when the client observed the transition.
 	Time time.Time
+}
+
+// SessionID returns the id of the current ZooKeeper session, or of the
+// last one while none is established. It changes after StateExpired: the
+// zklock Session then establishes a new ZooKeeper session.
+func (c *Client) SessionID() int64 { return c.conn.SessionID() }
+
+// State returns the current state of the session and its connection.
+func (c *Client) State() State { return State(c.conn.State()) }
+
+// Subscribe returns a channel of every state transition of the session
+// from now on, in order (go-zookeeper's event channel, with every
+// subscriber seeing every event). Events are queued without bound, so
+// none is dropped and a slow reader never delays the session or other
+// subscribers. The channel is closed after the StateClosed event or when
+// ctx ends. Subscribing once the zklock Session is closed yields its
+// StateClosed event alone.
+func (c *Client) Subscribe(ctx context.Context) (<-chan Event, error) {
+	if ctx == nil {
+		return nil, errs.ErrNilContext
+	}
+	return c.events.Subscribe(ctx), nil
+}
+
+// Timing is the servers' timing a zklock Session's ownership deadline
+// rests on (zklock's Session.OwnershipDeadline; docs/ownership.md): the
+// session timeout, the servers' tickTime and syncLimit, and where zklock
+// has them from.
+type Timing struct {
+	// Timeout is the session timeout the ownership deadline uses: the
+	// lowest any server granted the session, or would grant it as far as
+	// the servers' conf tells.
+	Timeout time.Duration
+	// Tick and SyncLimit are the servers' tickTime and syncLimit: a
+	// follower cut off from its leader goes on answering for up to
+	// SyncLimit*Tick.
+	Tick      time.Duration
+	SyncLimit int
+	// Source is "conf" (the servers' 'conf' told them, re-read at every
+	// connect), "stated" (zklock's WithEnsembleTiming, for servers that do
+	// not answer 'conf'), "standalone" (no ensemble: no follower's replies
+	// trail, and Tick and SyncLimit do not apply) or "unknown" (a server
+	// stopped telling them under a live session: no ownership epoch begins
+	// until one tells again).
+	Source string
+}
+
+// Timing returns the session timeout and the servers' timing in use, and
+// their source.
+func (c *Client) Timing() Timing {
+	t, src := c.conn.Timing()
+	return Timing{Timeout: c.conn.Timeout(), Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
 }

@@ -196,7 +196,7 @@ func ExampleExpireSession() {
 		defer s.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		sid := s.SessionID()
+		sid := s.Client().SessionID()
 		// Cut the client off until the server has expired its session.
 		if err := zktest.ExpireSession(ctx, c, p, sid); err != nil {
 			t.Fatal(err)

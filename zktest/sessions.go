@@ -10,7 +10,7 @@ import (
 )
 
 // SessionAlive reports whether the server still knows session sessionID
-// (as a client reports it: zklock's Session.SessionID). It reads 'dump' on the
+// (as a client reports it: zk.Client.SessionID). It reads 'dump' on the
 // leader, which owns session expiry: its SessionTracker section lists every
 // live session id in hex (0x1000012abcd0000), with or without ephemeral
 // nodes; a session is alive while it is listed there or still owns
@@ -105,7 +105,7 @@ func dumpSessions(out string) (map[int64]bool, bool) {
 }
 
 // Ephemerals returns the ephemeral nodes the leader knows, by owning session
-// id (as a client reports it: zklock's Session.SessionID). It reads the leader's
+// id (as a client reports it: zk.Client.SessionID). It reads the leader's
 // 'dump', which lists every live session's ephemeral nodes; tests use it to
 // check that nothing was left behind. It returns ErrNoSessionDump (wrapped)
 // when 'dump' is not whitelisted or lists no ephemerals in a known format.

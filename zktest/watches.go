@@ -9,7 +9,7 @@ import (
 
 // Watches returns the data and exists watches each session holds on
 // running, unpaused servers, by session id (as a client reports it:
-// zklock's Session.SessionID): the paths from the servers' 'wchc'. A test
+// zk.Client.SessionID): the paths from the servers' 'wchc'. A test
 // can wait for a client to have set its watch, or to have set it again
 // after it fired, instead of sleeping. Child watches are not listed: wchc
 // reports data and exists watches only (WatchCount counts child watches

@@ -129,7 +129,7 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (s *zklock.Session, cod
 	case err != nil:
 		return nil, c.failf(exitError, "", "%v", err), d.spoke
 	}
-	if t := s.Timing(); t.Source == "stated" && !f.quiet {
+	if t := s.Client().Timing(); t.Source == "stated" && !f.quiet {
 		c.warnf("the servers do not answer 'conf': the lock's loss signal rests on --ensemble-timing %v,%d, and every reconnect ends the hold", t.Tick, t.SyncLimit)
 		d.spoke = true
 	}

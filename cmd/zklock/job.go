@@ -115,7 +115,7 @@ func (j *job) hold() int {
 	defer rep.wait() // after s.Close, which ends the session calls its goroutines may wait in
 	defer s.Close()
 	rep.followSession(s)
-	if code, ok := j.checkGrace(s.Timing().Timeout, true); !ok {
+	if code, ok := j.checkGrace(s.Client().Timing().Timeout, true); !ok {
 		unwatch()
 		return code
 	}
@@ -204,7 +204,7 @@ func (j *job) waitFailed(ctx context.Context, err error) int {
 // release gives the lock back. When it cannot, the node still goes when
 // the session is closed (or expires), so it only warns.
 func (j *job) release(s *zklock.Session, g grant) {
-	ctx, cancel := context.WithTimeout(context.Background(), max(s.Timing().Timeout, minRelease))
+	ctx, cancel := context.WithTimeout(context.Background(), max(s.Client().Timing().Timeout, minRelease))
 	defer cancel()
 	err := g.release(ctx)
 	if err != nil && !errors.Is(err, zklock.ErrLockLost) {

@@ -121,7 +121,7 @@ func TestLsListsEveryKind(t *testing.T) {
 	c := zktest.Start(t)
 	servers := c.ConnectString()
 	f := newLsFixture(t, servers)
-	session := fmt.Sprintf("0x%x", f.one.SessionID())
+	session := fmt.Sprintf("0x%x", f.one.Client().SessionID())
 	want := []struct {
 		path, kind     string
 		limit, waiters int

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // The environment variables the security flags default to, as
@@ -26,7 +27,8 @@ const (
 )
 
 // secFlags are the flags that reach a secured ensemble: TLS
-// (zklock.WithTLS) and digest authentication (zklock.WithDigestAuth).
+// (zklock.WithTLS) and digest authentication (zklock.WithAuth, with
+// creator-only nodes: zk.AuthACL).
 type secFlags struct {
 	tlsCA, tlsCert, tlsKey string
 	auth, authFile         string
@@ -66,7 +68,10 @@ func (f *secFlags) options() (secOptions, error) {
 			return so, fmt.Errorf("%s: want USER:PASSWORD", so.credFrom)
 		}
 		so.user = user
-		so.opts = append(so.opts, zklock.WithDigestAuth(user, pass))
+		// Creator-only nodes, as --auth's help says: only the same user
+		// may touch what this process creates.
+		so.opts = append(so.opts, zklock.WithAuth("digest", []byte(user+":"+pass)),
+			zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	}
 	cfg, err := f.tlsConfig()
 	if err != nil {

@@ -39,14 +39,14 @@ func (r *reporter) connect(ctx context.Context) (*zklock.Session, int) {
 		r.spoke.Store(true)
 	}
 	if s != nil && r.spoke.Load() {
-		r.say("connected (session 0x%x)", s.SessionID())
+		r.say("connected (session 0x%x)", s.Client().SessionID())
 	}
 	return s, code
 }
 
 // followSession reports the session's changes of state until it is closed.
 func (r *reporter) followSession(s *zklock.Session) {
-	events, err := s.Subscribe(context.Background()) // ends with StateClosed
+	events, err := s.Client().Subscribe(context.Background()) // ends with StateClosed
 	if err != nil {
 		return
 	}
@@ -84,7 +84,7 @@ func (r *reporter) followQueue(ctx context.Context, s *zklock.Session) (stop fun
 		defer r.wg.Done()
 		last := ""
 		for st := range states {
-			if line := waitLine(newReport(st), s.SessionID()); line != "" && line != last {
+			if line := waitLine(newReport(st), s.Client().SessionID()); line != "" && line != last {
 				mu.Lock()
 				if !stopped {
 					r.say("waiting for %s: %s", r.j.path, line)

@@ -11,5 +11,7 @@ import (
 )
 
 // NewClient returns a *zk.Client making its requests through conn, whose
-// creates without an ACL of their own get acl (the session's WithACL).
-var NewClient func(conn *session.Conn, acl []client.ACL) any
+// creates without an ACL of their own get acl (the session's WithACL), and
+// whose Subscribe reads events, the root package's *fanout.Hub[zk.Event] of
+// the session's transitions (typed any here: zkhook cannot name zk.Event).
+var NewClient func(conn *session.Conn, acl []client.ACL, events any) any
