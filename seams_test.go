@@ -155,6 +155,12 @@ func closed(ch <-chan struct{}) bool {
 // Finding 2: a downgrade of a write hold that was lost (its bound passed,
 // or Break deleted its node) fails with ErrLockLost and leaves no read
 // node, while the writer behind holds.
+//
+// B must wait for A's write node before A's loss. A bound runs from the
+// grant, so A is granted only once B waits behind it: X holds first, A
+// queues behind X, B behind A, then X unlocks. (With A granted at once, a
+// B slower to queue than the bound, under load, came after A's node went,
+// held without waiting, and the test timed out on its precondition.)
 func TestDowngradeAfterLossZK(t *testing.T) {
 	t.Parallel()
 	c := standalone(t)
@@ -163,7 +169,7 @@ func TestDowngradeAfterLossZK(t *testing.T) {
 		opts []zklock.Option
 		lose func(ctx context.Context, t *testing.T, a *zklock.RWMutex, path string)
 	}{
-		{"bound passed", []zklock.Option{zklock.WithMaxHold(300 * time.Millisecond)},
+		{"bound passed", []zklock.Option{zklock.WithMaxHold(time.Second)},
 			func(ctx context.Context, t *testing.T, a *zklock.RWMutex, _ string) {
 				select {
 				case <-a.Lost():
@@ -179,16 +185,33 @@ func TestDowngradeAfterLossZK(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := ctxFor(t)
 			path := lockPath(t, "rw")
+			xs := newSession(t, c.Servers())
+			x := newRW(t, xs, path)
+			require.NoError(t, x.Lock(ctx))
 			as := newSession(t, c.Servers())
 			a, err := zklock.NewRWMutex(as, path, tc.opts...)
 			require.NoError(t, err)
-			require.NoError(t, a.Lock(ctx))
+			agot := make(chan error, 1)
+			go func() { agot <- a.Lock(ctx) }()
+			var write string
+			eventually(t, 10*time.Second, "A waits for X's write node", func() bool {
+				if !watches(t, c, as.Client().SessionID(), nodeOf(x.Guard())) {
+					return false
+				}
+				mine := ownedBy(t, as, as.Client().SessionID(), path)
+				if len(mine) == 1 {
+					write = mine[0]
+				}
+				return write != ""
+			})
 			bs := newSession(t, c.Servers())
 			b := newRW(t, bs, path)
 			bgot := make(chan error, 1)
 			go func() { bgot <- b.Lock(ctx) }()
-			write := nodeOf(a.Guard())
 			eventually(t, 10*time.Second, "B waits for A's write node", func() bool { return watches(t, c, bs.Client().SessionID(), write) })
+			require.NoError(t, x.Unlock(ctx))
+			require.NoError(t, <-agot, "A holds once X's write node went")
+			require.Equal(t, write, nodeOf(a.Guard()), "A holds its queued write node")
 			tc.lose(ctx, t, a, path)
 			require.NoError(t, <-bgot, "B holds once A's write node went")
 			err = a.Downgrade(ctx)
