@@ -209,7 +209,7 @@ func TestCohortGuard(t *testing.T) {
 	require.NoError(t, a.Unlock(ctx))
 	require.NoError(t, <-got)
 	require.Zero(t, a.Token(), "a holds nothing")
-	require.Equal(t, ga.Path, nodeOf(b.Guard()), "b holds the cohort's node by a local handoff")
+	require.Equal(t, ga.Path, zklock.NodeOf(b), "b holds the cohort's node by a local handoff")
 	require.ErrorIs(t, write(ga, "stale a"), zk.ErrBadVersion, "a's guard after the handoff")
 	require.NoError(t, write(b.Guard(), "b"), "b's guard commits")
 	require.NoError(t, b.Unlock(ctx))
@@ -322,7 +322,7 @@ func TestCohortGuardBumpIsNoRelease(t *testing.T) {
 	b, err := zklock.NewMutex(s, path, zklock.WithCohort(0, time.Hour))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
-	node := nodeOf(a.Guard())
+	node := zklock.NodeOf(a)
 	require.NotNil(t, a.Guard())
 	bgot := make(chan error, 1)
 	go func() { bgot <- b.Lock(ctx) }()
@@ -341,7 +341,7 @@ func TestCohortGuardBumpIsNoRelease(t *testing.T) {
 
 	require.NoError(t, a.Unlock(ctx)) // bumps the node's data: a took a Guard
 	require.NoError(t, <-bgot)
-	require.Equal(t, node, nodeOf(b.Guard()), "a local handoff")
+	require.Equal(t, node, zklock.NodeOf(b), "a local handoff")
 	// The bump fired the remote waiter's watch; it looked again and
 	// watches the node again, still waiting.
 	eventually(t, 10*time.Second, "the remote waiter watches the cohort's node again", watching)

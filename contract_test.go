@@ -77,7 +77,7 @@ func mutexParty(t *testing.T, s *zklock.Session, path string) *party {
 func mutexPartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) *party {
 	m, err := zklock.NewMutex(s, path, opts...)
 	require.NoError(t, err)
-	return &party{m.Lock, m.Unlock, m.Lost, m.Token, func() string { return nodeOf(m.Guard()) }}
+	return &party{m.Lock, m.Unlock, m.Lost, m.Token, func() string { return zklock.NodeOf(m) }}
 }
 
 // boundedParty makes parties of newParty with WithMaxHold (an hour: the
@@ -99,13 +99,13 @@ func cohortParty(t *testing.T, s *zklock.Session, path string) *party {
 func reentrantParty(t *testing.T, s *zklock.Session, path string) *party {
 	m, err := zklock.NewReentrantMutex(s, path)
 	require.NoError(t, err)
-	return &party{m.Lock, m.Unlock, m.Lost, m.Token, func() string { return nodeOf(m.Guard()) }}
+	return &party{m.Lock, m.Unlock, m.Lost, m.Token, func() string { return zklock.NodeOf(m) }}
 }
 
 func readParty(t *testing.T, s *zklock.Session, path string) *party {
 	m, err := zklock.NewRWMutex(s, path)
 	require.NoError(t, err)
-	return &party{m.RLock, m.RUnlock, m.Lost, m.Token, func() string { return nodeOf(m.Guard()) }}
+	return &party{m.RLock, m.RUnlock, m.Lost, m.Token, func() string { return zklock.NodeOf(m) }}
 }
 
 func writeParty(t *testing.T, s *zklock.Session, path string) *party {
@@ -115,7 +115,7 @@ func writeParty(t *testing.T, s *zklock.Session, path string) *party {
 func writePartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) *party {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
-	return &party{m.Lock, m.Unlock, m.Lost, m.Token, func() string { return nodeOf(m.Guard()) }}
+	return &party{m.Lock, m.Unlock, m.Lost, m.Token, func() string { return zklock.NodeOf(m) }}
 }
 
 // semParty takes one lease of a semaphore of one: exclusive, like a
@@ -133,7 +133,7 @@ func semPartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock.O
 		release: func(ctx context.Context) error { return l.Release(ctx) },
 		lost:    func() <-chan struct{} { return l.Lost() },
 		token:   func() int64 { return l.Token() },
-		node:    func() string { return nodeOf(l.Guard()) },
+		node:    func() string { return zklock.NodeOf(l) },
 	}
 }
 
@@ -153,7 +153,7 @@ func electionParty(t *testing.T, s *zklock.Session, path string) *party {
 		release: e.Resign,
 		lost:    func() <-chan struct{} { return term.Lost() },
 		token:   func() int64 { return term.Token() },
-		node:    func() string { return nodeOf(term.Guard()) },
+		node:    func() string { return zklock.NodeOf(term) },
 	}
 }
 

@@ -25,7 +25,7 @@ var _ = []heldThing{(*zklock.Mutex)(nil), (*zklock.ReentrantMutex)(nil), (*zkloc
 // signal is open.
 func requireHeld(t *testing.T, s *zklock.Session, h heldThing) {
 	t.Helper()
-	node := nodeOf(h.Guard())
+	node := zklock.NodeOf(h)
 	require.NotEmpty(t, node)
 	st, ok, err := s.Client().Exists(t.Context(), node)
 	require.NoError(t, err)
@@ -42,7 +42,7 @@ func requireHeld(t *testing.T, s *zklock.Session, h heldThing) {
 // requireReleased checks the accessors of a hold that holds nothing.
 func requireReleased(t *testing.T, h heldThing) {
 	t.Helper()
-	require.Empty(t, nodeOf(h.Guard()))
+	require.Empty(t, zklock.NodeOf(h))
 	require.Zero(t, h.Token())
 	require.Nil(t, h.Guard())
 	select {
@@ -94,7 +94,7 @@ func TestOneDialect(t *testing.T) {
 		lease, err = sem.Acquire(ctx, 2)
 		require.NoError(t, err)
 		requireHeld(t, s, lease)
-		require.Equal(t, zklock.LeaseNodes(lease)[1], nodeOf(lease.Guard()), "the guard checks the node behind Token")
+		require.Equal(t, zklock.LeaseNodes(lease)[1], zklock.NodeOf(lease), "the guard checks the node behind Token")
 		require.NoError(t, lease.Release(ctx))
 		requireReleased(t, lease)
 	})
@@ -116,10 +116,10 @@ func TestLockers(t *testing.T) {
 		l    sync.Locker
 		node func() string
 	}{
-		"Mutex":           {locker{m.Lock, m.Unlock}, func() string { return nodeOf(m.Guard()) }},
-		"ReentrantMutex":  {locker{r.Lock, r.Unlock}, func() string { return nodeOf(r.Guard()) }},
-		"RWMutex write":   {locker{rw.Lock, rw.Unlock}, func() string { return nodeOf(rw.Guard()) }},
-		"RWMutex RLocker": {locker{rw.RLock, rw.RUnlock}, func() string { return nodeOf(rw.Guard()) }},
+		"Mutex":           {locker{m.Lock, m.Unlock}, func() string { return zklock.NodeOf(m) }},
+		"ReentrantMutex":  {locker{r.Lock, r.Unlock}, func() string { return zklock.NodeOf(r) }},
+		"RWMutex write":   {locker{rw.Lock, rw.Unlock}, func() string { return zklock.NodeOf(rw) }},
+		"RWMutex RLocker": {locker{rw.RLock, rw.RUnlock}, func() string { return zklock.NodeOf(rw) }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.l.Lock()

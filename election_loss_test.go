@@ -58,7 +58,7 @@ func TestElectionNodeDeletedEndsTerm(t *testing.T) {
 	next := campaignAsync(ctx, newElection(t, newSession(t, c.Servers()), path), "b")
 
 	// An operator deletes the leader's node while its session lives.
-	require.NoError(t, newSession(t, c.Servers()).Client().Delete(ctx, nodeOf(term.Guard()), -1))
+	require.NoError(t, newSession(t, c.Servers()).Client().Delete(ctx, zklock.NodeOf(term), -1))
 	select {
 	case <-term.Lost():
 	case <-time.After(10 * time.Second):

@@ -108,7 +108,7 @@ func TestElectionCampaignCancelledLeavesNothing(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the cancelled Campaign did not return")
 	}
-	require.Equal(t, []string{nodeOf(term.Guard())[len(path)+1:]}, children(t, s1, path), "the cancelled candidate left its node")
+	require.Equal(t, []string{zklock.NodeOf(term)[len(path)+1:]}, children(t, s1, path), "the cancelled candidate left its node")
 	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLocked)
 
 	// Cancelled while the create may be in flight: nothing remains either.
@@ -153,7 +153,7 @@ func TestElectionResignHandsOver(t *testing.T) {
 		require.Equal(t, want, string(cands[i].Data))
 		require.Equal(t, zklock.KindMutex, cands[i].Kind, "Curator LeaderSelector's nodes are lock nodes")
 	}
-	require.Equal(t, nodeOf(first.Guard()), cands[0].Path)
+	require.Equal(t, zklock.NodeOf(first), cands[0].Path)
 	require.Equal(t, first.Token(), info.Token)
 	select {
 	case r := <-second:

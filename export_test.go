@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/zklock/zklock/internal/queue"
-	"github.com/zklock/zklock/zk"
 )
 
 // CohortWaiters reports how many handles wait in the cohort of s on path,
@@ -23,14 +22,6 @@ func LeaseNodes(l *Lease) []string {
 		return nil
 	}
 	return l.h.Nodes()
-}
-
-// nodeOf is the path of a guard's node, or "" for a nil guard.
-func nodeOf(g *zk.CheckOp) string {
-	if g == nil {
-		return ""
-	}
-	return g.Path
 }
 
 // ContendersOf lists h's path as its old Contenders method did, through
@@ -87,3 +78,27 @@ func Ownership(s *Session) <-chan struct{} { return s.c.Ownership() }
 
 // RevokeMessage is what a revocation request writes into a lock node.
 const RevokeMessage = revokeMessage
+
+// NodeOf is h's node as the handle knows it (what the removed Node methods
+// returned), or "" when nothing is held. Unlike h.Guard().Path it has no
+// effect: a cohort's Guard marks its hold as guarded, so that its next
+// local handoff bumps the node's version; a test that only wants to know
+// the node must not take that other path.
+func NodeOf(h any) string {
+	switch h := h.(type) {
+	case *Mutex:
+		return h.h.Current().Node()
+	case *ReentrantMutex:
+		return h.h.Current().Node()
+	case *RWMutex:
+		return h.current().Node()
+	case *Lease:
+		if g := h.Guard(); g != nil {
+			return g.Path
+		}
+		return ""
+	case *Term:
+		return h.node
+	}
+	panic(fmt.Sprintf("NodeOf(%T)", h))
+}

@@ -189,15 +189,6 @@ func lossBeforeRival(ctx context.Context, t *testing.T, lost <-chan struct{}, ri
 	return lostAt, rivalAt
 }
 
-// nodeOf is the path of a guard's node: a hold's node (Mutex.Guard().Path),
-// or "" when nothing is held (a nil guard).
-func nodeOf(g *zk.CheckOp) string {
-	if g == nil {
-		return ""
-	}
-	return g.Path
-}
-
 // locker is docs/api.md's sync.Locker adapter, which the tests check.
 type locker struct{ lock, unlock func(context.Context) error }
 

@@ -225,7 +225,7 @@ func TestMetricsLossIsReportedAndLogged(t *testing.T) {
 	m, err := zklock.NewMutex(s, lp)
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
-	node := nodeOf(m.Guard())
+	node := zklock.NodeOf(m)
 	rec.take()
 
 	require.NoError(t, zktest.ExpireSession(ctx, c, p, s.Client().SessionID()))

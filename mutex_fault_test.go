@@ -73,19 +73,19 @@ func TestMutexUnlockConvergesThroughOutage(t *testing.T) {
 	obs := newSession(t, c.Servers())
 	m, _ := zklock.NewMutex(s, path)
 	require.NoError(t, m.Lock(ctx))
-	node := nodeOf(m.Guard())
+	node := zklock.NodeOf(m)
 
 	// The connection is cut and ctx ends first: the lock is still ours.
 	p.Blackhole()
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, m.Unlock(short), context.DeadlineExceeded)
-	require.Equal(t, node, nodeOf(m.Guard()), "a failed Unlock keeps its state")
+	require.Equal(t, node, zklock.NodeOf(m), "a failed Unlock keeps its state")
 
 	// Still cut; healed while this Unlock retries: it converges.
 	go func() { time.Sleep(500 * time.Millisecond); p.Heal() }()
 	require.NoError(t, m.Unlock(ctx))
-	require.Empty(t, nodeOf(m.Guard()))
+	require.Empty(t, zklock.NodeOf(m))
 	_, ok, err := obs.Client().Exists(ctx, node)
 	require.NoError(t, err)
 	require.False(t, ok, "the node is deleted")

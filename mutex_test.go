@@ -58,7 +58,7 @@ func TestMutexExcludesAndIsFIFO(t *testing.T) {
 					t.Errorf("%d holders at once", n)
 				}
 				mu.Lock()
-				order = append(order, nodeOf(m.Guard()))
+				order = append(order, zklock.NodeOf(m))
 				mu.Unlock()
 				holders.Add(-1)
 				if err := m.Unlock(ctx); err != nil {
@@ -90,7 +90,7 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 
 	other := newSession(t, c.Servers())
 	m, _ := zklock.NewMutex(other, path)
-	holderOnly := []string{nodeOf(holder.Guard())}
+	holderOnly := []string{zklock.NodeOf(holder)}
 	// Each ctx ends only once the waiter's node is on the server, so what
 	// is checked is the cleanup of a queued node, not an early return. 5s:
 	// at load 30 in make test the node was not seen within a 1s deadline
@@ -115,7 +115,7 @@ func TestMutexLeavesNothingOnCancelTimeoutAndTry(t *testing.T) {
 	var le *zklock.LockedError
 	require.ErrorAs(t, err, &le)
 	require.Equal(t, s.Client().SessionID(), le.Session)
-	require.Contains(t, nodeOf(holder.Guard()), le.Holder)
+	require.Contains(t, zklock.NodeOf(holder), le.Holder)
 	require.Len(t, nodesUnder(t, s, path), 1, "failed TryLock left its node")
 
 	// An error after the create: the session closes while we wait.

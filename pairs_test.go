@@ -45,25 +45,25 @@ type lockKind struct {
 func mutexHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
 }
 
 func reentrantHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewReentrantMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
 }
 
 func readHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.RLock, m.RUnlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
+	return lockHolder{m.RLock, m.RUnlock, m.Lost, m.Revoked, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
 }
 
 func writeHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return nodeOf(m.Guard()) }, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
 }
 
 func plainRival(ours func(*testing.T, *zklock.Session, string, ...zklock.Option) lockHolder) func(*testing.T, *zklock.Session, string) lockHolder {
@@ -252,7 +252,7 @@ func TestPairsBreak(t *testing.T) {
 			require.NoError(t, err)
 			_, err = zklock.Break(ctx, newSession(t, c.Servers()), path, true)
 			require.ErrorIs(t, err, zklock.ErrNotLocked, "Break names no holder of a semaphore")
-			require.True(t, exists(t, newSession(t, c.Servers()), nodeOf(l.Guard())))
+			require.True(t, exists(t, newSession(t, c.Servers()), zklock.NodeOf(l)))
 			require.NoError(t, l.Release(ctx))
 		})
 	}
@@ -283,7 +283,7 @@ func TestPairsRevokeTargets(t *testing.T) {
 			require.NoError(t, err)
 			l, err := sem.Acquire(ctx, 1)
 			require.NoError(t, err)
-			_, err = zklock.Revoke(ctx, op, nodeOf(l.Guard()))
+			_, err = zklock.Revoke(ctx, op, zklock.NodeOf(l))
 			require.ErrorIs(t, err, zklock.ErrNotRevocable)
 			_, err = zklock.Revoke(ctx, op, path)
 			require.ErrorIs(t, err, zklock.ErrNotLocked)
@@ -303,13 +303,13 @@ func TestPairsRevokeTargets(t *testing.T) {
 		got := make(chan error, 1)
 		go func() { _, err := next.Campaign(ctx, nil); got <- err }()
 		eventually(t, 10*time.Second, "the next candidate waits", func() bool {
-			return watches(t, c, ns.Client().SessionID(), nodeOf(term.Guard()))
+			return watches(t, c, ns.Client().SessionID(), zklock.NodeOf(term))
 		})
 		nodes, err := zklock.Revoke(ctx, op, path)
 		require.NoError(t, err)
-		require.Equal(t, []string{nodeOf(term.Guard())}, nodes)
+		require.Equal(t, []string{zklock.NodeOf(term)}, nodes)
 		eventually(t, 10*time.Second, "the next candidate watches the leader again", func() bool {
-			return watches(t, c, ns.Client().SessionID(), nodeOf(term.Guard()))
+			return watches(t, c, ns.Client().SessionID(), zklock.NodeOf(term))
 		})
 		select {
 		case err := <-got:
@@ -337,7 +337,7 @@ func revokeCohort(t *testing.T, c *zktest.Cluster, op *zklock.Session) {
 	b, err := zklock.NewMutex(s, path, zklock.WithCohort(0, time.Hour))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
-	guard, node := a.Guard(), nodeOf(a.Guard())
+	guard, node := a.Guard(), zklock.NodeOf(a)
 	bgot := make(chan error, 1)
 	go func() { bgot <- b.Lock(ctx) }()
 	eventually(t, 10*time.Second, "b waits in the cohort", func() bool { return zklock.CohortWaiters(s, path) == 1 })

@@ -57,7 +57,7 @@ func TestReviewBreak_SharedMutexWaiterAfterCutOffUnlock(t *testing.T) {
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	rival := must2(zklock.NewMutex(r.rs, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	nodeA := nodeOf(m.Guard())
+	nodeA := zklock.NodeOf(m)
 	bgot := make(chan error, 1)
 	go func() { bgot <- m.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "B queues behind A", func() bool {
@@ -80,7 +80,7 @@ func TestReviewBreak_SharedMutexWaiterAfterCutOffUnlock(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("B never held after A's cut-off Unlock")
 	}
-	nodeB := nodeOf(m.Guard())
+	nodeB := zklock.NodeOf(m)
 	if nodeB == "" || nodeB == nodeA {
 		t.Fatalf("B holds %q, A held %q: want a node of B's own", nodeB, nodeA)
 	}
@@ -107,7 +107,7 @@ func TestReviewBreak_SharedMutexWaiterAfterCutOffUnlock(t *testing.T) {
 func TestReviewBreak_RelockRacesBackgroundDelete(t *testing.T) {
 	rvRelock(t, func(t *testing.T, r *cutRig) relocker {
 		m := must2(zklock.NewMutex(r.s, r.path))(t)
-		return relocker{m.Lock, m.Unlock, func() string { return nodeOf(m.Guard()) }, m.Lost}
+		return relocker{m.Lock, m.Unlock, func() string { return zklock.NodeOf(m) }, m.Lost}
 	})
 }
 
@@ -116,7 +116,7 @@ func TestReviewBreak_RelockRacesBackgroundDelete(t *testing.T) {
 func TestReviewBreak_ReentrantRelockRacesBackgroundDelete(t *testing.T) {
 	rvRelock(t, func(t *testing.T, r *cutRig) relocker {
 		m := must2(zklock.NewReentrantMutex(r.s, r.path))(t)
-		return relocker{m.Lock, m.Unlock, func() string { return nodeOf(m.Guard()) }, m.Lost}
+		return relocker{m.Lock, m.Unlock, func() string { return zklock.NodeOf(m) }, m.Lost}
 	})
 }
 
@@ -178,20 +178,20 @@ func TestReviewBreak_ReentrantUnlockCutOffAtCountTwo(t *testing.T) {
 	owner := must2(zklock.NewReentrantMutex(r.s, r.path))(t)
 	mustDo(t, owner.Lock(r.ctx))
 	mustDo(t, owner.Lock(r.ctx))
-	node := nodeOf(owner.Guard())
+	node := zklock.NodeOf(owner)
 	if err := r.slowCut(t, owner.Unlock); err != nil {
 		t.Fatalf("Unlock at count 2 over a slow link: %v, want nil (it only counts)", err)
 	}
-	if owner.HoldCount() != 1 || nodeOf(owner.Guard()) != node || isClosed(owner.Lost()) || !r.exists(t, node) {
+	if owner.HoldCount() != 1 || zklock.NodeOf(owner) != node || isClosed(owner.Lost()) || !r.exists(t, node) {
 		t.Fatalf("after Unlock at count 2: count %d, node %q (was %s), Lost closed %v, exists %v",
-			owner.HoldCount(), nodeOf(owner.Guard()), node, isClosed(owner.Lost()), r.exists(t, node))
+			owner.HoldCount(), zklock.NodeOf(owner), node, isClosed(owner.Lost()), r.exists(t, node))
 	}
 	uerr := r.slowCut(t, owner.Unlock)
 	if !errors.Is(uerr, context.DeadlineExceeded) {
 		t.Fatalf("Unlock at count 1 cut off: %v, want the ctx's error", uerr)
 	}
-	if owner.HoldCount() != 0 || nodeOf(owner.Guard()) != "" || !isClosed(owner.Lost()) {
-		t.Fatalf("after a cut-off Unlock: count %d, node %q, Lost closed %v", owner.HoldCount(), nodeOf(owner.Guard()), isClosed(owner.Lost()))
+	if owner.HoldCount() != 0 || zklock.NodeOf(owner) != "" || !isClosed(owner.Lost()) {
+		t.Fatalf("after a cut-off Unlock: count %d, node %q, Lost closed %v", owner.HoldCount(), zklock.NodeOf(owner), isClosed(owner.Lost()))
 	}
 	if err := owner.Unlock(r.ctx); !errors.Is(err, zklock.ErrNotLocked) {
 		t.Errorf("Unlock after: %v, want ErrNotLocked", err)
@@ -207,7 +207,7 @@ func TestReviewBreak_ReentryStatCutOffByCtx(t *testing.T) {
 	r := newCutRig(t, "lock")
 	owner := must2(zklock.NewReentrantMutex(r.s, r.path))(t)
 	mustDo(t, owner.Lock(r.ctx))
-	node := nodeOf(owner.Guard())
+	node := zklock.NodeOf(owner)
 	for _, try := range []bool{false, true} {
 		lock := owner.Lock
 		if try {
@@ -220,9 +220,9 @@ func TestReviewBreak_ReentryStatCutOffByCtx(t *testing.T) {
 		} else if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("re-entry (try %v) cut off: %v, want the ctx's error", try, err)
 		}
-		if owner.HoldCount() != 1 || nodeOf(owner.Guard()) != node || isClosed(owner.Lost()) || !r.exists(t, node) {
+		if owner.HoldCount() != 1 || zklock.NodeOf(owner) != node || isClosed(owner.Lost()) || !r.exists(t, node) {
 			t.Fatalf("after a cut-off re-entry (try %v): count %d, node %q (was %s), Lost closed %v, exists %v",
-				try, owner.HoldCount(), nodeOf(owner.Guard()), node, isClosed(owner.Lost()), r.exists(t, node))
+				try, owner.HoldCount(), zklock.NodeOf(owner), node, isClosed(owner.Lost()), r.exists(t, node))
 		}
 	}
 	mustDo(t, owner.Lock(r.ctx))
@@ -324,7 +324,7 @@ func rvCohortCutOff(t *testing.T, cohort zklock.Option, guard bool) {
 	if guard && a.Guard() == nil {
 		t.Fatal("a holds and has no Guard")
 	}
-	node := nodeOf(a.Guard())
+	node := zklock.NodeOf(a)
 	rgot := make(chan error, 1)
 	go func() { rgot <- rival.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "the rival queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
@@ -339,19 +339,19 @@ func rvCohortCutOff(t *testing.T, cohort zklock.Option, guard bool) {
 	case err := <-bgot:
 		mustDo(t, err)
 		bHeld = true
-		t.Logf("a's Unlock (%v) handed over locally to b, on %s", uerr, nodeOf(b.Guard()))
+		t.Logf("a's Unlock (%v) handed over locally to b, on %s", uerr, zklock.NodeOf(b))
 	case <-time.After(15 * time.Second):
 		t.Fatalf("neither the rival nor b held after a's Unlock (%v)", uerr)
 	}
 	if bHeld {
 		// A local handoff is legitimate only with the cohort's node standing
 		// and no rival holding.
-		if !r.exists(t, nodeOf(b.Guard())) || isClosed(b.Lost()) {
-			t.Fatalf("b holds %s after a's Unlock (%v): exists %v, Lost closed %v", nodeOf(b.Guard()), uerr, r.exists(t, nodeOf(b.Guard())), isClosed(b.Lost()))
+		if !r.exists(t, zklock.NodeOf(b)) || isClosed(b.Lost()) {
+			t.Fatalf("b holds %s after a's Unlock (%v): exists %v, Lost closed %v", zklock.NodeOf(b), uerr, r.exists(t, zklock.NodeOf(b)), isClosed(b.Lost()))
 		}
 		select {
 		case err := <-rgot:
-			t.Fatalf("the rival's Lock returned %v while b holds %s", err, nodeOf(b.Guard()))
+			t.Fatalf("the rival's Lock returned %v while b holds %s", err, zklock.NodeOf(b))
 		case <-time.After(500 * time.Millisecond):
 		}
 		mustDo(t, b.Unlock(r.ctx))
@@ -367,13 +367,13 @@ func rvCohortCutOff(t *testing.T, cohort zklock.Option, guard bool) {
 	}
 	select {
 	case err := <-bgot:
-		t.Fatalf("b's Lock returned %v while the rival %s holds (b's node %s, a's was %s)", err, nodeOf(rival.Guard()), nodeOf(b.Guard()), node)
+		t.Fatalf("b's Lock returned %v while the rival %s holds (b's node %s, a's was %s)", err, zklock.NodeOf(rival), zklock.NodeOf(b), node)
 	case <-time.After(500 * time.Millisecond):
 	}
 	mustDo(t, rival.Unlock(r.ctx))
 	mustDo(t, <-bgot)
-	if nodeOf(b.Guard()) == node || !r.exists(t, nodeOf(b.Guard())) {
-		t.Fatalf("b holds %s (a's was %s), exists %v", nodeOf(b.Guard()), node, r.exists(t, nodeOf(b.Guard())))
+	if zklock.NodeOf(b) == node || !r.exists(t, zklock.NodeOf(b)) {
+		t.Fatalf("b holds %s (a's was %s), exists %v", zklock.NodeOf(b), node, r.exists(t, zklock.NodeOf(b)))
 	}
 	mustDo(t, b.Unlock(r.ctx))
 	r.nothingLeft(t)
@@ -388,7 +388,7 @@ func TestReviewBreak_ResignCutOff(t *testing.T) {
 	e := must2(zklock.NewElection(r.s, r.path))(t)
 	re := must2(zklock.NewElection(r.rs, r.path))(t)
 	term := must2(e.Campaign(r.ctx, []byte("a")))(t)
-	node := nodeOf(term.Guard())
+	node := zklock.NodeOf(term)
 	rgot := make(chan *zklock.Term, 1)
 	go func() {
 		rt, err := re.Campaign(r.ctx, []byte("b"))
@@ -428,7 +428,7 @@ func TestReviewBreak_ResignCutOff(t *testing.T) {
 	}()
 	select {
 	case nt := <-egot:
-		t.Fatalf("Campaign again led on %v while the rival leads on %s", nt, nodeOf(rt.Guard()))
+		t.Fatalf("Campaign again led on %v while the rival leads on %s", nt, zklock.NodeOf(rt))
 	case <-time.After(500 * time.Millisecond):
 	}
 	mustDo(t, re.Resign(r.ctx))
@@ -436,8 +436,8 @@ func TestReviewBreak_ResignCutOff(t *testing.T) {
 	if nt == nil {
 		t.FailNow()
 	}
-	if nodeOf(nt.Guard()) == node || !r.exists(t, nodeOf(nt.Guard())) {
-		t.Fatalf("the new term's node %s (old %s), exists %v", nodeOf(nt.Guard()), node, r.exists(t, nodeOf(nt.Guard())))
+	if zklock.NodeOf(nt) == node || !r.exists(t, zklock.NodeOf(nt)) {
+		t.Fatalf("the new term's node %s (old %s), exists %v", zklock.NodeOf(nt), node, r.exists(t, zklock.NodeOf(nt)))
 	}
 	mustDo(t, e.Resign(r.ctx))
 	r.nothingLeft(t)
@@ -518,7 +518,7 @@ func TestReviewBreak_DowngradeRacesCutOffUnlock(t *testing.T) {
 		t.Errorf("Unlock: %v, want nil or the ctx's error", uerr)
 	}
 	if derr == nil {
-		read := nodeOf(m.Guard())
+		read := zklock.NodeOf(m)
 		if read == "" || !r.exists(t, read) || isClosed(m.Lost()) {
 			t.Fatalf("Downgrade returned nil; read node %q exists %v, Lost closed %v", read, read != "" && r.exists(t, read), isClosed(m.Lost()))
 		}
@@ -548,7 +548,7 @@ func TestReviewBreak_CloseDuringInFlightDelete(t *testing.T) {
 	r := newCutRig(t, "lock")
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	node := nodeOf(m.Guard())
+	node := zklock.NodeOf(m)
 	r.px.SetLatency(300 * time.Millisecond)
 	uctx, cancel := context.WithTimeout(r.ctx, 100*time.Millisecond)
 	uerr := m.Unlock(uctx)
@@ -642,7 +642,7 @@ func TestReviewBreak_UnlockReplyLostOnReset(t *testing.T) {
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	rival := must2(zklock.NewMutex(r.rs, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	node := nodeOf(m.Guard())
+	node := zklock.NodeOf(m)
 	rgot := make(chan error, 1)
 	go func() { rgot <- rival.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "the rival queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
@@ -654,8 +654,8 @@ func TestReviewBreak_UnlockReplyLostOnReset(t *testing.T) {
 	if uerr != nil && !errors.Is(uerr, context.DeadlineExceeded) {
 		t.Errorf("Unlock: %v, want nil or the ctx's error", uerr)
 	}
-	if !isClosed(m.Lost()) || nodeOf(m.Guard()) != "" {
-		t.Errorf("after Unlock (%v): Lost closed %v, node %q", uerr, isClosed(m.Lost()), nodeOf(m.Guard()))
+	if !isClosed(m.Lost()) || zklock.NodeOf(m) != "" {
+		t.Errorf("after Unlock (%v): Lost closed %v, node %q", uerr, isClosed(m.Lost()), zklock.NodeOf(m))
 	}
 	select {
 	case err := <-rgot:
@@ -671,7 +671,7 @@ func TestReviewBreak_UnlockReplyLostOnReset(t *testing.T) {
 	}
 	mustDo(t, rival.Unlock(r.ctx))
 	mustDo(t, m.Lock(r.ctx))
-	if nodeOf(m.Guard()) == node {
+	if zklock.NodeOf(m) == node {
 		t.Errorf("Lock after holds the old node %s", node)
 	}
 	mustDo(t, m.Unlock(r.ctx))
@@ -685,13 +685,13 @@ func TestReviewBreak_CohortRelockRacesBackgroundDelete(t *testing.T) {
 	t.Run("Mutex", func(t *testing.T) {
 		rvRelock(t, func(t *testing.T, r *cutRig) relocker {
 			m := must2(zklock.NewMutex(r.s, r.path, zklock.WithCohort(4, 0)))(t)
-			return relocker{m.Lock, m.Unlock, func() string { return nodeOf(m.Guard()) }, m.Lost}
+			return relocker{m.Lock, m.Unlock, func() string { return zklock.NodeOf(m) }, m.Lost}
 		})
 	})
 	t.Run("ReentrantMutex", func(t *testing.T) {
 		rvRelock(t, func(t *testing.T, r *cutRig) relocker {
 			m := must2(zklock.NewReentrantMutex(r.s, r.path, zklock.WithCohort(4, 0)))(t)
-			return relocker{m.Lock, m.Unlock, func() string { return nodeOf(m.Guard()) }, m.Lost}
+			return relocker{m.Lock, m.Unlock, func() string { return zklock.NodeOf(m) }, m.Lost}
 		})
 	})
 }
@@ -706,7 +706,7 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 	owner := must2(zklock.NewReentrantMutex(r.s, r.path))(t)
 	rival := must2(zklock.NewMutex(r.rs, r.path))(t)
 	mustDo(t, owner.Lock(r.ctx))
-	old := nodeOf(owner.Guard())
+	old := zklock.NodeOf(owner)
 	rgot := make(chan error, 1)
 	go func() { rgot <- rival.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "the rival queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
@@ -723,11 +723,11 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 	case err := <-rgot:
 		mustDo(t, err)
 		r.px.SetLatency(0)
-		t.Logf("the rival holds %s first; the re-entry waits", nodeOf(rival.Guard()))
+		t.Logf("the rival holds %s first; the re-entry waits", zklock.NodeOf(rival))
 		// The rival holds; the re-entry must now wait behind it (or fail).
 		select {
 		case eerr = <-egot:
-			t.Fatalf("the re-entry returned %v while the rival %s holds (count %d, node %q)", eerr, nodeOf(rival.Guard()), owner.HoldCount(), nodeOf(owner.Guard()))
+			t.Fatalf("the re-entry returned %v while the rival %s holds (count %d, node %q)", eerr, zklock.NodeOf(rival), owner.HoldCount(), zklock.NodeOf(owner))
 		case <-time.After(500 * time.Millisecond):
 		}
 		mustDo(t, rival.Unlock(r.ctx))
@@ -739,7 +739,7 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 	r.px.SetLatency(0)
 	t.Logf("cut-off Unlock: %v; racing re-entry: %v", uerr, eerr)
 	if eerr == nil {
-		nw := nodeOf(owner.Guard())
+		nw := zklock.NodeOf(owner)
 		if owner.HoldCount() != 1 || nw == "" || !r.exists(t, nw) || isClosed(owner.Lost()) {
 			t.Fatalf("re-entry returned nil: count %d, node %q (old %s) exists %v, Lost closed %v",
 				owner.HoldCount(), nw, old, nw != "" && r.exists(t, nw), isClosed(owner.Lost()))
@@ -749,8 +749,8 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 		}
 		select {
 		case err := <-rgot:
-			if err == nil && nodeOf(rival.Guard()) != "" {
-				t.Fatalf("the rival holds %s beside the owner's %s", nodeOf(rival.Guard()), nw)
+			if err == nil && zklock.NodeOf(rival) != "" {
+				t.Fatalf("the rival holds %s beside the owner's %s", zklock.NodeOf(rival), nw)
 			}
 			rgot <- err
 		case <-time.After(300 * time.Millisecond):
@@ -760,7 +760,7 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 		t.Errorf("re-entry failed (%v) with count %d", eerr, owner.HoldCount())
 	}
 	mustDo(t, <-rgot)
-	if nodeOf(rival.Guard()) != "" {
+	if zklock.NodeOf(rival) != "" {
 		mustDo(t, rival.Unlock(r.ctx))
 	}
 	r.nothingLeft(t)
@@ -777,14 +777,14 @@ func TestReviewBreak_CohortReentryAfterBreak(t *testing.T) {
 	owner := must2(zklock.NewReentrantMutex(newSession(t, srv.Servers()), path, zklock.WithCohort(4, 0)))(t)
 	rival := must2(zklock.NewMutex(newSession(t, srv.Servers()), path, zklock.WithCohort(4, 0)))(t)
 	mustDo(t, owner.Lock(ctx))
-	node := nodeOf(owner.Guard())
+	node := zklock.NodeOf(owner)
 	if _, err := zklock.Break(ctx, obs, path, true); err != nil {
 		t.Fatalf("Break: %v", err)
 	}
 	mustDo(t, rival.Lock(ctx))
 	err := owner.Lock(ctx)
 	if err == nil || !errors.Is(err, zklock.ErrLockLost) || owner.HoldCount() != 1 {
-		t.Errorf("cohort owner's re-entry after Break while the rival %s holds: %v, count %d (node %s)", nodeOf(rival.Guard()), err, owner.HoldCount(), node)
+		t.Errorf("cohort owner's re-entry after Break while the rival %s holds: %v, count %d (node %s)", zklock.NodeOf(rival), err, owner.HoldCount(), node)
 	}
 	for owner.HoldCount() > 0 {
 		if err := owner.Unlock(ctx); err != nil {
@@ -812,7 +812,7 @@ func TestReviewBreak_AnnouncingReleaseCutOffWaiterWakes(t *testing.T) {
 	eventually(t, 10*time.Second, "m queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
 	mustDo(t, first.Unlock(r.ctx))
 	mustDo(t, <-mgot) // m waited: its release announces
-	node := nodeOf(m.Guard())
+	node := zklock.NodeOf(m)
 	wgot := make(chan error, 1)
 	go func() { wgot <- waiter.Lock(r.ctx) }()
 	eventually(t, 10*time.Second, "the waiter queues", func() bool { return len(ephemeralsUnder(t, r.obs.Client(), r.path)) == 2 })
@@ -852,7 +852,7 @@ func TestReviewBreak_CutOffUnlockThenExpiry(t *testing.T) {
 	r := newCutRig(t, "lock")
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	node, sid := nodeOf(m.Guard()), r.s.Client().SessionID()
+	node, sid := zklock.NodeOf(m), r.s.Client().SessionID()
 	r.px.Blackhole()
 	uctx, cancel := context.WithTimeout(r.ctx, 300*time.Millisecond)
 	uerr := m.Unlock(uctx)
@@ -864,7 +864,7 @@ func TestReviewBreak_CutOffUnlockThenExpiry(t *testing.T) {
 	eventually(t, 15*time.Second, "the server expires our session (its node goes)", func() bool { return !r.exists(t, node) })
 	r.px.Heal()
 	mustDo(t, m.Lock(r.ctx))
-	nw := nodeOf(m.Guard())
+	nw := zklock.NodeOf(m)
 	if nw == node {
 		t.Fatalf("Lock after expiry holds the old node %s", node)
 	}
@@ -897,7 +897,7 @@ func TestReviewBreak_WriteUnlockCutOffAfterDowngrade(t *testing.T) {
 	if uerr != nil && !errors.Is(uerr, context.DeadlineExceeded) {
 		t.Errorf("write Unlock: %v, want nil or the ctx's error", uerr)
 	}
-	read := nodeOf(m.Guard())
+	read := zklock.NodeOf(m)
 	if read == "" || !r.exists(t, read) || isClosed(m.Lost()) {
 		t.Fatalf("after the write Unlock (%v) the read lock: node %q exists %v, Lost closed %v", uerr, read, read != "" && r.exists(t, read), isClosed(m.Lost()))
 	}
@@ -953,14 +953,14 @@ func TestReviewBreak_MultiLockCapturedLostAfterPartialCutOff(t *testing.T) {
 	if !isClosed(ml.Lost()) {
 		t.Errorf("ml.Lost() is open after a cut-off Unlock")
 	}
-	if nodeOf(ma.Guard()) == "" || !r.exists(t, nodeOf(ma.Guard())) {
-		t.Errorf("part a, whose release never began, is not held (node %q)", nodeOf(ma.Guard()))
+	if zklock.NodeOf(ma) == "" || !r.exists(t, zklock.NodeOf(ma)) {
+		t.Errorf("part a, whose release never began, is not held (node %q)", zklock.NodeOf(ma))
 	}
 	select {
 	case <-lost:
 	case <-time.After(time.Second):
 		t.Errorf("the rival holds b (%s), the MultiLock still holds a (%s), and the Lost channel taken while holding is still open 1s after Unlock returned %v",
-			nodeOf(rival.Guard()), nodeOf(ma.Guard()), uerr)
+			zklock.NodeOf(rival), zklock.NodeOf(ma), uerr)
 	}
 	if err := ml.Unlock(r.ctx); err != nil {
 		t.Errorf("second Unlock: %v", err)
@@ -985,7 +985,7 @@ func TestReviewBreak_MultiLockSecondUnlockReleasesReentrantAgain(t *testing.T) {
 	owner := must2(zklock.NewReentrantMutex(so, pb))(t)
 	rival := must2(zklock.NewMutex(r.rs, pb))(t)
 	mustDo(t, owner.Lock(r.ctx))
-	node := nodeOf(owner.Guard())
+	node := zklock.NodeOf(owner)
 	ml := must2(zklock.NewMultiLock(owner, m))(t)
 	mustDo(t, ml.Lock(r.ctx))
 	if owner.HoldCount() != 2 {
@@ -1028,7 +1028,7 @@ func TestReviewBreak_MultiLockSecondUnlockReleasesReentrantAgain(t *testing.T) {
 	if err := <-rgot; err != nil {
 		t.Fatal(err)
 	}
-	if nodeOf(rival.Guard()) != "" {
+	if zklock.NodeOf(rival) != "" {
 		mustDo(t, rival.Unlock(r.ctx))
 	}
 	r.nothingLeft(t)

@@ -36,9 +36,9 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 				if isClosed(term.Lost()) {
 					v = append(v, "its Lost is closed")
 				}
-				st, ok, err := obs.Client().Exists(ctx, nodeOf(term.Guard()))
+				st, ok, err := obs.Client().Exists(ctx, zklock.NodeOf(term))
 				if err == nil && (!ok || st.EphemeralOwner != ours.Client().SessionID()) {
-					v = append(v, fmt.Sprintf("its node %s does not stand as session %x's (exists %v, owner %x)", nodeOf(term.Guard()), ours.Client().SessionID(), ok, st.EphemeralOwner))
+					v = append(v, fmt.Sprintf("its node %s does not stand as session %x's (exists %v, owner %x)", zklock.NodeOf(term), ours.Client().SessionID(), ok, st.EphemeralOwner))
 				}
 				if len(v) > 0 {
 					mu.Lock()

@@ -64,7 +64,7 @@ func rvLocker[T rvExclusive](mk func(*zklock.Session, string, ...zklock.Option) 
 			if err != nil {
 				return nil, err
 			}
-			return &rvHold{lost: m.Lost(), node: nodeOf(m.Guard()), release: m.Unlock}, nil
+			return &rvHold{lost: m.Lost(), node: zklock.NodeOf(m), release: m.Unlock}, nil
 		}
 		return &rvHandle{
 			acquire: func(ctx context.Context) (*rvHold, error) { return get(m.Lock(ctx)) },
@@ -103,7 +103,7 @@ func rvMutexPerCall(s *zklock.Session, path string, opts ...zklock.Option) (*rvH
 			if err != nil {
 				return nil, err
 			}
-			return &rvHold{lost: m.Lost(), node: nodeOf(m.Guard()), release: m.Unlock}, nil
+			return &rvHold{lost: m.Lost(), node: zklock.NodeOf(m), release: m.Unlock}, nil
 		}
 	}
 	return &rvHandle{
@@ -125,7 +125,7 @@ func rvSemaphore(s *zklock.Session, path string, opts ...zklock.Option) (*rvHand
 		if err != nil {
 			return nil, err
 		}
-		return &rvHold{lost: l.Lost(), node: nodeOf(l.Guard()), release: l.Release}, nil
+		return &rvHold{lost: l.Lost(), node: zklock.NodeOf(l), release: l.Release}, nil
 	}
 	return &rvHandle{
 		acquire: func(ctx context.Context) (*rvHold, error) { return get(m.Acquire(ctx, 1)) },

@@ -31,7 +31,7 @@ func rvReentrantAfterBreak(t *testing.T, reenter func(*zklock.ReentrantMutex, co
 	if err := reenter(r.owner, r.ctx); err != nil { // the node stands: a re-entry holds
 		t.Fatalf("re-entry while the node stands: %v", err)
 	}
-	node := nodeOf(r.owner.Guard())
+	node := zklock.NodeOf(r.owner)
 	if _, err := zklock.Break(r.ctx, r.obs, r.path, true); err != nil {
 		t.Fatalf("Break: %v", err)
 	}
@@ -45,7 +45,7 @@ func rvReentrantAfterBreak(t *testing.T, reenter func(*zklock.ReentrantMutex, co
 	}
 	if err == nil {
 		t.Errorf("the owner's re-entrant Lock returned nil while the rival %s holds (owner's node %s exists: %v, Lost closed: %v, hold count %d)",
-			nodeOf(r.rival.Guard()), node, exists, isClosed(r.owner.Lost()), r.owner.HoldCount())
+			zklock.NodeOf(r.rival), node, exists, isClosed(r.owner.Lost()), r.owner.HoldCount())
 	} else if !errors.Is(err, zklock.ErrLockLost) || r.owner.HoldCount() != 2 {
 		t.Errorf("the owner's re-entrant Lock after Break: %v with hold count %d, want ErrLockLost and 2", err, r.owner.HoldCount())
 	}

@@ -23,7 +23,7 @@ func TestReviewRWMutexReadAfterBreak(t *testing.T) {
 			octx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
 			if err := op.call(m, octx); err == nil {
-				t.Errorf("%s returned nil while the rival writer %s holds (our read node %s)", op.name, nodeOf(rival.Guard()), nodeOf(m.Guard()))
+				t.Errorf("%s returned nil while the rival writer %s holds (our read node %s)", op.name, zklock.NodeOf(rival), zklock.NodeOf(m))
 				_ = m.RUnlock(ctx)
 			} else {
 				t.Logf("%s: %v", op.name, err)

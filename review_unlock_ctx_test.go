@@ -102,10 +102,10 @@ func TestReviewBreak_UnlockCtxEndsAfterDelete(t *testing.T) {
 	if err := m.Lock(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := nodeOf(m.Guard())
+	node := zklock.NodeOf(m)
 	uerr := r.cut(t, m.Unlock, rival.Lock)
-	if held := nodeOf(m.Guard()) != ""; held && !isClosed(m.Lost()) {
-		t.Errorf("the rival holds %s; our handle still holds %s (Unlock returned %v) with Lost open", nodeOf(rival.Guard()), node, uerr)
+	if held := zklock.NodeOf(m) != ""; held && !isClosed(m.Lost()) {
+		t.Errorf("the rival holds %s; our handle still holds %s (Unlock returned %v) with Lost open", zklock.NodeOf(rival), node, uerr)
 	}
 	r.gaveUp(t, uerr, m.Lost())
 	if err := m.Unlock(r.ctx); !errors.Is(err, zklock.ErrNotLocked) {
@@ -117,7 +117,7 @@ func TestReviewBreak_UnlockCtxEndsAfterDelete(t *testing.T) {
 	if err := m.Lock(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if nodeOf(m.Guard()) == node {
+	if zklock.NodeOf(m) == node {
 		t.Errorf("Lock after the cut-off Unlock holds the old node %s", node)
 	}
 	if err := m.Unlock(r.ctx); err != nil {
@@ -144,7 +144,7 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 	if err := owner.Lock(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := nodeOf(owner.Guard())
+	node := zklock.NodeOf(owner)
 	uerr := r.cut(t, owner.Unlock, rival.Lock)
 	r.gaveUp(t, uerr, owner.Lost())
 	if uerr != nil && owner.HoldCount() != 0 {
@@ -165,7 +165,7 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 			t.Fatal(xerr)
 		}
 		t.Fatalf("the owner's Lock returned %v while the rival %s holds (owner's node %s exists: %v, Lost closed: %v, hold count %d)",
-			err, nodeOf(rival.Guard()), node, exists, isClosed(owner.Lost()), owner.HoldCount())
+			err, zklock.NodeOf(rival), node, exists, isClosed(owner.Lost()), owner.HoldCount())
 	default:
 	}
 	if err := rival.Unlock(r.ctx); err != nil {
@@ -174,8 +174,8 @@ func TestReviewBreak_ReentrantLockAfterUnlockCtxEnds(t *testing.T) {
 	if err := <-lerr; err != nil {
 		t.Fatalf("the owner's Lock after the rival let go: %v", err)
 	}
-	if nodeOf(owner.Guard()) == node || owner.HoldCount() != 1 {
-		t.Errorf("the owner holds %s (old node %s), count %d", nodeOf(owner.Guard()), node, owner.HoldCount())
+	if zklock.NodeOf(owner) == node || owner.HoldCount() != 1 {
+		t.Errorf("the owner holds %s (old node %s), count %d", zklock.NodeOf(owner), node, owner.HoldCount())
 	}
 	if err := owner.Unlock(r.ctx); err != nil {
 		t.Fatal(err)
@@ -278,7 +278,7 @@ func TestReviewCohortHandoffAfterUnlockCtxEnds(t *testing.T) {
 	b := must2(zklock.NewMutex(r.s, r.path, zklock.WithCohort(4, 0)))(t)
 	rival := must2(zklock.NewMutex(r.rs, r.path, zklock.WithCohort(4, 0)))(t)
 	mustDo(t, a.Lock(r.ctx))
-	node := nodeOf(a.Guard())
+	node := zklock.NodeOf(a)
 	uerr := r.cut(t, a.Unlock, rival.Lock)
 	r.gaveUp(t, uerr, a.Lost())
 	bgot := make(chan error, 1)
@@ -291,9 +291,9 @@ func TestReviewCohortHandoffAfterUnlockCtxEnds(t *testing.T) {
 	}
 	select {
 	case err := <-bgot:
-		_, exists, _ := r.obs.Client().Exists(r.ctx, nodeOf(b.Guard()))
+		_, exists, _ := r.obs.Client().Exists(r.ctx, zklock.NodeOf(b))
 		t.Errorf("b's Lock returned %v while the rival %s holds (b's node %s, a's was %s; exists: %v; Lost closed: %v)",
-			err, nodeOf(rival.Guard()), nodeOf(b.Guard()), node, exists, isClosed(b.Lost()))
+			err, zklock.NodeOf(rival), zklock.NodeOf(b), node, exists, isClosed(b.Lost()))
 		if err == nil {
 			_ = b.Unlock(r.ctx)
 		}
@@ -323,7 +323,7 @@ func TestReviewDowngradeAfterUnlockCtxEnds(t *testing.T) {
 	uerr := r.cut(t, m.Unlock, rival.Lock)
 	r.gaveUp(t, uerr, m.Lost())
 	if err := m.Downgrade(r.ctx); err == nil {
-		t.Errorf("Downgrade returned nil while the rival writer %s holds (Unlock had returned %v)", nodeOf(rival.Guard()), uerr)
+		t.Errorf("Downgrade returned nil while the rival writer %s holds (Unlock had returned %v)", zklock.NodeOf(rival), uerr)
 		_ = m.RUnlock(r.ctx)
 	} else if uerr != nil && !errors.Is(err, zklock.ErrNotLocked) {
 		t.Errorf("Downgrade after a cut-off Unlock: %v, want ErrNotLocked", err)
@@ -343,13 +343,13 @@ func TestReviewUnlockCutOffThenClose(t *testing.T) {
 	r := newCutRig(t, "lock")
 	m := must2(zklock.NewMutex(r.s, r.path))(t)
 	mustDo(t, m.Lock(r.ctx))
-	node := nodeOf(m.Guard())
+	node := zklock.NodeOf(m)
 	r.px.Blackhole()
 	uctx, cancel := context.WithTimeout(r.ctx, 300*time.Millisecond)
 	uerr := m.Unlock(uctx)
 	cancel()
-	if !errors.Is(uerr, context.DeadlineExceeded) || !isClosed(m.Lost()) || nodeOf(m.Guard()) != "" {
-		t.Fatalf("Unlock over a dead link: %v (Lost closed %v, node %q), want the ctx's error and the hold over", uerr, isClosed(m.Lost()), nodeOf(m.Guard()))
+	if !errors.Is(uerr, context.DeadlineExceeded) || !isClosed(m.Lost()) || zklock.NodeOf(m) != "" {
+		t.Fatalf("Unlock over a dead link: %v (Lost closed %v, node %q), want the ctx's error and the hold over", uerr, isClosed(m.Lost()), zklock.NodeOf(m))
 	}
 	start := time.Now()
 	closed := make(chan error, 1)

@@ -33,14 +33,14 @@ func TestRevokeHolder(t *testing.T) {
 	watching := func() bool {
 		all, err := c.Watches(ctx)
 		require.NoError(t, err)
-		return slices.Contains(all[ws.Client().SessionID()], nodeOf(m.Guard()))
+		return slices.Contains(all[ws.Client().SessionID()], zklock.NodeOf(m))
 	}
 	eventually(t, 10*time.Second, "the waiter watches the holder", watching)
 
 	sent := time.Now()
 	nodes, err := zklock.Revoke(ctx, newSession(t, c.Servers()), path)
 	require.NoError(t, err)
-	require.Equal(t, []string{nodeOf(m.Guard())}, nodes)
+	require.Equal(t, []string{zklock.NodeOf(m)}, nodes)
 	select {
 	case <-revoked:
 		t.Logf("revocation request to the holder's signal: %v", time.Since(sent))
@@ -105,7 +105,7 @@ func TestRevokeTargets(t *testing.T) {
 	})
 	nodes, err := zklock.Revoke(ctx, s, root+"/rw")
 	require.NoError(t, err)
-	require.ElementsMatch(t, []string{nodeOf(readers[0].Guard()), nodeOf(readers[1].Guard())}, nodes)
+	require.ElementsMatch(t, []string{zklock.NodeOf(readers[0]), zklock.NodeOf(readers[1])}, nodes)
 	for _, r := range readers {
 		select {
 		case <-r.Revoked():
@@ -227,7 +227,7 @@ func TestBreak(t *testing.T) {
 	var alive *zklock.HolderAliveError
 	require.ErrorAs(t, err, &alive)
 	require.ErrorIs(t, err, zklock.ErrHolderAlive)
-	require.Equal(t, nodeOf(m.Guard()), alive.Holder.Path)
+	require.Equal(t, zklock.NodeOf(m), alive.Holder.Path)
 	require.Equal(t, owner.Client().SessionID(), alive.Holder.Session)
 	require.Equal(t, m.Token(), alive.Holder.Token)
 
@@ -239,7 +239,7 @@ func TestBreak(t *testing.T) {
 	broken, err := zklock.Break(ctx, op, path, true)
 	require.NoError(t, err)
 	require.Len(t, broken, 1)
-	require.Equal(t, nodeOf(m.Guard()), broken[0].Path)
+	require.Equal(t, zklock.NodeOf(m), broken[0].Path)
 	require.NoError(t, <-got, "the next contender holds")
 	require.Greater(t, w.Token(), m.Token())
 	_, err = owner.Client().Multi(ctx, guard, &zk.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})

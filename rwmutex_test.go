@@ -117,13 +117,13 @@ func TestRWMutexDowngradeKeepsQueuedWriterOut(t *testing.T) {
 	ss := manySessions(t, c.Servers(), 3)
 	a, w, r := newRW(t, ss[0], path), newRW(t, ss[1], path), newRW(t, ss[2], path)
 	require.NoError(t, a.Lock(ctx))
-	writeNode := nodeOf(a.Guard())
+	writeNode := zklock.NodeOf(a)
 	wr := async(func() error { return w.Lock(ctx) })
 	waitQueued(t, a, 2)
 
 	require.NoError(t, a.Downgrade(ctx), "downgrade is granted at once")
 	require.NoError(t, a.Unlock(ctx))
-	readNode := nodeOf(a.Guard())
+	readNode := zklock.NodeOf(a)
 	require.Contains(t, readNode, "__READ__")
 	require.Equal(t, writeNode[len(writeNode)-10:], readNode[len(readNode)-10:],
 		"the read node takes the writer's place")

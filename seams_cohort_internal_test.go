@@ -26,7 +26,7 @@ func TestCohortAfterNodeDeleted(t *testing.T) {
 	if err := m1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node, token := nodeOf(m1.Guard()), m1.Token()
+	node, token := NodeOf(m1), m1.Token()
 	m2got := goErr(t, func() error { return m2.Lock(ctx) })
 	poll(t, "m2 waits in the cohort", func() bool { return CohortWaiters(fs, path) == 1 })
 	rq := plainQ(r, path, queue.KindLock)
@@ -58,8 +58,8 @@ func TestCohortAfterNodeDeleted(t *testing.T) {
 	if err := <-m2got; err != nil {
 		t.Fatal(err)
 	}
-	if nodeOf(m2.Guard()) == node || m2.Token() <= token || closed(m2.Lost()) {
-		t.Fatalf("m2 holds %s (token %d, first holder's %d)", nodeOf(m2.Guard()), m2.Token(), token)
+	if NodeOf(m2) == node || m2.Token() <= token || closed(m2.Lost()) {
+		t.Fatalf("m2 holds %s (token %d, first holder's %d)", NodeOf(m2), m2.Token(), token)
 	}
 	if err := m2.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestCohortWithdrawnWaiterReleasesNode(t *testing.T) {
 	if err := m1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := nodeOf(m1.Guard())
+	node := NodeOf(m1)
 	gate := make(chan struct{})
 	var once sync.Once
 	open := func() { once.Do(func() { close(gate) }) }

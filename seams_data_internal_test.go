@@ -40,7 +40,7 @@ func forgedCohort(t *testing.T, data []byte) {
 	if err := m1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := nodeOf(m1.Guard())
+	node := NodeOf(m1)
 	m1.Guard() // the next local grant bumps the node's data version
 	m2got := goErr(t, func() error { return m2.Lock(ctx) })
 	poll(t, "m2 waits in the cohort", func() bool { return CohortWaiters(fs, path) == 1 })
@@ -83,12 +83,12 @@ func forgedCandidate(t *testing.T, value []byte) {
 	}
 	wq := plainQ(w, path, queue.KindLock) // a Mutex shares an election's queue
 	wch := goHeld(t, wq)
-	awaitFake(t, srv, "W waits for the leader's node", func() bool { return watchesSet(srv, w, nodeOf(term.Guard())) == 1 })
-	if err := srv.SetData(nodeOf(term.Guard()), []byte(revokeMessage)); err != nil { // Curator's Revoker
+	awaitFake(t, srv, "W waits for the leader's node", func() bool { return watchesSet(srv, w, NodeOf(term)) == 1 })
+	if err := srv.SetData(NodeOf(term), []byte(revokeMessage)); err != nil { // Curator's Revoker
 		t.Fatal(err)
 	}
 	awaitFake(t, srv, "W holds, or waits for the leader's node again", func() bool {
-		return len(w.Tracked()) > 0 || watchesSet(srv, w, nodeOf(term.Guard())) == 2
+		return len(w.Tracked()) > 0 || watchesSet(srv, w, NodeOf(term)) == 2
 	})
 	if len(w.Tracked()) > 0 {
 		t.Fatalf("W holds while the candidate leads (term lost: %v): its value %q forged an announcement",

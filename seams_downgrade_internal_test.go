@@ -47,7 +47,7 @@ func TestMaxHoldBesideDowngrade(t *testing.T) {
 	if err := <-agot; err != nil {
 		t.Fatalf("A's Lock: %v", err)
 	}
-	write := nodeOf(am.Guard())
+	write := NodeOf(am)
 	bd.started(t, 1) // the write hold's bound is timer 0
 	bch := goHeld(t, plainQ(b, path, queue.KindWrite))
 	awaitFake(t, srv, "B waits for A's write node", func() bool { return srv.Watching(write) == 1 })
@@ -114,7 +114,7 @@ func TestDowngradeAfterLoss(t *testing.T) {
 			}},
 		{"node deleted", func(*bounds) []Option { return nil },
 			func(t *testing.T, srv *queuetest.Server, _ *bounds, m *RWMutex) {
-				if err := srv.Connect().Delete(t.Context(), nodeOf(m.Guard())); err != nil { // Break
+				if err := srv.Connect().Delete(t.Context(), NodeOf(m)); err != nil { // Break
 					t.Fatal(err)
 				}
 			}},
@@ -129,7 +129,7 @@ func TestDowngradeAfterLoss(t *testing.T) {
 			if err := am.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			write := nodeOf(am.Guard())
+			write := NodeOf(am)
 			bch := goHeld(t, plainQ(b, path, queue.KindWrite))
 			awaitFake(t, srv, "B waits for A's write node", func() bool { return srv.Watching(write) == 1 })
 			tc.lose(t, srv, bd, am)
@@ -168,7 +168,7 @@ func TestDowngradedReadRevocable(t *testing.T) {
 	if err := am.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	read := nodeOf(am.Guard())
+	read := NodeOf(am)
 	if data, _, _ := srv.Node(read); string(data) != "me"+queue.RevocableTag {
 		t.Fatalf("the downgraded read node's data is %q, want the revocable tag after the caller's", data)
 	}
@@ -272,7 +272,7 @@ func TestCancelledUnlockGivesUp(t *testing.T) {
 			if err := m.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			node := nodeOf(m.Guard())
+			node := NodeOf(m)
 			uctx, cancel := context.WithCancel(ctx)
 			f := queuetest.Fault{Before: cancel, Lost: true, Hang: true}
 			if applied {
@@ -282,8 +282,8 @@ func TestCancelledUnlockGivesUp(t *testing.T) {
 			if err := m.Unlock(uctx); !errors.Is(err, context.Canceled) {
 				t.Fatalf("Unlock cut off: %v, want context.Canceled", err)
 			}
-			if nodeOf(m.Guard()) != "" || !closed(m.Lost()) || m.Revoked() != nil {
-				t.Fatalf("the hold was kept: handle's node %q, Lost closed %v, Revoked %v", nodeOf(m.Guard()), closed(m.Lost()), m.Revoked())
+			if NodeOf(m) != "" || !closed(m.Lost()) || m.Revoked() != nil {
+				t.Fatalf("the hold was kept: handle's node %q, Lost closed %v, Revoked %v", NodeOf(m), closed(m.Lost()), m.Revoked())
 			}
 			awaitFake(t, srv, "the node is deleted in the background", func() bool { return !srv.Exists(node) })
 			if err := m.Unlock(ctx); !errors.Is(err, ErrNotLocked) {
@@ -292,8 +292,8 @@ func TestCancelledUnlockGivesUp(t *testing.T) {
 			if err := m.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if nodeOf(m.Guard()) == node || !srv.Exists(nodeOf(m.Guard())) {
-				t.Fatalf("Lock after the cut-off Unlock holds %q (the old node %q)", nodeOf(m.Guard()), node)
+			if NodeOf(m) == node || !srv.Exists(NodeOf(m)) {
+				t.Fatalf("Lock after the cut-off Unlock holds %q (the old node %q)", NodeOf(m), node)
 			}
 			if err := m.Unlock(ctx); err != nil {
 				t.Fatal(err)
@@ -325,7 +325,7 @@ func TestDowngradeCancelled(t *testing.T) {
 		if read := readNodeOf(srv, a.SessionID(), path); read != "" {
 			t.Fatalf("%s cut off: the cancelled downgrade left %s", op, read)
 		}
-		if closed(am.Lost()) || !srv.Exists(nodeOf(am.Guard())) {
+		if closed(am.Lost()) || !srv.Exists(NodeOf(am)) {
 			t.Fatalf("%s cut off: the write lock was not kept", op)
 		}
 	}

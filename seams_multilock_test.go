@@ -32,19 +32,19 @@ func TestMultiLockPartLostWhileAcquiringZK(t *testing.T) {
 	mlgot := make(chan error, 1)
 	go func() { mlgot <- ml.Lock(ctx) }()
 	eventually(t, 10*time.Second, "the MultiLock holds /a and waits for /b", func() bool {
-		return nodeOf(pa.Guard()) != "" && watches(t, c, ms.Client().SessionID(), nodeOf(h.Guard()))
+		return zklock.NodeOf(pa) != "" && watches(t, c, ms.Client().SessionID(), zklock.NodeOf(h))
 	})
 	old := ms.Client().SessionID()
 	require.NoError(t, zktest.ExpireSession(ctx, c, p, old))
 	eventually(t, 20*time.Second, "the MultiLock waits for /b under its new session", func() bool {
-		return ms.Client().SessionID() != old && watches(t, c, ms.Client().SessionID(), nodeOf(h.Guard()))
+		return ms.Client().SessionID() != old && watches(t, c, ms.Client().SessionID(), zklock.NodeOf(h))
 	})
 	r, err := zklock.NewMutex(newSession(t, c.Servers()), root+"/a")
 	require.NoError(t, err)
 	require.NoError(t, r.Lock(ctx), "the rival holds /a: the MultiLock's node there went with its session")
 	require.NoError(t, h.Unlock(ctx))
 	if err, returned := returnsOr(t, "the MultiLock returns or waits for the rival on /a", mlgot, func() bool {
-		return watches(t, c, ms.Client().SessionID(), nodeOf(r.Guard()))
+		return watches(t, c, ms.Client().SessionID(), zklock.NodeOf(r))
 	}); returned {
 		t.Fatalf("MultiLock.Lock returned %v while the rival holds /a (the /a part's Lost closed: %v, the MultiLock's: %v)",
 			err, closed(pa.Lost()), closed(ml.Lost()))

@@ -107,7 +107,7 @@ func maxHoldBesideDowngrade(t *testing.T, c *zktest.Cluster, path string, bound 
 	waitQueued(t, x, 2)
 	require.NoError(t, x.Unlock(ctx))
 	require.NoError(t, <-agot)
-	write := nodeOf(a.Guard())
+	write := zklock.NodeOf(a)
 	bs := newSession(t, c.Servers())
 	b := newRW(t, bs, path)
 	bgot := make(chan error, 1)
@@ -195,7 +195,7 @@ func TestDowngradeAfterLossZK(t *testing.T) {
 			go func() { agot <- a.Lock(ctx) }()
 			var write string
 			eventually(t, 10*time.Second, "A waits for X's write node", func() bool {
-				if !watches(t, c, as.Client().SessionID(), nodeOf(x.Guard())) {
+				if !watches(t, c, as.Client().SessionID(), zklock.NodeOf(x)) {
 					return false
 				}
 				mine := ownedBy(t, as, as.Client().SessionID(), path)
@@ -211,7 +211,7 @@ func TestDowngradeAfterLossZK(t *testing.T) {
 			eventually(t, 10*time.Second, "B waits for A's write node", func() bool { return watches(t, c, bs.Client().SessionID(), write) })
 			require.NoError(t, x.Unlock(ctx))
 			require.NoError(t, <-agot, "A holds once X's write node went")
-			require.Equal(t, write, nodeOf(a.Guard()), "A holds its queued write node")
+			require.Equal(t, write, zklock.NodeOf(a), "A holds its queued write node")
 			tc.lose(ctx, t, a, path)
 			require.NoError(t, <-bgot, "B holds once A's write node went")
 			err = a.Downgrade(ctx)

@@ -102,7 +102,7 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 	held, err := zklock.NewMutex(alice, p)
 	require.NoError(t, err)
 	require.NoError(t, held.Lock(ctx))
-	node := nodeOf(held.Guard())
+	node := zklock.NodeOf(held)
 
 	mc := mallory.Client()
 	require.ErrorIs(t, mc.Delete(ctx, node, -1), zk.ErrNoAuth)
@@ -232,7 +232,7 @@ func TestAuthSurvivesReconnect(t *testing.T) {
 		// Deleting our node needs DELETE on its parent, which only alice has.
 		require.NoError(t, m.Unlock(ctx))
 		require.NoError(t, m.Lock(ctx))
-		_, err = s.Client().Set(ctx, nodeOf(m.Guard()), []byte("still alice"), -1)
+		_, err = s.Client().Set(ctx, zklock.NodeOf(m), []byte("still alice"), -1)
 		require.NoError(t, err)
 	}
 	require.NoError(t, m.Unlock(ctx))
@@ -283,7 +283,7 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 	})
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, m.Lock(ctx))
-	acl, _, err := s.Client().GetACL(ctx, nodeOf(m.Guard()))
+	acl, _, err := s.Client().GetACL(ctx, zklock.NodeOf(m))
 	require.NoError(t, err)
 	require.Equal(t, digestACL("alice", "secret"), acl)
 	require.NoError(t, m.Unlock(ctx))

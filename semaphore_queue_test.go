@@ -43,8 +43,8 @@ func TestSemaphoreQueueBasics(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, l2.Token(), l1.Token(), "tokens increase")
 	require.Len(t, zklock.LeaseNodes(l1), 1)
-	require.Contains(t, nodeOf(l1.Guard()), path+"/_c_", "one node directly under the path")
-	require.Contains(t, nodeOf(l1.Guard()), "-1of2permit-", "the node carries its leases and the limit")
+	require.Contains(t, zklock.NodeOf(l1), path+"/_c_", "one node directly under the path")
+	require.Contains(t, zklock.NodeOf(l1), "-1of2permit-", "the node carries its leases and the limit")
 	require.NotNil(t, l1.Guard())
 	require.Equal(t, []string{}, append([]string{}, filterNot(nodeNames(t, ss[0], path), "permit-")...),
 		"no locks or leases children: not Curator's layout")

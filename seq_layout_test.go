@@ -222,7 +222,7 @@ func TestSeqLayoutGaps(t *testing.T) {
 			}
 			w := seqMutex(t, ss[1], path)
 			res := async(func() error { return w.Lock(ctx) })
-			awaitWatchOn(t, c, ss[1].Client().SessionID(), nodeOf(holder.Guard()))
+			awaitWatchOn(t, c, ss[1].Client().SessionID(), zklock.NodeOf(holder))
 			select {
 			case r := <-res:
 				t.Fatalf("the waiter returned (%v) while the holder held", r.err)
@@ -298,7 +298,7 @@ func TestSeqLayoutRefusesWalkedPath(t *testing.T) {
 		var wk *zklock.WrongKindError
 		require.ErrorAs(t, err, &wk)
 		require.Equal(t, tc.found, wk.Found)
-		require.Equal(t, []string{nodeOf(h.Guard())}, ephemeralsUnder(t, cl, path), "only the holder's node remains")
+		require.Equal(t, []string{zklock.NodeOf(h)}, ephemeralsUnder(t, cl, path), "only the holder's node remains")
 		require.NoError(t, h.Unlock(ctx))
 	}
 }
@@ -317,7 +317,7 @@ func TestSeqLayoutWatchAndBreak(t *testing.T) {
 	require.NoError(t, h.Lock(ctx))
 	w := seqMutex(t, ss[1], path)
 	res := async(func() error { return w.Lock(ctx) })
-	awaitWatchOn(t, c, ss[1].Client().SessionID(), nodeOf(h.Guard()))
+	awaitWatchOn(t, c, ss[1].Client().SessionID(), zklock.NodeOf(h))
 
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -326,13 +326,13 @@ func TestSeqLayoutWatchAndBreak(t *testing.T) {
 	st := <-states
 	require.Equal(t, zklock.KindMutexSeq, st.Kind)
 	require.Len(t, st.Holders, 1)
-	require.Equal(t, nodeOf(h.Guard()), st.Holders[0].Path)
+	require.Equal(t, zklock.NodeOf(h), st.Holders[0].Path)
 	require.Len(t, st.Waiting, 1)
 
 	broken, err := zklock.Break(ctx, ss[2], path, true)
 	require.NoError(t, err)
 	require.Len(t, broken, 1)
-	require.Equal(t, nodeOf(h.Guard()), broken[0].Path)
+	require.Equal(t, zklock.NodeOf(h), broken[0].Path)
 	require.NoError(t, await(t, res, 10*time.Second, "the waiter after the break").err)
 	require.Greater(t, w.Token(), h.Token())
 	require.NoError(t, w.Unlock(ctx))
@@ -356,7 +356,7 @@ func TestSeqLayoutHolderExpires(t *testing.T) {
 	for i := range seqQueueLen {
 		q.enqueue(t, ctx, ss[0], path, i, seqMutex(t, ss[i%len(ss)], path), i+2)
 	}
-	awaitWatchOn(t, c, ss[0].Client().SessionID(), nodeOf(holder.Guard()))
+	awaitWatchOn(t, c, ss[0].Client().SessionID(), zklock.NodeOf(holder))
 	require.NoError(t, zktest.ExpireSession(ctx, c, px, hs.Client().SessionID()))
 	select {
 	case <-holder.Lost():

@@ -70,7 +70,7 @@ func TestReviewSeqMixedLayoutsNeverOverlap(t *testing.T) {
 				}
 				if n := holding.Add(1); n > 1 {
 					mu.Lock()
-					overlaps = append(overlaps, fmt.Sprintf("round %d: %s (seq layout %v) holds beside %d others", round, nodeOf(m.Guard()), seq, n-1))
+					overlaps = append(overlaps, fmt.Sprintf("round %d: %s (seq layout %v) holds beside %d others", round, zklock.NodeOf(m), seq, n-1))
 					mu.Unlock()
 				}
 				mu.Lock()

@@ -97,7 +97,7 @@ func TestSharedHandleLockAfterLoss(t *testing.T) {
 			}()
 			select {
 			case err := <-bgot:
-				t.Fatalf("B's Lock returned %v while the rival %s holds (B's Lost closed: %v)", err, nodeOf(rival.Guard()), isClosed(m.Lost()))
+				t.Fatalf("B's Lock returned %v while the rival %s holds (B's Lost closed: %v)", err, zklock.NodeOf(rival), isClosed(m.Lost()))
 			case <-waits:
 			case <-ctx.Done():
 				t.Fatal("B neither returned nor waited behind the rival")

@@ -59,7 +59,7 @@ func TestSharedLockAfterLoss(t *testing.T) {
 				if err := m.Lock(ctx); err != nil { // A
 					t.Fatal(err)
 				}
-				anode := nodeOf(m.Guard())
+				anode := NodeOf(m)
 				bgot := goErr(t, func() error { return m.Lock(ctx) }) // B
 				awaitFake(t, srv, "B waits for A", func() bool { return srv.Watching(anode) == 1 })
 				if how == "bound" {
@@ -145,7 +145,7 @@ func TestDowngradeRacingUnlock(t *testing.T) {
 	if err := <-agot; err != nil {
 		t.Fatalf("A's Lock: %v", err)
 	}
-	write := nodeOf(am.Guard())
+	write := NodeOf(am)
 	bch := goHeld(t, plainQ(b, path, queue.KindWrite))
 	awaitFake(t, srv, "B waits for A's write node", func() bool { return srv.Watching(write) == 1 })
 
@@ -217,7 +217,7 @@ func TestSharedLockAfterBreak(t *testing.T) {
 			if err := m.Lock(ctx); err != nil { // A
 				t.Fatal(err)
 			}
-			anode := nodeOf(m.Guard())
+			anode := NodeOf(m)
 			bgot := goErr(t, func() error { return m.Lock(ctx) }) // B
 			awaitFake(t, srv, "B waits for A", func() bool { return srv.Watching(anode) == 1 })
 			a.EndEpoch() // A's node goes; B enqueues again and is granted
@@ -245,8 +245,8 @@ func TestSharedLockAfterBreak(t *testing.T) {
 			if err := <-bgot; err != nil {
 				t.Fatalf("B's Lock: %v", err)
 			}
-			if !srv.Exists(nodeOf(m.Guard())) {
-				t.Fatalf("B holds %s, which does not exist", nodeOf(m.Guard()))
+			if !srv.Exists(NodeOf(m)) {
+				t.Fatalf("B holds %s, which does not exist", NodeOf(m))
 			}
 			if err := m.Unlock(ctx); err != nil {
 				t.Fatalf("B's Unlock: %v", err)
@@ -271,7 +271,7 @@ func TestReentryLooksAtItsNode(t *testing.T) {
 	if err := r.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := nodeOf(r.Guard())
+	node := NodeOf(r)
 	stats, creates := srv.Calls(queuetest.OpStat), srv.Calls(queuetest.OpCreate)
 	for _, reenter := range []func(context.Context) error{r.Lock, r.TryLock} {
 		if err := reenter(ctx); err != nil {

@@ -32,7 +32,7 @@ func TestTLS(t *testing.T) {
 	require.NoError(t, m.Lock(ctx))
 	// The client certificate authenticated the session: an "auth" ACL
 	// names its subject.
-	acl, _, err := s.Client().GetACL(ctx, nodeOf(m.Guard()))
+	acl, _, err := s.Client().GetACL(ctx, zklock.NodeOf(m))
 	require.NoError(t, err)
 	require.Equal(t, []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: "CN=zktest-client"}}, acl)
 	require.NoError(t, m.Unlock(ctx))

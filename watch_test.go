@@ -110,7 +110,7 @@ func TestWatchLockMutexChanges(t *testing.T) {
 	go func() { locked <- b.Lock(ctx) }()
 	st = nextState(t, states, "mutex/0 holders=a waiting=b revoking=")
 	require.Equal(t, zklock.KindMutex, st.Waiting[0].Kind)
-	require.Equal(t, nodeOf(a.Guard()), st.Holders[0].Path)
+	require.Equal(t, zklock.NodeOf(a), st.Holders[0].Path)
 
 	revoked, err := zklock.Revoke(ctx, s, p)
 	require.NoError(t, err)
