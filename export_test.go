@@ -17,6 +17,10 @@ func CohortWaiters(s *Session, path string) int { return s.cohorts.Waiters(path)
 // of tracking that set no other watch of s on the path.
 func AssumeWatchModes(s *Session) { s.c.AssumeWatchModes() }
 
+// HoldCount is how many times r's owner has locked without unlocking, for
+// the tests of re-entry (the count is not public: Lock and Unlock match).
+func HoldCount(r *ReentrantMutex) int { return r.holdCount() }
+
 // LeaseNodes returns the nodes of l not yet released.
 func LeaseNodes(l *Lease) []string {
 	if l.h.Released() {

@@ -79,15 +79,15 @@ func TestReviewBreak_MultiLockSecondUnlockReleasesReentrantAgain(t *testing.T) {
 	node := nodeOf(owner.Guard())
 	ml := must2(zklock.NewMultiLock(owner, m))(t)
 	mustDo(t, ml.Lock(r.ctx))
-	if owner.HoldCount() != 2 {
-		t.Fatalf("count %d after the MultiLock's Lock, want 2", owner.HoldCount())
+	if zklock.HoldCount(owner) != 2 {
+		t.Fatalf("count %d after the MultiLock's Lock, want 2", zklock.HoldCount(owner))
 	}
 	uerr := r.slowCut(t, ml.Unlock)
 	if !errors.Is(uerr, context.DeadlineExceeded) {
 		t.Fatalf("MultiLock.Unlock: %v, want the ctx's error (M cut off)", uerr)
 	}
-	if owner.HoldCount() != 1 {
-		t.Fatalf("count %d after the MultiLock's cut-off Unlock, want 1", owner.HoldCount())
+	if zklock.HoldCount(owner) != 1 {
+		t.Fatalf("count %d after the MultiLock's cut-off Unlock, want 1", zklock.HoldCount(owner))
 	}
 	err2 := ml.Unlock(r.ctx)
 	t.Logf("second MultiLock.Unlock: %v", err2)
@@ -96,17 +96,17 @@ func TestReviewBreak_MultiLockSecondUnlockReleasesReentrantAgain(t *testing.T) {
 	select {
 	case err := <-rgot:
 		t.Errorf("after the MultiLock's second Unlock (%v) the rival's Lock returned %v on %s, while the owner, which locked R once and never unlocked it, has count %d (its node %s exists: %v)",
-			err2, err, pb, owner.HoldCount(), node, r.exists(t, node))
+			err2, err, pb, zklock.HoldCount(owner), node, r.exists(t, node))
 		if err == nil {
 			mustDo(t, rival.Unlock(r.ctx))
 		}
 		rgot <- nil
 	case <-time.After(time.Second):
 	}
-	if owner.HoldCount() != 1 || !r.exists(t, node) {
-		t.Errorf("owner's count %d (want 1), its node %s exists %v", owner.HoldCount(), node, r.exists(t, node))
+	if zklock.HoldCount(owner) != 1 || !r.exists(t, node) {
+		t.Errorf("owner's count %d (want 1), its node %s exists %v", zklock.HoldCount(owner), node, r.exists(t, node))
 	}
-	for owner.HoldCount() > 0 {
+	for zklock.HoldCount(owner) > 0 {
 		mustDo(t, owner.Unlock(r.ctx))
 	}
 	if err := <-rgot; err != nil {
