@@ -206,18 +206,25 @@ func ExampleTerm() {
 		return
 	}
 	// Work for as long as the term lasts: the context ends with it.
-	work, cancel := term.Context(ctx)
-	defer cancel()
+	work, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		select {
+		case <-term.Lost():
+			stop(term.Err())
+		case <-work.Done():
+		}
+	}()
 	// Writes that must not outlive the term go in a multi with its guard.
 	_, err = s.Client().Multi(work, term.Guard(), &zk.CreateOp{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
 		ACL: zk.WorldACL(zk.PermAll)})
 	fmt.Println("guarded write:", err)
 	_ = e.Resign(ctx)
-	<-term.Lost() // closed when the term ends, resigned or lost
-	fmt.Println("term over:", work.Err() != nil)
+	<-work.Done() // ends with the term, resigned or lost
+	fmt.Println("term over, resigned:", errors.Is(context.Cause(work), zklock.ErrResigned))
 	// Output:
 	// guarded write: <nil>
-	// term over: true
+	// term over, resigned: true
 }
 
 func ExampleOption() {
