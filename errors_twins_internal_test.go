@@ -28,7 +28,7 @@ func TestErrorTwins(t *testing.T) {
 	kinds := map[Kind]errs.Kind{KindMutex: errs.Mutex, KindReentrantMutex: errs.ReentrantMutex,
 		KindRWMutexRead: errs.RWMutexRead, KindRWMutexWrite: errs.RWMutexWrite, KindRWMutex: errs.RWMutex,
 		KindSemaphore: errs.Semaphore, KindSemaphorePermit: errs.SemaphorePermit, KindMutexSeq: errs.MutexSeq,
-		KindElection: errs.Election, KindCuratorLeaderLatch: errs.LeaderLatch, KindKazooReadLock: errs.KazooReadLock}
+		KindElection: errs.Election, kindCuratorLeaderLatch: errs.LeaderLatch, kindKazooReadLock: errs.KazooReadLock}
 	for pub, in := range kinds {
 		if string(pub) != string(in) {
 			t.Errorf("Kind %q, internal %q", pub, in)

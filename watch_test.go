@@ -334,7 +334,7 @@ func TestWatchLockEnds(t *testing.T) {
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.WatchLock(context.Background(), s, "relative")
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
-	_, err = zklock.WatchLock(context.Background(), s, p, zklock.WatchKind(zklock.KindCuratorLeaderLatch))
+	_, err = zklock.WatchLock(context.Background(), s, p, zklock.WatchKind(zklock.Kind("curator_leader_latch")))
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 }
 
