@@ -51,7 +51,6 @@ import (
 //   - ErrLocked: TryLock, TryRLock and Semaphore.TryAcquire, when another
 //     owner holds the lock (or the leases are not free) or others wait for
 //     it. A lock's is wrapped in a *LockedError naming the holder.
-//   - ErrNoLeader: Election.Leader, when no candidate is campaigning.
 //   - ErrHolderAlive: Break without force, when a holder's node exists: its
 //     session is alive as far as ZooKeeper knows, and the holder may be
 //     acting on the resource. Wrapped in a *HolderAliveError.
@@ -91,7 +90,6 @@ var (
 
 	// Wait or retry.
 	ErrLocked      = errs.ErrLocked
-	ErrNoLeader    = errs.ErrNoLeader
 	ErrHolderAlive = errs.ErrHolderAlive
 
 	// The hold is gone: start over.

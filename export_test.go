@@ -21,6 +21,16 @@ func AssumeWatchModes(s *Session) { s.c.AssumeWatchModes() }
 // the tests of re-entry (the count is not public: Lock and Unlock match).
 func HoldCount(r *ReentrantMutex) int { return r.holdCount() }
 
+// LeaderOf reads e's leader as Election's doc says: the first of
+// Contenders (the zero Contender when nobody campaigns).
+func LeaderOf(ctx context.Context, e *Election) (Contender, error) {
+	cs, err := Contenders(ctx, e.s, e.q.Dir)
+	if err != nil || len(cs) == 0 {
+		return Contender{}, err
+	}
+	return cs[0], nil
+}
+
 // LeaseNodes returns the nodes of l not yet released.
 func LeaseNodes(l *Lease) []string {
 	if l.h.Released() {

@@ -179,11 +179,12 @@ func ExampleLeaderInfo() {
 		fmt.Println(err)
 		return
 	}
-	info, err := e.Leader(ctx)
+	leaders, err := e.Observe(ctx) // the current leader at once, then each change
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	info := <-leaders
 	fmt.Printf("leader %s, ours: %v, same token: %v\n", info.Value, info.Node == term.Guard().Path, info.Token == term.Token())
 	_ = e.Resign(ctx)
 	// Output:
