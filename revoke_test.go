@@ -220,12 +220,15 @@ func TestBreak(t *testing.T) {
 
 	op := newSession(t, c.Servers(), zklock.WithDigestAuth("owner", "secret"))
 	_, err = zklock.Break(ctx, op, path, false)
-	var alive *zklock.HolderAliveError
+	var alive *zklock.LockedError
 	require.ErrorAs(t, err, &alive)
 	require.ErrorIs(t, err, zklock.ErrHolderAlive)
-	require.Equal(t, nodeOf(m.Guard()), alive.Holder.Path)
-	require.Equal(t, owner.SessionID(), alive.Holder.Session)
-	require.Equal(t, m.Token(), alive.Holder.Token)
+	require.Len(t, alive.Holders, 1)
+	require.Equal(t, nodeOf(m.Guard()), alive.Holders[0].Path)
+	require.Equal(t, path+"/"+alive.Holder, alive.Holders[0].Path)
+	require.Equal(t, owner.SessionID(), alive.Holders[0].Session)
+	require.Equal(t, owner.SessionID(), alive.Session)
+	require.Equal(t, m.Token(), alive.Holders[0].Token)
 
 	stranger := newSession(t, c.Servers(), zklock.WithDigestAuth("stranger", "other"))
 	_, err = zklock.Break(ctx, stranger, path, true)

@@ -119,7 +119,7 @@ func ExampleKind() {
 	// rwmutex_read true
 }
 
-func ExampleHolderAliveError() {
+func ExampleLockedError_break() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
@@ -132,9 +132,9 @@ func ExampleHolderAliveError() {
 	_ = m.Lock(ctx)
 	defer m.Unlock(ctx)
 	_, err = zklock.Break(ctx, s, "/ex/alive/lock", false) // the holder's session is alive
-	var alive *zklock.HolderAliveError
+	var alive *zklock.LockedError                          // Break's names the live holders
 	if errors.As(err, &alive) {
-		fmt.Printf("refused: %s still holds (ErrHolderAlive: %v)\n", alive.Holder.Data, errors.Is(err, zklock.ErrHolderAlive))
+		fmt.Printf("refused: %s still holds (ErrHolderAlive: %v)\n", alive.Holders[0].Data, errors.Is(err, zklock.ErrHolderAlive))
 	}
 	// Output:
 	// refused: stuck-job still holds (ErrHolderAlive: true)
