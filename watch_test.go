@@ -76,9 +76,9 @@ func until(t *testing.T, states <-chan zklock.LockState, want string) zklock.Loc
 }
 
 // watchLock starts WatchLock on its own session and returns its states.
-func watchLock(t *testing.T, ctx context.Context, s *zklock.Session, p string, opts ...zklock.WatchOption) <-chan zklock.LockState {
+func watchLock(t *testing.T, ctx context.Context, s *zklock.Session, p string) <-chan zklock.LockState {
 	t.Helper()
-	states, err := zklock.WatchLock(ctx, s, p, opts...)
+	states, err := zklock.WatchLock(ctx, s, p)
 	require.NoError(t, err)
 	return states
 }
@@ -334,8 +334,59 @@ func TestWatchLockEnds(t *testing.T) {
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.WatchLock(context.Background(), s, "relative")
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
-	_, err = zklock.WatchLock(context.Background(), s, p, zklock.WatchKind(zklock.Kind("curator_leader_latch")))
-	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+}
+
+// A read the server refuses (zk.ErrNoAuth: the owner closed the path to
+// others) is delivered as a state with Err set, and the stream goes on:
+// once the owner opens the path again, the next read is delivered with Err
+// nil, though the path looks as it did before (free), so the reader learns
+// that the failure is over.
+func TestWatchLockErrInStream(t *testing.T) {
+	t.Parallel()
+	c := shared(t)
+	ctx := ctxFor(t)
+	p := lockPath(t, fmt.Sprint("lock-", time.Now().UnixNano())) // its own under -count
+	owner := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")))
+	for _, dir := range []string{path.Dir(path.Dir(p)), path.Dir(p), p} {
+		if _, err := owner.Client().Create(ctx, dir, nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...); err != nil {
+			require.ErrorIs(t, err, zk.ErrNodeExists)
+		}
+	}
+	states := watchLock(t, ctx, newSession(t, c.Servers()), p)
+	st := nextState(t, states, "/0 holders= waiting= revoking=")
+	require.NoError(t, st.Err)
+
+	_, err := owner.Client().SetACL(ctx, p, zk.DigestACL(zk.PermAll, "owner", "secret"), -1)
+	require.NoError(t, err)
+	// A child that is no contender fires the watcher's child watch: it reads.
+	_, err = owner.Client().Create(ctx, p+"/closed", nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
+	require.NoError(t, err)
+	select {
+	case st, ok := <-states:
+		require.True(t, ok, "states closed")
+		require.ErrorIs(t, st.Err, zk.ErrNoAuth)
+		require.Equal(t, p, st.Path)
+		require.Empty(t, st.Holders)
+	case <-time.After(watchTimeout):
+		t.Fatalf("no state within %v of closing the path", watchTimeout)
+	}
+	_, err = owner.Client().SetACL(ctx, p, zk.WorldACL(zk.PermAll), -1)
+	require.NoError(t, err)
+	deadline := time.After(watchTimeout)
+	for {
+		select {
+		case st, ok := <-states:
+			require.True(t, ok, "states closed after a refused read: the stream must go on")
+			if st.Err != nil {
+				require.ErrorIs(t, st.Err, zk.ErrNoAuth)
+				continue // read again before the ACL changed
+			}
+			require.Equal(t, "/0 holders= waiting= revoking=", summary(st))
+			return
+		case <-deadline:
+			t.Fatalf("no state with Err nil within %v of opening the path", watchTimeout)
+		}
+	}
 }
 
 // An Election's path shows the leader as its holder and the candidates
