@@ -31,6 +31,21 @@ func LeaderOf(ctx context.Context, e *Election) (Contender, error) {
 	return cs[0], nil
 }
 
+// RevokedOf is the revocation signal of h's current hold (h a *Mutex,
+// *ReentrantMutex or *RWMutex): closed at the first request WithRevocable's
+// listener hears, nil when nothing revocable is held.
+func RevokedOf(h any) <-chan struct{} {
+	switch v := h.(type) {
+	case *Mutex:
+		return v.h.Current().Revoked()
+	case *ReentrantMutex:
+		return v.h.Current().Revoked()
+	case *RWMutex:
+		return v.current().Revoked()
+	}
+	panic(fmt.Sprintf("RevokedOf(%T)", h))
+}
+
 // LeaseNodes returns the nodes of l not yet released.
 func LeaseNodes(l *Lease) []string {
 	if l.h.Released() {

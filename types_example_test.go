@@ -317,11 +317,18 @@ func ExampleRevoke() {
 		return
 	}
 	defer s.Close()
-	m, _ := zklock.NewMutex(s, "/ex/revoke/lock", zklock.WithRevocable())
+	// The listener runs on a goroutine of the session's: it signals and returns.
+	revoked := make(chan struct{}, 1)
+	m, _ := zklock.NewMutex(s, "/ex/revoke/lock", zklock.WithRevocable(func() {
+		select {
+		case revoked <- struct{}{}:
+		default: // a request is pending already
+		}
+	}))
 	_ = m.Lock(ctx)
 	nodes, err := zklock.Revoke(ctx, s, "/ex/revoke/lock") // from anywhere: asks the holder
 	fmt.Println("asked:", len(nodes), err)
-	<-m.Revoked() // the holder decides: here it lets go
+	<-revoked // the holder decides: here it lets go
 	fmt.Println("unlock:", m.Unlock(ctx))
 	// Output:
 	// asked: 1 <nil>

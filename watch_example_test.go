@@ -70,7 +70,7 @@ func ExampleLockState() {
 	defer s.Close()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	m, _ := zklock.NewMutex(s, "/example-lockstate", zklock.WithRevocable())
+	m, _ := zklock.NewMutex(s, "/example-lockstate", zklock.WithRevocable(func() {}))
 	_ = m.Lock(ctx)
 	defer m.Unlock(context.Background())
 	states, _ := zklock.WatchLock(ctx, s, "/example-lockstate")

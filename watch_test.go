@@ -102,7 +102,7 @@ func TestWatchLockMutexChanges(t *testing.T) {
 	st := nextState(t, states, "/0 holders= waiting= revoking=")
 	require.Equal(t, p, st.Path)
 
-	a := mutexWith(t, s, p, "a", zklock.WithRevocable())
+	a := mutexWith(t, s, p, "a", zklock.WithRevocable(func() {}))
 	require.NoError(t, a.Lock(ctx))
 	nextState(t, states, "mutex/0 holders=a waiting= revoking=")
 	b := mutexWith(t, s, p, "b")
