@@ -336,11 +336,11 @@ func TestWatchLockEnds(t *testing.T) {
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 }
 
-// A read the server refuses (zk.ErrNoAuth: the owner closed the path to
-// others) is delivered as a state with Err set, and the stream goes on:
-// once the owner opens the path again, the next read is delivered with Err
-// nil, though the path looks as it did before (free), so the reader learns
-// that the failure is over.
+// A read the server refuses (zk.ErrNoAuth: a contender's node that only
+// its owner may read) is delivered as a state with Err set, and the stream
+// goes on: once that node is gone, the next read is delivered with Err nil,
+// though the path looks as it did before (free), so the reader learns that
+// the failure is over.
 func TestWatchLockErrInStream(t *testing.T) {
 	t.Parallel()
 	c := shared(t)
@@ -356,22 +356,19 @@ func TestWatchLockErrInStream(t *testing.T) {
 	st := nextState(t, states, "/0 holders= waiting= revoking=")
 	require.NoError(t, st.Err)
 
-	_, err := owner.Client().SetACL(ctx, p, zk.DigestACL(zk.PermAll, "owner", "secret"), -1)
-	require.NoError(t, err)
-	// A child that is no contender fires the watcher's child watch: it reads.
-	_, err = owner.Client().Create(ctx, p+"/closed", nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
+	node, err := owner.Client().Create(ctx, p+"/_c_00000000-0000-0000-0000-000000000000-lock-", []byte("secret"),
+		zk.ModeEphemeralSequential, zk.DigestACL(zk.PermAll, "owner", "secret")...)
 	require.NoError(t, err)
 	select {
 	case st, ok := <-states:
 		require.True(t, ok, "states closed")
 		require.ErrorIs(t, st.Err, zk.ErrNoAuth)
 		require.Equal(t, p, st.Path)
-		require.Empty(t, st.Holders)
+		require.Empty(t, st.Holders, "the last good state's")
 	case <-time.After(watchTimeout):
-		t.Fatalf("no state within %v of closing the path", watchTimeout)
+		t.Fatalf("no state within %v of the unreadable node", watchTimeout)
 	}
-	_, err = owner.Client().SetACL(ctx, p, zk.WorldACL(zk.PermAll), -1)
-	require.NoError(t, err)
+	require.NoError(t, owner.Client().Delete(ctx, node, -1))
 	deadline := time.After(watchTimeout)
 	for {
 		select {
@@ -379,12 +376,12 @@ func TestWatchLockErrInStream(t *testing.T) {
 			require.True(t, ok, "states closed after a refused read: the stream must go on")
 			if st.Err != nil {
 				require.ErrorIs(t, st.Err, zk.ErrNoAuth)
-				continue // read again before the ACL changed
+				continue // read again before the node went
 			}
 			require.Equal(t, "/0 holders= waiting= revoking=", summary(st))
 			return
 		case <-deadline:
-			t.Fatalf("no state with Err nil within %v of opening the path", watchTimeout)
+			t.Fatalf("no state with Err nil within %v of the node's deletion", watchTimeout)
 		}
 	}
 }
