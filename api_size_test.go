@@ -13,7 +13,7 @@ import (
 // apiCeiling is the most exported names and methods the root package may
 // have (issue 48: a newcomer reads go doc of the root; the goal is 120).
 // Lower it when the count falls; raising it takes a reason in the commit.
-const apiCeiling = 135
+const apiCeiling = 120
 
 // TestAPISize counts the root package's API as go doc shows it: every
 // exported const and var name, function (constructors included), type,

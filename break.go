@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	pathpkg "path"
 
 	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
@@ -18,7 +19,7 @@ import (
 // A holder's node exists only while its session lives, so every holder
 // Break finds has a live session as far as ZooKeeper knows: it may be hung,
 // or it may be working. Without force Break deletes nothing and returns a
-// *HolderAliveError (wrapping ErrHolderAlive) naming the first holder; ask
+// *LockedError wrapping ErrHolderAlive, whose Holders are the live holders; ask
 // it to let go with Revoke first, or wait for its session to expire. With
 // force it deletes the nodes, and the next contender holds. Breaking does
 // not stop the old holder: it is not told (its Lost does not fire: its
@@ -55,7 +56,8 @@ func Break(ctx context.Context, s *Session, path string, force bool) ([]Contende
 		out[i].Holds = true // Break deletes holders' nodes only
 	}
 	if errors.Is(err, ErrHolderAlive) {
-		return nil, &HolderAliveError{Holder: out[0]}
+		h := out[0]
+		return nil, &LockedError{Holder: pathpkg.Base(h.Path), Session: h.Session, Data: h.Data, Holders: out}
 	}
 	if err != nil {
 		return nil, err

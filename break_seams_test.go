@@ -68,7 +68,7 @@ func TestBreakRevokeDowngradedReader(t *testing.T) {
 	ctx := ctxFor(t)
 	path := lockPath(t, "rw")
 	as := newSession(t, c.Servers())
-	a, err := zklock.NewRWMutex(as, path, zklock.WithRevocable())
+	a, err := zklock.NewRWMutex(as, path, zklock.WithRevocable(func() {}))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
 	require.NoError(t, a.Downgrade(ctx))
@@ -81,7 +81,7 @@ func TestBreakRevokeDowngradedReader(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("Revoke wrote %v", revoked)
 	select {
-	case <-a.Revoked():
+	case <-zklock.RevokedOf(a):
 	case err := <-got:
 		t.Fatalf("writer B returned (%v) while A held its read lock", err)
 	case <-time.After(5 * time.Second):

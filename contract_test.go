@@ -84,7 +84,7 @@ func mutexPartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock
 // bound never passes in a contract) and WithRevocable.
 func boundedParty(newParty func(*testing.T, *zklock.Session, string, ...zklock.Option) *party) func(*testing.T, *zklock.Session, string) *party {
 	return func(t *testing.T, s *zklock.Session, path string) *party {
-		return newParty(t, s, path, zklock.WithMaxHold(time.Hour), zklock.WithRevocable())
+		return newParty(t, s, path, zklock.WithMaxHold(time.Hour), zklock.WithRevocable(func() {}))
 	}
 }
 

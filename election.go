@@ -36,6 +36,11 @@ import (
 // and another candidate may lead. Stop acting as leader then, and fence
 // writes with Term.Token or Term.Guard.
 //
+// The leader is the first candidate in the queue (it leads, or is about to
+// learn that it does): the first of Contenders(ctx, s, path), whose Data is
+// its value; none when nobody campaigns. Observe streams it, change by
+// change.
+//
 // Methods are safe for concurrent use. An Election campaigns once at a
 // time: while a Campaign waits, a term is current or Run runs, another
 // Campaign or Run on it returns ErrAlreadyLocked at once and queues
@@ -208,23 +213,12 @@ type LeaderInfo struct {
 	Created time.Time // when the leader's node was created, by the server's clock
 }
 
-// Leader returns the current leader, or ErrNoLeader when no candidate is
-// campaigning. The leader is the first candidate in the queue: it leads, or
-// is about to learn that it does.
-func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
-	if err := checkCtx(ctx); err != nil {
-		return LeaderInfo{}, err
-	}
-	return e.leader(ctx)
-}
-
+// leader returns the current leader, the zero LeaderInfo when no candidate
+// is campaigning.
 func (e *Election) leader(ctx context.Context) (LeaderInfo, error) {
 	f, ok, err := e.q.First(ctx)
-	switch {
-	case err != nil:
+	if err != nil || !ok {
 		return LeaderInfo{}, err
-	case !ok:
-		return LeaderInfo{}, ErrNoLeader
 	}
 	return LeaderInfo{Node: e.q.Dir + "/" + f.Name, Value: f.Data, Session: f.Stat.EphemeralOwner,
 		Token: f.Stat.Czxid << hold.TokenShift, Created: time.UnixMilli(f.Stat.Ctime)}, nil

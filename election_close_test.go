@@ -13,7 +13,7 @@ import (
 // Issue 47: after Session.Close a leader's Term said "leadership lost",
 // as if a rival could have taken over while the program still ran; it
 // says the session was closed (ErrSessionClosed), through Err, the cause
-// of Context and Resign, and still counts as a loss (ErrLockLost)
+// of a context made as Term's doc says, and Resign, and still counts as a loss (ErrLockLost)
 // for code that handles every end of a term alike.
 func TestTermAfterSessionCloseSaysClosed(t *testing.T) {
 	t.Parallel()
@@ -24,7 +24,7 @@ func TestTermAfterSessionCloseSaysClosed(t *testing.T) {
 	require.NoError(t, err)
 	term, err := e.Campaign(ctxFor(t), []byte("a"))
 	require.NoError(t, err)
-	tctx, cancel := term.Context(context.Background())
+	tctx, cancel := termContext(context.Background(), term)
 	defer cancel()
 
 	require.NoError(t, s.Close())

@@ -2,7 +2,6 @@ package zklock_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -31,8 +30,13 @@ func ExampleElection_Campaign() {
 		fmt.Println(err)
 		return
 	}
-	leader, _ := e.Leader(ctx)
-	fmt.Printf("%s leads with token > 0: %v\n", leader.Value, term.Token() > 0)
+	// The leader is the first of the path's contenders.
+	cs, err := zklock.Contenders(ctx, s, "/services/scheduler/leader")
+	if err != nil || len(cs) == 0 {
+		fmt.Println(cs, err)
+		return
+	}
+	fmt.Printf("%s leads with token > 0: %v\n", cs[0].Data, term.Token() > 0)
 
 	// Lead until the term ends; here, resign at once.
 	select {
@@ -43,8 +47,8 @@ func ExampleElection_Campaign() {
 	}
 	<-term.Lost()
 	fmt.Println("term ended:", term.Err())
-	_, err = e.Leader(ctx)
-	fmt.Println("no leader now:", errors.Is(err, zklock.ErrNoLeader))
+	cs, err = zklock.Contenders(ctx, s, "/services/scheduler/leader")
+	fmt.Println("no leader now:", err == nil && len(cs) == 0)
 	// Output:
 	// scheduler-1 leads with token > 0: true
 	// resigning: <nil>

@@ -20,7 +20,7 @@ func TestElectionTermLostBeforeExpiry(t *testing.T) {
 	e := newElection(t, s, path)
 	term, err := e.Campaign(ctx, []byte("a"))
 	require.NoError(t, err)
-	tctx, cancel := term.Context(ctx)
+	tctx, cancel := termContext(ctx, term)
 	defer cancel()
 
 	rival := newElection(t, newSession(t, c.Servers()), path)

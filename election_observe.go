@@ -44,7 +44,7 @@ func (e *Election) observe(ctx context.Context, box *latest[LeaderInfo]) {
 	var last LeaderInfo
 	for first := true; ctx.Err() == nil; {
 		info, err := e.leader(ctx)
-		if err == nil || errors.Is(err, ErrNoLeader) {
+		if err == nil {
 			if first || !sameLeader(info, last) {
 				box.put(info)
 			}

@@ -103,7 +103,7 @@ func TestElectionObserveSlowReaderGetsLatest(t *testing.T) {
 		last = term
 	}
 	eventually(t, 10*time.Second, "the observer saw the last term", func() bool {
-		info, err := obs.Leader(ctx)
+		info, err := zklock.LeaderOf(ctx, obs)
 		return err == nil && info.Token == last.Token()
 	})
 	prev := int64(-1)

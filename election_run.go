@@ -73,7 +73,7 @@ func (e *Election) endRun() {
 
 // lead runs fn for term t and resigns afterwards, even if fn panics.
 func (e *Election) lead(ctx context.Context, t *Term, fn func(context.Context, *Term) error) (err error) {
-	lctx, cancel := t.Context(ctx)
+	lctx, cancel := t.context(ctx)
 	defer func() {
 		cancel()
 		resignErr := e.resignAfter(ctx)

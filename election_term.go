@@ -21,6 +21,19 @@ import (
 // Once Lost is closed the candidate must assume it no longer leads. A Term
 // never restarts; campaigning again yields a new Term with a larger Token.
 // Its methods are safe for concurrent use.
+//
+// Run's fn gets a context that ends with the term. After Campaign, make one
+// the same way (context.Cause(work) is then Err):
+//
+//	work, cancel := context.WithCancelCause(ctx)
+//	defer cancel(nil)
+//	go func() {
+//		select {
+//		case <-term.Lost():
+//			cancel(term.Err())
+//		case <-work.Done():
+//		}
+//	}()
 type Term struct {
 	token int64
 	node  string
@@ -140,12 +153,10 @@ func (t *Term) Guard() *zk.CheckOp {
 	return checkOp(&hold.Guard{Path: t.node, Version: -1})
 }
 
-// Context returns a copy of parent that is cancelled when the term ends
-// (context.Cause then reports Err), when parent
-// is done, or when the returned CancelFunc is called. Call the CancelFunc
-// once the work is done, to release the goroutine that watches the term.
-// Like context.WithCancel it panics if parent is nil.
-func (t *Term) Context(parent context.Context) (context.Context, context.CancelFunc) {
+// context returns a copy of parent that is cancelled, with Err as its
+// cause, when the term ends; Run's fn gets it. Campaign's callers write the
+// same in four lines (see Term).
+func (t *Term) context(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	go func() {
 		select {

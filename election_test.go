@@ -67,8 +67,6 @@ func TestElectionBadInput(t *testing.T) {
 	_, err = e.Campaign(nilCtx, nil)
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	require.ErrorIs(t, e.Resign(nilCtx), zklock.ErrInvalidArgument)
-	_, err = e.Leader(nilCtx)
-	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = e.Observe(nilCtx)
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	require.ErrorIs(t, e.Run(nilCtx, nil, func(context.Context, *zklock.Term) error { return nil }), zklock.ErrInvalidArgument)
@@ -77,8 +75,9 @@ func TestElectionBadInput(t *testing.T) {
 	_, err = e.Campaign(ctx, make([]byte, zk.MaxDataSize+1))
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLocked)
-	_, err = e.Leader(ctx)
-	require.ErrorIs(t, err, zklock.ErrNoLeader)
+	leader, err := zklock.LeaderOf(ctx, e)
+	require.NoError(t, err)
+	require.Empty(t, leader.Path, "nobody campaigns: no leader")
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	_, err = e.Campaign(done, nil)
@@ -143,9 +142,9 @@ func TestElectionResignHandsOver(t *testing.T) {
 	third := campaignAsync(ctx, es[2], "c")
 	eventually(t, 10*time.Second, "c queued", func() bool { return len(children(t, s, path)) == 3 })
 
-	info, err := es[2].Leader(ctx)
+	info, err := zklock.LeaderOf(ctx, es[2])
 	require.NoError(t, err)
-	require.Equal(t, "a", string(info.Value))
+	require.Equal(t, "a", string(info.Data))
 	cands, err := zklock.ContendersOf(ctx, es[2])
 	require.NoError(t, err)
 	require.Len(t, cands, 3)
@@ -155,6 +154,7 @@ func TestElectionResignHandsOver(t *testing.T) {
 	}
 	require.Equal(t, zklock.NodeOf(first), cands[0].Path)
 	require.Equal(t, first.Token(), info.Token)
+	require.True(t, info.Holds, "the leader holds")
 	select {
 	case r := <-second:
 		t.Fatalf("b leads while a leads: %v", r.err)
@@ -168,17 +168,17 @@ func TestElectionResignHandsOver(t *testing.T) {
 	r := <-second
 	require.NoError(t, r.err)
 	require.Greater(t, r.t.Token(), first.Token())
-	info, err = es[1].Leader(ctx)
+	info, err = zklock.LeaderOf(ctx, es[1])
 	require.NoError(t, err)
-	require.Equal(t, "b", string(info.Value), "the leader's value is the one it campaigned with")
+	require.Equal(t, "b", string(info.Data), "the leader's value is the one it campaigned with")
 
 	require.NoError(t, es[1].Resign(ctx))
 	r3 := <-third
 	require.NoError(t, r3.err)
 	require.Greater(t, r3.t.Token(), r.t.Token())
-	info, err = es[0].Leader(ctx)
+	info, err = zklock.LeaderOf(ctx, es[0])
 	require.NoError(t, err)
-	require.Equal(t, "c", string(info.Value))
+	require.Equal(t, "c", string(info.Data))
 	require.NoError(t, es[2].Resign(ctx))
 }
 

@@ -51,10 +51,10 @@ import (
 //   - ErrLocked: TryLock, TryRLock and Semaphore.TryAcquire, when another
 //     owner holds the lock (or the leases are not free) or others wait for
 //     it. A lock's is wrapped in a *LockedError naming the holder.
-//   - ErrNoLeader: Election.Leader, when no candidate is campaigning.
 //   - ErrHolderAlive: Break without force, when a holder's node exists: its
 //     session is alive as far as ZooKeeper knows, and the holder may be
-//     acting on the resource. Wrapped in a *HolderAliveError.
+//     acting on the resource. Wrapped in a *LockedError naming the live
+//     holders (its Holders).
 //
 // The hold is gone: stop using the resource, and start over (lock again,
 // campaign again, or make a new Session).
@@ -91,7 +91,6 @@ var (
 
 	// Wait or retry.
 	ErrLocked      = errs.ErrLocked
-	ErrNoLeader    = errs.ErrNoLeader
 	ErrHolderAlive = errs.ErrHolderAlive
 
 	// The hold is gone: start over.
@@ -104,21 +103,6 @@ var (
 	ErrAlreadyLocked = errs.ErrAlreadyLocked
 	ErrNotOwner      = errs.ErrNotOwner
 )
-
-// HolderAliveError is returned, wrapping ErrHolderAlive, by Break without
-// force.
-type HolderAliveError struct {
-	Holder Contender
-}
-
-// Error names the holder, its session and its age.
-func (e *HolderAliveError) Error() string {
-	return fmt.Sprintf("%v: %s held by session 0x%x since %s (data %q); break it only with force",
-		ErrHolderAlive, e.Holder.Path, e.Holder.Session, e.Holder.Created.Format(time.RFC3339), e.Holder.Data)
-}
-
-// Unwrap returns ErrHolderAlive.
-func (e *HolderAliveError) Unwrap() error { return ErrHolderAlive }
 
 // WrongKindError is returned, wrapping ErrWrongKind, by a primitive that
 // found another kind of primitive's nodes on its path.
@@ -136,18 +120,37 @@ func (e *WrongKindError) Error() string {
 // Unwrap returns ErrWrongKind.
 func (e *WrongKindError) Unwrap() error { return ErrWrongKind }
 
-// LockedError is returned, wrapping ErrLocked, by TryLock and TryRLock
-// when another owner holds the lock.
+// LockedError names who holds a lock. TryLock and TryRLock return one,
+// wrapping ErrLocked, when another owner holds it; Break without force
+// returns one, wrapping ErrHolderAlive, naming the holders whose sessions
+// are alive (it deleted nothing).
 type LockedError struct {
-	Holder  string // the holder's node name
-	Session int64  // the holder's session id (0 if unknown)
-	Data    []byte // the holder's node data (see WithData), without zklock's tags
+	Holder  string // the (first) holder's node name
+	Session int64  // its session id (0 if unknown)
+	Data    []byte // its node data (see WithData), without zklock's tags
+	// Holders are the live holders Break found, Holder's first, with their
+	// tokens and node creation times; nil in a Try's error.
+	Holders []Contender
 }
 
 // Error names the holder.
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("%v: held by %s (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
+	if len(e.Holders) == 0 {
+		return fmt.Sprintf("%v: held by %s (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
+	}
+	h, more := e.Holders[0], ""
+	if n := len(e.Holders) - 1; n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf("%v: %s held by session 0x%x since %s (data %q)%s; break it only with force",
+		ErrHolderAlive, h.Path, h.Session, h.Created.Format(time.RFC3339), h.Data, more)
 }
 
-// Unwrap returns ErrLocked.
-func (e *LockedError) Unwrap() error { return ErrLocked }
+// Unwrap returns ErrHolderAlive for Break's error (Holders set), ErrLocked
+// otherwise.
+func (e *LockedError) Unwrap() error {
+	if len(e.Holders) > 0 {
+		return ErrHolderAlive
+	}
+	return ErrLocked
+}

@@ -7,8 +7,8 @@ import (
 	"github.com/zklock/zklock"
 )
 
-// TestErrorsAsPublicTypes: every path that returns LockedError,
-// WrongKindError or HolderAliveError gives the root package's type to
+// TestErrorsAsPublicTypes: every path that returns LockedError
+// (Break's too) or WrongKindError gives the root package's type to
 // errors.As, with its fields filled in.
 func TestErrorsAsPublicTypes(t *testing.T) {
 	t.Parallel()
@@ -72,12 +72,13 @@ func TestErrorsAsPublicTypes(t *testing.T) {
 	wrongKind(t, "MultiLock.Lock", ml.Lock(ctx))
 
 	_, err = zklock.Break(ctx, s2, path, false)
-	var ha *zklock.HolderAliveError
-	if !errors.As(err, &ha) || !errors.Is(err, zklock.ErrHolderAlive) {
-		t.Fatalf("Break without force: %v (%T), want a *zklock.HolderAliveError", err, err)
+	var ha *zklock.LockedError
+	if !errors.As(err, &ha) || !errors.Is(err, zklock.ErrHolderAlive) || errors.Is(err, zklock.ErrLocked) {
+		t.Fatalf("Break without force: %v (%T), want a *zklock.LockedError wrapping ErrHolderAlive alone", err, err)
 	}
-	if string(ha.Holder.Data) != "holder" || ha.Holder.Session != s1.Client().SessionID() {
-		t.Errorf("HolderAliveError %+v, want the holder", ha.Holder)
+	if len(ha.Holders) != 1 || string(ha.Holders[0].Data) != "holder" || ha.Holders[0].Session != s1.Client().SessionID() ||
+		string(ha.Data) != "holder" || ha.Session != s1.Client().SessionID() || ha.Holder == "" {
+		t.Errorf("Break's LockedError %+v, want the holder", ha)
 	}
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,35 @@ func CohortWaiters(s *Session, path string) int { return s.cohorts.Waiters(path)
 // of tracking that set no other watch of s on the path.
 func AssumeWatchModes(s *Session) { s.c.AssumeWatchModes() }
 
+// HoldCount is how many times r's owner has locked without unlocking, for
+// the tests of re-entry (the count is not public: Lock and Unlock match).
+func HoldCount(r *ReentrantMutex) int { return r.holdCount() }
+
+// LeaderOf reads e's leader as Election's doc says: the first of
+// Contenders (the zero Contender when nobody campaigns).
+func LeaderOf(ctx context.Context, e *Election) (Contender, error) {
+	cs, err := Contenders(ctx, e.s, e.q.Dir)
+	if err != nil || len(cs) == 0 {
+		return Contender{}, err
+	}
+	return cs[0], nil
+}
+
+// RevokedOf is the revocation signal of h's current hold (h a *Mutex,
+// *ReentrantMutex or *RWMutex): closed at the first request WithRevocable's
+// listener hears, nil when nothing revocable is held.
+func RevokedOf(h any) <-chan struct{} {
+	switch v := h.(type) {
+	case *Mutex:
+		return v.h.Current().Revoked()
+	case *ReentrantMutex:
+		return v.h.Current().Revoked()
+	case *RWMutex:
+		return v.current().Revoked()
+	}
+	panic(fmt.Sprintf("RevokedOf(%T)", h))
+}
+
 // LeaseNodes returns the nodes of l not yet released.
 func LeaseNodes(l *Lease) []string {
 	if l.h.Released() {

@@ -34,10 +34,10 @@ func fuzzOption(code byte, rw bool) []Option {
 	case 1:
 		return []Option{WithMaxHold(time.Hour)} // the run's timers decide when it passes
 	case 2:
-		return []Option{WithRevocable()}
+		return []Option{WithRevocable(func() {})}
 	case 3:
 		if rw {
-			return []Option{WithMaxHold(time.Hour), WithRevocable()}
+			return []Option{WithMaxHold(time.Hour), WithRevocable(func() {})}
 		}
 		return []Option{WithCohort(0, 0)}
 	}

@@ -115,7 +115,7 @@ func (h *handle) releaseAll(r *run) {
 	for range fuzzMaxSteps + 8 {
 		var what string
 		switch {
-		case h.m != nil && h.m.h.Current() != nil, h.re != nil && h.re.HoldCount() > 0,
+		case h.m != nil && h.m.h.Current() != nil, h.re != nil && h.re.holdCount() > 0,
 			h.rw != nil && h.rw.w.Current() != nil, h.ml != nil && h.holdsML():
 			what = "release"
 		case h.rw != nil && len(h.rw.reads) > 0:

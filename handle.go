@@ -175,11 +175,11 @@ type confKey struct {
 // and the set of keys stays small.
 func (s *Session) conf(sp spec, o primitiveOptions) *hold.Conf {
 	c := &hold.Conf{Kind: errs.Kind(sp.kind), Errs: sp.errs, Data: o.data,
-		Layers: hold.Layers{MaxHold: o.maxHold, Revocable: o.revocable}}
+		Layers: hold.Layers{MaxHold: o.maxHold, Revocable: o.revocable, OnRevoke: o.onRevoke}}
 	if s.metrics != nil {
 		c.Events = s.metrics
 	}
-	if o.maxHold > 0 || o.ownData {
+	if o.maxHold > 0 || o.ownData || o.revocable { // a listener is the handle's own
 		return c
 	}
 	got, _ := s.confs.LoadOrStore(confKey{sp.kind, o.revocable, sp.errs, s.metrics}, c)

@@ -218,3 +218,17 @@ func requireServersTiming(t *testing.T, want, got zk.Timing, msgAndArgs ...any) 
 		t.Fatalf("timing %+v, want %+v (Timeout aside) %v", got, want, fmt.Sprint(msgAndArgs...))
 	}
 }
+
+// termContext is the context Term's doc tells Campaign's callers to make:
+// cancelled, with term.Err as its cause, when the term ends.
+func termContext(parent context.Context, term *zklock.Term) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	go func() {
+		select {
+		case <-term.Lost():
+			cancel(term.Err())
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
+}

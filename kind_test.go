@@ -252,7 +252,7 @@ func TestWrongKindSharedKinds(t *testing.T) {
 	err = m.Lock(ctx)
 	var wk *zklock.WrongKindError
 	require.ErrorAs(t, err, &wk)
-	require.Equal(t, zklock.KindCuratorLeaderLatch, wk.Found)
+	require.Equal(t, zklock.Kind("curator_leader_latch"), wk.Found)
 	require.Equal(t, n[len(path)+1:], wk.Node)
 	require.Equal(t, sorted([]string{"unrelated", n[len(path)+1:]}), sorted(nodeNames(t, s, path)), "the refused Mutex left its node")
 }

@@ -52,22 +52,27 @@ type Metrics interface {
 
 // Kind names a kind of primitive: in metrics (the kind argument of
 // Metrics' methods), in WrongKindError.Found and in Contender.Kind.
+// Besides the constants below, WrongKindError.Found (and Contender.Kind)
+// can hold the kind of a peer's node that a zklock primitive meets on a
+// path: "curator_leader_latch" (Curator's LeaderLatch) and
+// "kazoo_read_lock" (Kazoo's ReadLock).
 type Kind string
 
-// The kinds. KindCuratorLeaderLatch and KindKazooReadLock are the peers'
-// recipes a zklock primitive can meet on a path.
+// The kinds of zklock's primitives.
 const (
-	KindMutex              Kind = "mutex"
-	KindReentrantMutex     Kind = "reentrant_mutex"
-	KindRWMutexRead        Kind = "rwmutex_read"
-	KindRWMutexWrite       Kind = "rwmutex_write"
-	KindRWMutex            Kind = "rwmutex"          // a read-write lock's path as a whole, in LockState
-	KindSemaphore          Kind = "semaphore"        // Curator's layout
-	KindSemaphorePermit    Kind = "semaphore_permit" // WithPermitLayout
-	KindMutexSeq           Kind = "mutex_seq"        // a Mutex WithSequenceLayout (unreleased)
-	KindElection           Kind = "election"
-	KindCuratorLeaderLatch Kind = "curator_leader_latch"
-	KindKazooReadLock      Kind = "kazoo_read_lock"
+	KindMutex           Kind = "mutex"
+	KindReentrantMutex  Kind = "reentrant_mutex"
+	KindRWMutexRead     Kind = "rwmutex_read"
+	KindRWMutexWrite    Kind = "rwmutex_write"
+	KindRWMutex         Kind = "rwmutex"          // a read-write lock's path as a whole, in LockState
+	KindSemaphore       Kind = "semaphore"        // Curator's layout
+	KindSemaphorePermit Kind = "semaphore_permit" // WithPermitLayout
+	KindMutexSeq        Kind = "mutex_seq"        // a Mutex WithSequenceLayout (unreleased)
+	KindElection        Kind = "election"
+
+	// Peers' nodes (see Kind).
+	kindCuratorLeaderLatch Kind = "curator_leader_latch"
+	kindKazooReadLock      Kind = "kazoo_read_lock"
 )
 
 // WithMetrics sends the session's measurements to m. The default is none.

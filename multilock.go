@@ -21,8 +21,8 @@ import (
 // zk.Client.Multi so that the other writes commit only while every part is
 // held. Tokens reports each part's, in the order the parts were given to
 // NewMultiLock. Each part keeps its handle's options: a part made
-// revocable (WithRevocable) signals on its handle's Revoked, which may be
-// read while the MultiLock holds; a part's bound (WithMaxHold) makes
+// revocable (WithRevocable) calls its handle's listener while the
+// MultiLock holds; a part's bound (WithMaxHold) makes
 // Lost fire; a part of a cohort (WithCohort) is handed on within its
 // process as its handle's Lock would be. A part broken by Break is not
 // told, as its handle would not be.

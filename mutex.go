@@ -16,7 +16,7 @@ import (
 // handle or another, until Unlock. Each Lock is an acquisition of its own,
 // with its own fencing token, queued in the order the calls reach the
 // session. Any goroutine may Unlock, as with sync.Mutex. The accessors
-// (Lost, Token, Guard, Revoked) describe the current holder's
+// (Lost, Token, Guard) describe the current holder's
 // acquisition. It is not reentrant: a goroutine that calls Lock while it
 // holds waits forever, as with sync.Mutex (use ReentrantMutex for nesting).
 // Methods are safe for concurrent use; a Mutex must not be copied.
@@ -117,13 +117,6 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // lock to another client, or at its bound (WithMaxHold). It never reopens;
 // a later Lock has its own. It is closed when nothing is held.
 func (m *Mutex) Lost() <-chan struct{} { return m.h.Current().Lost() }
-
-// Revoked returns a channel that is closed when a revocation request (see
-// Revoke) arrives for the current acquisition of a revocable Mutex (see
-// WithRevocable): someone asks the holder to release. The holder decides;
-// nothing is taken from it. It returns nil, a channel that never closes,
-// when the Mutex is not revocable or holds nothing.
-func (m *Mutex) Revoked() <-chan struct{} { return m.h.Current().Revoked() }
 
 // Token returns the fencing token of the current acquisition, or 0 when
 // nothing is held. A token is the lock node's creation zxid shifted left

@@ -89,17 +89,17 @@ func ExampleReentrantMutex() {
 	other, _ := zklock.NewReentrantMutex(s, "/accounts/42") // another owner
 	_ = owner.Lock(ctx)
 	_ = owner.Lock(ctx) // re-entry: one round trip (its node is looked at)
-	fmt.Println("hold count:", owner.HoldCount())
 	fmt.Println("other owner:", errors.Is(other.TryLock(ctx), zklock.ErrLocked))
 	fmt.Println("non-owner unlock:", errors.Is(other.Unlock(ctx), zklock.ErrNotOwner))
-	_ = owner.Unlock(ctx)
+	_ = owner.Unlock(ctx) // one Lock still to match: the owner still holds
+	fmt.Println("after one unlock:", errors.Is(other.TryLock(ctx), zklock.ErrLocked))
 	_ = owner.Unlock(ctx)
 	fmt.Println("other owner now:", other.TryLock(ctx))
 	_ = other.Unlock(ctx)
 	// Output:
-	// hold count: 2
 	// other owner: true
 	// non-owner unlock: true
+	// after one unlock: true
 	// other owner now: <nil>
 }
 

@@ -351,6 +351,7 @@ type primitiveOptions struct {
 	listingHandoff bool
 	cohort         *hold.Bound   // WithCohort
 	revocable      bool          // WithRevocable
+	onRevoke       func()        // WithRevocable's listener
 	maxHold        time.Duration // WithMaxHold; 0: unbounded
 	permits        bool          // WithPermitLayout
 	seqLayout      bool          // WithSequenceLayout

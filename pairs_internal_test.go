@@ -19,14 +19,14 @@ func TestPairsRefusedAtConstruction(t *testing.T) {
 		make func() error
 	}{
 		{"Semaphore WithMaxHold", func() error { _, err := NewSemaphore(fs, p, 2, WithMaxHold(time.Second)); return err }},
-		{"Semaphore WithRevocable", func() error { _, err := NewSemaphore(fs, p, 2, WithRevocable()); return err }},
+		{"Semaphore WithRevocable", func() error { _, err := NewSemaphore(fs, p, 2, WithRevocable(func() {})); return err }},
 		{"Semaphore WithCohort", func() error { _, err := NewSemaphore(fs, p, 2, WithCohort(0, 0)); return err }},
 		{"Semaphore queue WithMaxHold", func() error {
 			_, err := NewSemaphore(fs, p, 2, WithPermitLayout(), WithMaxHold(time.Second))
 			return err
 		}},
 		{"Semaphore queue WithRevocable", func() error {
-			_, err := NewSemaphore(fs, p, 2, WithPermitLayout(), WithRevocable())
+			_, err := NewSemaphore(fs, p, 2, WithPermitLayout(), WithRevocable(func() {}))
 			return err
 		}},
 		{"Semaphore queue WithCohort", func() error {
@@ -34,16 +34,16 @@ func TestPairsRefusedAtConstruction(t *testing.T) {
 			return err
 		}},
 		{"Election WithMaxHold", func() error { _, err := NewElection(fs, p, WithMaxHold(time.Second)); return err }},
-		{"Election WithRevocable", func() error { _, err := NewElection(fs, p, WithRevocable()); return err }},
+		{"Election WithRevocable", func() error { _, err := NewElection(fs, p, WithRevocable(func() {})); return err }},
 		{"Election WithCohort", func() error { _, err := NewElection(fs, p, WithCohort(0, 0)); return err }},
 		{"RWMutex WithCohort", func() error { _, err := NewRWMutex(fs, p, WithCohort(0, 0)); return err }},
-		{"Mutex WithCohort WithRevocable", func() error { _, err := NewMutex(fs, p, WithCohort(0, 0), WithRevocable()); return err }},
+		{"Mutex WithCohort WithRevocable", func() error { _, err := NewMutex(fs, p, WithCohort(0, 0), WithRevocable(func() {})); return err }},
 		{"Mutex WithCohort WithMaxHold", func() error {
 			_, err := NewMutex(fs, p, WithCohort(0, 0), WithMaxHold(time.Second))
 			return err
 		}},
 		{"ReentrantMutex WithCohort WithRevocable", func() error {
-			_, err := NewReentrantMutex(fs, p, WithCohort(0, 0), WithRevocable())
+			_, err := NewReentrantMutex(fs, p, WithCohort(0, 0), WithRevocable(func() {}))
 			return err
 		}},
 		{"ReentrantMutex WithCohort WithMaxHold", func() error {
@@ -56,7 +56,7 @@ func TestPairsRefusedAtConstruction(t *testing.T) {
 		{"Semaphore WithSequenceLayout", func() error { _, err := NewSemaphore(fs, p, 2, WithSequenceLayout()); return err }},
 		{"Election WithSequenceLayout", func() error { _, err := NewElection(fs, p, WithSequenceLayout()); return err }},
 		{"Mutex sequence layout WithCohort", func() error { _, err := NewMutex(fs, p, WithSequenceLayout(), WithCohort(0, 0)); return err }},
-		{"Mutex sequence layout WithRevocable", func() error { _, err := NewMutex(fs, p, WithSequenceLayout(), WithRevocable()); return err }},
+		{"Mutex sequence layout WithRevocable", func() error { _, err := NewMutex(fs, p, WithSequenceLayout(), WithRevocable(func() {})); return err }},
 		{"Mutex sequence layout WithMaxHold", func() error {
 			_, err := NewMutex(fs, p, WithSequenceLayout(), WithMaxHold(time.Second))
 			return err

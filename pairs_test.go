@@ -45,25 +45,25 @@ type lockKind struct {
 func mutexHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, func() <-chan struct{} { return zklock.RevokedOf(m) }, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
 }
 
 func reentrantHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewReentrantMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, func() <-chan struct{} { return zklock.RevokedOf(m) }, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
 }
 
 func readHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.RLock, m.RUnlock, m.Lost, m.Revoked, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
+	return lockHolder{m.RLock, m.RUnlock, m.Lost, func() <-chan struct{} { return zklock.RevokedOf(m) }, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
 }
 
 func writeHolder(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) lockHolder {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
-	return lockHolder{m.Lock, m.Unlock, m.Lost, m.Revoked, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
+	return lockHolder{m.Lock, m.Unlock, m.Lost, func() <-chan struct{} { return zklock.RevokedOf(m) }, m.Token, func() string { return zklock.NodeOf(m) }, m.Guard}
 }
 
 func plainRival(ours func(*testing.T, *zklock.Session, string, ...zklock.Option) lockHolder) func(*testing.T, *zklock.Session, string) lockHolder {
@@ -143,7 +143,7 @@ func TestPairsRevocable(t *testing.T) {
 			ctx := ctxFor(t)
 			path := lockPath(t, "lock")
 			s := newSession(t, c.Servers())
-			h := k.ours(t, s, path, zklock.WithRevocable())
+			h := k.ours(t, s, path, zklock.WithRevocable(func() {}))
 			require.NoError(t, h.lock(ctx))
 			rs := newSession(t, c.Servers())
 			rival := k.rival(t, rs, path)
@@ -186,7 +186,7 @@ func TestPairsBreak(t *testing.T) {
 			return mutexHolder(t, s, p, zklock.WithMaxHold(2*time.Second))
 		}, plainRival(mutexHolder), nil},
 		lockKind{"RWMutex write WithRevocable", func(t *testing.T, s *zklock.Session, p string, _ ...zklock.Option) lockHolder {
-			return writeHolder(t, s, p, zklock.WithRevocable())
+			return writeHolder(t, s, p, zklock.WithRevocable(func() {}))
 		}, plainRival(writeHolder), nil})
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -391,7 +391,7 @@ func TestPairsMultiLockParts(t *testing.T) {
 	require.NoError(t, err)
 	co, err := zklock.NewMutex(s, root+"/d", zklock.WithCohort(0, 0))
 	require.NoError(t, err)
-	rv, err := zklock.NewMutex(s, root+"/e", zklock.WithRevocable())
+	rv, err := zklock.NewMutex(s, root+"/e", zklock.WithRevocable(func() {}))
 	require.NoError(t, err)
 	bd, err := zklock.NewMutex(s, root+"/f", zklock.WithMaxHold(time.Hour))
 	require.NoError(t, err)
@@ -434,7 +434,7 @@ func TestPairsMultiLockParts(t *testing.T) {
 	_, err = zklock.Revoke(ctx, rs, root+"/e")
 	require.NoError(t, err)
 	select {
-	case <-rv.Revoked():
+	case <-zklock.RevokedOf(rv):
 	case <-ctx.Done():
 		t.Fatal("the revocable part's handle was not told")
 	}

@@ -41,7 +41,13 @@ func ExampleMetrics_revocations() {
 		return
 	}
 	defer s.Close()
-	mu, err := zklock.NewMutex(s, "/ex/recipemetrics/lock", zklock.WithRevocable())
+	revoked := make(chan struct{}, 1)
+	mu, err := zklock.NewMutex(s, "/ex/recipemetrics/lock", zklock.WithRevocable(func() {
+		select {
+		case revoked <- struct{}{}:
+		default:
+		}
+	}))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -54,7 +60,7 @@ func ExampleMetrics_revocations() {
 		fmt.Println(err)
 		return
 	}
-	<-mu.Revoked()
+	<-revoked
 	if err := mu.Unlock(ctx); err != nil {
 		fmt.Println(err)
 		return

@@ -173,11 +173,8 @@ func (r *ReentrantMutex) unlock(ctx context.Context) error {
 	return err
 }
 
-// Revoked is Mutex.Revoked for this owner's hold (see WithRevocable).
-func (r *ReentrantMutex) Revoked() <-chan struct{} { return r.h.Current().Revoked() }
-
-// HoldCount returns how many times the owner has locked without unlocking.
-func (r *ReentrantMutex) HoldCount() int {
+// holdCount is how many times the owner has locked without unlocking.
+func (r *ReentrantMutex) holdCount() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.count

@@ -182,16 +182,16 @@ func TestReviewBreak_ReentrantUnlockCutOffAtCountTwo(t *testing.T) {
 	if err := r.slowCut(t, owner.Unlock); err != nil {
 		t.Fatalf("Unlock at count 2 over a slow link: %v, want nil (it only counts)", err)
 	}
-	if owner.HoldCount() != 1 || zklock.NodeOf(owner) != node || isClosed(owner.Lost()) || !r.exists(t, node) {
+	if zklock.HoldCount(owner) != 1 || zklock.NodeOf(owner) != node || isClosed(owner.Lost()) || !r.exists(t, node) {
 		t.Fatalf("after Unlock at count 2: count %d, node %q (was %s), Lost closed %v, exists %v",
-			owner.HoldCount(), zklock.NodeOf(owner), node, isClosed(owner.Lost()), r.exists(t, node))
+			zklock.HoldCount(owner), zklock.NodeOf(owner), node, isClosed(owner.Lost()), r.exists(t, node))
 	}
 	uerr := r.slowCut(t, owner.Unlock)
 	if !errors.Is(uerr, context.DeadlineExceeded) {
 		t.Fatalf("Unlock at count 1 cut off: %v, want the ctx's error", uerr)
 	}
-	if owner.HoldCount() != 0 || zklock.NodeOf(owner) != "" || !isClosed(owner.Lost()) {
-		t.Fatalf("after a cut-off Unlock: count %d, node %q, Lost closed %v", owner.HoldCount(), zklock.NodeOf(owner), isClosed(owner.Lost()))
+	if zklock.HoldCount(owner) != 0 || zklock.NodeOf(owner) != "" || !isClosed(owner.Lost()) {
+		t.Fatalf("after a cut-off Unlock: count %d, node %q, Lost closed %v", zklock.HoldCount(owner), zklock.NodeOf(owner), isClosed(owner.Lost()))
 	}
 	if err := owner.Unlock(r.ctx); !errors.Is(err, zklock.ErrNotLocked) {
 		t.Errorf("Unlock after: %v, want ErrNotLocked", err)
@@ -220,14 +220,14 @@ func TestReviewBreak_ReentryStatCutOffByCtx(t *testing.T) {
 		} else if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("re-entry (try %v) cut off: %v, want the ctx's error", try, err)
 		}
-		if owner.HoldCount() != 1 || zklock.NodeOf(owner) != node || isClosed(owner.Lost()) || !r.exists(t, node) {
+		if zklock.HoldCount(owner) != 1 || zklock.NodeOf(owner) != node || isClosed(owner.Lost()) || !r.exists(t, node) {
 			t.Fatalf("after a cut-off re-entry (try %v): count %d, node %q (was %s), Lost closed %v, exists %v",
-				try, owner.HoldCount(), zklock.NodeOf(owner), node, isClosed(owner.Lost()), r.exists(t, node))
+				try, zklock.HoldCount(owner), zklock.NodeOf(owner), node, isClosed(owner.Lost()), r.exists(t, node))
 		}
 	}
 	mustDo(t, owner.Lock(r.ctx))
-	if owner.HoldCount() != 2 {
-		t.Fatalf("count %d after a re-entry, want 2", owner.HoldCount())
+	if zklock.HoldCount(owner) != 2 {
+		t.Fatalf("count %d after a re-entry, want 2", zklock.HoldCount(owner))
 	}
 	mustDo(t, owner.Unlock(r.ctx))
 	mustDo(t, owner.Unlock(r.ctx))
@@ -277,21 +277,21 @@ func TestReviewBreak_ReentryRacesBreak(t *testing.T) {
 	if after > 0 {
 		t.Errorf("%d re-entries that began after Break returned nil", after)
 	}
-	if got := r.owner.HoldCount(); got != 1+ok {
+	if got := zklock.HoldCount(r.owner); got != 1+ok {
 		t.Errorf("hold count %d, want 1 + %d re-entries that returned nil", got, ok)
 	}
 	mustDo(t, r.rival.Lock(r.ctx))
 	if err := r.owner.Lock(r.ctx); !errors.Is(err, zklock.ErrLockLost) {
 		t.Errorf("re-entry while the rival holds: %v, want ErrLockLost", err)
 	}
-	for r.owner.HoldCount() > 1 {
+	for zklock.HoldCount(r.owner) > 1 {
 		mustDo(t, r.owner.Unlock(r.ctx))
 	}
 	if err := r.owner.Unlock(r.ctx); err != nil && !errors.Is(err, zklock.ErrLockLost) {
 		t.Errorf("last Unlock of a broken hold: %v", err)
 	}
-	if r.owner.HoldCount() != 0 {
-		t.Errorf("count %d after the last Unlock", r.owner.HoldCount())
+	if zklock.HoldCount(r.owner) != 0 {
+		t.Errorf("count %d after the last Unlock", zklock.HoldCount(r.owner))
 	}
 	mustDo(t, r.rival.Unlock(r.ctx))
 	eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(r.ctx, r.rival); return err == nil && len(cs) == 0 })
@@ -727,7 +727,7 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 		// The rival holds; the re-entry must now wait behind it (or fail).
 		select {
 		case eerr = <-egot:
-			t.Fatalf("the re-entry returned %v while the rival %s holds (count %d, node %q)", eerr, zklock.NodeOf(rival), owner.HoldCount(), zklock.NodeOf(owner))
+			t.Fatalf("the re-entry returned %v while the rival %s holds (count %d, node %q)", eerr, zklock.NodeOf(rival), zklock.HoldCount(owner), zklock.NodeOf(owner))
 		case <-time.After(500 * time.Millisecond):
 		}
 		mustDo(t, rival.Unlock(r.ctx))
@@ -740,9 +740,9 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 	t.Logf("cut-off Unlock: %v; racing re-entry: %v", uerr, eerr)
 	if eerr == nil {
 		nw := zklock.NodeOf(owner)
-		if owner.HoldCount() != 1 || nw == "" || !r.exists(t, nw) || isClosed(owner.Lost()) {
+		if zklock.HoldCount(owner) != 1 || nw == "" || !r.exists(t, nw) || isClosed(owner.Lost()) {
 			t.Fatalf("re-entry returned nil: count %d, node %q (old %s) exists %v, Lost closed %v",
-				owner.HoldCount(), nw, old, nw != "" && r.exists(t, nw), isClosed(owner.Lost()))
+				zklock.HoldCount(owner), nw, old, nw != "" && r.exists(t, nw), isClosed(owner.Lost()))
 		}
 		if uerr != nil && nw == old {
 			t.Fatalf("the Unlock was cut off (%v) and the re-entry holds the old node %s", uerr, old)
@@ -756,8 +756,8 @@ func TestReviewBreak_ReentryRacesCutOffUnlock(t *testing.T) {
 		case <-time.After(300 * time.Millisecond):
 		}
 		mustDo(t, owner.Unlock(r.ctx))
-	} else if owner.HoldCount() != 0 {
-		t.Errorf("re-entry failed (%v) with count %d", eerr, owner.HoldCount())
+	} else if zklock.HoldCount(owner) != 0 {
+		t.Errorf("re-entry failed (%v) with count %d", eerr, zklock.HoldCount(owner))
 	}
 	mustDo(t, <-rgot)
 	if zklock.NodeOf(rival) != "" {
@@ -783,10 +783,10 @@ func TestReviewBreak_CohortReentryAfterBreak(t *testing.T) {
 	}
 	mustDo(t, rival.Lock(ctx))
 	err := owner.Lock(ctx)
-	if err == nil || !errors.Is(err, zklock.ErrLockLost) || owner.HoldCount() != 1 {
-		t.Errorf("cohort owner's re-entry after Break while the rival %s holds: %v, count %d (node %s)", zklock.NodeOf(rival), err, owner.HoldCount(), node)
+	if err == nil || !errors.Is(err, zklock.ErrLockLost) || zklock.HoldCount(owner) != 1 {
+		t.Errorf("cohort owner's re-entry after Break while the rival %s holds: %v, count %d (node %s)", zklock.NodeOf(rival), err, zklock.HoldCount(owner), node)
 	}
-	for owner.HoldCount() > 0 {
+	for zklock.HoldCount(owner) > 0 {
 		if err := owner.Unlock(ctx); err != nil {
 			t.Logf("owner's Unlock: %v", err)
 			break
@@ -988,16 +988,16 @@ func TestReviewBreak_MultiLockSecondUnlockReleasesReentrantAgain(t *testing.T) {
 	node := zklock.NodeOf(owner)
 	ml := must2(zklock.NewMultiLock(owner, m))(t)
 	mustDo(t, ml.Lock(r.ctx))
-	if owner.HoldCount() != 2 {
-		t.Fatalf("count %d after the MultiLock's Lock, want 2", owner.HoldCount())
+	if zklock.HoldCount(owner) != 2 {
+		t.Fatalf("count %d after the MultiLock's Lock, want 2", zklock.HoldCount(owner))
 	}
 	lost := ml.Lost() // taken while every part is held
 	uerr := r.slowCut(t, ml.Unlock)
 	if !errors.Is(uerr, context.DeadlineExceeded) {
 		t.Fatalf("MultiLock.Unlock: %v, want the ctx's error (M cut off)", uerr)
 	}
-	if owner.HoldCount() != 1 {
-		t.Fatalf("count %d after the MultiLock's cut-off Unlock, want 1", owner.HoldCount())
+	if zklock.HoldCount(owner) != 1 {
+		t.Fatalf("count %d after the MultiLock's cut-off Unlock, want 1", zklock.HoldCount(owner))
 	}
 	if !isClosed(lost) {
 		t.Errorf("every part's release ended (R counted down, M cut off), but the Lost channel taken while holding is open")
@@ -1012,17 +1012,17 @@ func TestReviewBreak_MultiLockSecondUnlockReleasesReentrantAgain(t *testing.T) {
 	select {
 	case err := <-rgot:
 		t.Errorf("after the MultiLock's second Unlock (%v) the rival's Lock returned %v on %s, while the owner, which locked R once and never unlocked it, has count %d (its node %s exists: %v)",
-			err2, err, pb, owner.HoldCount(), node, r.exists(t, node))
+			err2, err, pb, zklock.HoldCount(owner), node, r.exists(t, node))
 		if err == nil {
 			mustDo(t, rival.Unlock(r.ctx))
 		}
 		rgot <- nil
 	case <-time.After(time.Second):
 	}
-	if owner.HoldCount() != 1 || !r.exists(t, node) {
-		t.Errorf("owner's count %d (want 1), its node %s exists %v", owner.HoldCount(), node, r.exists(t, node))
+	if zklock.HoldCount(owner) != 1 || !r.exists(t, node) {
+		t.Errorf("owner's count %d (want 1), its node %s exists %v", zklock.HoldCount(owner), node, r.exists(t, node))
 	}
-	for owner.HoldCount() > 0 {
+	for zklock.HoldCount(owner) > 0 {
 		mustDo(t, owner.Unlock(r.ctx))
 	}
 	if err := <-rgot; err != nil {

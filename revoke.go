@@ -15,10 +15,13 @@ import (
 const revokeMessage = queue.RevokeMessage
 
 // WithRevocable makes a Mutex, ReentrantMutex or RWMutex revocable: while
-// it holds, a revocation request written into its node (by Revoke, `zklock
-// revoke`, or Curator's Revoker.attemptRevoke) closes the channel its
-// Revoked method returns. The holder decides what to do; a revocation
-// asks, it does not take. A revocable holder's node does not announce its
+// it holds, each revocation request written into its node (by Revoke,
+// `zklock revoke`, or Curator's Revoker.attemptRevoke) calls onRevoke,
+// as Curator's makeRevocable(RevocationListener) does: once per request,
+// on a goroutine of the Session's, which onRevoke must not block long
+// (signal the holder's work and return: a close of a channel, a cancel).
+// The holder decides what to do; a revocation asks, it does not take. A
+// nil onRevoke is refused with ErrInvalidArgument. A revocable holder's node does not announce its
 // release (see WithListingHandoff), so that the write of a request is never
 // taken for one: handoffs behind it cost a listing. It costs the holder
 // one watch on its own node and a goroutine of the Session while it holds.
@@ -27,9 +30,12 @@ const revokeMessage = queue.RevokeMessage
 // RWMutex: NewSemaphore, NewElection, and WithCohort refuse it with
 // ErrInvalidArgument (a cohort's node is shared by several holders, whom one
 // request could not address). The default is not revocable.
-func WithRevocable() Option {
+func WithRevocable(onRevoke func()) Option {
 	return func(o *primitiveOptions) error {
-		o.revocable = true
+		if onRevoke == nil {
+			return invalid("WithRevocable(nil)")
+		}
+		o.revocable, o.onRevoke = true, onRevoke
 		return nil
 	}
 }
@@ -40,7 +46,7 @@ func WithRevocable() Option {
 // waiter, as listed by Contenders) or a lock path, whose holders are then
 // revoked: the first contender (with a downgraded writer's read node), or,
 // of an RWMutex held by readers, every reader ahead of the first writer. A zklock holder learns of it through
-// Revoked if it is revocable (WithRevocable); a Curator holder made
+// its listener if it is revocable (WithRevocable); a Curator holder made
 // revocable through its RevocationListener. It needs write permission on
 // the nodes (their ACL), and returns ErrNotLocked for a path with no
 // holder (a semaphore's path has none it can name).

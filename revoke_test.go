@@ -19,11 +19,11 @@ func TestRevokeHolder(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "revoke")
-	m, err := zklock.NewMutex(newSession(t, c.Servers()), path, zklock.WithRevocable())
+	m, err := zklock.NewMutex(newSession(t, c.Servers()), path, zklock.WithRevocable(func() {}))
 	require.NoError(t, err)
-	require.Nil(t, m.Revoked(), "nothing held: no revocation can come")
+	require.Nil(t, zklock.RevokedOf(m), "nothing held: no revocation can come")
 	require.NoError(t, m.Lock(ctx))
-	revoked := m.Revoked()
+	revoked := zklock.RevokedOf(m)
 	require.NotNil(t, revoked)
 	ws := newSession(t, c.Servers())
 	w, err := zklock.NewMutex(ws, path)
@@ -89,12 +89,12 @@ func TestRevokeTargets(t *testing.T) {
 
 	var readers []*zklock.RWMutex
 	for range 2 {
-		r, err := zklock.NewRWMutex(newSession(t, c.Servers()), root+"/rw", zklock.WithRevocable())
+		r, err := zklock.NewRWMutex(newSession(t, c.Servers()), root+"/rw", zklock.WithRevocable(func() {}))
 		require.NoError(t, err)
 		require.NoError(t, r.RLock(ctx))
 		readers = append(readers, r)
 	}
-	wr, err := zklock.NewRWMutex(newSession(t, c.Servers()), root+"/rw", zklock.WithRevocable())
+	wr, err := zklock.NewRWMutex(newSession(t, c.Servers()), root+"/rw", zklock.WithRevocable(func() {}))
 	require.NoError(t, err)
 	wgot := make(chan error, 1)
 	go func() { wgot <- wr.Lock(ctx) }()
@@ -108,7 +108,7 @@ func TestRevokeTargets(t *testing.T) {
 	require.ElementsMatch(t, []string{zklock.NodeOf(readers[0]), zklock.NodeOf(readers[1])}, nodes)
 	for _, r := range readers {
 		select {
-		case <-r.Revoked():
+		case <-zklock.RevokedOf(r):
 		case <-ctx.Done():
 			t.Fatal("a reader was not told")
 		}
@@ -124,21 +124,21 @@ func TestRevokeNeedsPermission(t *testing.T) {
 	ctx := ctxFor(t)
 	path := lockPath(t, "revoke")
 	owner := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
-	m, err := zklock.NewMutex(owner, path, zklock.WithRevocable())
+	m, err := zklock.NewMutex(owner, path, zklock.WithRevocable(func() {}))
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
 	stranger := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("stranger:other")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	_, err = zklock.Revoke(ctx, stranger, path)
 	require.ErrorIs(t, err, zk.ErrNoAuth)
 	select {
-	case <-m.Revoked():
+	case <-zklock.RevokedOf(m):
 		t.Fatal("revoked by a client without permission")
 	default:
 	}
 	nodes, err := zklock.Revoke(ctx, newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...)), path)
 	require.NoError(t, err)
 	require.Len(t, nodes, 1)
-	<-m.Revoked()
+	<-zklock.RevokedOf(m)
 	require.NoError(t, m.Unlock(ctx))
 }
 
@@ -152,14 +152,14 @@ func TestRevokeRightAfterLock(t *testing.T) {
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	path := lockPath(t, "right-after")
-	m, err := zklock.NewMutex(s, path, zklock.WithRevocable())
+	m, err := zklock.NewMutex(s, path, zklock.WithRevocable(func() {}))
 	require.NoError(t, err)
 	for i := range 20 {
 		require.NoError(t, m.Lock(ctx))
 		_, err := zklock.Revoke(ctx, s, path)
 		require.NoError(t, err)
 		select {
-		case <-m.Revoked():
+		case <-zklock.RevokedOf(m):
 		case <-time.After(10 * time.Second):
 			t.Fatalf("round %d: Revoked not closed 10s after the request", i)
 		}
@@ -200,7 +200,7 @@ func TestMaxHold(t *testing.T) {
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.NewElection(s, path, zklock.WithMaxHold(time.Second))
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
-	_, err = zklock.NewMutex(s, path, zklock.WithCohort(0, 0), zklock.WithRevocable())
+	_, err = zklock.NewMutex(s, path, zklock.WithCohort(0, 0), zklock.WithRevocable(func() {}))
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 }
 
@@ -224,12 +224,15 @@ func TestBreak(t *testing.T) {
 
 	op := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	_, err = zklock.Break(ctx, op, path, false)
-	var alive *zklock.HolderAliveError
+	var alive *zklock.LockedError
 	require.ErrorAs(t, err, &alive)
 	require.ErrorIs(t, err, zklock.ErrHolderAlive)
-	require.Equal(t, zklock.NodeOf(m), alive.Holder.Path)
-	require.Equal(t, owner.Client().SessionID(), alive.Holder.Session)
-	require.Equal(t, m.Token(), alive.Holder.Token)
+	require.Len(t, alive.Holders, 1)
+	require.Equal(t, zklock.NodeOf(m), alive.Holders[0].Path)
+	require.Equal(t, path+"/"+alive.Holder, alive.Holders[0].Path)
+	require.Equal(t, owner.Client().SessionID(), alive.Holders[0].Session)
+	require.Equal(t, owner.Client().SessionID(), alive.Session)
+	require.Equal(t, m.Token(), alive.Holders[0].Token)
 
 	stranger := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("stranger:other")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	_, err = zklock.Break(ctx, stranger, path, true)
@@ -247,4 +250,40 @@ func TestBreak(t *testing.T) {
 	require.NoError(t, w.Unlock(ctx))
 	_, err = zklock.Break(ctx, op, path, true)
 	require.ErrorIs(t, err, zklock.ErrNotLocked)
+}
+
+// WithRevocable's listener is called once per revocation request, each
+// request a write of its own (Curator's RevocationListener hears each one),
+// while the holder holds; after the release it hears nothing. A nil
+// listener is refused.
+func TestRevokeListener(t *testing.T) {
+	t.Parallel()
+	c := shared(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "lock")
+	s := newSession(t, c.Servers())
+	_, err := zklock.NewMutex(s, path, zklock.WithRevocable(nil))
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+
+	heard := make(chan struct{}, 8)
+	m, err := zklock.NewMutex(s, path, zklock.WithRevocable(func() { heard <- struct{}{} }))
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctx))
+	op := newSession(t, c.Servers())
+	for i := 1; i <= 2; i++ {
+		nodes, err := zklock.Revoke(ctx, op, path)
+		require.NoError(t, err)
+		require.Equal(t, []string{zklock.NodeOf(m)}, nodes)
+		select {
+		case <-heard:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("request %d not heard within 10s", i)
+		}
+	}
+	require.NoError(t, m.Unlock(ctx))
+	select {
+	case <-heard:
+		t.Fatal("the listener heard more than the two requests")
+	default:
+	}
 }

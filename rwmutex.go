@@ -19,8 +19,8 @@ import (
 // writer waits ahead. Each Lock and RLock is an acquisition of its own,
 // with its own fencing token. It is not reentrant: a goroutine that holds a
 // read lock and calls Lock waits forever, as with sync.RWMutex. Any
-// goroutine may Unlock or RUnlock. The accessors (Lost, Token, Guard,
-// Revoked) describe the write lock while it is held, else the oldest read
+// goroutine may Unlock or RUnlock. The accessors (Lost, Token, Guard)
+// describe the write lock while it is held, else the oldest read
 // lock of the handle. Methods are safe for concurrent use; an RWMutex must
 // not be copied.
 //
@@ -216,9 +216,6 @@ func (m *RWMutex) current() *hold.Hold {
 
 // Lost is Mutex.Lost for the current acquisition (see RWMutex).
 func (m *RWMutex) Lost() <-chan struct{} { return m.current().Lost() }
-
-// Revoked is Mutex.Revoked for the current acquisition (see WithRevocable).
-func (m *RWMutex) Revoked() <-chan struct{} { return m.current().Revoked() }
 
 // Token is Mutex.Token for the current acquisition.
 func (m *RWMutex) Token() int64 { return m.current().Token() }

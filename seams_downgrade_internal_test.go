@@ -158,7 +158,7 @@ func TestDowngradedReadRevocable(t *testing.T) {
 	srv := queuetest.NewServer()
 	a := srv.Connect()
 	ctx := fakeCtx(t)
-	am := fakeRW(t, fakeSession(), a, path, WithRevocable(), WithData([]byte("me")))
+	am := fakeRW(t, fakeSession(), a, path, WithRevocable(func() {}), WithData([]byte("me")))
 	if err := am.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestDowngradedReadRevocable(t *testing.T) {
 	if data, _, _ := srv.Node(read); string(data) != "me"+queue.RevocableTag {
 		t.Fatalf("the downgraded read node's data is %q, want the revocable tag after the caller's", data)
 	}
-	revoked := am.Revoked()
+	revoked := RevokedOf(am)
 	if revoked == nil {
 		t.Fatal("the downgraded read hold has no revocation signal")
 	}
@@ -268,7 +268,7 @@ func TestCancelledUnlockGivesUp(t *testing.T) {
 			a := srv.Connect()
 			ctx := fakeCtx(t)
 			newBounds(t) // the bound never passes
-			m := fakeMutex(t, fakeSession(), a, "/seams/m", WithMaxHold(time.Hour), WithRevocable())
+			m := fakeMutex(t, fakeSession(), a, "/seams/m", WithMaxHold(time.Hour), WithRevocable(func() {}))
 			if err := m.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -282,8 +282,8 @@ func TestCancelledUnlockGivesUp(t *testing.T) {
 			if err := m.Unlock(uctx); !errors.Is(err, context.Canceled) {
 				t.Fatalf("Unlock cut off: %v, want context.Canceled", err)
 			}
-			if NodeOf(m) != "" || !closed(m.Lost()) || m.Revoked() != nil {
-				t.Fatalf("the hold was kept: handle's node %q, Lost closed %v, Revoked %v", NodeOf(m), closed(m.Lost()), m.Revoked())
+			if NodeOf(m) != "" || !closed(m.Lost()) || RevokedOf(m) != nil {
+				t.Fatalf("the hold was kept: handle's node %q, Lost closed %v, Revoked %v", NodeOf(m), closed(m.Lost()), RevokedOf(m))
 			}
 			awaitFake(t, srv, "the node is deleted in the background", func() bool { return !srv.Exists(node) })
 			if err := m.Unlock(ctx); !errors.Is(err, ErrNotLocked) {

@@ -174,7 +174,7 @@ func TestReentrantTryLockBesideWaitingLock(t *testing.T) {
 		cs, _ := zklock.ContendersOf(ctx, owner)
 		t.Fatalf("the owner's second Lock: %v (queue: %d nodes)", err, len(cs))
 	}
-	if n := owner.HoldCount(); n != 2 {
+	if n := zklock.HoldCount(owner); n != 2 {
 		t.Fatalf("hold count %d, want 2", n)
 	}
 	for range 2 {

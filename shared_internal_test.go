@@ -278,20 +278,20 @@ func TestReentryLooksAtItsNode(t *testing.T) {
 			t.Fatalf("re-entry while the node stands: %v", err)
 		}
 	}
-	if n, c := srv.Calls(queuetest.OpStat)-stats, srv.Calls(queuetest.OpCreate)-creates; n != 2 || c != 0 || r.HoldCount() != 3 {
-		t.Fatalf("two re-entries sent %d stats and %d creates (hold count %d), want 2, 0 and 3", n, c, r.HoldCount())
+	if n, c := srv.Calls(queuetest.OpStat)-stats, srv.Calls(queuetest.OpCreate)-creates; n != 2 || c != 0 || r.holdCount() != 3 {
+		t.Fatalf("two re-entries sent %d stats and %d creates (hold count %d), want 2, 0 and 3", n, c, r.holdCount())
 	}
 	if err := srv.Connect().Delete(ctx, node); err != nil { // Break
 		t.Fatal(err)
 	}
 	for _, reenter := range []func(context.Context) error{r.Lock, r.TryLock} {
-		if err := reenter(ctx); !errors.Is(err, ErrLockLost) || r.HoldCount() != 3 {
-			t.Fatalf("re-entry after Break: %v (hold count %d), want ErrLockLost and 3", err, r.HoldCount())
+		if err := reenter(ctx); !errors.Is(err, ErrLockLost) || r.holdCount() != 3 {
+			t.Fatalf("re-entry after Break: %v (hold count %d), want ErrLockLost and 3", err, r.holdCount())
 		}
 	}
-	for r.HoldCount() > 0 {
+	for r.holdCount() > 0 {
 		if err := r.Unlock(ctx); err != nil {
-			t.Fatalf("Unlock at count %d: %v", r.HoldCount(), err)
+			t.Fatalf("Unlock at count %d: %v", r.holdCount(), err)
 		}
 	}
 	if n := srv.Ephemerals(a.SessionID()); len(n) > 0 {

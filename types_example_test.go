@@ -119,7 +119,7 @@ func ExampleKind() {
 	// rwmutex_read true
 }
 
-func ExampleHolderAliveError() {
+func ExampleLockedError_break() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
@@ -132,9 +132,9 @@ func ExampleHolderAliveError() {
 	_ = m.Lock(ctx)
 	defer m.Unlock(ctx)
 	_, err = zklock.Break(ctx, s, "/ex/alive/lock", false) // the holder's session is alive
-	var alive *zklock.HolderAliveError
+	var alive *zklock.LockedError                          // Break's names the live holders
 	if errors.As(err, &alive) {
-		fmt.Printf("refused: %s still holds (ErrHolderAlive: %v)\n", alive.Holder.Data, errors.Is(err, zklock.ErrHolderAlive))
+		fmt.Printf("refused: %s still holds (ErrHolderAlive: %v)\n", alive.Holders[0].Data, errors.Is(err, zklock.ErrHolderAlive))
 	}
 	// Output:
 	// refused: stuck-job still holds (ErrHolderAlive: true)
@@ -179,11 +179,12 @@ func ExampleLeaderInfo() {
 		fmt.Println(err)
 		return
 	}
-	info, err := e.Leader(ctx)
+	leaders, err := e.Observe(ctx) // the current leader at once, then each change
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	info := <-leaders
 	fmt.Printf("leader %s, ours: %v, same token: %v\n", info.Value, info.Node == term.Guard().Path, info.Token == term.Token())
 	_ = e.Resign(ctx)
 	// Output:
@@ -206,18 +207,25 @@ func ExampleTerm() {
 		return
 	}
 	// Work for as long as the term lasts: the context ends with it.
-	work, cancel := term.Context(ctx)
-	defer cancel()
+	work, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		select {
+		case <-term.Lost():
+			stop(term.Err())
+		case <-work.Done():
+		}
+	}()
 	// Writes that must not outlive the term go in a multi with its guard.
 	_, err = s.Client().Multi(work, term.Guard(), &zk.CreateOp{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
 		ACL: zk.WorldACL(zk.PermAll)})
 	fmt.Println("guarded write:", err)
 	_ = e.Resign(ctx)
-	<-term.Lost() // closed when the term ends, resigned or lost
-	fmt.Println("term over:", work.Err() != nil)
+	<-work.Done() // ends with the term, resigned or lost
+	fmt.Println("term over, resigned:", errors.Is(context.Cause(work), zklock.ErrResigned))
 	// Output:
 	// guarded write: <nil>
-	// term over: true
+	// term over, resigned: true
 }
 
 func ExampleOption() {
@@ -309,11 +317,18 @@ func ExampleRevoke() {
 		return
 	}
 	defer s.Close()
-	m, _ := zklock.NewMutex(s, "/ex/revoke/lock", zklock.WithRevocable())
+	// The listener runs on a goroutine of the session's: it signals and returns.
+	revoked := make(chan struct{}, 1)
+	m, _ := zklock.NewMutex(s, "/ex/revoke/lock", zklock.WithRevocable(func() {
+		select {
+		case revoked <- struct{}{}:
+		default: // a request is pending already
+		}
+	}))
 	_ = m.Lock(ctx)
 	nodes, err := zklock.Revoke(ctx, s, "/ex/revoke/lock") // from anywhere: asks the holder
 	fmt.Println("asked:", len(nodes), err)
-	<-m.Revoked() // the holder decides: here it lets go
+	<-revoked // the holder decides: here it lets go
 	fmt.Println("unlock:", m.Unlock(ctx))
 	// Output:
 	// asked: 1 <nil>

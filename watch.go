@@ -22,8 +22,9 @@ type LockState struct {
 	// ReentrantMutex or Election, or Curator's or Kazoo's lock), KindRWMutex
 	// (its contenders are KindRWMutexRead or KindRWMutexWrite),
 	// KindSemaphore (Curator's layout), KindSemaphorePermit or
-	// KindMutexSeq (a Mutex WithSequenceLayout); "" when nobody is there
-	// (unless WatchKind set it).
+	// KindMutexSeq (a Mutex WithSequenceLayout), told from the nodes at
+	// each read; "" when nobody is there (an empty path reads the same for
+	// every kind, and acquisitions keep one kind on a path: ErrWrongKind).
 	Kind  Kind
 	Limit int // a semaphore's limit; 0 when unknown or not a semaphore
 	// Holders hold: the first contender of a Mutex; a writer, or the
@@ -36,48 +37,12 @@ type LockState struct {
 	// Revoking are the nodes of Holders whose data is a revocation request
 	// (Curator's "__REVOKE__": Revoke, Curator's Revoker), in Holders' order.
 	Revoking []string
-}
-
-// WatchOption configures WatchLock.
-type WatchOption func(*watchOptions) error
-
-type watchOptions struct {
-	kind   Kind
-	failed func(error)
-}
-
-// WatchKind makes WatchLock read the path as a kind of primitive rather
-// than tell it from the path's children: KindMutex (KindReentrantMutex and
-// KindElection are the same queue), KindRWMutex, KindSemaphore,
-// KindSemaphorePermit or KindMutexSeq. Other kinds are refused with
-// ErrInvalidArgument. The default detects the kind at each change.
-func WatchKind(k Kind) WatchOption {
-	return func(o *watchOptions) error {
-		switch k {
-		case KindMutex, KindReentrantMutex, KindElection:
-			o.kind = KindMutex
-		case KindRWMutex, KindRWMutexRead, KindRWMutexWrite:
-			o.kind = KindRWMutex
-		case KindSemaphore, KindSemaphorePermit, KindMutexSeq:
-			o.kind = k
-		default:
-			return invalid(fmt.Sprintf("WatchKind(%q): not a kind of lock path", k))
-		}
-		return nil
-	}
-}
-
-// WatchErrors passes f each error that made WatchLock read the path again
-// (a refused read: zk.ErrNoAuth, say), from WatchLock's goroutine; f must not
-// block. The default logs them to the session's logger (WithLogger).
-func WatchErrors(f func(error)) WatchOption {
-	return func(o *watchOptions) error {
-		if f == nil {
-			return invalid("WatchErrors(nil)")
-		}
-		o.failed = f
-		return nil
-	}
+	// Err is set when a read of the path failed after the request's own
+	// retries (a refused read: zk.ErrNoAuth, say); the other fields are
+	// then the last state read (only Path before the first). The stream
+	// goes on: WatchLock reads again a second later, and delivers the next
+	// state it reads, Err nil, even if nothing changed.
+	Err error
 }
 
 // WatchLock watches the lock at path without joining its queue: who holds,
@@ -102,10 +67,12 @@ func WatchErrors(f func(error)) WatchOption {
 // own session's, so no contender is woken by them. A read of the path costs
 // one request per contender.
 //
-// A nil ctx or an invalid path returns ErrInvalidArgument; errors while
-// watching are retried (see WatchErrors). It may be called any number
-// of times, concurrently.
-func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption) (<-chan LockState, error) {
+// A nil ctx or an invalid path returns ErrInvalidArgument. A failed read
+// while watching is delivered as a state with Err set (and logged to the
+// session's logger, WithLogger), then retried: the channel is closed only
+// when ctx ends or the session is closed. It may be called any number of
+// times, concurrently.
+func WatchLock(ctx context.Context, s *Session, path string) (<-chan LockState, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
@@ -115,21 +82,24 @@ func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption
 	if err := queue.CheckPath(path); err != nil {
 		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
 	}
-	o := watchOptions{failed: func(err error) {
-		s.opts.logger.Warn("zklock: watching lock", "path", path, "err", err)
-	}}
-	for _, opt := range opts {
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
-	}
 	box := newLatest[LockState]()
 	out := make(chan LockState)
 	go func() {
 		defer box.close()
-		put := func(st queue.State) { box.put(lockState(path, st)) }
+		// queue.Watch calls put and failed on this goroutine, one at a time.
+		last := LockState{Path: path}
+		put := func(st queue.State) {
+			last = lockState(path, st)
+			box.put(last)
+		}
+		failed := func(err error) {
+			s.opts.logger.Warn("zklock: watching lock", "path", path, "err", err)
+			st := last
+			st.Err = err
+			box.put(st)
+		}
 		retry := func(ctx context.Context) { sleep(ctx, watchRetry) }
-		_ = queue.Watch(ctx, s.c, path, errs.Kind(o.kind), retry, put, o.failed)
+		_ = queue.Watch(ctx, s.c, path, "", retry, put, failed)
 	}()
 	go box.deliver(ctx, out)
 	return out, nil

@@ -70,7 +70,7 @@ func ExampleLockState() {
 	defer s.Close()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	m, _ := zklock.NewMutex(s, "/example-lockstate", zklock.WithRevocable())
+	m, _ := zklock.NewMutex(s, "/example-lockstate", zklock.WithRevocable(func() {}))
 	_ = m.Lock(ctx)
 	defer m.Unlock(context.Background())
 	states, _ := zklock.WatchLock(ctx, s, "/example-lockstate")
@@ -82,24 +82,4 @@ func ExampleLockState() {
 	// Output:
 	// mutex 1 holder, 0 asked to let go
 	// true
-}
-
-// WatchKind reads a path as a given kind: here a Curator-layout semaphore
-// that nobody holds, which detection would show as nothing at all.
-func ExampleWatchKind() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	detected, _ := zklock.WatchLock(ctx, s, "/example-watchkind")
-	given, _ := zklock.WatchLock(ctx, s, "/example-watchkind", zklock.WatchKind(zklock.KindSemaphore))
-	fmt.Printf("detected %q, given %q\n", (<-detected).Kind, (<-given).Kind)
-	// Output:
-	// detected "", given "semaphore"
 }

@@ -76,9 +76,9 @@ func until(t *testing.T, states <-chan zklock.LockState, want string) zklock.Loc
 }
 
 // watchLock starts WatchLock on its own session and returns its states.
-func watchLock(t *testing.T, ctx context.Context, s *zklock.Session, p string, opts ...zklock.WatchOption) <-chan zklock.LockState {
+func watchLock(t *testing.T, ctx context.Context, s *zklock.Session, p string) <-chan zklock.LockState {
 	t.Helper()
-	states, err := zklock.WatchLock(ctx, s, p, opts...)
+	states, err := zklock.WatchLock(ctx, s, p)
 	require.NoError(t, err)
 	return states
 }
@@ -102,7 +102,7 @@ func TestWatchLockMutexChanges(t *testing.T) {
 	st := nextState(t, states, "/0 holders= waiting= revoking=")
 	require.Equal(t, p, st.Path)
 
-	a := mutexWith(t, s, p, "a", zklock.WithRevocable())
+	a := mutexWith(t, s, p, "a", zklock.WithRevocable(func() {}))
 	require.NoError(t, a.Lock(ctx))
 	nextState(t, states, "mutex/0 holders=a waiting= revoking=")
 	b := mutexWith(t, s, p, "b")
@@ -334,8 +334,56 @@ func TestWatchLockEnds(t *testing.T) {
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.WatchLock(context.Background(), s, "relative")
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
-	_, err = zklock.WatchLock(context.Background(), s, p, zklock.WatchKind(zklock.KindCuratorLeaderLatch))
-	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+}
+
+// A read the server refuses (zk.ErrNoAuth: a contender's node that only
+// its owner may read) is delivered as a state with Err set, and the stream
+// goes on: once that node is gone, the next read is delivered with Err nil,
+// though the path looks as it did before (free), so the reader learns that
+// the failure is over.
+func TestWatchLockErrInStream(t *testing.T) {
+	t.Parallel()
+	c := shared(t)
+	ctx := ctxFor(t)
+	p := lockPath(t, fmt.Sprint("lock-", time.Now().UnixNano())) // its own under -count
+	owner := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")))
+	for _, dir := range []string{path.Dir(path.Dir(p)), path.Dir(p), p} {
+		if _, err := owner.Client().Create(ctx, dir, nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...); err != nil {
+			require.ErrorIs(t, err, zk.ErrNodeExists)
+		}
+	}
+	states := watchLock(t, ctx, newSession(t, c.Servers()), p)
+	st := nextState(t, states, "/0 holders= waiting= revoking=")
+	require.NoError(t, st.Err)
+
+	node, err := owner.Client().Create(ctx, p+"/_c_00000000-0000-0000-0000-000000000000-lock-", []byte("secret"),
+		zk.ModeEphemeralSequential, zk.DigestACL(zk.PermAll, "owner", "secret")...)
+	require.NoError(t, err)
+	select {
+	case st, ok := <-states:
+		require.True(t, ok, "states closed")
+		require.ErrorIs(t, st.Err, zk.ErrNoAuth)
+		require.Equal(t, p, st.Path)
+		require.Empty(t, st.Holders, "the last good state's")
+	case <-time.After(watchTimeout):
+		t.Fatalf("no state within %v of the unreadable node", watchTimeout)
+	}
+	require.NoError(t, owner.Client().Delete(ctx, node, -1))
+	deadline := time.After(watchTimeout)
+	for {
+		select {
+		case st, ok := <-states:
+			require.True(t, ok, "states closed after a refused read: the stream must go on")
+			if st.Err != nil {
+				require.ErrorIs(t, st.Err, zk.ErrNoAuth)
+				continue // read again before the node went
+			}
+			require.Equal(t, "/0 holders= waiting= revoking=", summary(st))
+			return
+		case <-deadline:
+			t.Fatalf("no state with Err nil within %v of the node's deletion", watchTimeout)
+		}
+	}
 }
 
 // An Election's path shows the leader as its holder and the candidates

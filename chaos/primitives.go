@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -122,9 +123,15 @@ func reentrantAcquirer(r *zklock.ReentrantMutex) acquirer {
 			return nil, fmt.Errorf("nested Lock: %w", err)
 		}
 		release := func(ctx context.Context) error {
+			// Unlock until the owner holds nothing (ErrNotLocked), at most
+			// three times: two Locks to match, and one retry of a cut-off.
 			var err error
-			for i := 0; i < 3 && r.HoldCount() > 0; i++ {
-				err = r.Unlock(ctx)
+			for i := 0; i < 3; i++ {
+				e := r.Unlock(ctx)
+				if errors.Is(e, zklock.ErrNotLocked) || errors.Is(e, zklock.ErrNotOwner) {
+					return err
+				}
+				err = e
 			}
 			return err
 		}

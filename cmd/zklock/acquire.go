@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"slices"
+	"sync"
 
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zk"
@@ -26,12 +28,15 @@ func (f *runFlags) acquirer(path string) func(context.Context, *zklock.Session) 
 	if f.set["data"] {
 		opts = append(opts, zklock.WithData([]byte(f.data)))
 	}
-	if f.revoc { // checkRunFlags refused it with -n
-		opts = append(opts, zklock.WithRevocable())
-	}
 	return func(ctx context.Context, s *zklock.Session) (grant, error) {
 		if err := checkKind(ctx, s, path, f.kind()); err != nil {
 			return grant{}, err
+		}
+		var revoked <-chan struct{} // nil: not revocable
+		if f.revoc {                // checkRunFlags refused it with -n
+			var opt zklock.Option
+			opt, revoked = revocable()
+			opts = append(slices.Clip(opts), opt)
 		}
 		switch f.kind() {
 		case kindSemaphore:
@@ -39,13 +44,22 @@ func (f *runFlags) acquirer(path string) func(context.Context, *zklock.Session) 
 		case kindSemQueue:
 			return acquireLease(ctx, s, path, f.n, f.try, append(opts, zklock.WithPermitLayout()))
 		case kindRW:
-			return acquireRW(ctx, s, path, f.shared, f.try, opts)
+			return acquireRW(ctx, s, path, f.shared, f.try, opts, revoked)
 		}
-		return acquireMutex(ctx, s, path, f.try, opts)
+		return acquireMutex(ctx, s, path, f.try, opts, revoked)
 	}
 }
 
-func acquireMutex(ctx context.Context, s *zklock.Session, path string, try bool, opts []zklock.Option) (grant, error) {
+// revocable is WithRevocable with a listener that closes revoked at the
+// first request (the job's grace starts then; later requests change
+// nothing), without blocking the session's goroutine.
+func revocable() (zklock.Option, <-chan struct{}) {
+	revoked := make(chan struct{})
+	var once sync.Once
+	return zklock.WithRevocable(func() { once.Do(func() { close(revoked) }) }), revoked
+}
+
+func acquireMutex(ctx context.Context, s *zklock.Session, path string, try bool, opts []zklock.Option, revoked <-chan struct{}) (grant, error) {
 	m, err := zklock.NewMutex(s, path, opts...)
 	if err != nil {
 		return grant{}, err
@@ -58,10 +72,10 @@ func acquireMutex(ctx context.Context, s *zklock.Session, path string, try bool,
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{lost: m.Lost(), revoked: m.Revoked(), token: m.Token(), node: guardPath(m.Guard()), release: m.Unlock}, nil
+	return grant{lost: m.Lost(), revoked: revoked, token: m.Token(), node: guardPath(m.Guard()), release: m.Unlock}, nil
 }
 
-func acquireRW(ctx context.Context, s *zklock.Session, path string, shared, try bool, opts []zklock.Option) (grant, error) {
+func acquireRW(ctx context.Context, s *zklock.Session, path string, shared, try bool, opts []zklock.Option, revoked <-chan struct{}) (grant, error) {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	if err != nil {
 		return grant{}, err
@@ -78,7 +92,7 @@ func acquireRW(ctx context.Context, s *zklock.Session, path string, shared, try 
 	if err := lock(ctx); err != nil {
 		return grant{}, err
 	}
-	return grant{lost: m.Lost(), revoked: m.Revoked(), token: m.Token(), node: guardPath(m.Guard()), release: unlock}, nil
+	return grant{lost: m.Lost(), revoked: revoked, token: m.Token(), node: guardPath(m.Guard()), release: unlock}, nil
 }
 
 func acquireLease(ctx context.Context, s *zklock.Session, path string, limit int, try bool, opts []zklock.Option) (grant, error) {

@@ -85,8 +85,8 @@ released once no process of the command's is left.
 
 Print the holders of PATH, then the waiters in the order they will be
 served, with each node's data, session, age and token. The kind of lock is
-detected from the nodes unless --kind says it, and named as 'zklock ls'
-names it (mutex, mutex/election, rwmutex, semaphore, semaphore-queue).
+detected from the nodes (--kind other than auto fails on a PATH in use by
+another kind, as acquiring does), and named as 'zklock ls' names it (mutex, mutex/election, rwmutex, semaphore, semaphore-queue).
 With --json, print one object: path, kind (omitted when nobody is there),
 limit (a semaphore's), holders and waiting (lists of nodes: role, mode,
 node, session, token, created, age_ms, data, revocation_requested) and

@@ -30,7 +30,6 @@ type job struct {
 	*cli
 	conn         *connFlags
 	path         string
-	kind         string // for the waiter's reports
 	argv         []string
 	timeout      time.Duration // 0: wait forever
 	try          bool          // run --try: refuse at once, so nothing is said of waiting
@@ -68,10 +67,10 @@ func (f *jobFlags) refused(code int) int {
 }
 
 // job makes the job of run or elect.
-func (f *jobFlags) job(c *cli, conn *connFlags, path, kind string, argv []string, timeout time.Duration,
+func (f *jobFlags) job(c *cli, conn *connFlags, path string, argv []string, timeout time.Duration,
 	set map[string]bool, acquire func(context.Context, *zklock.Session) (grant, error)) *job {
 	conn.quiet = f.quiet
-	return &job{cli: c, conn: conn, path: path, kind: kind, argv: argv, timeout: timeout, grace: f.grace,
+	return &job{cli: c, conn: conn, path: path, argv: argv, timeout: timeout, grace: f.grace,
 		graceSet: set["grace"], quiet: f.quiet, exitCodeFile: f.exitCodeFile, acquire: acquire}
 }
 

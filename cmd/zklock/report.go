@@ -52,33 +52,25 @@ type report struct {
 }
 
 // list reads the state of path once (the first state WatchLock delivers);
-// kind "" detects it. A failed read fails it.
+// kind "" detects it, another fails on a path in use by another kind. A
+// failed read fails it.
 func list(ctx context.Context, s *zklock.Session, path, kind string) (report, error) {
-	if err := checkPath(s, path); err != nil {
+	if err := checkStatusKind(ctx, s, path, kind); err != nil {
 		return report{}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	failed := make(chan error, 1)
-	states, err := watchLock(ctx, s, path, kind, func(err error) {
-		select {
-		case failed <- err:
-		default:
-		}
-		cancel()
-	})
+	states, err := zklock.WatchLock(ctx, s, path)
 	if err != nil {
 		return report{}, err
 	}
 	if st, ok := <-states; ok {
+		if st.Err != nil {
+			return report{}, st.Err
+		}
 		r := newReport(st)
 		tellMutex(ctx, s, &r)
 		return r, nil
-	}
-	select {
-	case err := <-failed:
-		return report{}, err
-	default:
 	}
 	if err := ctx.Err(); err != nil {
 		return report{}, err
@@ -86,22 +78,14 @@ func list(ctx context.Context, s *zklock.Session, path, kind string) (report, er
 	return report{}, zklock.ErrSessionClosed
 }
 
-// watchLock is zklock.WatchLock of path as the kind status names ("":
-// detected), with failed told of each failed read.
-func watchLock(ctx context.Context, s *zklock.Session, path, kind string, failed func(error)) (<-chan zklock.LockState, error) {
-	opts := []zklock.WatchOption{zklock.WatchErrors(failed)}
-	if k, ok := libKinds[kind]; ok {
-		opts = append(opts, zklock.WatchKind(k))
+// checkStatusKind checks path (and, for a kind status names, that no other
+// kind uses it: the library tells the kind from the nodes, so --kind is a
+// check, as for acquire).
+func checkStatusKind(ctx context.Context, s *zklock.Session, path, kind string) error {
+	if kind == "" {
+		return checkPath(s, path)
 	}
-	return zklock.WatchLock(ctx, s, path, opts...)
-}
-
-// libKinds are the library's names of the kinds status shows.
-var libKinds = map[string]zklock.Kind{
-	kindLock:      zklock.KindMutex,
-	kindRW:        zklock.KindRWMutex,
-	kindSemaphore: zklock.KindSemaphore,
-	kindSemQueue:  zklock.KindSemaphorePermit,
+	return checkKind(ctx, s, path, kind)
 }
 
 // lsKinds are ls's names of the kinds WatchLock tells apart. A Mutex and an
@@ -119,7 +103,7 @@ func newReport(st zklock.LockState) report {
 	r := report{Path: st.Path, Kind: lsKinds[st.Kind], Limit: st.Limit, Holders: []entry{}, Waiting: []entry{},
 		WaitingCount: len(st.Waiting)}
 	if len(st.Holders)+len(st.Waiting) == 0 {
-		r.Kind = "" // nobody there: no kind to show, even one WatchKind asked for
+		r.Kind = "" // nobody there: no kind to show
 	}
 	mode := func(c zklock.Contender) string {
 		if st.Kind == zklock.KindRWMutex {

@@ -66,10 +66,10 @@ func (c *cli) breakLock(args []string) int {
 	}
 	defer done()
 	broken, err := zklock.Break(ctx, s, pos[0], f.force)
-	var alive *zklock.HolderAliveError
+	var alive *zklock.LockedError
 	switch {
-	case errors.As(err, &alive):
-		h := alive.Holder
+	case errors.Is(err, zklock.ErrHolderAlive) && errors.As(err, &alive) && len(alive.Holders) > 0:
+		h := alive.Holders[0]
 		// The node's creation is when the holder queued, not when it began
 		// to hold (ZooKeeper records no such time): said as what it is.
 		fmt.Fprintf(c.stdout, "held by session 0x%x (node created %s, token %d, data %q): %s\n",

@@ -21,7 +21,8 @@ func TestRevokeCommand(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	path := lockPath(t, "revoke")
-	m, err := zklock.NewMutex(newSession(t, servers), path, zklock.WithRevocable())
+	opt, revoked := revocable()
+	m, err := zklock.NewMutex(newSession(t, servers), path, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestRevokeCommand(t *testing.T) {
 		t.Fatalf("revoke: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	select {
-	case <-m.Revoked():
+	case <-revoked:
 	case <-ctx.Done():
 		t.Fatal("the holder was not told")
 	}

@@ -48,7 +48,7 @@ func (c *cli) run(args []string) int {
 	if code, ok := c.checkRunFlags(&f); !ok {
 		return f.job.refused(code)
 	}
-	j := f.job.job(c, &f.conn, path, f.kind(), argv, f.timeout, f.set, f.acquirer(path))
+	j := f.job.job(c, &f.conn, path, argv, f.timeout, f.set, f.acquirer(path))
 	j.try = f.try
 	return j.do()
 }

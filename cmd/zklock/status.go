@@ -24,7 +24,7 @@ type statusFlags struct {
 func (f *statusFlags) register(fs *flag.FlagSet) {
 	f.conn.register(fs)
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON instead of a table")
-	fs.StringVar(&f.kind, "kind", "auto", "what PATH holds: auto, mutex, rwmutex or semaphore (ls's names; lock and rw "+
+	fs.StringVar(&f.kind, "kind", "auto", "what PATH must hold, checked: auto, mutex, rwmutex or semaphore (ls's names; lock and rw "+
 		"are mutex and rwmutex)")
 	fs.BoolVar(&f.watch, "watch", false, "print the state again on every change until interrupted (with --json, one object per line)")
 }

@@ -73,7 +73,7 @@ func (r *reporter) followSession(s *zklock.Session) {
 // --watch; a failed read is retried silently). stop ends it.
 func (r *reporter) followQueue(ctx context.Context, s *zklock.Session) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	states, err := watchLock(ctx, s, r.j.path, r.j.kind, func(error) {})
+	states, err := zklock.WatchLock(ctx, s, r.j.path)
 	if err != nil {
 		return cancel
 	}
@@ -84,6 +84,9 @@ func (r *reporter) followQueue(ctx context.Context, s *zklock.Session) (stop fun
 		defer r.wg.Done()
 		last := ""
 		for st := range states {
+			if st.Err != nil {
+				continue // WatchLock reads again
+			}
 			if line := waitLine(newReport(st), s.Client().SessionID()); line != "" && line != last {
 				mu.Lock()
 				if !stopped {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/zklock/zklock"
@@ -16,27 +15,24 @@ import (
 // watchStatus is 'zklock status --watch': it prints the state of path, then
 // each new state (zklock.WatchLock's), until a signal.
 func (c *cli) watchStatus(ctx context.Context, s *zklock.Session, path, kind string, asJSON bool) int {
-	if err := checkPath(s, path); err != nil {
+	if err := checkStatusKind(ctx, s, path, kind); err != nil {
 		return c.opFailed(err)
 	}
-	var mu sync.Mutex
-	lastErr := "" // the failure last warned of, until a state is read
-	states, err := watchLock(ctx, s, path, kind, func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if msg := oneLine(err.Error()); msg != lastErr {
-			c.warnf("cannot list %s: %s; trying again", path, msg)
-			lastErr = msg
-		}
-	})
+	states, err := zklock.WatchLock(ctx, s, path)
 	if err != nil {
 		return c.opFailed(err)
 	}
 	out := &statusPrinter{w: c.stdout, asJSON: asJSON, tty: !asJSON && isTerminal(c.stdout)}
+	lastErr := "" // the failure last warned of, until a state is read
 	for st := range states {
-		mu.Lock()
+		if st.Err != nil { // WatchLock reads again: say so once per failure
+			if msg := oneLine(st.Err.Error()); msg != lastErr {
+				c.warnf("cannot list %s: %s; trying again", path, msg)
+				lastErr = msg
+			}
+			continue
+		}
 		lastErr = ""
-		mu.Unlock()
 		r := newReport(st)
 		tellMutex(ctx, s, &r)
 		out.show(r)

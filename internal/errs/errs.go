@@ -18,7 +18,6 @@ var (
 	ErrWrongKind       = errors.New("zklock: path in use by another kind of primitive")
 	ErrNotRevocable    = errors.New("zklock: holder not revocable")
 	ErrLocked          = errors.New("zklock: locked by another owner")
-	ErrNoLeader        = errors.New("zklock: no leader")
 	ErrHolderAlive     = errors.New("zklock: holder's session is alive")
 	ErrLockLost        = errors.New("zklock: lock lost")
 	ErrResigned        = errors.New("zklock: resigned")

@@ -33,7 +33,10 @@ func asPublic(e, target any) bool {
 	for i := 0; i < dt.NumField(); i++ {
 		f := dt.Field(i)
 		sv := src.FieldByName(f.Name)
-		if !sv.IsValid() || !sv.Type().ConvertibleTo(f.Type) {
+		if !sv.IsValid() { // the root's own (LockedError.Holders, Break's): zero here
+			continue
+		}
+		if !sv.Type().ConvertibleTo(f.Type) {
 			return false
 		}
 		dst.Elem().Field(i).Set(sv.Convert(f.Type))

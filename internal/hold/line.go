@@ -50,8 +50,9 @@ type Layers struct {
 	// after the grant and its place is given back (bound.go).
 	MaxHold time.Duration
 	// Revocable holds watch their node's data for revocation requests
-	// (revoke.go).
+	// (revoke.go), and call OnRevoke (if set) for each request heard.
 	Revocable bool
+	OnRevoke  func()
 	// Q is the queue whose session runs the layers' goroutines and reads;
 	// required with either. A Line's Conf leaves it unset: the Line's Q.
 	Q *queue.Queue

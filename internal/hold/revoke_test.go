@@ -30,8 +30,14 @@ func TestRevocationBetweenReadAndWatch(t *testing.T) {
 			t.Error(err)
 		}
 	}})
-	revoked := make(chan struct{})
-	if !watchRevocation(ctx, c, node, revoked) {
+	revoked, heard, done := make(chan struct{}), make(chan struct{}, 4), make(chan struct{})
+	go func() {
+		defer close(done)
+		watchRevocation(ctx, c, node, revoked, func() { heard <- struct{}{} })
+	}()
+	select {
+	case <-heard:
+	case <-ctx.Done():
 		t.Fatalf("a request written before the watch was set was missed (ctx: %v)", ctx.Err())
 	}
 	select {
@@ -39,4 +45,6 @@ func TestRevocationBetweenReadAndWatch(t *testing.T) {
 	default:
 		t.Fatal("watchRevocation reported the request but did not close revoked")
 	}
+	cancel()
+	<-done
 }

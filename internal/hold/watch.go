@@ -54,9 +54,14 @@ func (l *Line) watch(h *Hold, ly Layers) *watch {
 	if ly.Revocable {
 		w.revoked = make(chan struct{})
 		run(func(ctx context.Context) {
-			if watchRevocation(ctx, ly.Q.Conn, h.place.Last().Path, w.revoked) && l.Events != nil {
-				l.Events.Revoked(l.Kind, l.path())
-			}
+			watchRevocation(ctx, ly.Q.Conn, h.place.Last().Path, w.revoked, func() {
+				if ly.OnRevoke != nil {
+					ly.OnRevoke()
+				}
+				if l.Events != nil {
+					l.Events.Revoked(l.Kind, l.path())
+				}
+			})
 		})
 	}
 	if ly.MaxHold > 0 {
@@ -191,22 +196,26 @@ func (w *watch) end() {
 	}
 }
 
-// watchRevocation closes revoked when node's data becomes a revocation
-// request; it reports whether one came. It ends when ctx ends or the node
-// goes.
-func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked chan struct{}) bool {
+// watchRevocation calls heard for each revocation request written into
+// node (each write of one: a request's write bumps the node's version,
+// even when the data was a request already) and closes revoked at the
+// first. It ends when ctx ends or the node goes.
+func watchRevocation(ctx context.Context, conn queue.Conn, node string, revoked chan struct{}, heard func()) {
+	last := int32(-1) // the version of the request last heard
 	for ctx.Err() == nil {
 		data, st, err := conn.Get(ctx, node)
-		switch {
-		case err != nil:
-			return false // the node is gone, the session closed, or ctx ended
-		case string(data) == queue.RevokeMessage:
-			close(revoked)
-			return true
+		if err != nil {
+			return // the node is gone, the session closed, or ctx ended
+		}
+		if string(data) == queue.RevokeMessage && st.Version != last {
+			if last < 0 {
+				close(revoked)
+			}
+			last = st.Version
+			heard()
 		}
 		if ch, err := conn.WaitData(ctx, node, st.Version); err != nil || ch == queue.Deleted {
-			return false
+			return
 		}
 	}
-	return false
 }

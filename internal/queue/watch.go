@@ -18,8 +18,10 @@ const MaxWatchedHolders = 32
 // Watch calls put with the state of the lock path p (see ReadState) at
 // once, then again after each change, until ctx ends or the session is
 // closed; it returns ctx's error or errs.ErrSessionClosed. put is called
-// only with a state unlike the last one put (ages aside). A failed read is
-// passed to failed, then retry is called (it pauses) before the next read.
+// only with a state unlike the last one put (ages aside), or the first
+// after a failed read. A failed read is passed to failed, then retry is
+// called (it pauses) before the next read, whose state is put even if
+// unchanged: it tells the caller that the failure is over.
 //
 // It watches the children of p (and of a semaphore's locks and leases),
 // p's data (a semaphore's limit), and the data of the first
@@ -45,6 +47,7 @@ func Watch(ctx context.Context, conn Conn, p string, kind errs.Kind, retry func(
 		case err != nil:
 			failed(err)
 			retry(ctx)
+			first = true
 		}
 	}
 	return ctx.Err()

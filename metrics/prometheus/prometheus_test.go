@@ -2,6 +2,7 @@ package prometheus_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,12 +158,14 @@ func TestRecipeEvents(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	const revocable, bounded = "/zklock-test/prometheus/revocable", "/zklock-test/prometheus/bounded"
-	r, err := zklock.NewMutex(s, revocable, zklock.WithRevocable())
+	revoked := make(chan struct{})
+	var once sync.Once
+	r, err := zklock.NewMutex(s, revocable, zklock.WithRevocable(func() { once.Do(func() { close(revoked) }) }))
 	require.NoError(t, err)
 	require.NoError(t, r.Lock(ctx))
 	_, err = zklock.Revoke(ctx, s, revocable)
 	require.NoError(t, err)
-	closedWithin(t, r.Revoked(), "Revoked")
+	closedWithin(t, revoked, "the revocation listener")
 	require.NoError(t, r.Unlock(ctx))
 	b, err := zklock.NewMutex(s, bounded, zklock.WithMaxHold(200*time.Millisecond))
 	require.NoError(t, err)
