@@ -35,8 +35,13 @@ import (
 //     B ran: the request was applied, its reply never comes (a release
 //     whose ctx ends while its delete's reply is on its way).
 //
+// B and C are lanes of A's primitive in A's session (its goroutines), or
+// the same lane in the next sessions (rivals), as target's bits 6-7 say
+// (chainLanes): one step then also makes a rival wait for a holder.
+//
 // Chain step bytes: op (at least chainOp): bits 0-1 kb, bit 2 C on, bit 3
-// hang; target: lane A; arg: bits 0-1 a, 2-3 b, 4-5 c (chainOps), 6-7 ka.
+// hang; target: bits 0-5 lane A (mod the lanes), 6-7 where B and C are;
+// arg: bits 0-1 a, 2-3 b, 4-5 c (chainOps), 6-7 ka.
 // The calls of a step are all started before the step ends: nothing of it
 // is left armed for a later step.
 const (
@@ -121,9 +126,8 @@ func (r *run) observe(ctx context.Context, op queuetest.Op, p string, f *queuete
 
 // chain runs a chain step (see above).
 func (r *run) chain(op, target, arg byte) {
-	a := r.hs[int(target)%len(r.hs)]
-	sibs := r.lanes(a)
-	b, c := sibs[1%len(sibs)], sibs[2%len(sibs)]
+	a := r.hs[int(target&63)%len(r.hs)]
+	b, c := r.chainLanes(a, target>>6)
 	ops := chainOps(a)
 	aw, bw, cw := ops[arg&3], ops[arg>>2&3], ops[arg>>4&3]
 	ka, kb := int32(arg>>6), int32(op&3)
@@ -142,6 +146,24 @@ func (r *run) chain(op, target, arg byte) {
 	r.logf("%s", desc)
 	trA := &tracer{at: ka, hang: hang, next: func() { r.insert(b, bw, arg, trB) }}
 	r.insert(a, aw, arg, trA)
+}
+
+// chainLanes returns a chain's B and C lanes for A by mode: 0 and 3 the
+// next lanes of A's primitive in A's session (C is A on a primitive of two
+// lanes), 1 A's lane in the next session and the one after, 2 A's lane in
+// the next session and that lane's next one.
+func (r *run) chainLanes(a *handle, mode byte) (b, c *handle) {
+	sibs := r.lanes(a)
+	i := slices.Index(r.hs, a)
+	rival := func(d int) *handle { return r.hs[(i+d*perSession)%len(r.hs)] }
+	switch mode {
+	case 1:
+		return rival(1), rival(2)
+	case 2:
+		b = rival(1)
+		return b, r.lanes(b)[1]
+	}
+	return sibs[1%len(sibs)], sibs[2%len(sibs)]
 }
 
 // lanes returns the lanes of h's primitive in its session, h first.

@@ -241,6 +241,11 @@ var sharedSeeds = [][]byte{
 	// Downgrade returned.
 	seed(0, 0, 0, schedBit, st(0, perSession+8, 0), st(0, 8, 0), st(2, perSession+8, 0), st(0, 2*perSession+8, 0),
 		st(chainOp, 8, 0x46)),
+	// 2, scheduled in three steps: a chain step makes s1's writer hold,
+	// then s2's and s0's writers queue (rivals: target bits 6-7 = 1); s1
+	// unlocks (s2 holds, after waiting); a chain step as above on s2.
+	seed(0, 0, 0, schedBit, st(chainOp|7, 0x40|(perSession+8), 0xc0), st(2, perSession+8, 0),
+		st(chainOp, 2*perSession+8, 0x46)),
 	// 3, scheduled: s1's owner holds /re; a chain step: s0's lane 0
 	// Locks; once it waits, lane 1 TryLocks, and once that returned,
 	// lane 2 Locks.
