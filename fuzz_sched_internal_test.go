@@ -27,8 +27,8 @@ import (
 //     blocks (the server is quiet) or returns;
 //   - with C on, at B's request #kb the lane after B starts op c the same
 //     way, inside B's exchange (C is A again on a primitive of two lanes);
-//     with C off, B's reply to its request #kb is held back until A's
-//     call returns (at most slowReply): B is under way while A goes on;
+//     with C off, each of B's replies is held back until A's call
+//     returned (at most slowReply each): B is under way while A goes on;
 //   - ka or kb 3, or a call that blocks or returns before its request #k:
 //     the next call starts once it blocked or returned;
 //   - with hang on, A's ctx ends inside its request #ka's exchange, after
@@ -39,8 +39,8 @@ import (
 // the same lane in the next sessions (rivals), as target's bits 6-7 say
 // (chainLanes): one step then also makes a rival wait for a holder.
 //
-// Chain step bytes: op (at least chainOp): bits 0-1 kb, bit 2 C on, bit 3
-// hang; target: bits 0-5 lane A (mod the lanes), 6-7 where B and C are;
+// Chain step bytes: op (at least chainOp): bits 0-1 kb (C on), bit 2 C on,
+// bit 3 hang; target: bits 0-5 lane A (mod the lanes), 6-7 where B and C are;
 // arg: bits 0-1 a, 2-3 b, 4-5 c (chainOps), 6-7 ka.
 // The calls of a step are all started before the step ends: nothing of it
 // is left armed for a later step.
@@ -71,7 +71,7 @@ type tracer struct {
 	n      atomic.Int32
 	at     int32              // the request inside whose exchange next runs
 	hang   bool               // the call's ctx ends inside request #at's exchange
-	hold   *handle            // request #at's reply waits, after next, until hold's call returns
+	hold   *handle            // each reply waits until hold's call returned (no next)
 	cancel context.CancelFunc // the call's ctx (hang)
 	armed  atomic.Bool        // until next ran: requests past at are left alone
 	once   sync.Once
@@ -95,6 +95,18 @@ func (tr *tracer) fire() (ran bool) {
 // chain call's request #at runs the next call inside its exchange.
 func (r *run) observe(ctx context.Context, op queuetest.Op, p string, f *queuetest.Fault) {
 	tr, _ := ctx.Value(tracerKey{}).(*tracer)
+	if tr != nil && tr.hold != nil {
+		prev := f.After
+		f.After = func() {
+			if prev != nil {
+				prev()
+			}
+			r.slow.Add(1) // a reply held back: see run.check
+			defer r.slow.Add(-1)
+			r.awaitCall(tr.hold, fmt.Sprintf("(its %s %s applied, its reply held back)", op, p))
+		}
+		return
+	}
 	if tr == nil || !tr.armed.Load() || tr.n.Add(1)-1 != tr.at {
 		return
 	}
@@ -109,12 +121,9 @@ func (r *run) observe(ctx context.Context, op queuetest.Op, p string, f *queuete
 		if !tr.fire() {
 			return
 		}
-		switch {
-		case tr.hang:
+		if tr.hang {
 			r.logf("(the chain call's ctx ends: its %s %s gets no reply)", op, p)
 			tr.cancel()
-		case tr.hold != nil:
-			r.awaitCall(tr.hold)
 		}
 	}
 	if tr.hang && op != queuetest.OpEpoch && op != queuetest.OpWatch {
@@ -133,12 +142,12 @@ func (r *run) chain(op, target, arg byte) {
 	ka, kb := int32(arg>>6), int32(op&3)
 	withC, hang := op>>2&1 == 1, op>>3&1 == 1
 	desc := fmt.Sprintf("chain: %s %s, at its request #%d %s %s", a.name, aw, ka, b.name, bw)
-	trB := &tracer{at: kb, hold: a}
+	trB := &tracer{hold: a}
 	if withC {
 		desc += fmt.Sprintf(", at its request #%d %s %s", kb, c.name, cw)
 		trB = &tracer{at: kb, next: func() { r.insert(c, cw, arg, nil) }}
 	} else {
-		desc += fmt.Sprintf(", its reply to its request #%d held back", kb)
+		desc += ", its replies held back"
 	}
 	if hang {
 		desc += fmt.Sprintf("; %s's ctx ends at its request #%d", a.name, ka)
@@ -200,14 +209,16 @@ func (r *run) insert(h *handle, what string, arg byte, tr *tracer) {
 	}
 }
 
-// awaitCall waits until h's pending call returns, at most slowReply.
-func (r *run) awaitCall(h *handle) {
+// awaitCall waits until h's pending call returns, at most slowReply, and
+// logs note if it waits.
+func (r *run) awaitCall(h *handle, note string) {
 	r.mu.Lock()
 	c := h.pending
 	r.mu.Unlock()
 	if c == nil {
 		return
 	}
+	r.logf("%s", note)
 	t := time.NewTimer(slowReply)
 	defer t.Stop()
 	select {
