@@ -29,8 +29,8 @@ import (
 //     way, inside B's exchange (C is A again on a primitive of two lanes);
 //     with C off, each of B's replies is held back until A's call
 //     returned (at most slowReply each): B is under way while A goes on;
-//   - ka or kb 3, or a call that blocks or returns before its request #k:
-//     the next call starts once it blocked or returned;
+//   - a call that blocks or returns before its request #k: the next call
+//     starts once it blocked or returned;
 //   - with hang on, A's ctx ends inside its request #ka's exchange, after
 //     B ran: the request was applied, its reply never comes (a release
 //     whose ctx ends while its delete's reply is on its way).
@@ -42,8 +42,9 @@ import (
 // Chain step bytes: op (at least chainOp): bits 0-1 kb (C on), bit 2 C on,
 // bit 3 hang; target: bits 0-5 lane A (mod the lanes), 6-7 where B and C are;
 // arg: bits 0-1 a, 2-3 b, 4-5 c (chainOps), 6-7 ka.
-// The calls of a step are all started before the step ends: nothing of it
-// is left armed for a later step.
+// The calls of a step are all started before the step ends: no insertion
+// is left armed for a later step (a reply of B held back waits for A at
+// most slowReply).
 const (
 	schedBit = 0x80 // byte 3: the input is scheduled
 	chainOp  = 0xa0 // a scheduled input's op bytes from here on are chain steps
