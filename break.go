@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -45,12 +46,13 @@ func Break(ctx context.Context, s *Session, path string, force bool) ([]Contende
 		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
 	if err := queue.CheckPath(path); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
 	}
 	entries, err := queue.Break(ctx, s.conn(), path, force)
 	out := make([]Contender, len(entries))
 	for i, e := range entries {
 		out[i] = contender(path, e)
+		out[i].Holds = true // Break deletes holders' nodes only
 	}
 	if errors.Is(err, ErrHolderAlive) {
 		return nil, &HolderAliveError{Holder: out[0]}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -253,7 +254,7 @@ func TestBreakDeposedLeaderRevalidates(t *testing.T) {
 				return true
 			default:
 			}
-			return holderS.State() == zklock.StateSuspended
+			return holderS.State() == zk.StateSuspended
 		})
 		suspendedAt := time.Now()
 		wait := time.NewTimer(400 * time.Millisecond)

@@ -12,14 +12,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // ephemeralsUnder lists every ephemeral node below root (lock, lease and
 // candidate nodes; not the CONTAINER parents a waiter may have created).
-func ephemeralsUnder(t *testing.T, conn *zklock.Client, root string) []string {
+func ephemeralsUnder(t *testing.T, conn *zk.Client, root string) []string {
 	t.Helper()
 	kids, _, err := conn.Children(t.Context(), root)
-	if errors.Is(err, zklock.ErrNoNode) {
+	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
 	require.NoError(t, err)
@@ -38,7 +39,7 @@ func ephemeralsUnder(t *testing.T, conn *zklock.Client, root string) []string {
 }
 
 // ephemeralsOf lists the ephemeral nodes below root that session sid owns.
-func ephemeralsOf(t *testing.T, conn *zklock.Client, root string, sid int64) []string {
+func ephemeralsOf(t *testing.T, conn *zk.Client, root string, sid int64) []string {
 	t.Helper()
 	var out []string
 	for _, p := range ephemeralsUnder(t, conn, root) {
@@ -55,7 +56,7 @@ func ephemeralsOf(t *testing.T, conn *zklock.Client, root string, sid int64) []s
 // session sid owns a node below root, and returns what it owns then. A
 // cancellation test cancels only after this, so that its "nothing left"
 // checks a node that was there to leave; it fails after 10s.
-func awaitEphemeralOf(t *testing.T, conn *zklock.Client, root string, sid int64) []string {
+func awaitEphemeralOf(t *testing.T, conn *zk.Client, root string, sid int64) []string {
 	t.Helper()
 	var nodes []string
 	eventually(t, 10*time.Second, "the waiter's node on the server", func() bool {
@@ -168,7 +169,7 @@ func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
 			waiter := newSession(t, c.Servers())
 			require.NoError(t, p.hold(ctx, holder, lockDir))
 			want := ephemeralsUnder(t, holder.Client(), lockDir)
-			bound := time.Duration(p.graces) * min(waiter.Timeout()/2, 2*time.Second)
+			bound := time.Duration(p.graces) * min(waiter.Timing().Timeout/2, 2*time.Second)
 			rng := rand.New(rand.NewPCG(1, uint64(len(name))))
 			slowest := time.Duration(0)
 			reached := [2]int{} // attempts that changed the server, by span
@@ -202,10 +203,10 @@ func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
 // footprint describes the persistent nodes from root down (the parents):
 // each one's czxid and cversion, which changes whenever a child is created
 // or deleted, or the parent is created again.
-func footprint(t *testing.T, conn *zklock.Client, root string) string {
+func footprint(t *testing.T, conn *zk.Client, root string) string {
 	t.Helper()
 	kids, st, err := conn.Children(t.Context(), root)
-	if errors.Is(err, zklock.ErrNoNode) {
+	if errors.Is(err, zk.ErrNoNode) {
 		return ""
 	}
 	require.NoError(t, err)

@@ -16,8 +16,8 @@ import (
 
 // Default cohort bounds (see WithCohort).
 const (
-	DefaultCohortHandoffs = 32
-	DefaultCohortHold     = 100 * time.Millisecond
+	defaultCohortHandoffs = 32
+	defaultCohortHold     = 100 * time.Millisecond
 )
 
 // WithCohort makes a Mutex (or ReentrantMutex) one of a cohort: every
@@ -54,11 +54,11 @@ const (
 //
 // WithCohort applies to Mutex and ReentrantMutex; NewRWMutex, NewSemaphore
 // and NewElection refuse it, and so does combining it with WithRevocable
-// or WithMaxHold, with ErrInvalidOption: one request or one bound could
+// or WithMaxHold, with ErrInvalidArgument: one request or one bound could
 // not address the several holders a node is shared by.
 //
-// maxHandoffs must be from 1 to 4095; 0 means DefaultCohortHandoffs.
-// maxHold must not be negative; 0 means DefaultCohortHold. Handles of one
+// maxHandoffs must be from 1 to 4095; 0 means the default, 32.
+// maxHold must not be negative; 0 means the default, 100ms. Handles of one
 // cohort share the bounds and node data of the handle whose Lock formed it.
 // Without WithCohort (the default) every handle has its own node.
 func WithCohort(maxHandoffs int, maxHold time.Duration) Option {
@@ -67,10 +67,10 @@ func WithCohort(maxHandoffs int, maxHold time.Duration) Option {
 			return invalid("cohort bound (%d handoffs, %v) out of range", maxHandoffs, maxHold)
 		}
 		if maxHandoffs == 0 {
-			maxHandoffs = DefaultCohortHandoffs
+			maxHandoffs = defaultCohortHandoffs
 		}
 		if maxHold == 0 {
-			maxHold = DefaultCohortHold
+			maxHold = defaultCohortHold
 		}
 		o.cohort = &hold.Bound{Handoffs: maxHandoffs, Hold: maxHold}
 		return nil

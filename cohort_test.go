@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -197,8 +198,8 @@ func TestCohortGuard(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
 	ga := a.Guard()
-	write := func(guard *zklock.CheckOp, v string) error {
-		_, err := s.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte(v), Version: -1})
+	write := func(guard *zk.CheckOp, v string) error {
+		_, err := s.Client().Multi(ctx, guard, &zk.SetDataOp{Path: path, Data: []byte(v), Version: -1})
 		return err
 	}
 	require.NoError(t, write(ga, "a"), "the holder's guard commits")
@@ -208,8 +209,8 @@ func TestCohortGuard(t *testing.T) {
 	require.NoError(t, a.Unlock(ctx))
 	require.NoError(t, <-got)
 	require.Zero(t, a.Token(), "a holds nothing")
-	require.Equal(t, ga.Path, b.Node(), "b holds the cohort's node by a local handoff")
-	require.ErrorIs(t, write(ga, "stale a"), zklock.ErrBadVersion, "a's guard after the handoff")
+	require.Equal(t, ga.Path, nodeOf(b.Guard()), "b holds the cohort's node by a local handoff")
+	require.ErrorIs(t, write(ga, "stale a"), zk.ErrBadVersion, "a's guard after the handoff")
 	require.NoError(t, write(b.Guard(), "b"), "b's guard commits")
 	require.NoError(t, b.Unlock(ctx))
 	requireNoEphemerals(t, c, s.SessionID(), path, false)
@@ -238,7 +239,7 @@ func TestCohortMisuseAndCancel(t *testing.T) {
 	require.NoError(t, a.Unlock(ctx))
 	requireNoEphemerals(t, c, s.SessionID(), path, false)
 	_, err = zklock.NewRWMutex(s, path, zklock.WithCohort(0, 0))
-	require.True(t, errors.Is(err, zklock.ErrInvalidOption), "%v", err)
+	require.True(t, errors.Is(err, zklock.ErrInvalidArgument), "%v", err)
 }
 
 // Loss while a cohort holds: the holder's Lost fires before a rival of
@@ -321,7 +322,7 @@ func TestCohortGuardBumpIsNoRelease(t *testing.T) {
 	b, err := zklock.NewMutex(s, path, zklock.WithCohort(0, time.Hour))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
-	node := a.Node()
+	node := nodeOf(a.Guard())
 	require.NotNil(t, a.Guard())
 	bgot := make(chan error, 1)
 	go func() { bgot <- b.Lock(ctx) }()
@@ -340,7 +341,7 @@ func TestCohortGuardBumpIsNoRelease(t *testing.T) {
 
 	require.NoError(t, a.Unlock(ctx)) // bumps the node's data: a took a Guard
 	require.NoError(t, <-bgot)
-	require.Equal(t, node, b.Node(), "a local handoff")
+	require.Equal(t, node, nodeOf(b.Guard()), "a local handoff")
 	// The bump fired the remote waiter's watch; it looked again and
 	// watches the node again, still waiting.
 	eventually(t, 10*time.Second, "the remote waiter watches the cohort's node again", watching)

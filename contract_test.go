@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -52,9 +53,9 @@ var primitives = map[string]primitive{
 	"ReentrantMutex":  {ours: reentrantParty, rival: reentrantParty, lostErr: zklock.ErrLockLost},
 	"RWMutex read":    {ours: readParty, rival: writeParty, lostErr: zklock.ErrLockLost, grantsAll: true},
 	"RWMutex write":   {ours: writeParty, rival: writeParty, lostErr: zklock.ErrLockLost},
-	"Semaphore":       {ours: semParty, rival: semParty, lostErr: zklock.ErrLeaseLost},
-	"Semaphore queue": {ours: semQueueParty, rival: semQueueParty, lostErr: zklock.ErrLeaseLost},
-	"Election": {ours: electionParty, rival: electionParty, lostErr: zklock.ErrLeadershipLost,
+	"Semaphore":       {ours: semParty, rival: semParty, lostErr: zklock.ErrLockLost},
+	"Semaphore queue": {ours: semQueueParty, rival: semQueueParty, lostErr: zklock.ErrLockLost},
+	"Election": {ours: electionParty, rival: electionParty, lostErr: zklock.ErrLockLost,
 		holderWatches: 1},
 	// Options over a primitive keep every contract (issue 34's pairs): a
 	// bound that does not pass in the test, with revocation (the holder
@@ -76,7 +77,7 @@ func mutexParty(t *testing.T, s *zklock.Session, path string) *party {
 func mutexPartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) *party {
 	m, err := zklock.NewMutex(s, path, opts...)
 	require.NoError(t, err)
-	return &party{m.Lock, m.Unlock, m.Lost, m.Token, m.Node}
+	return &party{m.Lock, m.Unlock, m.Lost, m.Token, func() string { return nodeOf(m.Guard()) }}
 }
 
 // boundedParty makes parties of newParty with WithMaxHold (an hour: the
@@ -98,13 +99,13 @@ func cohortParty(t *testing.T, s *zklock.Session, path string) *party {
 func reentrantParty(t *testing.T, s *zklock.Session, path string) *party {
 	m, err := zklock.NewReentrantMutex(s, path)
 	require.NoError(t, err)
-	return &party{m.Lock, m.Unlock, m.Lost, m.Token, m.Node}
+	return &party{m.Lock, m.Unlock, m.Lost, m.Token, func() string { return nodeOf(m.Guard()) }}
 }
 
 func readParty(t *testing.T, s *zklock.Session, path string) *party {
 	m, err := zklock.NewRWMutex(s, path)
 	require.NoError(t, err)
-	return &party{m.RLock, m.RUnlock, m.Lost, m.Token, m.Node}
+	return &party{m.RLock, m.RUnlock, m.Lost, m.Token, func() string { return nodeOf(m.Guard()) }}
 }
 
 func writeParty(t *testing.T, s *zklock.Session, path string) *party {
@@ -114,7 +115,7 @@ func writeParty(t *testing.T, s *zklock.Session, path string) *party {
 func writePartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock.Option) *party {
 	m, err := zklock.NewRWMutex(s, path, opts...)
 	require.NoError(t, err)
-	return &party{m.Lock, m.Unlock, m.Lost, m.Token, m.Node}
+	return &party{m.Lock, m.Unlock, m.Lost, m.Token, func() string { return nodeOf(m.Guard()) }}
 }
 
 // semParty takes one lease of a semaphore of one: exclusive, like a
@@ -132,7 +133,7 @@ func semPartyWith(t *testing.T, s *zklock.Session, path string, opts ...zklock.O
 		release: func(ctx context.Context) error { return l.Release(ctx) },
 		lost:    func() <-chan struct{} { return l.Lost() },
 		token:   func() int64 { return l.Token() },
-		node:    func() string { return l.Node() },
+		node:    func() string { return nodeOf(l.Guard()) },
 	}
 }
 
@@ -152,7 +153,7 @@ func electionParty(t *testing.T, s *zklock.Session, path string) *party {
 		release: e.Resign,
 		lost:    func() <-chan struct{} { return term.Lost() },
 		token:   func() int64 { return term.Token() },
-		node:    func() string { return term.Node() },
+		node:    func() string { return nodeOf(term.Guard()) },
 	}
 }
 
@@ -488,17 +489,17 @@ func parentOf(node string) string { return node[:strings.LastIndex(node, "/")] }
 
 // deleteTree deletes p and everything below it; what is already gone is
 // fine.
-func deleteTree(t *testing.T, conn *zklock.Client, p string) {
+func deleteTree(t *testing.T, conn *zk.Client, p string) {
 	t.Helper()
 	kids, _, err := conn.Children(t.Context(), p)
-	if errors.Is(err, zklock.ErrNoNode) {
+	if errors.Is(err, zk.ErrNoNode) {
 		return
 	}
 	require.NoError(t, err)
 	for _, k := range kids {
 		deleteTree(t, conn, p+"/"+k)
 	}
-	if err := conn.Delete(t.Context(), p, -1); !errors.Is(err, zklock.ErrNoNode) {
+	if err := conn.Delete(t.Context(), p, -1); !errors.Is(err, zk.ErrNoNode) {
 		require.NoError(t, err)
 	}
 }

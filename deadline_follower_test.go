@@ -67,7 +67,7 @@ func TestFollowerServingPastTimeoutRefused(t *testing.T) {
 	c, _, _ := followerEnsemble(t, zktest.WithTickTime(200*time.Millisecond),
 		zktest.WithSessionTimeouts(400*time.Millisecond, 8*time.Second))
 	_, err := zklock.NewSession(ctxFor(t), zklock.WithServers(c.Servers()...), zklock.WithSessionTimeout(2*time.Second))
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	for _, want := range []string{"2s", "syncLimit", "3s"} {
 		require.Contains(t, err.Error(), want)
 	}

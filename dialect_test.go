@@ -6,16 +6,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // heldThing is the dialect every hold speaks: the loss signal, the fencing
-// token, the guard for Session.Multi and the node, under the same names
-// everywhere.
+// token and the guard for zk.Client.Multi (whose Path is the node), under
+// the same names everywhere.
 type heldThing interface {
 	Lost() <-chan struct{}
 	Token() int64
-	Guard() *zklock.CheckOp
-	Node() string
+	Guard() *zk.CheckOp
 }
 
 var _ = []heldThing{(*zklock.Mutex)(nil), (*zklock.ReentrantMutex)(nil), (*zklock.RWMutex)(nil), (*zklock.Lease)(nil), (*zklock.Term)(nil)}
@@ -25,13 +25,13 @@ var _ = []heldThing{(*zklock.Mutex)(nil), (*zklock.ReentrantMutex)(nil), (*zkloc
 // signal is open.
 func requireHeld(t *testing.T, s *zklock.Session, h heldThing) {
 	t.Helper()
-	node := h.Node()
+	node := nodeOf(h.Guard())
 	require.NotEmpty(t, node)
 	st, ok, err := s.Client().Exists(t.Context(), node)
 	require.NoError(t, err)
 	require.True(t, ok, "the node exists")
 	require.Equal(t, st.Czxid<<12, h.Token(), "the token is the node's czxid << 12")
-	require.Equal(t, &zklock.CheckOp{Path: node, Version: -1}, h.Guard())
+	require.Equal(t, &zk.CheckOp{Path: node, Version: -1}, h.Guard())
 	select {
 	case <-h.Lost():
 		t.Fatal("Lost is closed while held")
@@ -42,7 +42,7 @@ func requireHeld(t *testing.T, s *zklock.Session, h heldThing) {
 // requireReleased checks the accessors of a hold that holds nothing.
 func requireReleased(t *testing.T, h heldThing) {
 	t.Helper()
-	require.Empty(t, h.Node())
+	require.Empty(t, nodeOf(h.Guard()))
 	require.Zero(t, h.Token())
 	require.Nil(t, h.Guard())
 	select {
@@ -94,7 +94,7 @@ func TestOneDialect(t *testing.T) {
 		lease, err = sem.Acquire(ctx, 2)
 		require.NoError(t, err)
 		requireHeld(t, s, lease)
-		require.Equal(t, lease.Nodes()[1], lease.Node(), "Node is the node behind Token")
+		require.Equal(t, zklock.LeaseNodes(lease)[1], nodeOf(lease.Guard()), "the guard checks the node behind Token")
 		require.NoError(t, lease.Release(ctx))
 		requireReleased(t, lease)
 	})
@@ -116,10 +116,10 @@ func TestLockers(t *testing.T) {
 		l    sync.Locker
 		node func() string
 	}{
-		"Mutex":           {m.Locker(), m.Node},
-		"ReentrantMutex":  {r.Locker(), r.Node},
-		"RWMutex write":   {rw.Locker(), rw.Node},
-		"RWMutex RLocker": {rw.RLocker(), rw.Node},
+		"Mutex":           {locker{m.Lock, m.Unlock}, func() string { return nodeOf(m.Guard()) }},
+		"ReentrantMutex":  {locker{r.Lock, r.Unlock}, func() string { return nodeOf(r.Guard()) }},
+		"RWMutex write":   {locker{rw.Lock, rw.Unlock}, func() string { return nodeOf(rw.Guard()) }},
+		"RWMutex RLocker": {locker{rw.RLock, rw.RUnlock}, func() string { return nodeOf(rw.Guard()) }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.l.Lock()
@@ -128,7 +128,7 @@ func TestLockers(t *testing.T) {
 			require.Empty(t, tc.node(), "released through the Locker")
 		})
 	}
-	rl := r.Locker()
+	rl := locker{r.Lock, r.Unlock}
 	rl.Lock()
 	rl.Lock()
 	require.Equal(t, 2, r.HoldCount(), "the reentrant Locker counts")

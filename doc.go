@@ -20,8 +20,10 @@
 // can expire the session and grant the lock to another client. Each
 // acquisition also carries a fencing token (made from the node's creation
 // zxid, it increases across acquisitions of a lock even if its parent node
-// is reaped and re-created; see Mutex.Token) and a ZooKeeper multi-op check
-// that commits writes only while the lock is held.
+// is reaped and re-created; see Mutex.Token) and a guard (Mutex.Guard), a
+// ZooKeeper check that, put first in a Multi of package zk (the Session's
+// ZooKeeper client, Session.Client), commits writes only while the lock is
+// held.
 //
 // # Handoff
 //
@@ -41,7 +43,8 @@
 // something might, such as Curator's Revoker aimed at zklock nodes or
 // writes through Session.Client, give every zklock handle on the path
 // WithListingHandoff. The tag itself cannot come from a caller: WithData
-// and Election.Campaign refuse data holding ReservedData.
+// and Election.Campaign refuse data holding a NUL byte followed by
+// "zklock:", which begins every tag.
 //
 // # Handles and goroutines
 //
@@ -58,7 +61,7 @@
 // node broken by an operator, a MultiLock whose part's session expires),
 // and a call returns a hold only while every hold it relies on is live,
 // each checked against its own loss signal. Pairs that cannot be made safe
-// are refused by the constructor with ErrInvalidOption. The README's
+// are refused by the constructor with ErrInvalidArgument. The README's
 // recipes page (docs/recipes.md, "What happens when…") says what each
 // pair does, with the test that proves it.
 //

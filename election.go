@@ -7,8 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // Election is leader election over ZooKeeper: among all candidates
@@ -36,7 +38,7 @@ import (
 //
 // Methods are safe for concurrent use. An Election campaigns once at a
 // time: while a Campaign waits, a term is current or Run runs, another
-// Campaign or Run on it returns ErrAlreadyCampaigning at once and queues
+// Campaign or Run on it returns ErrAlreadyLocked at once and queues
 // nothing. An
 // Election must not be copied.
 type Election struct {
@@ -59,7 +61,7 @@ type Election struct {
 var electionSpec = spec{kind: KindElection, node: queue.KindLock, accept: lockKinds, quiet: true, errs: electionErrs}
 
 // electionErrs are what a Resign returns.
-var electionErrs = &hold.Errs{Lost: ErrLeadershipLost, NotHeld: ErrNotLocked}
+var electionErrs = &hold.Errs{Lost: errs.ErrLeadershipLost, NotHeld: ErrNotLocked}
 
 // NewElection returns an Election on path. Nothing is sent to the server
 // until Campaign, Leader or Observe. The path rules, request size included,
@@ -80,18 +82,19 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // Leader and Observe report it to everyone. If the session expires while
 // Campaign waits, it campaigns again under the new session.
 //
-// On error nothing is left on the server: the error satisfies
-// errors.Is(err, ctx.Err()) when ctx ended, and Campaign returns within the
+// On error nothing is left on the server: the error names the path and
+// satisfies errors.Is(err, ctx.Err()) when ctx ended, and Campaign returns within the
 // cleanup grace of ctx's end (see Cleanup in the package doc). Campaign
-// returns ErrAlreadyCampaigning at once, sending nothing, while another
+// returns ErrAlreadyLocked at once, sending nothing, while another
 // Campaign on the Election waits, a term is current or Run runs;
-// ErrDataTooLarge for a value over MaxDataSize or one that, with the path,
+// ErrInvalidArgument for a value over zk.MaxDataSize or one that, with the path,
 // makes a create request over the session's maximum request size
-// (WithMaxRequestSize); ErrInvalidArgument for a value that holds
-// ReservedData (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
+// (WithMaxRequestSize); ErrInvalidArgument for a value that holds the
+// bytes zklock reserves for its tags (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
 // once, when the path holds another kind of primitive's nodes.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
-	return e.campaign(ctx, value, false)
+	t, err := e.campaign(ctx, value, false)
+	return t, named(ctx, "campaign", e.q.Dir, err)
 }
 
 // campaign is Campaign; inRun says that Run calls it, which already holds
@@ -100,11 +103,11 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 	if err := hold.CheckCtx(ctx); err != nil {
 		return nil, err
 	}
-	if len(value) > MaxDataSize {
-		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(value), MaxDataSize)
+	if len(value) > zk.MaxDataSize {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", errs.ErrDataTooLarge, len(value), zk.MaxDataSize)
 	}
 	if queue.Reserved(value) {
-		return nil, fmt.Errorf("%w: the value holds %q, which zklock reserves for its own tags", ErrInvalidArgument, ReservedData)
+		return nil, fmt.Errorf("%w: the value holds %q, which zklock reserves for its own tags", ErrInvalidArgument, reservedData)
 	}
 	if err := e.s.opts.checkCreate(queue.LongestNode(e.q.Dir, e.q.Kind), len(value)); err != nil {
 		return nil, err
@@ -122,7 +125,7 @@ func (e *Election) campaign(ctx context.Context, value []byte, inRun bool) (*Ter
 	if err != nil {
 		return nil, err
 	}
-	e.held, e.term = h, newTerm(e.q.Conn, h)
+	e.held, e.term = h, newTerm(e.q.Conn, h, e.s.closed)
 	return e.term, nil
 }
 
@@ -134,7 +137,7 @@ func (e *Election) begin(inRun bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.busyLocked() || (e.running && !inRun) {
-		return ErrAlreadyCampaigning
+		return errs.ErrAlreadyCampaign
 	}
 	if e.held != nil {
 		e.line.Abandon(e.held) // lost: its node is gone, or goes with its epoch
@@ -154,13 +157,18 @@ func (e *Election) busyLocked() bool {
 // candidate can lead. The term's Lost is closed first, before anything is
 // sent, so the caller stops acting as leader before a successor can start.
 //
-// Resign returns ErrNotLeader when there is no term (Resign cannot cancel a
-// Campaign in progress: cancel its ctx), and ErrLeadershipLost when the term
-// had already been lost. If ctx ends before the delete succeeds, Resign
+// Resign returns ErrNotLocked when there is no term (Resign cannot cancel a
+// Campaign in progress: cancel its ctx), and ErrLockLost when the term
+// had already been lost (after Session.Close, the Term's Err, which is
+// ErrSessionClosed too). If ctx ends before the delete succeeds, Resign
 // returns ctx's error and the delete continues in the background until it
 // succeeds or the session is gone. In every case the Election may Campaign
 // again.
 func (e *Election) Resign(ctx context.Context) error {
+	return named(ctx, "resign", e.q.Dir, e.resign(ctx))
+}
+
+func (e *Election) resign(ctx context.Context) error {
 	if err := hold.CheckCtx(ctx); err != nil {
 		return err
 	}
@@ -169,18 +177,18 @@ func (e *Election) Resign(ctx context.Context) error {
 	e.held, e.term = nil, nil
 	e.mu.Unlock()
 	if h == nil {
-		return ErrNotLeader
+		return errs.ErrNotLeader
 	}
 	select {
 	case <-h.Epoch().Done: // lost already; the watcher may not have said so yet
-		t.end(ErrLeadershipLost)
+		t.end(t.lossErr())
 	default:
 		t.end(ErrResigned)
 	}
 	err := e.line.Release(ctx, h)
 	switch {
-	case errors.Is(err, ErrLeadershipLost) || (err == nil && errors.Is(t.Err(), ErrLeadershipLost)):
-		return ErrLeadershipLost
+	case errors.Is(err, errs.ErrLeadershipLost) || (err == nil && errors.Is(t.Err(), errs.ErrLeadershipLost)):
+		return t.lossErr()
 	case err == nil:
 		return nil
 	}
@@ -190,12 +198,14 @@ func (e *Election) Resign(ctx context.Context) error {
 
 // LeaderInfo describes a leader: the first candidate in the election's
 // queue. The zero LeaderInfo (Node == "") means there is no leader.
+// Created is when the leader became a candidate, not when it began to
+// lead, which ZooKeeper does not record.
 type LeaderInfo struct {
 	Node    string    // full path of the leader's node
 	Value   []byte    // the value the leader campaigned with
 	Session int64     // the leader's session id
 	Token   int64     // the term's fencing token (see Term.Token)
-	Since   time.Time // when the leader's node was created, by the server's clock
+	Created time.Time // when the leader's node was created, by the server's clock
 }
 
 // Leader returns the current leader, or ErrNoLeader when no candidate is
@@ -217,11 +227,5 @@ func (e *Election) leader(ctx context.Context) (LeaderInfo, error) {
 		return LeaderInfo{}, ErrNoLeader
 	}
 	return LeaderInfo{Node: e.q.Dir + "/" + f.Name, Value: f.Data, Session: f.Stat.EphemeralOwner,
-		Token: f.Stat.Czxid << hold.TokenShift, Since: time.UnixMilli(f.Stat.Ctime)}, nil
-}
-
-// Candidates lists the election's queue: the leader first, then the other
-// candidates in the order they will lead, each with its value as Data.
-func (e *Election) Candidates(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, e.q)
+		Token: f.Stat.Czxid << hold.TokenShift, Created: time.UnixMilli(f.Stat.Ctime)}, nil
 }

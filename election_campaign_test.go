@@ -11,7 +11,7 @@ import (
 
 // An Election is one candidate: while it campaigns behind another session's
 // leader, a second Campaign or Run on the same handle returns
-// ErrAlreadyCampaigning at once instead of queueing a second node (issue 23).
+// ErrAlreadyLocked at once instead of queueing a second node (issue 23).
 func TestElectionConcurrentCampaignRefused(t *testing.T) {
 	t.Parallel()
 	campaign := func(ctx context.Context, e *zklock.Election) error {
@@ -55,9 +55,9 @@ func TestElectionConcurrentCampaignRefused(t *testing.T) {
 			secondCtx, cancelSecond := context.WithTimeout(ctx, 10*time.Second)
 			defer cancelSecond()
 			second := async(func() error { return tc.second(secondCtx, e) })
-			require.ErrorIs(t, await(t, second, 15*time.Second, "second campaign").err, zklock.ErrAlreadyCampaigning)
+			require.ErrorIs(t, await(t, second, 15*time.Second, "second campaign").err, zklock.ErrAlreadyLocked)
 
-			cands, err := e.Candidates(ctx)
+			cands, err := zklock.ContendersOf(ctx, e)
 			require.NoError(t, err)
 			ours := 0
 			for _, cand := range cands {

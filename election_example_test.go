@@ -84,7 +84,7 @@ func ExampleElection_Run() {
 	// leading term 1
 	// leading term 2
 	// leading term 3
-	// Run returned: context canceled
+	// Run returned: zklock: campaign /services/indexer/leader: context canceled
 }
 
 func ExampleElection_Observe() {

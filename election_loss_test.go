@@ -32,19 +32,19 @@ func TestElectionTermLostBeforeExpiry(t *testing.T) {
 		lostAt = time.Now()
 	case r := <-next:
 		t.Fatalf("rival elected before the leader's term ended: %v", r.err)
-	case <-time.After(3 * s.Timeout()):
+	case <-time.After(3 * s.Timing().Timeout):
 		t.Fatal("term did not end")
 	}
 	<-tctx.Done()
-	require.ErrorIs(t, context.Cause(tctx), zklock.ErrLeadershipLost)
-	require.ErrorIs(t, term.Err(), zklock.ErrLeadershipLost)
+	require.ErrorIs(t, context.Cause(tctx), zklock.ErrLockLost)
+	require.ErrorIs(t, term.Err(), zklock.ErrLockLost)
 	r := <-next
 	require.NoError(t, r.err)
 	require.True(t, time.Now().After(lostAt))
 	require.Greater(t, r.t.Token(), term.Token())
 	p.Heal()
-	require.ErrorIs(t, e.Resign(ctx), zklock.ErrLeadershipLost)
-	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrLockLost)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLocked)
 }
 
 func TestElectionNodeDeletedEndsTerm(t *testing.T) {
@@ -58,16 +58,16 @@ func TestElectionNodeDeletedEndsTerm(t *testing.T) {
 	next := campaignAsync(ctx, newElection(t, newSession(t, c.Servers()), path), "b")
 
 	// An operator deletes the leader's node while its session lives.
-	require.NoError(t, newSession(t, c.Servers()).Client().Delete(ctx, term.Node(), -1))
+	require.NoError(t, newSession(t, c.Servers()).Client().Delete(ctx, nodeOf(term.Guard()), -1))
 	select {
 	case <-term.Lost():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the term outlived its node")
 	}
-	require.ErrorIs(t, term.Err(), zklock.ErrLeadershipLost)
+	require.ErrorIs(t, term.Err(), zklock.ErrLockLost)
 	r := <-next
 	require.NoError(t, r.err)
 	require.Greater(t, r.t.Token(), term.Token())
-	require.ErrorIs(t, e.Resign(ctx), zklock.ErrLeadershipLost)
-	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrLockLost)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLocked)
 }

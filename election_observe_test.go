@@ -51,7 +51,7 @@ func TestElectionObserveSeesEveryChangeInOrder(t *testing.T) {
 	info := next(t, ch, 10*time.Second)
 	require.True(t, sameValue(info, "a"), "got %q", info.Value)
 	require.Equal(t, first.Token(), info.Token)
-	require.Equal(t, first.Node(), info.Node)
+	require.Equal(t, nodeOf(first.Guard()), info.Node)
 	pending := []<-chan termResult{campaignAsync(ctx, es[1], "b")}
 	s := newSession(t, c.Servers())
 	eventually(t, 10*time.Second, "b queued", func() bool { return len(children(t, s, path)) == 2 })

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // The paused-process test re-executes the test binary as a candidate,
@@ -35,7 +36,7 @@ func TestElectionPausedLeaderProcessIsFenced(t *testing.T) {
 	ctx := ctxFor(t)
 	path, resource := lockPath(t, "e"), "/fenced-resource" // the server is this test's own
 	s := newSession(t, c.Servers())
-	_, err := s.Client().Create(ctx, resource, nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+	_, err := s.Client().Create(ctx, resource, nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 	require.NoError(t, err)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestElectionHelperProcess$")
@@ -52,7 +53,7 @@ func TestElectionPausedLeaderProcessIsFenced(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGSTOP))
 	r := <-successor // the frozen leader's session expires on the server
 	require.NoError(t, r.err)
-	_, err = s.Multi(ctx, r.t.Guard(), &zklock.SetDataOp{Path: resource, Data: token(r.t), Version: -1})
+	_, err = s.Client().Multi(ctx, r.t.Guard(), &zk.SetDataOp{Path: resource, Data: token(r.t), Version: -1})
 	require.NoError(t, err)
 
 	resumed := time.Now()
@@ -140,7 +141,7 @@ func TestElectionHelperProcess(t *testing.T) {
 			frozen = " after-pause" // this loop stalled: the process was frozen
 		}
 		last = time.Now()
-		_, err := s.Multi(ctx, term.Guard(), &zklock.SetDataOp{Path: parts[2], Data: token(term), Version: -1})
+		_, err := s.Client().Multi(ctx, term.Guard(), &zk.SetDataOp{Path: parts[2], Data: token(term), Version: -1})
 		fmt.Printf("WRITE %s%s\n", map[bool]string{true: "ok", false: "rejected"}[err == nil], frozen)
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // minResignTimeout bounds Run's resignation when the session timeout is
@@ -22,13 +24,13 @@ const minResignTimeout = time.Second
 // Run resigns and returns that error. Run also returns, with nothing left on
 // the server, when ctx ends (an error satisfying errors.Is(err, ctx.Err()))
 // or Campaign fails otherwise (for example with ErrSessionClosed). Run
-// returns ErrAlreadyCampaigning at once, sending nothing, if the Election
+// returns ErrAlreadyLocked at once, sending nothing, if the Election
 // is already campaigning, leading or running; while Run runs, Campaign and
-// Run on the Election return ErrAlreadyCampaigning too, even between two
+// Run on the Election return ErrAlreadyLocked too, even between two
 // terms. Run returns ErrInvalidArgument for a nil fn.
 func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Context, t *Term) error) error {
 	if err := checkCtx(ctx); err != nil {
-		return err
+		return named(ctx, "campaign", e.q.Dir, err)
 	}
 	if fn == nil {
 		return fmt.Errorf("%w: nil leader function", ErrInvalidArgument)
@@ -40,13 +42,13 @@ func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Co
 	for {
 		t, err := e.campaign(ctx, value, true)
 		if err != nil {
-			return err
+			return named(ctx, "campaign", e.q.Dir, err)
 		}
 		if err := e.lead(ctx, t, fn); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return named(ctx, "campaign", e.q.Dir, err)
 		}
 	}
 }
@@ -57,7 +59,7 @@ func (e *Election) startRun() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.running || e.busyLocked() {
-		return ErrAlreadyCampaigning
+		return errs.ErrAlreadyCampaign
 	}
 	e.running = true
 	return nil
@@ -89,10 +91,10 @@ func (e *Election) lead(ctx context.Context, t *Term, fn func(context.Context, *
 // caller is done leading either way, and the successor should not have to
 // wait for our session to expire.
 func (e *Election) resignAfter(ctx context.Context) error {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(e.s.Timeout(), minResignTimeout))
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(e.s.c.Timeout(), minResignTimeout))
 	defer cancel()
 	err := e.Resign(rctx)
-	if errors.Is(err, ErrLeadershipLost) || errors.Is(err, ErrNotLeader) {
+	if errors.Is(err, errs.ErrLeadershipLost) || errors.Is(err, errs.ErrNotLeader) {
 		return nil
 	}
 	return err

@@ -4,8 +4,10 @@ import (
 	"context"
 	"sync"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // Term is one stretch of leadership: it begins when Campaign returns it and
@@ -20,9 +22,10 @@ import (
 // never restarts; campaigning again yields a new Term with a larger Token.
 // Its methods are safe for concurrent use.
 type Term struct {
-	token   int64
-	node    string
-	session int64
+	token int64
+	node  string
+
+	closed func() bool // whether the session was closed: the end's reason then
 
 	done chan struct{}
 	once sync.Once
@@ -34,9 +37,9 @@ type Term struct {
 // Close waits for them) that end it when h's epoch ends or our node is
 // deleted while the session lives (by hand, say): then the next candidate
 // leads.
-func newTerm(conn queue.Conn, h *hold.Hold) *Term {
-	t := &Term{token: h.Token(), node: h.Node(), session: h.Epoch().SessionID,
-		done: make(chan struct{})}
+func newTerm(conn queue.Conn, h *hold.Hold, closed func() bool) *Term {
+	t := &Term{token: h.Token(), node: h.Node(),
+		closed: closed, done: make(chan struct{})}
 	lost := h.Epoch().Done
 	// The epoch ends at Close too, before the session waits for its
 	// goroutines, so the first one always ends, and cancels the second.
@@ -45,12 +48,12 @@ func newTerm(conn queue.Conn, h *hold.Hold) *Term {
 		defer cancel()
 		select {
 		case <-lost:
-			t.end(ErrLeadershipLost)
+			t.end(t.lossErr())
 		case <-t.done:
 		}
 	}) {
 		cancel()
-		t.end(ErrLeadershipLost) // the session is closing: its epoch is over
+		t.end(t.lossErr()) // the session is closing: its epoch is over
 		return t
 	}
 	conn.Go(func(context.Context) { t.watchNode(ctx, conn) })
@@ -65,13 +68,36 @@ func (t *Term) watchNode(ctx context.Context, conn queue.Conn) {
 		}
 		st, err := conn.Stat(ctx, t.node)
 		if err == nil && st == nil {
-			t.end(ErrLeadershipLost)
+			t.end(t.lossErr())
 			return
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// errTermClosed ends a term whose session was closed. It is
+// ErrSessionClosed, which says why, and ErrLockLost, which code that
+// handles every loss of a term alike tests for.
+var errTermClosed error = termClosedError{}
+
+type termClosedError struct{}
+
+func (termClosedError) Error() string { return "zklock: session closed: the term ended with it" }
+
+func (termClosedError) Is(target error) bool {
+	return target == ErrSessionClosed || target == ErrLockLost || target == errs.ErrLeadershipLost
+}
+
+// lossErr is why the term ended without Resign: errTermClosed once the
+// session was closed (Close ends the epoch, so this is asked after),
+// errs.ErrLeadershipLost (an ErrLockLost) otherwise.
+func (t *Term) lossErr() error {
+	if t.closed != nil && t.closed() {
+		return errTermClosed
+	}
+	return errs.ErrLeadershipLost
 }
 
 // end ends the term with err; only the first call counts.
@@ -90,8 +116,10 @@ func (t *Term) end(err error) {
 // nothing is held.
 func (t *Term) Lost() <-chan struct{} { return t.done }
 
-// Err returns nil while the term lasts, then why it ended: ErrLeadershipLost
-// or ErrResigned.
+// Err returns nil while the term lasts, then why it ended: ErrLockLost,
+// ErrResigned, or after Session.Close an error for which both
+// errors.Is(err, ErrSessionClosed) and errors.Is(err, ErrLockLost)
+// hold.
 func (t *Term) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -105,21 +133,15 @@ func (t *Term) Err() error {
 // reject a deposed leader.
 func (t *Term) Token() int64 { return t.token }
 
-// Node returns the full path of our candidate node.
-func (t *Term) Node() string { return t.node }
-
-// SessionID returns the session the term was won in.
-func (t *Term) SessionID() int64 { return t.session }
-
 // Guard returns a ZooKeeper check operation that succeeds only while our
-// node exists. Put it first in Session.Multi so the other writes commit
+// node exists (its Path is our candidate node's). Put it first in zk.Client.Multi so the other writes commit
 // only while this candidate is still first in the queue.
-func (t *Term) Guard() *CheckOp {
+func (t *Term) Guard() *zk.CheckOp {
 	return checkOp(&hold.Guard{Path: t.node, Version: -1})
 }
 
 // Context returns a copy of parent that is cancelled when the term ends
-// (context.Cause then reports ErrLeadershipLost or ErrResigned), when parent
+// (context.Cause then reports Err), when parent
 // is done, or when the returned CancelFunc is called. Call the CancelFunc
 // once the work is done, to release the goroutine that watches the term.
 // Like context.WithCancel it panics if parent is nil.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // newElection returns an Election on path through s.
@@ -54,28 +55,28 @@ func TestElectionBadInput(t *testing.T) {
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	for _, p := range []string{"", "e", "/", "/e/", "/a//b", "/a/../b", "/zookeeper/e", "/a\x00b"} {
 		_, err := zklock.NewElection(s, p)
-		require.ErrorIs(t, err, zklock.ErrInvalidPath, "path %q", p)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument, "path %q", p)
 	}
 	_, err = zklock.NewElection(s, "/e", nil)
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
-	_, err = zklock.NewElection(s, "/e", zklock.WithData(make([]byte, zklock.MaxDataSize+1)))
-	require.ErrorIs(t, err, zklock.ErrDataTooLarge)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewElection(s, "/e", zklock.WithData(make([]byte, zk.MaxDataSize+1)))
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 
 	e := newElection(t, s, lockPath(t, "e"))
 	var nilCtx context.Context
 	_, err = e.Campaign(nilCtx, nil)
-	require.ErrorIs(t, err, zklock.ErrNilContext)
-	require.ErrorIs(t, e.Resign(nilCtx), zklock.ErrNilContext)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	require.ErrorIs(t, e.Resign(nilCtx), zklock.ErrInvalidArgument)
 	_, err = e.Leader(nilCtx)
-	require.ErrorIs(t, err, zklock.ErrNilContext)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = e.Observe(nilCtx)
-	require.ErrorIs(t, err, zklock.ErrNilContext)
-	require.ErrorIs(t, e.Run(nilCtx, nil, func(context.Context, *zklock.Term) error { return nil }), zklock.ErrNilContext)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	require.ErrorIs(t, e.Run(nilCtx, nil, func(context.Context, *zklock.Term) error { return nil }), zklock.ErrInvalidArgument)
 	require.ErrorIs(t, e.Run(ctx, nil, nil), zklock.ErrInvalidArgument)
 
-	_, err = e.Campaign(ctx, make([]byte, zklock.MaxDataSize+1))
-	require.ErrorIs(t, err, zklock.ErrDataTooLarge)
-	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
+	_, err = e.Campaign(ctx, make([]byte, zk.MaxDataSize+1))
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLocked)
 	_, err = e.Leader(ctx)
 	require.ErrorIs(t, err, zklock.ErrNoLeader)
 	done, cancel := context.WithCancel(ctx)
@@ -107,8 +108,8 @@ func TestElectionCampaignCancelledLeavesNothing(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the cancelled Campaign did not return")
 	}
-	require.Equal(t, []string{term.Node()[len(path)+1:]}, children(t, s1, path), "the cancelled candidate left its node")
-	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLeader)
+	require.Equal(t, []string{nodeOf(term.Guard())[len(path)+1:]}, children(t, s1, path), "the cancelled candidate left its node")
+	require.ErrorIs(t, e.Resign(ctx), zklock.ErrNotLocked)
 
 	// Cancelled while the create may be in flight: nothing remains either.
 	for i := 0; i < 5; i++ {
@@ -136,7 +137,7 @@ func TestElectionResignHandsOver(t *testing.T) {
 	first, err := es[0].Campaign(ctx, []byte("a"))
 	require.NoError(t, err)
 	_, err = es[0].Campaign(ctx, []byte("a"))
-	require.ErrorIs(t, err, zklock.ErrAlreadyCampaigning)
+	require.ErrorIs(t, err, zklock.ErrAlreadyLocked)
 	second := campaignAsync(ctx, es[1], "b")
 	eventually(t, 10*time.Second, "b queued", func() bool { return len(children(t, s, path)) == 2 })
 	third := campaignAsync(ctx, es[2], "c")
@@ -145,14 +146,14 @@ func TestElectionResignHandsOver(t *testing.T) {
 	info, err := es[2].Leader(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "a", string(info.Value))
-	cands, err := es[2].Candidates(ctx)
+	cands, err := zklock.ContendersOf(ctx, es[2])
 	require.NoError(t, err)
 	require.Len(t, cands, 3)
 	for i, want := range []string{"a", "b", "c"} {
 		require.Equal(t, want, string(cands[i].Data))
 		require.Equal(t, zklock.KindMutex, cands[i].Kind, "Curator LeaderSelector's nodes are lock nodes")
 	}
-	require.Equal(t, first.Node(), cands[0].Path)
+	require.Equal(t, nodeOf(first.Guard()), cands[0].Path)
 	require.Equal(t, first.Token(), info.Token)
 	select {
 	case r := <-second:
@@ -163,7 +164,7 @@ func TestElectionResignHandsOver(t *testing.T) {
 	require.NoError(t, es[0].Resign(ctx))
 	require.ErrorIs(t, first.Err(), zklock.ErrResigned)
 	requireClosed(t, first.Lost())
-	require.ErrorIs(t, es[0].Resign(ctx), zklock.ErrNotLeader)
+	require.ErrorIs(t, es[0].Resign(ctx), zklock.ErrNotLocked)
 	r := <-second
 	require.NoError(t, r.err)
 	require.Greater(t, r.t.Token(), first.Token())

@@ -11,8 +11,8 @@ import (
 func TestEveryTypeHasAnExample(t *testing.T) {
 	t.Parallel()
 	missing, err := examplecheck.Missing(".",
-		"NewSession", "Session.Subscribe", "Mutex.Lock", "Mutex.TryLock", "Mutex.Locker", "RWMutex.RLock",
-		"RWMutex.RLocker", "Election.Campaign", "Election.Observe", "Election.Run", "Revoke", "Break", "WatchLock",
+		"NewSession", "Session.Subscribe", "Mutex.Lock", "Mutex.TryLock", "RWMutex.RLock",
+		"Contenders", "Election.Campaign", "Election.Observe", "Election.Run", "Revoke", "Break", "WatchLock",
 		"WithMaxHold", "WithCohort", "WithMetrics", "NewMultiLock")
 	if err != nil {
 		t.Fatal(err)

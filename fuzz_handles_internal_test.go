@@ -89,7 +89,7 @@ func newHandles(t *testing.T, r *run, si int, opts []byte) []*handle {
 	must(err)
 	pb, err := NewRWMutex(s, "/rw")
 	must(err)
-	ml, err := NewMultiLock(pa.Part(), pb.WritePart())
+	ml, err := NewMultiLock(pa, pb)
 	must(err)
 	add("multilock", &handle{ml: ml})
 	return hs
@@ -112,7 +112,7 @@ func (h *handle) primitive() any {
 	return h.ml
 }
 
-var errsReleased = []error{ErrLockLost, ErrLeaseLost, ErrNotLocked, ErrLeaseReleased, ErrNotLeader}
+var errsReleased = []error{ErrLockLost, ErrNotLocked}
 
 // releasedBy reports whether err says the hold is no longer held.
 func releasedBy(err error) bool {

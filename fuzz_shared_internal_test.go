@@ -204,7 +204,7 @@ func newSharedHandles(t *testing.T, r *run, si int, opts []byte) []*handle {
 	must(err)
 	pb, err := NewRWMutex(s, "/rw")
 	must(err)
-	ml, err := NewMultiLock(pa.Part(), pb.WritePart())
+	ml, err := NewMultiLock(pa, pb)
 	must(err)
 	lanes("multilock", 2, handle{ml: ml})
 	return hs

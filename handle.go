@@ -2,13 +2,16 @@ package zklock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // This file is what every primitive's facade shares: its description for
@@ -45,7 +48,7 @@ const (
 
 // build checks the arguments every constructor gets and returns the
 // primitive's queue with its options. A pair of primitive and option that
-// cannot be made safe is refused here, with ErrInvalidOption and the
+// cannot be made safe is refused here, with ErrInvalidArgument and the
 // reason (docs/recipes.md, "What happens when...").
 func build(s *Session, path string, sp spec, opts []Option) (*queue.Queue, primitiveOptions, error) {
 	q, o, err := buildQueue(s, path, sp, opts)
@@ -62,7 +65,7 @@ func buildQueue(s *Session, path string, sp spec, opts []Option) (queue.Queue, p
 		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
 	if err := queue.CheckPath(path); err != nil {
-		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
 	}
 	o, err := applyOptions(opts)
 	if err != nil {
@@ -171,7 +174,7 @@ type confKey struct {
 // its own data (WithData) has its own: those are any durations and bytes,
 // and the set of keys stays small.
 func (s *Session) conf(sp spec, o primitiveOptions) *hold.Conf {
-	c := &hold.Conf{Kind: sp.kind, Errs: sp.errs, Data: o.data,
+	c := &hold.Conf{Kind: errs.Kind(sp.kind), Errs: sp.errs, Data: o.data,
 		Layers: hold.Layers{MaxHold: o.maxHold, Revocable: o.revocable}}
 	if s.metrics != nil {
 		c.Events = s.metrics
@@ -183,9 +186,8 @@ func (s *Session) conf(sp spec, o primitiveOptions) *hold.Conf {
 	return got.(*hold.Conf)
 }
 
-// Contender describes one node in a queue, as returned by the Contenders
-// methods: the holder (or holders) first, then the waiters in the order
-// they will be granted.
+// Contender describes one node in a queue, as Contenders, WatchLock and
+// Break return it.
 type Contender struct {
 	Path    string    // full node path
 	Kind    Kind      // the kind of primitive the node is of: KindMutex, KindRWMutexRead, ...
@@ -194,28 +196,14 @@ type Contender struct {
 	Token   int64     // the fencing token of the node's first grant (see Mutex.Token)
 	Created time.Time // creation time on the server
 	Data    []byte    // node data: "host:pid" unless set with WithData
-}
-
-func listContenders(ctx context.Context, q *queue.Queue) ([]Contender, error) {
-	if err := hold.CheckCtx(ctx); err != nil {
-		return nil, err
-	}
-	entries, err := q.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Contender, len(entries))
-	for i, e := range entries {
-		out[i] = contender(q.Dir, e)
-	}
-	return out, nil
+	Holds   bool      // it holds (a lock's holder, a semaphore's lease within the limit), or waits
 }
 
 // contender describes e, a node of the queue at dir.
 func contender(dir string, e queue.Entry) Contender {
 	return Contender{
 		Path:    dir + "/" + e.Name,
-		Kind:    queue.KindOf(e.Contender),
+		Kind:    Kind(queue.KindOf(e.Contender)),
 		Seq:     e.Seq,
 		Session: e.Stat.EphemeralOwner,
 		Token:   e.Stat.Czxid << hold.TokenShift,
@@ -230,42 +218,40 @@ var checkCtx = hold.CheckCtx
 // closedCh is the loss signal of nothing held.
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// Part is one hold of a MultiLock: the write or read side of an RWMutex,
-// a Mutex or ReentrantMutex, or a Semaphore lease. Make one with
-// Mutex.Part, ReentrantMutex.Part, RWMutex.WritePart, RWMutex.ReadPart or
-// Semaphore.Part. The zero Part is invalid.
-type Part struct{ p hold.Part }
+// Part is one hold of a MultiLock: a *Mutex, a *ReentrantMutex, an
+// *RWMutex (its write lock), RWMutex.ReadPart (a read lock of it) or a
+// *Semaphore (one lease of it), as in NewMultiLock(m, rw.ReadPart(), sem).
+// Only zklock's handles are Parts.
+type Part interface {
+	part() hold.Part // the zero hold.Part for a nil handle: NewMultiLock refuses it
+}
 
 // slotPart is the Part of a handle whose hold is its slot's: the MultiLock
 // locks the slot and unlocks the very hold it placed there (Slot.Take,
 // Slot.Give), not whatever the slot holds by then: other goroutines may
 // share the handle, and unlock and lock it again meanwhile.
-func slotPart(path string, key any, s *hold.Slot, data []byte) Part {
-	return Part{hold.Part{Path: path, Key: key,
+func slotPart(path string, key any, s *hold.Slot, data []byte) hold.Part {
+	return hold.Part{Path: path, Key: key,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) { return s.Take(ctx, queue.Request{Data: data}) },
-		Release: s.Give}}
-}
-
-// locker adapts a lock's context-taking Lock and Unlock to sync.Locker.
-type locker struct{ lock, unlock func(context.Context) error }
-
-var _ sync.Locker = locker{}
-
-func (l locker) Lock()   { must(l.lock(context.Background())) }
-func (l locker) Unlock() { must(l.unlock(context.Background())) }
-
-// must panics with err, for the sync.Locker adapters, which cannot return
-// it.
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
+		Release: s.Give}
 }
 
 // checkOp is the multi-op of a guard.
-func checkOp(g *hold.Guard) *CheckOp {
+func checkOp(g *hold.Guard) *zk.CheckOp {
 	if g == nil {
 		return nil
 	}
-	return &CheckOp{Path: g.Path, Version: g.Version}
+	return &zk.CheckOp{Path: g.Path, Version: g.Version}
+}
+
+// named names path in the error of a blocking call that ended because its
+// ctx did (what says "context deadline exceeded" alone leaves a program
+// that waits on several locks guessing which one), with call, what it was
+// doing ("lock", "campaign"), once: errors.Is still finds ctx's error. Any
+// other error is returned as it is.
+func named(ctx context.Context, call, path string, err error) error {
+	if err == nil || ctx == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("zklock: %s %s: %w", call, path, err)
 }

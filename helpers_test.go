@@ -10,22 +10,24 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/exampleserver"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 	"go.uber.org/goleak"
 )
 
 // TestMain points ZK_SERVERS at the examples' ZooKeeper (started on the
-// first connection: see exampleServers), runs the tests, stops it, and
+// first connection: see internal/exampleserver), runs the tests, stops it, and
 // then, as goleak.VerifyTestMain does, fails a passing run that leaked
 // goroutines.
 func TestMain(m *testing.M) {
-	if err := startExampleServers(); err != nil {
+	if err := exampleserver.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	stopShared()
-	stopExampleServers()
+	exampleserver.Stop()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
@@ -185,4 +187,28 @@ func lossBeforeRival(ctx context.Context, t *testing.T, lost <-chan struct{}, ri
 		t.Fatalf("loss signal at %v, rival held at %v", lostAt, rivalAt)
 	}
 	return lostAt, rivalAt
+}
+
+// nodeOf is the path of a guard's node: a hold's node (Mutex.Guard().Path),
+// or "" when nothing is held (a nil guard).
+func nodeOf(g *zk.CheckOp) string {
+	if g == nil {
+		return ""
+	}
+	return g.Path
+}
+
+// locker is docs/api.md's sync.Locker adapter, which the tests check.
+type locker struct{ lock, unlock func(context.Context) error }
+
+func (l locker) Lock() {
+	if err := l.lock(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
+func (l locker) Unlock() {
+	if err := l.unlock(context.Background()); err != nil {
+		panic(err)
+	}
 }

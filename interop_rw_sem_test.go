@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // curatorNode creates a node the way Curator does (protected name,
@@ -17,13 +18,13 @@ func curatorNode(t *testing.T, s *zklock.Session, dir, kind string) string {
 		if i < len(dir) && dir[i] != '/' {
 			continue
 		}
-		_, err := s.Client().Create(t.Context(), dir[:i], nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
-		if err != nil && !errors.Is(err, zklock.ErrNodeExists) {
+		_, err := s.Client().Create(t.Context(), dir[:i], nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			require.NoError(t, err)
 		}
 	}
-	path, err := s.Client().Create(t.Context(), dir+"/_c_3f2c1a0e-8b7d-4e6f-9a1b-2c3d4e5f6a7b-"+kind, []byte("127.0.0.1"),
-		zklock.ModeEphemeralSequential, zklock.WorldACL(zklock.PermAll)...)
+	path, err := s.Client().Create(t.Context(), dir+"/_c_3f2c1a0e-8b7d-4e6f-9a1b-2c3d4e5f6a7b-"+kind, []byte("127.0.0.1"), zk.
+		ModeEphemeralSequential, zk.WorldACL(zk.PermAll)...)
 	require.NoError(t, err)
 	return path
 }
@@ -66,12 +67,12 @@ func TestSemaphoreCuratorNodes(t *testing.T) {
 	l, err := sem.TryAcquire(ctx, 1)
 	require.NoError(t, err)
 	_, err = sem.TryAcquire(ctx, 1)
-	require.ErrorIs(t, err, zklock.ErrNotAcquired, "Curator's lease counts")
+	require.ErrorIs(t, err, zklock.ErrLocked, "Curator's lease counts")
 	require.NoError(t, l.Release(ctx))
 
 	lock := curatorNode(t, s, path+"/locks", "lock-")
 	_, err = sem.TryAcquire(ctx, 1)
-	require.ErrorIs(t, err, zklock.ErrNotAcquired, "a queued Curator client goes first")
+	require.ErrorIs(t, err, zklock.ErrLocked, "a queued Curator client goes first")
 	require.NoError(t, s.Client().Delete(ctx, lock, -1))
 	require.NoError(t, s.Client().Delete(ctx, lease, -1))
 	l, err = sem.TryAcquire(ctx, 2)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // holder takes one kind of primitive on path and returns its release.
@@ -242,7 +243,7 @@ func TestWrongKindSharedKinds(t *testing.T) {
 		require.ErrorIs(t, m.TryLock(ctx), zklock.ErrLocked, kind)
 		require.NoError(t, s.Client().Delete(ctx, n, -1))
 	}
-	_, err = s.Client().Create(ctx, path+"/unrelated", nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+	_, err = s.Client().Create(ctx, path+"/unrelated", nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 	require.NoError(t, err)
 	require.NoError(t, m.TryLock(ctx), "a child of no known kind is ignored")
 	require.NoError(t, m.Unlock(ctx))

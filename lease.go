@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/zklock/zklock/internal/hold"
+	"github.com/zklock/zklock/zk"
 )
 
 // Lease is a set of leases of a Semaphore acquired together: it is one
@@ -18,11 +19,16 @@ type Lease struct {
 }
 
 // Release gives the leases back by deleting their nodes, retrying through
-// connection loss until every delete succeeds, ctx ends (then what is left
-// is still held and Release may be called again), or ownership is lost. It
-// returns ErrLeaseReleased if the lease was already released and
-// ErrLeaseLost if Lost fired first (the lease then counts as released).
-func (l *Lease) Release(ctx context.Context) error { return l.line.Release(ctx, l.h) }
+// connection loss until every delete succeeds, ctx ends, or ownership is
+// lost. It returns ErrNotLocked if the lease was already released and
+// ErrLockLost if Lost fired first (the lease then counts as released). If
+// ctx ends while a delete is under way, the lease is over all the same, as
+// Mutex.Unlock's acquisition is: the error wraps ctx.Err(), Lost is
+// closed, the nodes left are deleted in the background, and a second
+// Release returns ErrNotLocked.
+func (l *Lease) Release(ctx context.Context) error {
+	return named(ctx, "release", l.line.Q.Dir, l.line.Release(ctx, l.h))
+}
 
 // Lost returns a channel that is closed when ownership of the lease may have
 // ended: at the session's ownership deadline or on expiry, before the server
@@ -40,28 +46,13 @@ func (l *Lease) Token() int64 {
 	return l.h.Token()
 }
 
-// Node returns the full path of the node behind Token (the last of the
-// lease's nodes; Nodes lists them all), or "" once released.
-func (l *Lease) Node() string {
-	if l.h.Released() {
-		return ""
-	}
-	return l.h.Node()
-}
-
 // Guard returns a ZooKeeper check operation that succeeds only while the
-// node behind Token exists (see Mutex.Guard), or nil once released.
-func (l *Lease) Guard() *CheckOp {
+// node behind Token (the last of the lease's nodes; Path is its path)
+// exists (see Mutex.Guard), or nil once released. Contenders lists all of
+// the lease's nodes (those whose Session is ours and Holds).
+func (l *Lease) Guard() *zk.CheckOp {
 	if l.h.Released() {
 		return nil
 	}
 	return checkOp(l.h.Guard())
-}
-
-// Nodes returns the full paths of the lease nodes not yet released.
-func (l *Lease) Nodes() []string {
-	if l.h.Released() {
-		return nil
-	}
-	return l.h.Nodes()
 }

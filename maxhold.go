@@ -16,8 +16,9 @@ import "time"
 // session's ownership deadline by a goroutine that wakes then (within the
 // deadline's safety margin, before a rival can hold); asked after that
 // deadline, Lost returns a closed channel at once. A hold whose Unlock was
-// cut off by its ctx is still held, and still bounded. An RWMutex read lock taken by downgrading ends at its write
-// lock's bound at the latest, and a write node released at its bound
+// cut off by its ctx is over (see Mutex.Unlock), and its bound stops with
+// it. An RWMutex read lock taken by downgrading ends at its write lock's
+// bound at the latest, and a write node released at its bound
 // beside such a read lock does not announce its release (the read lock
 // still blocks the writers behind). A downgrade after the bound passed
 // fails with ErrLockLost. A MultiLock part whose bound passes before the

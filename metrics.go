@@ -7,6 +7,7 @@ import (
 
 	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // Metrics receives measurements from every primitive of a Session (set
@@ -28,7 +29,7 @@ type Metrics interface {
 	// TryLock, RLock, TryRLock, Acquire, TryAcquire, Campaign; not a
 	// reentrant count): d is how long the call took and err what it returned,
 	// nil when granted. A refused Try returns an error wrapping ErrLocked
-	// (locks) or ErrNotAcquired (semaphores); a timeout,
+	// (locks) or ErrLocked (semaphores); a timeout,
 	// context.DeadlineExceeded.
 	AcquireWait(kind Kind, path string, d time.Duration, err error)
 	// Hold reports that a granted acquisition ended after d: released
@@ -39,48 +40,34 @@ type Metrics interface {
 	// released. Closing the Session while holding is not reported as a loss.
 	Loss(kind Kind, path string)
 	// SessionState reports every session state transition.
-	SessionState(st State)
-}
-
-// RecipeMetrics is an optional addition to Metrics: a Metrics that also
-// implements it (the metrics/prometheus and metrics/otel adapters do) is
-// told of the recipes' events, on a goroutine of the session's, under the
-// same rules as Loss.
-type RecipeMetrics interface {
+	SessionState(st zk.State)
 	// Revoked reports that a revocable holder (WithRevocable) received a
-	// revocation request.
+	// revocation request, on a goroutine of the session's, as Loss.
 	Revoked(kind Kind, path string)
 	// Expired reports that a bounded hold (WithMaxHold) passed its bound:
-	// its loss signal fired and its node is being released.
+	// its loss signal fired and its node is being released. It is called
+	// on a goroutine of the session's, as Loss.
 	Expired(kind Kind, path string)
 }
 
-// recipe reports a recipe event to a Metrics that takes them.
-func (ms *metricsState) recipe(report func(RecipeMetrics)) {
-	if rm, ok := ms.m.(RecipeMetrics); ok {
-		report(rm)
-	}
-}
-
-// Kinds of primitive, as passed to Metrics.
 // Kind names a kind of primitive: in metrics (the kind argument of
 // Metrics' methods), in WrongKindError.Found and in Contender.Kind.
-type Kind = errs.Kind
+type Kind string
 
 // The kinds. KindCuratorLeaderLatch and KindKazooReadLock are the peers'
 // recipes a zklock primitive can meet on a path.
 const (
-	KindMutex              = errs.Mutex
-	KindReentrantMutex     = errs.ReentrantMutex
-	KindRWMutexRead        = errs.RWMutexRead
-	KindRWMutexWrite       = errs.RWMutexWrite
-	KindRWMutex            = errs.RWMutex         // a read-write lock's path as a whole, in LockState
-	KindSemaphore          = errs.Semaphore       // Curator's layout
-	KindSemaphorePermit    = errs.SemaphorePermit // WithPermitLayout
-	KindMutexSeq           = errs.MutexSeq        // a Mutex WithSequenceLayout (unreleased)
-	KindElection           = errs.Election
-	KindCuratorLeaderLatch = errs.LeaderLatch
-	KindKazooReadLock      = errs.KazooReadLock
+	KindMutex              Kind = "mutex"
+	KindReentrantMutex     Kind = "reentrant_mutex"
+	KindRWMutexRead        Kind = "rwmutex_read"
+	KindRWMutexWrite       Kind = "rwmutex_write"
+	KindRWMutex            Kind = "rwmutex"          // a read-write lock's path as a whole, in LockState
+	KindSemaphore          Kind = "semaphore"        // Curator's layout
+	KindSemaphorePermit    Kind = "semaphore_permit" // WithPermitLayout
+	KindMutexSeq           Kind = "mutex_seq"        // a Mutex WithSequenceLayout (unreleased)
+	KindElection           Kind = "election"
+	KindCuratorLeaderLatch Kind = "curator_leader_latch"
+	KindKazooReadLock      Kind = "kazoo_read_lock"
 )
 
 // WithMetrics sends the session's measurements to m. The default is none.
@@ -114,7 +101,7 @@ type holdRec struct {
 	since time.Time
 }
 
-// newMetricsState starts the reporter; it ends once StateClosed, which
+// newMetricsState starts the reporter; it ends once zk.StateClosed, which
 // every session publishes when it closes, has been reported.
 func newMetricsState(m Metrics) *metricsState {
 	ms := &metricsState{m: m, holds: make(map[*queue.Held]holdRec), done: make(chan struct{})}
@@ -142,7 +129,8 @@ func (ms *metricsState) Now() time.Time { return time.Now() }
 
 // Acquired reports an acquisition that started at start, and begins the
 // hold it granted (h, the node that identifies it).
-func (ms *metricsState) Acquired(kind Kind, path string, start time.Time, h *queue.Held, err error) {
+func (ms *metricsState) Acquired(k errs.Kind, path string, start time.Time, h *queue.Held, err error) {
+	kind := Kind(k)
 	now := time.Now()
 	ms.m.AcquireWait(kind, path, now.Sub(start), err)
 	if err != nil || h == nil {
@@ -177,14 +165,10 @@ func (ms *metricsState) Released(h *queue.Held) {
 }
 
 // Revoked and Expired report a revocation request heard (WithRevocable)
-// and a bound passed (WithMaxHold), to a RecipeMetrics.
-func (ms *metricsState) Revoked(kind Kind, path string) {
-	ms.recipe(func(m RecipeMetrics) { m.Revoked(kind, path) })
-}
+// and a bound passed (WithMaxHold).
+func (ms *metricsState) Revoked(kind errs.Kind, path string) { ms.m.Revoked(Kind(kind), path) }
 
-func (ms *metricsState) Expired(kind Kind, path string) {
-	ms.recipe(func(m RecipeMetrics) { m.Expired(kind, path) })
-}
+func (ms *metricsState) Expired(kind errs.Kind, path string) { ms.m.Expired(Kind(kind), path) }
 
 func (ms *metricsState) epochEnded(key any, closing bool) {
 	if ms == nil {
@@ -209,12 +193,12 @@ func (ms *metricsState) epochEnded(key any, closing bool) {
 }
 
 // state queues the SessionState report of st.
-func (ms *metricsState) state(st State) {
+func (ms *metricsState) state(st zk.State) {
 	if ms != nil {
-		if st == StateClosed {
+		if st == zk.StateClosed {
 			ms.closing.Store(true)
 		}
-		ms.reports.push(func() { ms.m.SessionState(st) }, st == StateClosed)
+		ms.reports.push(func() { ms.m.SessionState(st) }, st == zk.StateClosed)
 	}
 }
 
@@ -244,7 +228,7 @@ func (r *reporter) push(f func(), last bool) {
 }
 
 // run makes the queued calls until the final one; every Session publishes
-// StateClosed, so it ends by Close.
+// zk.StateClosed, so it ends by Close.
 func (r *reporter) run() {
 	for {
 		r.mu.Lock()

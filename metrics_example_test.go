@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // acquisitions is a Metrics that counts granted acquisitions and the holds
@@ -33,8 +34,10 @@ func (c *acquisitions) Hold(kind zklock.Kind, path string, d time.Duration) {
 	c.held++
 }
 
-func (c *acquisitions) Loss(kind zklock.Kind, path string) {}
-func (c *acquisitions) SessionState(st zklock.State)       {}
+func (c *acquisitions) Loss(kind zklock.Kind, path string)    {}
+func (c *acquisitions) SessionState(st zk.State)              {}
+func (c *acquisitions) Revoked(kind zklock.Kind, path string) {}
+func (c *acquisitions) Expired(kind zklock.Kind, path string) {}
 
 func ExampleMetrics() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

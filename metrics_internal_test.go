@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // Without Metrics a primitive's line has no Events: acquisitions and
@@ -18,7 +19,7 @@ func TestNoEventsWithoutMetrics(t *testing.T) {
 		t.Fatalf("a line of a session without Metrics has Events %v", l.Events)
 	}
 	s.metrics = newMetricsState(nopMetrics{})
-	t.Cleanup(func() { s.metrics.state(StateClosed); s.metrics.wait() })
+	t.Cleanup(func() { s.metrics.state(zk.StateClosed); s.metrics.wait() })
 	if l, _ := s.line(q, q, mutexSpec, defaultPrimitiveOptions()); l.Events == nil {
 		t.Fatal("a line of a session with Metrics has no Events")
 	}
@@ -29,4 +30,6 @@ type nopMetrics struct{}
 func (nopMetrics) AcquireWait(Kind, string, time.Duration, error) {}
 func (nopMetrics) Hold(Kind, string, time.Duration)               {}
 func (nopMetrics) Loss(Kind, string)                              {}
-func (nopMetrics) SessionState(State)                             {}
+func (nopMetrics) SessionState(zk.State)                          {}
+func (nopMetrics) Revoked(Kind, string)                           {}
+func (nopMetrics) Expired(Kind, string)                           {}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -21,7 +22,7 @@ type metricsCall struct {
 	kind         zklock.Kind
 	d            time.Duration
 	err          error
-	state        zklock.State
+	state        zk.State
 }
 
 // metricsRecorder is a Metrics that records every call.
@@ -47,9 +48,14 @@ func (r *metricsRecorder) Hold(kind zklock.Kind, path string, d time.Duration) {
 func (r *metricsRecorder) Loss(kind zklock.Kind, path string) {
 	r.add(metricsCall{method: "Loss", kind: kind, path: path})
 }
-func (r *metricsRecorder) SessionState(st zklock.State) {
+func (r *metricsRecorder) SessionState(st zk.State) {
 	r.add(metricsCall{method: "SessionState", state: st})
 }
+
+// Revoked and Expired are not recorded: the tests of the recipes' events
+// are the adapters' (metrics/...) and ExampleMetrics_revocations.
+func (r *metricsRecorder) Revoked(kind zklock.Kind, path string) {}
+func (r *metricsRecorder) Expired(kind zklock.Kind, path string) {}
 
 // take returns the calls so far, except SessionState's, and forgets them.
 func (r *metricsRecorder) take() []metricsCall {
@@ -67,10 +73,10 @@ func (r *metricsRecorder) take() []metricsCall {
 	return out
 }
 
-func (r *metricsRecorder) states() []zklock.State {
+func (r *metricsRecorder) states() []zk.State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []zklock.State
+	var out []zk.State
 	for _, c := range r.calls {
 		if c.method == "SessionState" {
 			out = append(out, c.state)
@@ -150,7 +156,7 @@ func TestMetricsEveryPrimitive(t *testing.T) {
 	lease, err := sem.Acquire(ctx, 2)
 	require.NoError(t, err)
 	_, err = sem.TryAcquire(ctx, 1)
-	require.ErrorIs(t, err, zklock.ErrNotAcquired)
+	require.ErrorIs(t, err, zklock.ErrLocked)
 	require.NoError(t, lease.Release(ctx))
 	e, err := zklock.NewElection(s, root+"e")
 	require.NoError(t, err)
@@ -159,7 +165,7 @@ func TestMetricsEveryPrimitive(t *testing.T) {
 	require.NoError(t, e.Resign(ctx))
 	requireCalls(t, []metricsCall{
 		{method: "AcquireWait", kind: zklock.KindSemaphore, path: root + "sem"},
-		{method: "AcquireWait", kind: zklock.KindSemaphore, path: root + "sem", err: zklock.ErrNotAcquired},
+		{method: "AcquireWait", kind: zklock.KindSemaphore, path: root + "sem", err: zklock.ErrLocked},
 		{method: "Hold", kind: zklock.KindSemaphore, path: root + "sem"},
 		{method: "AcquireWait", kind: zklock.KindElection, path: root + "e"},
 		{method: "Hold", kind: zklock.KindElection, path: root + "e"},
@@ -172,7 +178,7 @@ func TestMetricsEveryPrimitive(t *testing.T) {
 		{method: "AcquireWait", kind: zklock.KindMutex, path: root + "m"},
 		{method: "Hold", kind: zklock.KindMutex, path: root + "m"},
 	}, rec.take())
-	require.Equal(t, []zklock.State{zklock.StateConnected, zklock.StateClosed}, rec.states())
+	require.Equal(t, []zk.State{zk.StateConnected, zk.StateClosed}, rec.states())
 }
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
@@ -219,7 +225,7 @@ func TestMetricsLossIsReportedAndLogged(t *testing.T) {
 	m, err := zklock.NewMutex(s, lp)
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
-	node := m.Node()
+	node := nodeOf(m.Guard())
 	rec.take()
 
 	require.NoError(t, zktest.ExpireSession(ctx, c, p, s.SessionID()))
@@ -246,10 +252,10 @@ func TestMetricsLossIsReportedAndLogged(t *testing.T) {
 	require.Equal(t, node, lost[0]["node"])
 	require.Equal(t, "WARN", lost[0]["level"])
 
-	eventually(t, 30*time.Second, "a new session", func() bool { return s.State() == zklock.StateConnected })
+	eventually(t, 30*time.Second, "a new session", func() bool { return s.State() == zk.StateConnected })
 	require.NoError(t, s.Close())
 	states := rec.states()
-	require.Equal(t, zklock.StateClosed, states[len(states)-1], "states: %v", states)
-	require.Contains(t, states, zklock.StateLost)
-	require.Contains(t, states, zklock.StateExpired)
+	require.Equal(t, zk.StateClosed, states[len(states)-1], "states: %v", states)
+	require.Contains(t, states, zk.StateLost)
+	require.Contains(t, states, zk.StateExpired)
 }

@@ -2,9 +2,12 @@ package zklock
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/zklock/zklock/internal/hold"
+	"github.com/zklock/zklock/zk"
 )
 
 // MultiLock holds several locks as one: all of them, or none. Its parts
@@ -15,9 +18,9 @@ import (
 //
 // Holding is not guaranteed once Lost fires: it fires when any part's loss
 // signal does. Guard returns one check per part: put them first in
-// Session.Multi so that the other writes commit only while every part is
-// held. Tokens and Nodes report each part's, in the order the parts were
-// given to NewMultiLock. Each part keeps its handle's options: a part made
+// zk.Client.Multi so that the other writes commit only while every part is
+// held. Tokens reports each part's, in the order the parts were given to
+// NewMultiLock. Each part keeps its handle's options: a part made
 // revocable (WithRevocable) signals on its handle's Revoked, which may be
 // read while the MultiLock holds; a part's bound (WithMaxHold) makes
 // Lost fire; a part of a cohort (WithCohort) is handed on within its
@@ -35,17 +38,21 @@ type MultiLock struct {
 	mu        sync.Mutex
 	acquiring bool
 	holds     []*hold.Hold    // while held, in the order of the parts
-	lost      <-chan struct{} // closed once any part's loss signal fires
-	stop      chan struct{}   // closed by Unlock: ends the loss watcher
+	ended     []bool          // beside holds: the parts whose release ended, never released again
+	lost      <-chan struct{} // closed once any part's loss signal fires or its release ends
+	endLost   func()          // closes lost
 }
 
 // NewMultiLock returns a MultiLock over parts. It returns
-// ErrInvalidArgument when there are none, when one is the zero Part, or
-// when two are on one path or of one handle.
+// ErrInvalidArgument when there are none, when one is nil, or when two are
+// on one path or of one handle.
 func NewMultiLock(parts ...Part) (*MultiLock, error) {
 	hp := make([]hold.Part, len(parts))
 	for i, p := range parts {
-		hp[i] = p.p
+		if p == nil {
+			return nil, fmt.Errorf("%w: part %d is nil", ErrInvalidArgument, i)
+		}
+		hp[i] = p.part()
 	}
 	m, err := hold.NewMulti(hp)
 	if err != nil {
@@ -69,7 +76,13 @@ func NewMultiLock(parts ...Part) (*MultiLock, error) {
 // acquire so never lets Lock return.)
 func (m *MultiLock) Lock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
-		return err
+		// Named as a part's error is, by the part Lock begins with: the
+		// first in path order.
+		first := m.parts[0].part().Path
+		for _, p := range m.parts[1:] {
+			first = min(first, p.part().Path)
+		}
+		return named(ctx, "multi-lock part", first, err)
 	}
 	m.mu.Lock()
 	if m.acquiring || m.holds != nil {
@@ -85,17 +98,23 @@ func (m *MultiLock) Lock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.holds, m.stop = holds, make(chan struct{})
-	m.lost = hold.LostAny(holds, m.stop)
+	m.holds, m.ended = holds, make([]bool, len(holds))
+	m.lost, m.endLost = hold.LostAny(holds)
 	return nil
 }
 
 // Unlock releases every part, in reverse path order, each retrying as its
 // own Unlock does. It returns ErrNotLocked if the MultiLock does not hold,
 // and the parts' errors joined; a part whose loss signal fired counts as
-// released (its error, ErrLockLost or ErrLeaseLost, is returned). On any
-// other error (ctx ended) the MultiLock still holds what was not released,
-// and Unlock may be called again.
+// released (its error, ErrLockLost, is returned), and so does a part whose
+// release was cut off by ctx (see Mutex.Unlock: its node is deleted in the
+// background). Each part is released once: a part whose release returned
+// (given back, counted down if it is a ReentrantMutex its owner held
+// already, lost, or cut off) is never released again. Parts whose release
+// had not begun when ctx ended are still held: the MultiLock then still
+// holds them, and Unlock may be called again, releasing only them. Once
+// any part's release has ended, Lost is closed (every channel it returned
+// during the hold too): the MultiLock no longer holds every part.
 func (m *MultiLock) Unlock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
@@ -105,18 +124,22 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 	if m.holds == nil {
 		return ErrNotLocked
 	}
-	err := m.m.Release(ctx, m.holds)
-	if err != nil && !hold.Released(m.holds) {
-		return err
+	err := m.m.Release(ctx, m.holds, m.ended)
+	if slices.Contains(m.ended, true) {
+		m.endLost() // a part is over: holding every part is not guaranteed
 	}
-	m.holds = nil
-	close(m.stop)
+	if slices.Contains(m.ended, false) {
+		return err // parts still held: the next Unlock releases them
+	}
+	m.holds, m.ended = nil, nil
 	return err
 }
 
-// Lost returns a channel that is closed when any part's loss signal fires:
-// holding every part is not guaranteed from then on. It is closed when
-// nothing is held.
+// Lost returns a channel that is closed when any part's loss signal fires,
+// or when any part's release ends (an Unlock, even one cut off by its ctx
+// with parts still held): holding every part is not guaranteed from then
+// on. It is one channel for the whole hold: a channel taken while every
+// part was held closes then too. It is closed when nothing is held.
 func (m *MultiLock) Lost() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -126,18 +149,19 @@ func (m *MultiLock) Lost() <-chan struct{} {
 	return m.lost
 }
 
-// Guard returns one ZooKeeper check per part (each a *CheckOp), in path
-// order, each succeeding only while its part is held: put them first in
-// Session.Multi (append the writes: s.Multi(ctx, append(ml.Guard(),
+// Guard returns one ZooKeeper check per part (each a *zk.CheckOp, whose
+// Path is the part's node), in path order, each succeeding only while its
+// part is held: put them first in
+// zk.Client.Multi (append the writes: s.Client().Multi(ctx, append(ml.Guard(),
 // writes...)...)) so that the writes commit only while every part is held.
 // It returns nil when nothing is held.
-func (m *MultiLock) Guard() []Op {
+func (m *MultiLock) Guard() []zk.Op {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.holds == nil {
 		return nil
 	}
-	ops := make([]Op, 0, len(m.holds))
+	ops := make([]zk.Op, 0, len(m.holds))
 	for _, i := range m.m.Order() {
 		ops = append(ops, checkOp(m.holds[i].Guard()))
 	}
@@ -155,21 +179,6 @@ func (m *MultiLock) Tokens() []int64 {
 	out := make([]int64, len(m.holds))
 	for i, h := range m.holds {
 		out[i] = h.Token()
-	}
-	return out
-}
-
-// Nodes returns each part's node, in the order the parts were given to
-// NewMultiLock, or nil when nothing is held.
-func (m *MultiLock) Nodes() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.holds == nil {
-		return nil
-	}
-	out := make([]string, len(m.holds))
-	for i, h := range m.holds {
-		out[i] = h.Node()
 	}
 	return out
 }

@@ -63,7 +63,7 @@ func BenchmarkMultiLock(b *testing.B) {
 					ms := mutexes(s, "ml")
 					parts := make([]zklock.Part, k)
 					for j, m := range ms {
-						parts[j] = m.Part()
+						parts[j] = m
 					}
 					ml, err := zklock.NewMultiLock(parts...)
 					if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -23,15 +24,15 @@ func multiParts(t *testing.T, s *zklock.Session, paths []string) []zklock.Part {
 		case 'm':
 			m, err := zklock.NewMutex(s, p)
 			require.NoError(t, err)
-			parts = append(parts, m.Part())
+			parts = append(parts, m)
 		case 'w':
 			m, err := zklock.NewRWMutex(s, p)
 			require.NoError(t, err)
-			parts = append(parts, m.WritePart())
+			parts = append(parts, m)
 		case 's':
 			sem, err := zklock.NewSemaphore(s, p, 1)
 			require.NoError(t, err)
-			parts = append(parts, sem.Part())
+			parts = append(parts, sem)
 		}
 	}
 	return parts
@@ -163,17 +164,16 @@ func TestMultiLockGuardAndArguments(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ml.Lock(ctx))
 	require.ErrorIs(t, ml.Lock(ctx), zklock.ErrAlreadyLocked)
-	write := func(guard []zklock.Op) error {
-		_, err := s.Multi(ctx, append(guard, &zklock.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
+	write := func(guard []zk.Op) error {
+		_, err := s.Client().Multi(ctx, append(guard, &zk.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
 		return err
 	}
 	guard := ml.Guard()
 	require.Len(t, guard, 3)
 	require.NoError(t, write(guard))
-	nodes, tokens := ml.Nodes(), ml.Tokens()
-	for i := range nodes {
-		require.NotEmpty(t, nodes[i])
-		require.Positive(t, tokens[i])
+	for i, tok := range ml.Tokens() {
+		require.NotEmpty(t, guard[i].(*zk.CheckOp).Path)
+		require.Positive(t, tok)
 	}
 	require.NoError(t, ml.Unlock(ctx))
 	require.Error(t, write(guard), "a guard used after Unlock")
@@ -186,8 +186,9 @@ func TestMultiLockGuardAndArguments(t *testing.T) {
 	require.NoError(t, err)
 	for name, ps := range map[string][]zklock.Part{
 		"none":        nil,
-		"zero part":   {{}},
-		"same path":   {m.Part(), m2.Part()},
+		"nil part":    {nil},
+		"nil handle":  {(*zklock.Mutex)(nil)},
+		"same path":   {m, m2},
 		"same handle": {parts[0], parts[0]},
 	} {
 		_, err := zklock.NewMultiLock(ps...)

@@ -2,10 +2,10 @@ package zklock
 
 import (
 	"context"
-	"sync"
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // Mutex is a distributed mutual exclusion lock over ZooKeeper: at most one
@@ -16,7 +16,7 @@ import (
 // handle or another, until Unlock. Each Lock is an acquisition of its own,
 // with its own fencing token, queued in the order the calls reach the
 // session. Any goroutine may Unlock, as with sync.Mutex. The accessors
-// (Lost, Token, Guard, Node, Revoked) describe the current holder's
+// (Lost, Token, Guard, Revoked) describe the current holder's
 // acquisition. It is not reentrant: a goroutine that calls Lock while it
 // holds waits forever, as with sync.Mutex (use ReentrantMutex for nesting).
 // Methods are safe for concurrent use; a Mutex must not be copied.
@@ -48,11 +48,11 @@ var mutexSpec = spec{kind: KindMutex, node: queue.KindLock, accept: lockKinds, t
 
 // NewMutex returns a Mutex on path. Nothing is sent to the server until
 // Lock. The path must be a valid absolute ZooKeeper path outside /zookeeper
-// (else ErrInvalidPath); its missing parents are created as CONTAINER
+// (else ErrInvalidArgument); its missing parents are created as CONTAINER
 // nodes, which the server removes once empty. A path, or node data with
 // the path, that would make a create request larger than the servers
-// accept (see WithMaxRequestSize) returns ErrInvalidPath or
-// ErrDataTooLarge: such a request is never sent.
+// accept (see WithMaxRequestSize) returns ErrInvalidArgument or
+// ErrInvalidArgument: such a request is never sent.
 func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
 	return newMutex(s, path, mutexSpec, opts)
 }
@@ -73,15 +73,16 @@ func newMutex(s *Session, path string, sp spec, opts []Option) (*Mutex, error) {
 
 // Lock blocks until the lock is held, ctx ends, or the session is closed.
 // While the Mutex is held, by this handle or another, it waits for Unlock.
-// On error nothing is left on the server: the returned error satisfies
-// errors.Is(err, ctx.Err()) when ctx ended, and Lock returns within the
+// On error nothing is left on the server: the returned error names the
+// path and satisfies errors.Is(err, ctx.Err()) when ctx ended (so do the
+// other primitives' acquisitions), and Lock returns within the
 // cleanup grace of ctx's end (see Cleanup in the package doc). If the
 // session expires while Lock waits, it re-enqueues under the new session.
 // It returns a *WrongKindError (wrapping ErrWrongKind) at once, without
 // waiting, when the path holds another kind of primitive's nodes, such as
 // an RWMutex's or a Semaphore's; that costs no extra request.
 func (m *Mutex) Lock(ctx context.Context) error {
-	return m.h.Lock(ctx, queue.Request{Data: m.l.Data})
+	return named(ctx, "lock", m.q.Dir, m.h.Lock(ctx, queue.Request{Data: m.l.Data}))
 }
 
 // TryLock acquires the lock if no other owner holds it or waits for it, and
@@ -92,15 +93,23 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // read for the error, and our node is deleted), and it leaves nothing
 // behind.
 func (m *Mutex) TryLock(ctx context.Context) error {
-	return m.h.Lock(ctx, queue.Request{Data: m.l.Data, Try: true})
+	return named(ctx, "lock", m.q.Dir, m.h.Lock(ctx, queue.Request{Data: m.l.Data, Try: true}))
 }
 
 // Unlock releases the lock by deleting our node, retrying through connection
-// loss until the delete succeeds, ctx ends (then the lock is still held and
-// Unlock may be called again), or ownership is lost. It returns ErrNotLocked
-// if the Mutex does not hold the lock and ErrLockLost if Lost fired before
-// the release; in both cases the Mutex may Lock again.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.h.Unlock(ctx) }
+// loss until the delete succeeds, ctx ends, or ownership is lost. It
+// returns ErrNotLocked if the Mutex does not hold the lock and ErrLockLost
+// if Lost fired before the release. If ctx ends while the delete is under
+// way, Unlock cannot know whether it reached the server (a rival may hold
+// by now), so the acquisition is over all the same: Unlock returns an
+// error for which errors.Is(err, ctx.Err()) holds, Lost is closed, the
+// node is deleted in the background (until it is gone or the session is),
+// and a second Unlock returns ErrNotLocked. A ctx that ended before Unlock
+// was called changes nothing. In every case the Mutex may Lock again,
+// with a new node.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	return named(ctx, "unlock", m.q.Dir, m.h.Unlock(ctx))
+}
 
 // Lost returns a channel that is closed when ownership of the current
 // acquisition may have ended: at the session's ownership deadline (see
@@ -128,24 +137,14 @@ func (m *Mutex) Token() int64 { return m.h.Current().Token() }
 
 // Guard returns a ZooKeeper check operation that succeeds only while this
 // acquisition holds: its node exists (with WithCohort, and no later local
-// holder took over). Put it first in Session.Multi so the other writes
-// commit only while the lock is held. It returns nil when nothing is held.
-func (m *Mutex) Guard() *CheckOp { return checkOp(m.h.Current().Guard()) }
+// holder took over). Put it first in zk.Client.Multi so the other writes
+// commit only while the lock is held. Its Path is our lock node's. It
+// returns nil when nothing is held.
+func (m *Mutex) Guard() *zk.CheckOp { return checkOp(m.h.Current().Guard()) }
 
-// Node returns the full path of our lock node, or "" when nothing is held.
-func (m *Mutex) Node() string { return m.h.Current().Node() }
-
-// Contenders lists the lock's queue: the holder first, then the waiters in
-// the order they will be granted, each with its node data.
-func (m *Mutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, &m.q)
+func (m *Mutex) part() hold.Part {
+	if m == nil {
+		return hold.Part{}
+	}
+	return slotPart(m.q.Dir, m, &m.h, m.l.Data)
 }
-
-// Locker returns a sync.Locker whose Lock and Unlock call m's with
-// context.Background(). Lock blocks while m is held, as sync.Mutex's does;
-// both panic on any other error (for example a closed session, or Unlock
-// of a lock that was lost), as sync.Locker has no way to report one.
-func (m *Mutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
-
-// Part returns m as a part of a MultiLock.
-func (m *Mutex) Part() Part { return slotPart(m.q.Dir, m, &m.h, m.l.Data) }

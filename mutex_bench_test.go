@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // BenchmarkMutex compares, in one run, an uncontended Lock+Unlock with the
@@ -19,10 +20,10 @@ func BenchmarkMutex(b *testing.B) {
 		s := benchSessions(b, c, 1)[0]
 		conn := s.Client()
 		dir := "/bench/raw"
-		_, _ = conn.Create(b.Context(), "/bench", nil, zklock.ModePersistent)
-		_, _ = conn.Create(b.Context(), dir, nil, zklock.ModePersistent)
+		_, _ = conn.Create(b.Context(), "/bench", nil, zk.ModePersistent)
+		_, _ = conn.Create(b.Context(), dir, nil, zk.ModePersistent)
 		measure(b, c, 1, func(ctx context.Context, _ int) error {
-			p, err := conn.Create(ctx, dir+"/n-", nil, zklock.ModeEphemeralSequential)
+			p, err := conn.Create(ctx, dir+"/n-", nil, zk.ModeEphemeralSequential)
 			if err != nil {
 				return err
 			}
@@ -68,8 +69,8 @@ func BenchmarkOneWrite(b *testing.B) {
 	c := benchServer(b)
 	s := benchSessions(b, c, 1)[0]
 	conn := s.Client()
-	_, _ = conn.Create(b.Context(), "/bench", nil, zklock.ModePersistent)
-	_, _ = conn.Create(b.Context(), "/bench/one-write", nil, zklock.ModePersistent)
+	_, _ = conn.Create(b.Context(), "/bench", nil, zk.ModePersistent)
+	_, _ = conn.Create(b.Context(), "/bench/one-write", nil, zk.ModePersistent)
 	measure(b, c, 1, func(ctx context.Context, _ int) error {
 		_, err := conn.Set(ctx, "/bench/one-write", nil, -1)
 		return err

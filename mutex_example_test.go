@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 func ExampleMutex_Lock() {
@@ -33,7 +34,7 @@ func ExampleMutex_Lock() {
 	}
 	// Write under the lock: the guard makes the write commit only while the
 	// lock is held, and the token lets other resources reject a stale holder.
-	_, err = s.Multi(ctx, m.Guard(), &zklock.CreateOp{Path: "/jobs/last-run", Data: []byte(fmt.Sprint(m.Token())), ACL: zklock.WorldACL(zklock.PermAll)})
+	_, err = s.Client().Multi(ctx, m.Guard(), &zk.CreateOp{Path: "/jobs/last-run", Data: []byte(fmt.Sprint(m.Token())), ACL: zk.WorldACL(zk.PermAll)})
 	fmt.Println("guarded write:", err)
 	select {
 	case <-m.Lost():
@@ -87,7 +88,7 @@ func ExampleReentrantMutex() {
 	owner, _ := zklock.NewReentrantMutex(s, "/accounts/42")
 	other, _ := zklock.NewReentrantMutex(s, "/accounts/42") // another owner
 	_ = owner.Lock(ctx)
-	_ = owner.Lock(ctx) // re-entry: no ZooKeeper call
+	_ = owner.Lock(ctx) // re-entry: one round trip (its node is looked at)
 	fmt.Println("hold count:", owner.HoldCount())
 	fmt.Println("other owner:", errors.Is(other.TryLock(ctx), zklock.ErrLocked))
 	fmt.Println("non-owner unlock:", errors.Is(other.Unlock(ctx), zklock.ErrNotOwner))
@@ -145,7 +146,7 @@ func ExampleWithSequenceLayout() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("node:", m.Node()[len("/jobs/shared-queue/"):len("/jobs/shared-queue/seqlock-")])
+	fmt.Println("node:", m.Guard().Path[len("/jobs/shared-queue/"):len("/jobs/shared-queue/seqlock-")])
 	// A Mutex of the default layout refuses the path while it is in use.
 	other, _ := zklock.NewMutex(s, "/jobs/shared-queue")
 	fmt.Println("default layout:", errors.Is(other.TryLock(ctx), zklock.ErrWrongKind))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -30,7 +31,7 @@ func TestMutexHolderCutOffLosesBeforeRival(t *testing.T) {
 	p.Heal()
 	guard := m.Guard()
 	require.NotNil(t, guard)
-	_, err := s.Multi(ctx, guard, &zklock.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})
+	_, err := s.Client().Multi(ctx, guard, &zk.SetDataOp{Path: path, Data: []byte("stale"), Version: -1})
 	require.Error(t, err, "guarded write by a holder that lost its lock")
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, rival.Unlock(ctx))
@@ -72,19 +73,19 @@ func TestMutexUnlockConvergesThroughOutage(t *testing.T) {
 	obs := newSession(t, c.Servers())
 	m, _ := zklock.NewMutex(s, path)
 	require.NoError(t, m.Lock(ctx))
-	node := m.Node()
+	node := nodeOf(m.Guard())
 
 	// The connection is cut and ctx ends first: the lock is still ours.
 	p.Blackhole()
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, m.Unlock(short), context.DeadlineExceeded)
-	require.Equal(t, node, m.Node(), "a failed Unlock keeps its state")
+	require.Equal(t, node, nodeOf(m.Guard()), "a failed Unlock keeps its state")
 
 	// Still cut; healed while this Unlock retries: it converges.
 	go func() { time.Sleep(500 * time.Millisecond); p.Heal() }()
 	require.NoError(t, m.Unlock(ctx))
-	require.Empty(t, m.Node())
+	require.Empty(t, nodeOf(m.Guard()))
 	_, ok, err := obs.Client().Exists(ctx, node)
 	require.NoError(t, err)
 	require.False(t, ok, "the node is deleted")

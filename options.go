@@ -16,13 +16,15 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
+	"github.com/zklock/zklock/zk"
 )
 
 // SessionOption configures a Session. Options are applied in order; a bad
-// value makes NewSession return an error wrapping ErrInvalidOption.
+// value makes NewSession return an error wrapping ErrInvalidArgument.
 type SessionOption func(*sessionOptions) error
 
 // dialFunc is what WithDialer takes.
@@ -48,12 +50,12 @@ type sessionOptions struct {
 func defaultSessionOptions() sessionOptions {
 	return sessionOptions{
 		servers: []string{"127.0.0.1:2181"},
-		timeout: DefaultSessionTimeout,
+		timeout: defaultSessionTimeout,
 		timing:  session.Timing{Tick: 2 * time.Second, SyncLimit: 5},
 		logger:  slog.New(warnDefault{}),
-		acl:     toClientACL(WorldACL(PermAll)),
+		acl:     toClientACL(zk.WorldACL(zk.PermAll)),
 		backoff: defaultBackoff,
-		maxReq:  DefaultMaxRequestSize,
+		maxReq:  defaultMaxRequestSize,
 	}
 }
 
@@ -69,7 +71,7 @@ func defaultBackoff() backoff.BackOff {
 }
 
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+	return fmt.Errorf("%w: "+format, append([]any{errs.ErrInvalidOption}, args...)...)
 }
 
 // WithServers sets the ZooKeeper servers as "host:port" addresses; white
@@ -100,12 +102,11 @@ func WithServers(addrs ...string) SessionOption {
 	}
 }
 
-// DefaultSessionTimeout is the session timeout zklock asks for unless
-// WithSessionTimeout says otherwise. It is long enough to hold a lock
-// through a follower of an ensemble configured as ZooKeeper's sample
-// (tickTime 2s, syncLimit 5 or 10; see WithEnsembleTiming): a shorter one
-// is refused there by NewSession.
-const DefaultSessionTimeout = 30 * time.Second
+// defaultSessionTimeout is long enough to hold a lock through a follower
+// of an ensemble configured as ZooKeeper's sample (tickTime 2s, syncLimit
+// 5 or 10; see WithEnsembleTiming): a shorter one is refused there by
+// NewSession.
+const defaultSessionTimeout = 30 * time.Second
 
 // WithSessionTimeout sets the session timeout requested from the server; the
 // server clamps it to its [minSessionTimeout, maxSessionTimeout] (by default
@@ -114,7 +115,9 @@ const DefaultSessionTimeout = 30 * time.Second
 // follower of an ensemble, the timeout must exceed the servers'
 // syncLimit*tickTime plus a tick and a half, plus the safety margin
 // (Session.OwnershipDeadline says why): NewSession refuses a shorter one
-// with the numbers. The default is DefaultSessionTimeout (30s).
+// with the numbers. The default is 30s, long enough for a follower of an
+// ensemble configured as ZooKeeper's sample (tickTime 2s, syncLimit 5 or
+// 10).
 func WithSessionTimeout(d time.Duration) SessionOption {
 	return func(o *sessionOptions) error {
 		if d < time.Millisecond {
@@ -129,7 +132,7 @@ func WithSessionTimeout(d time.Duration) SessionOption {
 // the ownership deadline falls (see Session.OwnershipDeadline). The default is
 // one fifth of the negotiated session timeout. The margin must be below the
 // negotiated timeout, which only the server's answer tells: NewSession
-// returns an error wrapping ErrInvalidOption once connected if it is not.
+// returns an error wrapping ErrInvalidArgument once connected if it is not.
 func WithSafetyMargin(d time.Duration) SessionOption {
 	return func(o *sessionOptions) error {
 		if d <= 0 {
@@ -183,13 +186,13 @@ func WithLogger(l *slog.Logger) SessionOption {
 
 // WithACL sets the ACL of every node zklock creates through the session:
 // lock, lease and candidate nodes and the CONTAINER parents of their paths,
-// and of nodes Session.Client and Session.Multi create without an ACL of
-// their own. The default is WorldACL(PermAll), or AuthACL(PermAll) with
+// and of nodes Session.Client and zk.Client.Multi create without an ACL of
+// their own. The default is zk.WorldACL(zk.PermAll), or zk.AuthACL(zk.PermAll) with
 // WithDigestAuth. An ACL of scheme "auth" needs an authenticated session
 // (WithAuth, WithDigestAuth, or a client certificate with WithTLS); the
-// server refuses creates with ErrInvalidACL otherwise. An entry with an
+// server refuses creates with zk.ErrInvalidACL otherwise. An entry with an
 // empty scheme is refused.
-func WithACL(acl ...ACL) SessionOption {
+func WithACL(acl ...zk.ACL) SessionOption {
 	return func(o *sessionOptions) error {
 		if len(acl) == 0 {
 			return invalid("empty ACL")
@@ -249,18 +252,12 @@ func WithRetry(newBackOff func() backoff.BackOff) SessionOption {
 	}
 }
 
-// MaxDataSize is the largest node data WithData and Election.Campaign
-// accept. The whole create request, path and ACL included, must also fit
-// the session's maximum request size (WithMaxRequestSize): constructors and
-// Campaign check that and return ErrInvalidPath or ErrDataTooLarge.
-const MaxDataSize = 1<<20 - 1<<12
-
 const (
-	// DefaultMaxRequestSize is ZooKeeper's default jute.maxbuffer: the
+	// defaultMaxRequestSize is ZooKeeper's default jute.maxbuffer: the
 	// largest request, after its 4-byte length, a server accepts. A larger
 	// one makes the server drop the connection, and every request in flight
 	// on the session with it.
-	DefaultMaxRequestSize = 1<<20 - 1
+	defaultMaxRequestSize = 1<<20 - 1
 
 	// maxSendSize bounds WithMaxRequestSize: zklock's client reads no
 	// frame over 64 MiB (a corrupt length must not make it allocate
@@ -272,12 +269,14 @@ const (
 // length, that zklock sends: the servers' jute.maxbuffer. Primitives refuse
 // in their constructor (and Election.Campaign for its value) a path or data
 // that would make a create request larger, instead of sending it and losing
-// the connection. Set it to follow servers started with a larger
+// the connection, and Session.Client's requests over it fail with
+// zk.ErrRequestTooLarge, unsent. Set it to follow servers started with a larger
 // jute.maxbuffer. It bounds what zklock reads too, as the client's
 // jute.maxbuffer does in ZooKeeper's Java client: a reply longer than it
 // plus 1 KiB is taken for a broken stream and the connection is left (a
 // listing of a path with so many children fails on every connection). The
-// default is DefaultMaxRequestSize; at most 64 MiB less 4 bytes.
+// default is ZooKeeper's default jute.maxbuffer, 1 MiB less 1 byte
+// (1048575); at most 64 MiB less 4 bytes.
 func WithMaxRequestSize(n int) SessionOption {
 	return func(o *sessionOptions) error {
 		if n < 1 || n > maxSendSize {
@@ -304,14 +303,23 @@ func (o *sessionOptions) createRequestSize(pathLen, dataLen int) int {
 func (o *sessionOptions) checkCreate(pathLen, dataLen int) error {
 	if n := o.createRequestSize(pathLen, 0); n > o.maxReq {
 		return fmt.Errorf("%w: a %d-byte node path makes a %d-byte create request, over the %d-byte limit "+
-			"(the servers' jute.maxbuffer; see WithMaxRequestSize)", ErrInvalidPath, pathLen, n, o.maxReq)
+			"(the servers' jute.maxbuffer; see WithMaxRequestSize)", errs.ErrInvalidPath, pathLen, n, o.maxReq)
 	}
 	if n := o.createRequestSize(pathLen, dataLen); n > o.maxReq {
 		return fmt.Errorf("%w: %d bytes of data with a %d-byte node path make a %d-byte create request, "+
 			"over the %d-byte limit (the servers' jute.maxbuffer; see WithMaxRequestSize)",
-			ErrDataTooLarge, dataLen, pathLen, n, o.maxReq)
+			errs.ErrDataTooLarge, dataLen, pathLen, n, o.maxReq)
 	}
 	return nil
+}
+
+// toClientACL converts an ACL for the client.
+func toClientACL(acl []zk.ACL) []client.ACL {
+	out := make([]client.ACL, len(acl))
+	for i, a := range acl {
+		out[i] = client.ACL{Perms: a.Perms, Scheme: a.Scheme, ID: a.ID}
+	}
+	return out
 }
 
 // Option configures a lock, semaphore or election.
@@ -345,30 +353,30 @@ var defaultData = sync.OnceValue(func() []byte {
 
 // WithData sets the data stored in our node, shown to other clients that
 // inspect the queue (Contenders, LockedError). The default is "host:pid".
-// Data larger than MaxDataSize is rejected with ErrDataTooLarge. Data
-// holding ReservedData is rejected with ErrInvalidOption: zklock marks
-// protocol state with tags that begin so (a node that announces its
+// Data larger than zk.MaxDataSize is rejected with ErrInvalidArgument. Data
+// holding a NUL byte followed by "zklock:" is rejected with
+// ErrInvalidArgument: zklock marks protocol state with tags that begin so (a node that announces its
 // release, a revocable one, a semaphore permit's rank), and some nodes
 // keep the caller's data verbatim (a cohort's; an election candidate's
 // value), where such bytes would forge that state: a waiter would take a
 // cohort's guard bump, or a revocation request, for a release.
 func WithData(data []byte) Option {
 	return func(o *primitiveOptions) error {
-		if len(data) > MaxDataSize {
-			return fmt.Errorf("%w: %d bytes, at most %d", ErrDataTooLarge, len(data), MaxDataSize)
+		if len(data) > zk.MaxDataSize {
+			return fmt.Errorf("%w: %d bytes, at most %d", errs.ErrDataTooLarge, len(data), zk.MaxDataSize)
 		}
 		if queue.Reserved(data) {
-			return invalid("data holds %q, which zklock reserves for its own tags", ReservedData)
+			return invalid("data holds %q, which zklock reserves for its own tags", reservedData)
 		}
 		o.data, o.ownData = append([]byte(nil), data...), true
 		return nil
 	}
 }
 
-// ReservedData is the byte sequence (a NUL byte, then "zklock:") that
+// reservedData is the byte sequence (a NUL byte, then "zklock:") that
 // begins every tag zklock appends to a node's data. WithData and
 // Election.Campaign refuse data that holds it.
-const ReservedData = queue.TagPrefix
+const reservedData = queue.TagPrefix
 
 // WithListingHandoff turns off the listing-free handoff for this handle:
 // a waiter woken by the contender ahead of it lists the queue again before
@@ -424,7 +432,7 @@ func WithListingHandoff() Option {
 //
 // It applies to NewMutex only, without WithCohort, WithRevocable,
 // WithMaxHold or WithListingHandoff; other uses are refused with
-// ErrInvalidOption.
+// ErrInvalidArgument.
 //
 // Unreleased: added after v0.1.0 (see CHANGELOG.md).
 func WithSequenceLayout() Option {
@@ -449,7 +457,7 @@ func WithSequenceLayout() Option {
 // FIFO order, the loss signal before the server can hand a lease on,
 // fencing tokens, cancellation leaving nothing. The limit is carried in
 // every node's name, so each acquisition's first listing checks it against
-// every other client's, at no extra request (ErrLimitMismatch). The two
+// every other client's, at no extra request (ErrInvalidArgument). The two
 // layouts cannot share a path: an acquisition that finds the other
 // layout's nodes fails with a *WrongKindError, in either direction, and so
 // does any other kind of primitive on the path. Curator processes cannot
@@ -459,7 +467,7 @@ func WithSequenceLayout() Option {
 // is followed by that rank on the server (Contenders strips it).
 //
 // It applies to NewSemaphore only; other constructors refuse it with
-// ErrInvalidOption.
+// ErrInvalidArgument.
 func WithPermitLayout() Option {
 	return func(o *primitiveOptions) error {
 		o.permits = true

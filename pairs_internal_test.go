@@ -7,13 +7,13 @@ import (
 )
 
 // Every pair of primitive and option that cannot be made safe is refused
-// at construction with ErrInvalidOption (issue 34; the table of pairs is
+// at construction with ErrInvalidArgument (issue 34; the table of pairs is
 // in docs/recipes.md, "What happens when…"). Nothing is sent: the
 // constructors only read their options.
 func TestPairsRefusedAtConstruction(t *testing.T) {
 	fs := fakeSession()
 	const p = "/pairs/p"
-	reserved := WithData([]byte("x" + ReservedData + "a"))
+	reserved := WithData([]byte("x" + reservedData + "a"))
 	for _, tc := range []struct {
 		name string
 		make func() error
@@ -73,15 +73,15 @@ func TestPairsRefusedAtConstruction(t *testing.T) {
 		{"Semaphore queue reserved data", func() error { _, err := NewSemaphore(fs, p, 2, WithPermitLayout(), reserved); return err }},
 		{"Election reserved data", func() error { _, err := NewElection(fs, p, reserved); return err }},
 	} {
-		if err := tc.make(); !errors.Is(err, ErrInvalidOption) {
-			t.Errorf("%s: %v, want ErrInvalidOption", tc.name, err)
+		if err := tc.make(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", tc.name, err)
 		}
 	}
 	e, err := NewElection(fs, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Campaign(t.Context(), []byte("x"+ReservedData)); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := e.Campaign(t.Context(), []byte("x"+reservedData)); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("Campaign with a reserved value: %v, want ErrInvalidArgument", err)
 	}
 	// Data that only looks like a tag without its NUL byte is the caller's.

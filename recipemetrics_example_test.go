@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
-// revocations is a Metrics that is also a RecipeMetrics: it counts the
-// revocation requests its session's holders receive.
+// revocations is a Metrics that counts the revocation requests its
+// session's holders receive.
 type revocations struct {
 	mu      sync.Mutex
 	revoked int
@@ -21,7 +22,7 @@ type revocations struct {
 func (c *revocations) AcquireWait(kind zklock.Kind, path string, d time.Duration, err error) {}
 func (c *revocations) Hold(kind zklock.Kind, path string, d time.Duration)                   {}
 func (c *revocations) Loss(kind zklock.Kind, path string)                                    {}
-func (c *revocations) SessionState(st zklock.State)                                          {}
+func (c *revocations) SessionState(st zk.State)                                              {}
 func (c *revocations) Expired(kind zklock.Kind, path string)                                 {}
 
 func (c *revocations) Revoked(kind zklock.Kind, path string) {
@@ -30,7 +31,7 @@ func (c *revocations) Revoked(kind zklock.Kind, path string) {
 	c.revoked++
 }
 
-func ExampleRecipeMetrics() {
+func ExampleMetrics_revocations() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var m revocations

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -44,7 +45,7 @@ func TestReconnectStormWaitersInOrder(t *testing.T) {
 	px := zktest.NewProxy(t, c.Servers())
 	type waiter struct {
 		s      *zklock.Session
-		events <-chan zklock.Event
+		events <-chan zk.Event
 		sid    int64
 	}
 	ws := make([]waiter, waiters)
@@ -70,13 +71,13 @@ func TestReconnectStormWaitersInOrder(t *testing.T) {
 		awaitEphemeralOf(t, hs.Client(), path, s.SessionID())
 	}
 	// Traffic on every waiter's session, across the resets: a write's
-	// outcome is unknown when its connection is reset (ErrConnectionLoss).
+	// outcome is unknown when its connection is reset (zk.ErrConnectionLoss).
 	stop := make(chan struct{})
 	var writes sync.WaitGroup
 	var written atomic.Int64
 	for i, w := range ws {
 		counter := lockPath(t, "counter-"+strconv.Itoa(i))
-		_, err = w.s.Client().Create(ctx, counter, []byte("0"), zklock.ModeEphemeral)
+		_, err = w.s.Client().Create(ctx, counter, []byte("0"), zk.ModeEphemeral)
 		require.NoError(t, err)
 		writes.Add(1)
 		go func() {
@@ -98,7 +99,7 @@ func TestReconnectStormWaitersInOrder(t *testing.T) {
 	for round := 1; round <= resets; round++ {
 		px.Reset()
 		for i, w := range ws {
-			expect(t, w.events, 20*time.Second, zklock.StateReconnected, zklock.StateExpired, zklock.StateClosed)
+			expect(t, w.events, 20*time.Second, zk.StateReconnected, zk.StateExpired, zk.StateClosed)
 			require.Equal(t, w.sid, w.s.SessionID(), "waiter %d's session changed in round %d", i, round)
 		}
 		select {

@@ -2,16 +2,18 @@ package zklock
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // ReentrantMutex is a distributed lock that its owner may lock again while
 // holding it; each Lock must be matched by an Unlock, and the lock is
-// released when the count returns to zero. Re-entry costs no ZooKeeper call.
+// released when the count returns to zero. Re-entry costs one round trip:
+// the owner's node is looked at (a stat), since a node deleted by another
+// client (Break) fires no loss signal, and a rival may hold by then.
 //
 // Ownership is explicit: a ReentrantMutex value is one owner. Go has no
 // thread identity to key counts on (Curator keys them by thread), so give
@@ -56,37 +58,42 @@ func NewReentrantMutex(s *Session, path string, opts ...Option) (*ReentrantMutex
 // Lock acquires the lock, or increments the hold count if this owner holds
 // it already; a Lock of the owner's still in flight is waited for first.
 // It returns ErrLockLost, without changing the count, if the owner holds a
-// lock whose loss signal has fired: release it first. Otherwise it behaves
+// lock whose loss signal has fired or whose node is gone (Break): release
+// it first. Otherwise it behaves
 // as Mutex.Lock, refusing a path that holds another kind of primitive's
 // nodes with ErrWrongKind.
-func (r *ReentrantMutex) Lock(ctx context.Context) error { return r.lock(ctx, false) }
+func (r *ReentrantMutex) Lock(ctx context.Context) error {
+	return named(ctx, "lock", r.q.Dir, r.lock(ctx, false))
+}
 
 // TryLock is Lock that fails with a *LockedError (wrapping ErrLocked) rather
 // than wait for another owner.
-func (r *ReentrantMutex) TryLock(ctx context.Context) error { return r.lock(ctx, true) }
+func (r *ReentrantMutex) TryLock(ctx context.Context) error {
+	return named(ctx, "lock", r.q.Dir, r.lock(ctx, true))
+}
 
 func (r *ReentrantMutex) lock(ctx context.Context, try bool) error {
 	if err := hold.CheckCtx(ctx); err != nil {
 		return err
 	}
 	r.mu.Lock()
-	for r.count == 0 && r.taking != nil && !try {
-		taking := r.taking
-		r.mu.Unlock()
-		select {
-		case <-taking:
-		case <-ctx.Done():
-			return ctx.Err()
+	for {
+		for r.count == 0 && r.taking != nil && !try {
+			taking := r.taking
+			r.mu.Unlock()
+			select {
+			case <-taking:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			r.mu.Lock()
 		}
-		r.mu.Lock()
-	}
-	if r.count > 0 {
-		defer r.mu.Unlock()
-		if r.h.Current().IsLost() {
-			return ErrLockLost
+		if r.count == 0 {
+			break
 		}
-		r.count++
-		return nil
+		if again, err := r.reenter(ctx); !again {
+			return err
+		}
 	}
 	// This call is the owner's first Lock in flight, which later Locks
 	// wait for, unless one is in flight already: then it is a TryLock
@@ -112,10 +119,36 @@ func (r *ReentrantMutex) lock(ctx context.Context, try bool) error {
 	return err
 }
 
+// reenter counts one more Lock of the owner's hold, once the slot has
+// confirmed it on the server (hold.Slot.Confirm: its node stands, one
+// round trip), off r.mu. It is called and returns with r.mu held; again
+// reports that the hold was released meanwhile (an Unlock of the owner's
+// on another goroutine), so the caller locks anew; else err is the call's
+// result, r.mu released.
+func (r *ReentrantMutex) reenter(ctx context.Context) (again bool, err error) {
+	h := r.h.Current()
+	r.mu.Unlock()
+	err = r.h.Confirm(ctx, h)
+	r.mu.Lock()
+	switch {
+	case r.count == 0 || r.h.Current() != h:
+		return true, nil
+	case err == nil:
+		r.count++
+	}
+	r.mu.Unlock()
+	return false, err
+}
+
 // Unlock decrements the hold count and releases the lock when it reaches
-// zero, as Mutex.Unlock does. If the release fails because ctx ended, the
-// count stays at one and Unlock may be called again.
+// zero, as Mutex.Unlock does: once that release began, the count is zero
+// whatever its outcome (a release cut off by ctx gives the hold up, see
+// Mutex.Unlock), and the owner's next Lock acquires anew.
 func (r *ReentrantMutex) Unlock(ctx context.Context) error {
+	return named(ctx, "unlock", r.q.Dir, r.unlock(ctx))
+}
+
+func (r *ReentrantMutex) unlock(ctx context.Context) error {
 	if err := hold.CheckCtx(ctx); err != nil {
 		return err
 	}
@@ -131,8 +164,9 @@ func (r *ReentrantMutex) Unlock(ctx context.Context) error {
 		r.count--
 		return nil
 	}
+	h := r.h.Current()
 	err := r.h.Unlock(ctx)
-	if err == nil || errors.Is(err, ErrLockLost) {
+	if h == nil || h.Released() { // given back, lost, or cut off
 		r.count = 0
 		r.s.owners.CompareAndDelete(r.q.Dir, r)
 	}
@@ -156,30 +190,18 @@ func (r *ReentrantMutex) Lost() <-chan struct{} { return r.h.Current().Lost() }
 func (r *ReentrantMutex) Token() int64 { return r.h.Current().Token() }
 
 // Guard is Mutex.Guard for this owner's acquisition.
-func (r *ReentrantMutex) Guard() *CheckOp { return checkOp(r.h.Current().Guard()) }
+func (r *ReentrantMutex) Guard() *zk.CheckOp { return checkOp(r.h.Current().Guard()) }
 
-// Node returns the full path of our lock node, or "" when nothing is held.
-func (r *ReentrantMutex) Node() string { return r.h.Current().Node() }
-
-// Locker returns a sync.Locker whose Lock and Unlock call r's with
-// context.Background(), counting holds as r does. They panic on error (for
-// example a closed session, or Unlock by a non-owner), as sync.Locker has no
-// way to report one.
-func (r *ReentrantMutex) Locker() sync.Locker { return locker{r.Lock, r.Unlock} }
-
-// Contenders lists the lock's queue, holder first.
-func (r *ReentrantMutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, r.q)
-}
-
-// Part returns r as a part of a MultiLock.
-func (r *ReentrantMutex) Part() Part {
-	return Part{hold.Part{Path: r.q.Dir, Key: r,
+func (r *ReentrantMutex) part() hold.Part {
+	if r == nil {
+		return hold.Part{}
+	}
+	return hold.Part{Path: r.q.Dir, Key: r,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) {
 			if err := r.Lock(ctx); err != nil {
 				return nil, err
 			}
 			return r.h.Current(), nil // the owner's hold, while it counts
 		},
-		Release: func(ctx context.Context, _ *hold.Hold) error { return r.Unlock(ctx) }}}
+		Release: func(ctx context.Context, _ *hold.Hold) error { return r.Unlock(ctx) }}
 }

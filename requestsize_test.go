@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // newPrimitive builds one kind of primitive on path, as the request-size
@@ -45,14 +46,14 @@ func TestRequestOverMaxBufferRefused(t *testing.T) {
 	t.Parallel()
 	c := shared(t)
 	s := newSession(t, c.Servers())
-	big := zklock.WithData(make([]byte, zklock.MaxDataSize))
+	big := zklock.WithData(make([]byte, zk.MaxDataSize))
 	long := "/zklock-test/" + strings.Repeat("p", 5000)
 	huge := "/zklock-test/" + strings.Repeat("p", 1100_000)
 	larger := newSession(t, c.Servers(), zklock.WithMaxRequestSize(1536<<10-4))
 	for name, build := range newPrimitive {
 		t.Run(name, func(t *testing.T) {
-			require.ErrorIs(t, build(s, long, big), zklock.ErrDataTooLarge, "5000-byte path with MaxDataSize data")
-			require.ErrorIs(t, build(s, huge), zklock.ErrInvalidPath, "1.1 MB path")
+			require.ErrorIs(t, build(s, long, big), zklock.ErrInvalidArgument, "5000-byte path with MaxDataSize data")
+			require.ErrorIs(t, build(s, huge), zklock.ErrInvalidArgument, "1.1 MB path")
 			require.NoError(t, build(s, long), "5000-byte path, default data")
 			require.NoError(t, build(larger, long, big), "a larger max request size admits it")
 		})
@@ -60,9 +61,9 @@ func TestRequestOverMaxBufferRefused(t *testing.T) {
 	t.Run("Campaign", func(t *testing.T) {
 		e, err := zklock.NewElection(s, long)
 		require.NoError(t, err)
-		_, err = e.Campaign(ctxFor(t), make([]byte, zklock.MaxDataSize))
-		require.ErrorIs(t, err, zklock.ErrDataTooLarge)
-		cands, err := e.Candidates(ctxFor(t))
+		_, err = e.Campaign(ctxFor(t), make([]byte, zk.MaxDataSize))
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+		cands, err := zklock.ContendersOf(ctxFor(t), e)
 		require.NoError(t, err)
 		require.Empty(t, cands, "nothing was sent")
 	})
@@ -82,16 +83,16 @@ func TestLargestRequestIsServed(t *testing.T) {
 		_, err := zklock.NewMutex(s, path, zklock.WithData(make([]byte, n)))
 		return err == nil
 	}
-	n := sort.Search(zklock.MaxDataSize+1, func(n int) bool { return !admits(n) }) - 1
-	require.Less(t, n, zklock.MaxDataSize, "the path counts against the limit")
+	n := sort.Search(zk.MaxDataSize+1, func(n int) bool { return !admits(n) }) - 1
+	require.Less(t, n, zk.MaxDataSize, "the path counts against the limit")
 	_, err := zklock.NewMutex(s, path, zklock.WithData(make([]byte, n+1)))
-	require.ErrorIs(t, err, zklock.ErrDataTooLarge)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	m, err := zklock.NewMutex(s, path, zklock.WithData(make([]byte, n)))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(ctxFor(t), testTimeout/2)
 	defer cancel()
 	require.NoError(t, m.Lock(ctx))
-	cs, err := m.Contenders(ctx)
+	cs, err := zklock.ContendersOf(ctx, m)
 	require.NoError(t, err)
 	require.Len(t, cs, 1)
 	require.Len(t, cs[0].Data, n)

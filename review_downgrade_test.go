@@ -1,8 +1,7 @@
-//go:build review
-
 package zklock_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -20,38 +19,14 @@ import (
 // session's, and the rival writer not holding; a failed one leaves
 // nothing of ours.
 func rvDowngradeRace(t *testing.T, bound time.Duration, rounds int) {
+	t.Parallel()
 	srv := shared(t)
 	ctx := ctxFor(t)
 	ours := newSession(t, srv.Servers())
 	rs := newSession(t, srv.Servers())
 	var ok, refused int
 	for i := range rounds {
-		path := lockPath(t, fmt.Sprintf("lock%d", i))
-		var opts []zklock.Option
-		if bound > 0 {
-			opts = append(opts, zklock.WithMaxHold(bound))
-		}
-		m, err := zklock.NewRWMutex(ours, path, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rival, err := zklock.NewRWMutex(rs, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Lock(ctx); err != nil {
-			t.Fatal(err)
-		}
-		var rivalHolds atomic.Bool
-		rgot := make(chan error, 1)
-		go func() {
-			err := rival.Lock(ctx)
-			if err == nil {
-				rivalHolds.Store(true)
-			}
-			rgot <- err
-		}()
-		eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := m.Contenders(ctx); return err == nil && len(cs) == 2 })
+		m, rival, rivalHolds, rgot := rvDowngradeRound(ctx, t, ours, rs, lockPath(t, fmt.Sprintf("lock%d", i)), bound)
 		start := make(chan struct{})
 		type dres struct {
 			err        error
@@ -89,7 +64,7 @@ func rvDowngradeRace(t *testing.T, bound time.Duration, rounds int) {
 			ok++
 			lostNow := isClosed(m.Lost()) // the read hold is current now
 			var reads []zklock.Contender
-			list, err := m.Contenders(ctx)
+			list, err := zklock.ContendersOf(ctx, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +104,7 @@ func rvDowngradeRace(t *testing.T, bound time.Duration, rounds int) {
 		if err := rival.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := m.Contenders(ctx); return err == nil && len(cs) == 0 })
+		eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, m); return err == nil && len(cs) == 0 })
 	}
 	t.Logf("Downgrade succeeded %d times, refused %d times", ok, refused)
 }
@@ -137,3 +112,36 @@ func rvDowngradeRace(t *testing.T, bound time.Duration, rounds int) {
 func TestReviewDowngradeRacesUnlock(t *testing.T) { rvDowngradeRace(t, 0, 45) }
 
 func TestReviewDowngradeRacesMaxHold(t *testing.T) { rvDowngradeRace(t, 600*time.Millisecond, 20) }
+
+// rvDowngradeRound is a round's set-up: our RWMutex on path (bounded by
+// bound if positive) holds the write lock, and a rival writer of session
+// rs waits behind it; rivalHolds is set when the rival's Lock returns nil,
+// and rgot gets its error.
+func rvDowngradeRound(ctx context.Context, t *testing.T, ours, rs *zklock.Session, path string, bound time.Duration) (m, rival *zklock.RWMutex, rivalHolds *atomic.Bool, rgot chan error) {
+	t.Helper()
+	var opts []zklock.Option
+	if bound > 0 {
+		opts = append(opts, zklock.WithMaxHold(bound))
+	}
+	m, err := zklock.NewRWMutex(ours, path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rival, err = zklock.NewRWMutex(rs, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rivalHolds, rgot = new(atomic.Bool), make(chan error, 1)
+	go func() {
+		err := rival.Lock(ctx)
+		if err == nil {
+			rivalHolds.Store(true)
+		}
+		rgot <- err
+	}()
+	eventually(t, 10*time.Second, "rival queued", func() bool { cs, err := zklock.ContendersOf(ctx, m); return err == nil && len(cs) == 2 })
+	return m, rival, rivalHolds, rgot
+}

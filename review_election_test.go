@@ -1,5 +1,3 @@
-//go:build review
-
 package zklock_test
 
 import (
@@ -20,28 +18,10 @@ import (
 // fn entry) must be live as it is handed: the rival not leading, Lost
 // open, its node standing as the session's current one.
 func TestReviewElectionExpireWhileWaiting(t *testing.T) {
+	t.Parallel()
 	for _, useRun := range []bool{false, true} {
 		t.Run(fmt.Sprintf("Run=%v", useRun), func(t *testing.T) {
-			c := standalone(t)
-			ctx := ctxFor(t)
-			path := lockPath(t, "elect")
-			px := zktest.NewProxy(t, c.Servers())
-			ours := newSession(t, px.Addrs())
-			obs := newSession(t, c.Servers())
-			rs := newSession(t, c.Servers())
-			e, err := zklock.NewElection(ours, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			re, err := zklock.NewElection(rs, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt, err := re.Campaign(ctx, []byte("rival"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = rt
+			ctx, c, px, ours, obs, e, re := newElectionRig(t)
 			var rivalLeads atomic.Bool
 			rivalLeads.Store(true)
 			var mu sync.Mutex
@@ -56,9 +36,9 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 				if isClosed(term.Lost()) {
 					v = append(v, "its Lost is closed")
 				}
-				st, ok, err := obs.Client().Exists(ctx, term.Node())
+				st, ok, err := obs.Client().Exists(ctx, nodeOf(term.Guard()))
 				if err == nil && (!ok || st.EphemeralOwner != ours.SessionID()) {
-					v = append(v, fmt.Sprintf("its node %s does not stand as session %x's (exists %v, owner %x)", term.Node(), ours.SessionID(), ok, st.EphemeralOwner))
+					v = append(v, fmt.Sprintf("its node %s does not stand as session %x's (exists %v, owner %x)", nodeOf(term.Guard()), ours.SessionID(), ok, st.EphemeralOwner))
 				}
 				if len(v) > 0 {
 					mu.Lock()
@@ -85,13 +65,13 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 				}
 				done <- err
 			}()
-			eventually(t, 10*time.Second, "we are a candidate", func() bool { cs, err := re.Candidates(ctx); return err == nil && len(cs) == 2 })
+			eventually(t, 10*time.Second, "we are a candidate", func() bool { cs, err := zklock.ContendersOf(ctx, re); return err == nil && len(cs) == 2 })
 			old := ours.SessionID()
 			if err := zktest.ExpireSession(ctx, c, px, old); err != nil {
 				t.Fatal(err)
 			}
 			eventually(t, 20*time.Second, "a new session", func() bool { return ours.SessionID() != old })
-			eventually(t, 10*time.Second, "we are a candidate again", func() bool { cs, err := re.Candidates(ctx); return err == nil && len(cs) == 2 })
+			eventually(t, 10*time.Second, "we are a candidate again", func() bool { cs, err := zklock.ContendersOf(ctx, re); return err == nil && len(cs) == 2 })
 			time.Sleep(time.Second)
 			rivalLeads.Store(false)
 			if err := re.Resign(ctx); err != nil {
@@ -112,11 +92,36 @@ func TestReviewElectionExpireWhileWaiting(t *testing.T) {
 			if terms.Load() == 0 {
 				t.Error("we never led")
 			}
-			eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := re.Candidates(ctx); return err == nil && len(cs) == 0 })
+			eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, re); return err == nil && len(cs) == 0 })
 			t.Logf("terms handed: %d", terms.Load())
 			for _, v := range violations {
 				t.Error(v)
 			}
 		})
 	}
+}
+
+// newElectionRig is the set-up of TestReviewElectionExpireWhileWaiting, on
+// the shared server: our Election e's session reaches it through px
+// (ExpireSession cuts it there and reads the server's sessions, c: nothing
+// faults the server); re, the rival's, of another session, leads; obs is
+// an observer's session.
+func newElectionRig(t *testing.T) (ctx context.Context, c *zktest.Cluster, px *zktest.Proxy, ours, obs *zklock.Session, e, re *zklock.Election) {
+	t.Helper()
+	t.Parallel()
+	srv := shared(t)
+	ctx, c, px = ctxFor(t), sharedZK.c, zktest.NewProxy(t, srv.Servers())
+	ours, obs = newSession(t, px.Addrs()), newSession(t, srv.Servers())
+	path := lockPath(t, "elect")
+	var err error
+	if e, err = zklock.NewElection(ours, path); err != nil {
+		t.Fatal(err)
+	}
+	if re, err = zklock.NewElection(newSession(t, srv.Servers()), path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := re.Campaign(ctx, []byte("rival")); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, c, px, ours, obs, e, re
 }

@@ -1,5 +1,3 @@
-//go:build review
-
 package zklock_test
 
 import (
@@ -15,49 +13,55 @@ import (
 // RLock and Downgrade are blocking calls: neither may return nil while the
 // rival writer holds.
 func TestReviewRWMutexReadAfterBreak(t *testing.T) {
-	for _, op := range []string{"RLock", "Downgrade"} {
-		t.Run(op, func(t *testing.T) {
-			srv := shared(t)
-			ctx := ctxFor(t)
-			path := lockPath(t, "rw")
-			s := newSession(t, srv.Servers())
-			obs := newSession(t, srv.Servers())
-			rs := newSession(t, srv.Servers())
-			m, err := zklock.NewRWMutex(s, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rival, err := zklock.NewRWMutex(rs, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := m.Lock(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := zklock.Break(ctx, obs, path, true); err != nil {
-				t.Fatalf("Break: %v", err)
-			}
-			if err := rival.Lock(ctx); err != nil {
-				t.Fatalf("rival: %v", err)
-			}
+	t.Parallel()
+	for _, op := range []struct {
+		name string
+		call func(*zklock.RWMutex, context.Context) error
+	}{{"RLock", (*zklock.RWMutex).RLock}, {"Downgrade", (*zklock.RWMutex).Downgrade}} {
+		t.Run(op.name, func(t *testing.T) {
+			ctx, m, rival := rwBrokenByRival(t)
 			octx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
-			if op == "RLock" {
-				err = m.RLock(octx)
-			} else {
-				err = m.Downgrade(octx)
-			}
-			if err == nil {
-				t.Errorf("%s returned nil while the rival writer %s holds (our read node %s)", op, rival.Node(), m.Node())
+			if err := op.call(m, octx); err == nil {
+				t.Errorf("%s returned nil while the rival writer %s holds (our read node %s)", op.name, nodeOf(rival.Guard()), nodeOf(m.Guard()))
 				_ = m.RUnlock(ctx)
 			} else {
-				t.Logf("%s: %v", op, err)
+				t.Logf("%s: %v", op.name, err)
 			}
 			_ = m.Unlock(ctx)
 			if err := rival.Unlock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := rival.Contenders(ctx); return err == nil && len(cs) == 0 })
+			eventually(t, 10*time.Second, "nothing left", func() bool { cs, err := zklock.ContendersOf(ctx, rival); return err == nil && len(cs) == 0 })
 		})
 	}
+}
+
+// rwBrokenByRival is the set-up of TestReviewRWMutexReadAfterBreak, on the
+// shared server: m held the write lock, Break deleted it, and rival, of
+// another session, holds the write lock now.
+func rwBrokenByRival(t *testing.T) (context.Context, *zklock.RWMutex, *zklock.RWMutex) {
+	t.Helper()
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	path := lockPath(t, "rw")
+	m, err := zklock.NewRWMutex(newSession(t, srv.Servers()), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rival, err := zklock.NewRWMutex(newSession(t, srv.Servers()), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zklock.Break(ctx, newSession(t, srv.Servers()), path, true); err != nil {
+		t.Fatalf("Break: %v", err)
+	}
+	if err := rival.Lock(ctx); err != nil {
+		t.Fatalf("rival: %v", err)
+	}
+	return ctx, m, rival
 }

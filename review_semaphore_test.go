@@ -1,5 +1,3 @@
-//go:build review
-
 package zklock_test
 
 import (
@@ -26,27 +24,15 @@ type rvSemLease struct {
 // on the server. Every success must leave the live leases (Lost open)
 // within the limit, and its own nodes standing as the session's.
 func TestReviewSemaphoreSharedExpire(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts []zklock.Option
 	}{{"Default", nil}, {"PermitLayout", []zklock.Option{zklock.WithPermitLayout()}}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := standalone(t)
-			ctx := ctxFor(t)
-			path := lockPath(t, "sem")
-			px := zktest.NewProxy(t, c.Servers())
-			ours := newSession(t, px.Addrs())
-			obs := newSession(t, c.Servers())
-			rs := newSession(t, c.Servers())
 			const limit = 2
-			sem, err := zklock.NewSemaphore(ours, path, limit, tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rsem, err := zklock.NewSemaphore(rs, path, limit, tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := newSemRig(t, limit, tc.opts)
+			ctx, c, px, ours, obs, rs, sem, rsem := r.ctx, r.c, r.px, r.ours, r.obs, r.rs, r.sem, r.rsem
 			var mu sync.Mutex
 			live := map[*zklock.Lease]rvSemLease{}
 			var violations []string
@@ -69,7 +55,7 @@ func TestReviewSemaphoreSharedExpire(t *testing.T) {
 				if isClosed(l.Lost()) {
 					v = append(v, "its Lost is closed")
 				}
-				for _, node := range l.Nodes() {
+				for _, node := range zklock.LeaseNodes(l) {
 					st, ok, err := obs.Client().Exists(ctx, node)
 					if err == nil && (!ok || st.EphemeralOwner != session.SessionID()) {
 						v = append(v, "its node "+node+" does not stand as its session's")
@@ -98,7 +84,7 @@ func TestReviewSemaphoreSharedExpire(t *testing.T) {
 			}
 			got("B", b, 1, ours)
 			waiting := func(n int) func() bool {
-				return func() bool { cs, err := sem.Contenders(ctx); return err == nil && len(cs) >= n }
+				return func() bool { cs, err := zklock.ContendersOf(ctx, sem); return err == nil && len(cs) >= n }
 			}
 			cgot := make(chan error, 1)
 			go func() {
@@ -172,11 +158,11 @@ func TestReviewSemaphoreSharedExpire(t *testing.T) {
 			close(stop)
 			t.Logf("TryAcquire succeeded %d times", <-spun)
 			eventually(t, 10*time.Second, "nothing left on the server", func() bool {
-				hs, err := sem.Holders(ctx)
+				hs, err := zklock.HoldersOf(ctx, sem)
 				if err != nil {
 					return false
 				}
-				cs, err := sem.Contenders(ctx)
+				cs, err := zklock.ContendersOf(ctx, sem)
 				return err == nil && len(hs)+len(cs) == 0
 			})
 			for _, v := range violations {
@@ -184,4 +170,35 @@ func TestReviewSemaphoreSharedExpire(t *testing.T) {
 			}
 		})
 	}
+}
+
+// semRig is the set-up of TestReviewSemaphoreSharedExpire, on the shared
+// server: our session reaches it through px (ExpireSession cuts it there
+// and reads the server's sessions, c: nothing faults the server), the
+// rival's and an observer's directly; sem and rsem are ours and the
+// rival's Semaphore of limit, with opts.
+type semRig struct {
+	ctx           context.Context
+	c             *zktest.Cluster
+	px            *zktest.Proxy
+	ours, obs, rs *zklock.Session
+	sem, rsem     *zklock.Semaphore
+}
+
+func newSemRig(t *testing.T, limit int, opts []zklock.Option) *semRig {
+	t.Helper()
+	t.Parallel()
+	srv := shared(t)
+	px := zktest.NewProxy(t, srv.Servers())
+	r := &semRig{ctx: ctxFor(t), c: sharedZK.c, px: px, ours: newSession(t, px.Addrs()),
+		obs: newSession(t, srv.Servers()), rs: newSession(t, srv.Servers())}
+	path := lockPath(t, "sem")
+	var err error
+	if r.sem, err = zklock.NewSemaphore(r.ours, path, limit, opts...); err != nil {
+		t.Fatal(err)
+	}
+	if r.rsem, err = zklock.NewSemaphore(r.rs, path, limit, opts...); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -414,7 +415,7 @@ func TestReviewBreak_TruncatedConfHidesRollingRestart(t *testing.T) {
 	lostAt, rivalAt := lossBeforeRival(ctx, t, m.Lost(), rival, func() {
 		p.Only(1)
 		eventually(t, 10*time.Second, "the holder reconnects", func() bool {
-			return holderS.State() == zklock.StateReconnected || holderS.State() == zklock.StateLost
+			return holderS.State() == zk.StateReconnected || holderS.State() == zk.StateLost
 		})
 		t.Logf("holder's timing after the reconnect: %+v", holderS.Timing())
 		cutAt = time.Now()

@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 )
 
-// RevokeMessage is what a revocation request writes into a lock node's
-// data: Apache Curator's (LockInternals.REVOKE_MESSAGE), so that Curator's
-// Revoker reaches zklock holders and zklock's Revoke reaches Curator
-// holders made revocable.
-const RevokeMessage = queue.RevokeMessage
+// revokeMessage is what a revocation request writes into a lock node's
+// data: Apache Curator's (LockInternals.REVOKE_MESSAGE, "__REVOKE__"), so
+// that Curator's Revoker reaches zklock holders and zklock's Revoke
+// reaches Curator holders made revocable.
+const revokeMessage = queue.RevokeMessage
 
 // WithRevocable makes a Mutex, ReentrantMutex or RWMutex revocable: while
 // it holds, a revocation request written into its node (by Revoke, `zklock
@@ -24,7 +25,7 @@ const RevokeMessage = queue.RevokeMessage
 // An RWMutex read lock taken by downgrading is revocable too (its node is
 // tagged, and watched). Revocation applies to a Mutex, ReentrantMutex or
 // RWMutex: NewSemaphore, NewElection, and WithCohort refuse it with
-// ErrInvalidOption (a cohort's node is shared by several holders, whom one
+// ErrInvalidArgument (a cohort's node is shared by several holders, whom one
 // request could not address). The default is not revocable.
 func WithRevocable() Option {
 	return func(o *primitiveOptions) error {
@@ -34,7 +35,7 @@ func WithRevocable() Option {
 }
 
 // Revoke asks the holders of a lock to release it, the way Curator's
-// Revoker does: it writes RevokeMessage into their nodes, and returns the
+// Revoker does: it writes Curator's "__REVOKE__" into their nodes, and returns the
 // nodes it wrote. path is either one contender's node (a holder or a
 // waiter, as listed by Contenders) or a lock path, whose holders are then
 // revoked: the first contender (with a downgraded writer's read node), or,
@@ -51,7 +52,7 @@ func WithRevocable() Option {
 // lease node too: no semaphore is revocable. Other nodes cannot be told
 // from Curator's, whose holders it must reach, so they are written even
 // when nobody listens: a zklock reader without WithRevocable, an election
-// candidate (its value then reads as RevokeMessage), or a cohort's node
+// candidate (its value then reads as a request), or a cohort's node
 // (WithCohort: the cohort hands that node on no more once it needs a
 // guard bump, which the write makes fail, and a Guard taken before it
 // fails). No such write lets anyone in: only announcing nodes take a data
@@ -64,7 +65,7 @@ func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
 		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
 	if err := queue.CheckPath(p); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
 	}
 	return queue.Revoke(ctx, s.conn(), p)
 }

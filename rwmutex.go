@@ -7,6 +7,7 @@ import (
 
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // RWMutex is a distributed reader/writer lock over ZooKeeper: any number of
@@ -18,7 +19,7 @@ import (
 // writer waits ahead. Each Lock and RLock is an acquisition of its own,
 // with its own fencing token. It is not reentrant: a goroutine that holds a
 // read lock and calls Lock waits forever, as with sync.RWMutex. Any
-// goroutine may Unlock or RUnlock. The accessors (Lost, Token, Guard, Node,
+// goroutine may Unlock or RUnlock. The accessors (Lost, Token, Guard,
 // Revoked) describe the write lock while it is held, else the oldest read
 // lock of the handle. Methods are safe for concurrent use; an RWMutex must
 // not be copied.
@@ -87,20 +88,26 @@ func writer(c queue.Contender) bool { return c.Kind == queue.KindWrite }
 // Lock acquires the write lock, waiting while any read or write lock is
 // held; otherwise as Mutex.Lock.
 func (m *RWMutex) Lock(ctx context.Context) error {
-	return m.w.Lock(ctx, queue.Request{Data: m.data})
+	return named(ctx, "lock", m.q.Dir, m.w.Lock(ctx, queue.Request{Data: m.data}))
 }
 
 // TryLock is Lock that fails with a *LockedError rather than wait.
 func (m *RWMutex) TryLock(ctx context.Context) error {
-	return m.w.Lock(ctx, queue.Request{Data: m.data, Try: true})
+	return named(ctx, "lock", m.q.Dir, m.w.Lock(ctx, queue.Request{Data: m.data, Try: true}))
 }
 
 // RLock acquires a read lock, waiting while a writer holds or waits ahead;
 // otherwise as Mutex.Lock.
-func (m *RWMutex) RLock(ctx context.Context) error { _, err := m.rlock(ctx, false); return err }
+func (m *RWMutex) RLock(ctx context.Context) error {
+	_, err := m.rlock(ctx, false)
+	return named(ctx, "read-lock", m.q.Dir, err)
+}
 
 // TryRLock is RLock that fails with a *LockedError rather than wait.
-func (m *RWMutex) TryRLock(ctx context.Context) error { _, err := m.rlock(ctx, true); return err }
+func (m *RWMutex) TryRLock(ctx context.Context) error {
+	_, err := m.rlock(ctx, true)
+	return named(ctx, "read-lock", m.q.Dir, err)
+}
 
 func (m *RWMutex) rlock(ctx context.Context, try bool) (*hold.Hold, error) {
 	h, err := m.rl.Acquire(ctx, queue.Request{Data: m.data, Try: try})
@@ -128,6 +135,10 @@ func (m *RWMutex) rlock(ctx context.Context, try bool) (*hold.Hold, error) {
 // of the write node). Upgrade has no counterpart: release the read lock,
 // then Lock.
 func (m *RWMutex) Downgrade(ctx context.Context) error {
+	return named(ctx, "downgrade", m.q.Dir, m.downgrade(ctx))
+}
+
+func (m *RWMutex) downgrade(ctx context.Context) error {
 	w := m.w.Current()
 	if w == nil {
 		return ErrNotLocked
@@ -144,11 +155,17 @@ func (m *RWMutex) Downgrade(ctx context.Context) error {
 
 // Unlock releases the write lock, as Mutex.Unlock does. After a Downgrade
 // the read lock stays held.
-func (m *RWMutex) Unlock(ctx context.Context) error { return m.w.Unlock(ctx) }
+func (m *RWMutex) Unlock(ctx context.Context) error {
+	return named(ctx, "unlock", m.q.Dir, m.w.Unlock(ctx))
+}
 
 // RUnlock releases the oldest read lock of the handle, as Mutex.Unlock
 // does; ErrNotLocked when it holds none.
 func (m *RWMutex) RUnlock(ctx context.Context) error {
+	return named(ctx, "read-unlock", m.q.Dir, m.rUnlock(ctx))
+}
+
+func (m *RWMutex) rUnlock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
@@ -207,32 +224,28 @@ func (m *RWMutex) Revoked() <-chan struct{} { return m.current().Revoked() }
 func (m *RWMutex) Token() int64 { return m.current().Token() }
 
 // Guard is Mutex.Guard for the current acquisition.
-func (m *RWMutex) Guard() *CheckOp { return checkOp(m.current().Guard()) }
+func (m *RWMutex) Guard() *zk.CheckOp { return checkOp(m.current().Guard()) }
 
-// Node returns the full path of the current acquisition's node, or "".
-func (m *RWMutex) Node() string { return m.current().Node() }
-
-// Contenders lists the queue: the holders first (the writer, or the
-// readers), then the waiters in the order they will be granted.
-func (m *RWMutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return listContenders(ctx, m.q)
+// part is m's write lock as a part of a MultiLock.
+func (m *RWMutex) part() hold.Part {
+	if m == nil {
+		return hold.Part{}
+	}
+	return slotPart(m.q.Dir, m, &m.w, m.data)
 }
 
-// RLocker returns a sync.Locker whose Lock and Unlock call RLock and
-// RUnlock with context.Background(), as sync.RWMutex's RLocker does. They
-// panic on error, as sync.Locker has no way to report one.
-func (m *RWMutex) RLocker() sync.Locker { return locker{m.RLock, m.RUnlock} }
+// ReadPart returns a read lock of m as a part of a MultiLock (m itself is
+// its write lock).
+func (m *RWMutex) ReadPart() Part { return readPart{m} }
 
-// Locker returns a sync.Locker whose Lock and Unlock call Lock and Unlock
-// with context.Background(), panicking on error.
-func (m *RWMutex) Locker() sync.Locker { return locker{m.Lock, m.Unlock} }
+type readPart struct{ m *RWMutex }
 
-// WritePart returns m's write lock as a part of a MultiLock.
-func (m *RWMutex) WritePart() Part { return slotPart(m.q.Dir, m, &m.w, m.data) }
-
-// ReadPart returns a read lock of m as a part of a MultiLock.
-func (m *RWMutex) ReadPart() Part {
-	return Part{hold.Part{Path: m.q.Dir, Key: m,
+func (r readPart) part() hold.Part {
+	m := r.m
+	if m == nil {
+		return hold.Part{}
+	}
+	return hold.Part{Path: m.q.Dir, Key: m,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) { return m.rlock(ctx, false) },
-		Release: m.runlock}}
+		Release: m.runlock}
 }

@@ -28,7 +28,7 @@ func ExampleRWMutex() {
 	fmt.Println("reader 1:", r1.RLock(ctx))
 	fmt.Println("reader 2:", r2.RLock(ctx))
 	fmt.Println("writer blocked:", errors.Is(w.TryLock(ctx), zklock.ErrLocked))
-	cs, _ := w.Contenders(ctx)
+	cs, _ := zklock.Contenders(ctx, s, "/config/rw")
 	fmt.Println("holders:", cs[0].Kind, cs[1].Kind)
 
 	_ = r1.RUnlock(ctx)

@@ -21,7 +21,7 @@ func newRW(t *testing.T, s *zklock.Session, path string) *zklock.RWMutex {
 func waitQueued(t *testing.T, m *zklock.RWMutex, n int) {
 	t.Helper()
 	eventually(t, 10*time.Second, "queue length", func() bool {
-		cs, err := m.Contenders(ctxFor(t))
+		cs, err := zklock.ContendersOf(ctxFor(t), m)
 		return err == nil && len(cs) == n
 	})
 }
@@ -41,7 +41,7 @@ func TestRWMutexReadersShare(t *testing.T) {
 	}
 	w := newRW(t, ss[3], path)
 	require.ErrorIs(t, w.TryLock(ctx), zklock.ErrLocked)
-	cs, err := w.Contenders(ctx)
+	cs, err := zklock.ContendersOf(ctx, w)
 	require.NoError(t, err)
 	require.Len(t, cs, 3, "a failed TryLock leaves nothing")
 	for _, c := range cs {
@@ -117,17 +117,17 @@ func TestRWMutexDowngradeKeepsQueuedWriterOut(t *testing.T) {
 	ss := manySessions(t, c.Servers(), 3)
 	a, w, r := newRW(t, ss[0], path), newRW(t, ss[1], path), newRW(t, ss[2], path)
 	require.NoError(t, a.Lock(ctx))
-	writeNode := a.Node()
+	writeNode := nodeOf(a.Guard())
 	wr := async(func() error { return w.Lock(ctx) })
 	waitQueued(t, a, 2)
 
 	require.NoError(t, a.Downgrade(ctx), "downgrade is granted at once")
 	require.NoError(t, a.Unlock(ctx))
-	readNode := a.Node()
+	readNode := nodeOf(a.Guard())
 	require.Contains(t, readNode, "__READ__")
 	require.Equal(t, writeNode[len(writeNode)-10:], readNode[len(readNode)-10:],
 		"the read node takes the writer's place")
-	cs, err := a.Contenders(ctx)
+	cs, err := zklock.ContendersOf(ctx, a)
 	require.NoError(t, err)
 	require.Equal(t, readNode, cs[0].Path, "the downgraded reader stays ahead of the queued writer")
 
@@ -202,7 +202,7 @@ func TestRWMutexSharedHandle(t *testing.T) {
 	require.ErrorIs(t, m.RUnlock(ctx), zklock.ErrNotLocked)
 	require.Empty(t, nodeNames(t, s, path))
 
-	l := m.RLocker()
+	l := locker{m.RLock, m.RUnlock}
 	l.Lock()
 	require.Len(t, nodeNames(t, s, path), 1, "RLocker takes the read lock")
 	l.Unlock()
@@ -216,15 +216,15 @@ func TestRWMutexBadInput(t *testing.T) {
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	for _, p := range []string{"", "x", "/x/", "/zookeeper/x", "/a//b"} {
 		_, err := zklock.NewRWMutex(s, p)
-		require.ErrorIs(t, err, zklock.ErrInvalidPath, p)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument, p)
 	}
 	m := newRW(t, s, lockPath(t, "rw"))
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	//lint:ignore SA1012 a nil ctx is what is tested
-	require.ErrorIs(t, m.Lock(nil), zklock.ErrNilContext)
+	require.ErrorIs(t, m.Lock(nil), zklock.ErrInvalidArgument)
 	//lint:ignore SA1012 a nil ctx is what is tested
-	require.ErrorIs(t, m.RLock(nil), zklock.ErrNilContext)
+	require.ErrorIs(t, m.RLock(nil), zklock.ErrInvalidArgument)
 	require.ErrorIs(t, m.RLock(done), context.Canceled)
 	require.ErrorIs(t, m.Lock(done), context.Canceled)
 	require.Empty(t, nodeNames(t, s, lockPath(t, "rw")))

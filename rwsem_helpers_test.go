@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -26,7 +27,7 @@ func manySessions(t *testing.T, addrs []string, n int, opts ...zklock.SessionOpt
 func nodeNames(t testing.TB, s *zklock.Session, path string) []string {
 	t.Helper()
 	names, _, err := s.Client().Children(t.Context(), path)
-	if errors.Is(err, zklock.ErrNoNode) {
+	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
 	require.NoError(t, err)
@@ -191,7 +192,7 @@ func ownedBy(t testing.TB, s *zklock.Session, sid int64, dirs ...string) []strin
 	for _, dir := range dirs {
 		for _, name := range nodeNames(t, s, dir) {
 			_, st, err := s.Client().Get(t.Context(), dir+"/"+name)
-			if errors.Is(err, zklock.ErrNoNode) {
+			if errors.Is(err, zk.ErrNoNode) {
 				continue
 			}
 			require.NoError(t, err)

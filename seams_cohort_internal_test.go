@@ -26,7 +26,7 @@ func TestCohortAfterNodeDeleted(t *testing.T) {
 	if err := m1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node, token := m1.Node(), m1.Token()
+	node, token := nodeOf(m1.Guard()), m1.Token()
 	m2got := goErr(t, func() error { return m2.Lock(ctx) })
 	poll(t, "m2 waits in the cohort", func() bool { return CohortWaiters(fs, path) == 1 })
 	rq := plainQ(r, path, queue.KindLock)
@@ -58,8 +58,8 @@ func TestCohortAfterNodeDeleted(t *testing.T) {
 	if err := <-m2got; err != nil {
 		t.Fatal(err)
 	}
-	if m2.Node() == node || m2.Token() <= token || closed(m2.Lost()) {
-		t.Fatalf("m2 holds %s (token %d, first holder's %d)", m2.Node(), m2.Token(), token)
+	if nodeOf(m2.Guard()) == node || m2.Token() <= token || closed(m2.Lost()) {
+		t.Fatalf("m2 holds %s (token %d, first holder's %d)", nodeOf(m2.Guard()), m2.Token(), token)
 	}
 	if err := m2.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestCohortWithdrawnWaiterReleasesNode(t *testing.T) {
 	if err := m1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := m1.Node()
+	node := nodeOf(m1.Guard())
 	gate := make(chan struct{})
 	var once sync.Once
 	open := func() { once.Do(func() { close(gate) }) }

@@ -22,7 +22,7 @@ func TestCohortAfterBreakZK(t *testing.T) {
 	b, err := zklock.NewMutex(s, path, zklock.WithCohort(0, time.Hour))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
-	node := a.Node()
+	node := nodeOf(a.Guard())
 	bgot := make(chan error, 1)
 	go func() { bgot <- b.Lock(ctx) }()
 	eventually(t, 10*time.Second, "b waits in the cohort", func() bool { return zklock.CohortWaiters(s, path) == 1 })
@@ -41,7 +41,7 @@ func TestCohortAfterBreakZK(t *testing.T) {
 	within(5*time.Second, func() bool { return len(ownedBy(t, s, s.SessionID(), path)) == 1 })
 	uerr := a.Unlock(ctx)
 	if err, returned := returnsOr(t, "b returns or its node waits for the rival", bgot, func() bool {
-		return watches(t, c, s.SessionID(), r.Node())
+		return watches(t, c, s.SessionID(), nodeOf(r.Guard()))
 	}); returned {
 		t.Fatalf("local waiter b: Lock returned %v (Lost closed: %v) while the rival holds; a's Unlock: %v",
 			err, closed(b.Lost()), uerr)

@@ -15,7 +15,7 @@ import (
 // data ending in a tag zklock appends would make them look announcing (or
 // ranking), and a data write on them (the cohort's guard bump, a
 // revocation request) a release. Such data is refused: WithData with
-// ErrInvalidOption, Campaign's value with ErrInvalidArgument.
+// ErrInvalidArgument, and so is Campaign's value.
 func TestForgedProtocolData(t *testing.T) {
 	for _, forged := range []string{queue.Announcer, queue.PermitTag + "7", queue.PermitTag} {
 		t.Run(fmt.Sprintf("cohort %q", forged), func(t *testing.T) { forgedCohort(t, []byte("x"+forged)) })
@@ -31,8 +31,8 @@ func forgedCohort(t *testing.T, data []byte) {
 	fs := fakeSession()
 	opts := []Option{WithCohort(0, time.Hour), WithData(data)}
 	if _, err := NewMutex(fs, path, opts...); err != nil {
-		if !errors.Is(err, ErrInvalidOption) {
-			t.Fatalf("NewMutex with data %q: %v, want ErrInvalidOption", data, err)
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("NewMutex with data %q: %v, want ErrInvalidArgument", data, err)
 		}
 		return
 	}
@@ -40,7 +40,7 @@ func forgedCohort(t *testing.T, data []byte) {
 	if err := m1.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	node := m1.Node()
+	node := nodeOf(m1.Guard())
 	m1.Guard() // the next local grant bumps the node's data version
 	m2got := goErr(t, func() error { return m2.Lock(ctx) })
 	poll(t, "m2 waits in the cohort", func() bool { return CohortWaiters(fs, path) == 1 })
@@ -83,12 +83,12 @@ func forgedCandidate(t *testing.T, value []byte) {
 	}
 	wq := plainQ(w, path, queue.KindLock) // a Mutex shares an election's queue
 	wch := goHeld(t, wq)
-	awaitFake(t, srv, "W waits for the leader's node", func() bool { return watchesSet(srv, w, term.Node()) == 1 })
-	if err := srv.SetData(term.Node(), []byte(RevokeMessage)); err != nil { // Curator's Revoker
+	awaitFake(t, srv, "W waits for the leader's node", func() bool { return watchesSet(srv, w, nodeOf(term.Guard())) == 1 })
+	if err := srv.SetData(nodeOf(term.Guard()), []byte(revokeMessage)); err != nil { // Curator's Revoker
 		t.Fatal(err)
 	}
 	awaitFake(t, srv, "W holds, or waits for the leader's node again", func() bool {
-		return len(w.Tracked()) > 0 || watchesSet(srv, w, term.Node()) == 2
+		return len(w.Tracked()) > 0 || watchesSet(srv, w, nodeOf(term.Guard())) == 2
 	})
 	if len(w.Tracked()) > 0 {
 		t.Fatalf("W holds while the candidate leads (term lost: %v): its value %q forged an announcement",

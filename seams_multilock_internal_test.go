@@ -5,6 +5,7 @@ import (
 
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
+	"github.com/zklock/zklock/zk"
 )
 
 // Finding 3 of issue 34: a MultiLock whose part was lost (its session
@@ -16,7 +17,7 @@ func TestMultiLockPartLostWhileAcquiring(t *testing.T) {
 	ctx := fakeCtx(t)
 	fs := fakeSession()
 	pa, pb := fakeMutex(t, fs, m, "/seams/a"), fakeMutex(t, fs, m, "/seams/b")
-	ml, err := NewMultiLock(pa.Part(), pb.Part())
+	ml, err := NewMultiLock(pa, pb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,8 @@ func TestMultiLockPartLostWhileAcquiring(t *testing.T) {
 	if closed(ml.Lost()) || closed(pa.Lost()) || closed(pb.Lost()) {
 		t.Fatal("MultiLock.Lock returned a lost hold")
 	}
-	for _, n := range ml.Nodes() {
+	for _, g := range ml.Guard() {
+		n := g.(*zk.CheckOp).Path
 		if _, st, ok := srv.Node(n); !ok || st.EphemeralOwner != m.SessionID() {
 			t.Fatalf("part node %s: exists %v", n, ok)
 		}

@@ -68,7 +68,7 @@ func within(d time.Duration, cond func() bool) bool {
 // readNodeOf returns the read node of session sid among m's contenders.
 func readNodeOf(t *testing.T, m *zklock.RWMutex, sid int64) string {
 	t.Helper()
-	cs, err := m.Contenders(ctxFor(t))
+	cs, err := zklock.ContendersOf(ctxFor(t), m)
 	require.NoError(t, err)
 	for _, c := range cs {
 		if c.Kind == zklock.KindRWMutexRead && c.Session == sid {
@@ -107,7 +107,7 @@ func maxHoldBesideDowngrade(t *testing.T, c *zktest.Cluster, path string, bound 
 	waitQueued(t, x, 2)
 	require.NoError(t, x.Unlock(ctx))
 	require.NoError(t, <-agot)
-	write := a.Node()
+	write := nodeOf(a.Guard())
 	bs := newSession(t, c.Servers())
 	b := newRW(t, bs, path)
 	bgot := make(chan error, 1)
@@ -187,7 +187,7 @@ func TestDowngradeAfterLossZK(t *testing.T) {
 			b := newRW(t, bs, path)
 			bgot := make(chan error, 1)
 			go func() { bgot <- b.Lock(ctx) }()
-			write := a.Node()
+			write := nodeOf(a.Guard())
 			eventually(t, 10*time.Second, "B waits for A's write node", func() bool { return watches(t, c, bs.SessionID(), write) })
 			tc.lose(ctx, t, a, path)
 			require.NoError(t, <-bgot, "B holds once A's write node went")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // Processes that share a lock share a user: nodes are creator-only, so a
@@ -29,8 +30,8 @@ func ExampleWithDigestAuth() {
 		fmt.Println(err)
 		return
 	}
-	acl, _, err := s.Client().GetACL(ctx, m.Node())
-	fmt.Println("ACL:", acl[0].Scheme, acl[0].Perms == zklock.PermAll, err)
+	acl, _, err := s.Client().GetACL(ctx, m.Guard().Path)
+	fmt.Println("ACL:", acl[0].Scheme, acl[0].Perms == zk.PermAll, err)
 
 	anon, err := zklock.NewSession(ctx, zklock.WithServers(servers...))
 	if err != nil {
@@ -39,8 +40,8 @@ func ExampleWithDigestAuth() {
 	}
 	defer anon.Close()
 	rival, _ := zklock.NewMutex(anon, "/billing/invoice-run")
-	fmt.Println("anonymous Lock refused:", errors.Is(rival.Lock(ctx), zklock.ErrNoAuth))
-	fmt.Println("anonymous delete refused:", errors.Is(anon.Client().Delete(ctx, m.Node(), -1), zklock.ErrNoAuth))
+	fmt.Println("anonymous Lock refused:", errors.Is(rival.Lock(ctx), zk.ErrNoAuth))
+	fmt.Println("anonymous delete refused:", errors.Is(anon.Client().Delete(ctx, m.Guard().Path, -1), zk.ErrNoAuth))
 	fmt.Println("unlock:", m.Unlock(ctx))
 	// Output:
 	// ACL: digest true <nil>

@@ -9,17 +9,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
 // digestACL is the creator-all ACL of a node made by a session
 // authenticated as user:pass, as the server stores it.
-func digestACL(user, pass string) []zklock.ACL {
-	return zklock.DigestACL(zklock.PermAll, user, pass)
+func digestACL(user, pass string) []zk.ACL {
+	return zk.DigestACL(zk.PermAll, user, pass)
 }
 
 // tree lists path and every node below it, depth first.
-func tree(t *testing.T, c *zklock.Client, p string) []string {
+func tree(t *testing.T, c *zk.Client, p string) []string {
 	t.Helper()
 	out := []string{p}
 	kids, _, err := c.Children(t.Context(), p)
@@ -63,7 +64,7 @@ func TestSecurityACLOnEveryNode(t *testing.T) {
 		waiter <- err
 	}()
 	eventually(t, 20*time.Second, "a semaphore waiter queues", func() bool {
-		cs, err := sem.Contenders(ctx)
+		cs, err := zklock.ContendersOf(ctx, sem)
 		return err == nil && len(cs) == 1
 	})
 	e, err := zklock.NewElection(alice, root+"election")
@@ -101,28 +102,28 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 	held, err := zklock.NewMutex(alice, p)
 	require.NoError(t, err)
 	require.NoError(t, held.Lock(ctx))
-	node := held.Node()
+	node := nodeOf(held.Guard())
 
 	mc := mallory.Client()
-	require.ErrorIs(t, mc.Delete(ctx, node, -1), zklock.ErrNoAuth)
+	require.ErrorIs(t, mc.Delete(ctx, node, -1), zk.ErrNoAuth)
 	_, err = mc.Set(ctx, node, []byte("mallory"), -1)
-	require.ErrorIs(t, err, zklock.ErrNoAuth)
-	_, err = mc.SetACL(ctx, node, zklock.WorldACL(zklock.PermAll), -1)
-	require.ErrorIs(t, err, zklock.ErrNoAuth)
-	_, err = mc.SetACL(ctx, p, zklock.WorldACL(zklock.PermAll), -1)
-	require.ErrorIs(t, err, zklock.ErrNoAuth)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
+	_, err = mc.SetACL(ctx, node, zk.WorldACL(zk.PermAll), -1)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
+	_, err = mc.SetACL(ctx, p, zk.WorldACL(zk.PermAll), -1)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
 	// A node slipped in ahead of the holder's would be a grant by tampering.
-	_, err = mc.Create(ctx, p+"/_c_00000000-0000-0000-0000-000000000000-lock-", nil,
-		zklock.ModeEphemeralSequential, zklock.WorldACL(zklock.PermAll)...)
-	require.ErrorIs(t, err, zklock.ErrNoAuth)
+	_, err = mc.Create(ctx, p+"/_c_00000000-0000-0000-0000-000000000000-lock-", nil, zk.
+		ModeEphemeralSequential, zk.WorldACL(zk.PermAll)...)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
 
 	rival, err := zklock.NewMutex(mallory, p)
 	require.NoError(t, err)
-	require.ErrorIs(t, rival.TryLock(ctx), zklock.ErrNoAuth)
+	require.ErrorIs(t, rival.TryLock(ctx), zk.ErrNoAuth)
 	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	err = rival.Lock(lctx)
-	require.ErrorIs(t, err, zklock.ErrNoAuth, "a permission error, not a wait: %v", err)
+	require.ErrorIs(t, err, zk.ErrNoAuth, "a permission error, not a wait: %v", err)
 	require.NoError(t, lctx.Err())
 
 	select {
@@ -130,7 +131,7 @@ func TestSecurityOtherCredentialsCannotTamper(t *testing.T) {
 		t.Fatal("the holder lost the lock")
 	default:
 	}
-	cs, err := held.Contenders(ctx)
+	cs, err := zklock.ContendersOf(ctx, held)
 	require.NoError(t, err)
 	require.Len(t, cs, 1)
 	require.Equal(t, node, cs[0].Path)
@@ -193,7 +194,7 @@ func TestSecurityNoCredentials(t *testing.T) {
 			actx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			defer cancel()
 			err := attempt(actx)
-			require.ErrorIs(t, err, zklock.ErrNoAuth, "got %v", err)
+			require.ErrorIs(t, err, zk.ErrNoAuth, "got %v", err)
 			require.NoError(t, actx.Err(), "it waited instead of failing")
 		})
 	}
@@ -201,10 +202,10 @@ func TestSecurityNoCredentials(t *testing.T) {
 	require.NoError(t, lease.Release(ctx))
 
 	// An "auth" ACL needs an authenticated session: the server says so.
-	strict := newSession(t, c.Servers(), zklock.WithACL(zklock.AuthACL(zklock.PermAll)...))
+	strict := newSession(t, c.Servers(), zklock.WithACL(zk.AuthACL(zk.PermAll)...))
 	sm, err := zklock.NewMutex(strict, lockPath(t, "strict"))
 	require.NoError(t, err)
-	require.ErrorIs(t, sm.Lock(ctx), zklock.ErrInvalidACL)
+	require.ErrorIs(t, sm.Lock(ctx), zk.ErrInvalidACL)
 }
 
 // TestAuthSurvivesReconnect: after the connection is reset, the session
@@ -226,12 +227,12 @@ func TestAuthSurvivesReconnect(t *testing.T) {
 		events, err := s.Subscribe(ctx)
 		require.NoError(t, err)
 		p.Reset()
-		expect(t, events, 30*time.Second, zklock.StateReconnected, zklock.StateExpired)
+		expect(t, events, 30*time.Second, zk.StateReconnected, zk.StateExpired)
 		require.Equal(t, sid, s.SessionID())
 		// Deleting our node needs DELETE on its parent, which only alice has.
 		require.NoError(t, m.Unlock(ctx))
 		require.NoError(t, m.Lock(ctx))
-		_, err = s.Client().Set(ctx, m.Node(), []byte("still alice"), -1)
+		_, err = s.Client().Set(ctx, nodeOf(m.Guard()), []byte("still alice"), -1)
 		require.NoError(t, err)
 	}
 	require.NoError(t, m.Unlock(ctx))
@@ -246,11 +247,11 @@ func TestAuthOptionsRejectBadInput(t *testing.T) {
 		"nil metrics":        zklock.WithMetrics(nil),
 		"empty auth":         zklock.WithAuth("", nil),
 		"empty ACL given":    zklock.WithACL(),
-		"ACL without scheme": zklock.WithACL(zklock.ACL{Perms: zklock.PermAll, ID: "anyone"}),
+		"ACL without scheme": zklock.WithACL(zk.ACL{Perms: zk.PermAll, ID: "anyone"}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := zklock.NewSession(ctx, opt)
-			require.ErrorIs(t, err, zklock.ErrInvalidOption)
+			require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 		})
 	}
 }
@@ -271,17 +272,17 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 	require.NoError(t, m.Lock(ctx))
 	// A persistent child keeps the CONTAINER (and its creator-only ACL) from
 	// being reaped while the lock node is gone; the queue ignores it.
-	_, err = keeper.Client().Create(ctx, lp+"/keep", nil, zklock.ModePersistent, zklock.AuthACL(zklock.PermAll)...)
+	_, err = keeper.Client().Create(ctx, lp+"/keep", nil, zk.ModePersistent, zk.AuthACL(zk.PermAll)...)
 	require.NoError(t, err)
 	old := s.SessionID()
 
 	require.NoError(t, zktest.ExpireSession(ctx, c, p, old))
 	eventually(t, 30*time.Second, "a new session", func() bool {
-		return s.State() == zklock.StateConnected && s.SessionID() != old
+		return s.State() == zk.StateConnected && s.SessionID() != old
 	})
 	require.ErrorIs(t, m.Unlock(ctx), zklock.ErrLockLost)
 	require.NoError(t, m.Lock(ctx))
-	acl, _, err := s.Client().GetACL(ctx, m.Node())
+	acl, _, err := s.Client().GetACL(ctx, nodeOf(m.Guard()))
 	require.NoError(t, err)
 	require.Equal(t, digestACL("alice", "secret"), acl)
 	require.NoError(t, m.Unlock(ctx))
@@ -289,13 +290,13 @@ func TestAuthSurvivesExpiry(t *testing.T) {
 }
 
 // TestNewSessionAuthFailed: a credential the server rejects (a scheme it
-// has no provider for) makes NewSession return ErrAuthFailed, without
+// has no provider for) makes NewSession return zk.ErrAuthFailed, without
 // waiting for its ctx, and leave nothing running.
 func TestNewSessionAuthFailed(t *testing.T) {
 	c := standalone(t)
 	ctx := ctxFor(t)
 	s, err := zklock.NewSession(ctx, zklock.WithServers(c.Servers()...), zklock.WithAuth("nosuchscheme", []byte("x")))
 	require.Nil(t, s)
-	require.ErrorIs(t, err, zklock.ErrAuthFailed)
+	require.ErrorIs(t, err, zk.ErrAuthFailed)
 	require.NoError(t, ctx.Err(), "it waited for its ctx")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 )
@@ -23,7 +24,7 @@ import (
 //
 // The limit is stored on the server, as the decimal text of <path>'s data,
 // by the first zklock process to be granted a lease there; every later
-// acquisition checks it and fails with ErrLimitMismatch if it differs from
+// acquisition checks it and fails with ErrInvalidArgument if it differs from
 // the Semaphore's own, smaller or larger. The check comes before the
 // acquisition waits or queues: a Semaphore that can never be granted is
 // refused at once, never left waiting for its ctx to end. (A Semaphore that
@@ -98,29 +99,32 @@ func NewSemaphore(s *Session, path string, limit int, opts ...Option) (*Semaphor
 var permitListing = &queue.Rules{Accept: []string{queue.KindPermit}}
 
 // leaseErrs are what a lease's Release returns.
-var leaseErrs = &hold.Errs{Lost: ErrLeaseLost, NotHeld: ErrLeaseReleased}
+var leaseErrs = &hold.Errs{Lost: errs.ErrLeaseLost, NotHeld: errs.ErrLeaseReleased}
 
 // Acquire blocks until n leases are held together, ctx ends, or the session
 // is closed; it takes all n or none. On error nothing is left on the server,
-// and errors.Is(err, ctx.Err()) holds when ctx ended; Acquire returns within
+// and when ctx ended the error names the path and errors.Is(err,
+// ctx.Err()) holds; Acquire returns within
 // twice the cleanup grace of ctx's end (see Cleanup in the package doc). n below 1 or above the
 // limit returns ErrInvalidArgument at once; a limit stored on the server
-// that differs from s's returns ErrLimitMismatch without waiting, even
+// that differs from s's returns ErrInvalidArgument without waiting, even
 // while the leases are taken or other clients are queued, and a path that
 // holds another kind of primitive's nodes returns a *WrongKindError
 // (wrapping ErrWrongKind) without waiting. If the session expires while
 // Acquire waits, it starts over under the new session.
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
-	return s.acquire(ctx, n, false)
+	l, err := s.acquire(ctx, n, false)
+	return l, named(ctx, "acquire", s.path, err)
 }
 
 // TryAcquire is Acquire without waiting: when the n leases are not free at
-// once, or other clients are queued for leases, it returns ErrNotAcquired
+// once, or other clients are queued for leases, it returns ErrLocked
 // and leaves nothing behind. A limit stored on the server that differs from
-// s's returns ErrLimitMismatch, never ErrNotAcquired: retrying cannot help.
+// s's returns ErrInvalidArgument, never ErrLocked: retrying cannot help.
 // Another kind of primitive on the path returns a *WrongKindError.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
-	return s.acquire(ctx, n, true)
+	l, err := s.acquire(ctx, n, true)
+	return l, named(ctx, "acquire", s.path, err)
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error) {
@@ -137,57 +141,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 	return &Lease{line: s.line, h: h}, nil
 }
 
-// Holders lists the lease nodes present now, in the order they were
-// created: the granted leases, and those of the client at the head of the
-// queue while it waits for the count to drop to the limit. Each has Kind
-// "lease-"; children of <path>/leases that are not lease nodes count against
-// the limit but are not listed. With WithPermitLayout it lists the permit
-// nodes (Kind "permit-") whose leases fit within the limit, in queue order:
-// those granted, and any about to be.
-func (s *Semaphore) Holders(ctx context.Context) ([]Contender, error) {
-	if s.locks == nil {
-		h, _, err := s.listPermits(ctx)
-		return h, err
+// part is one lease of s as a part of a MultiLock; a MultiLock holds one
+// lease of the semaphore at a time.
+func (s *Semaphore) part() hold.Part {
+	if s == nil {
+		return hold.Part{}
 	}
-	return listContenders(ctx, s.q)
-}
-
-// Contenders lists the clients queued for leases, in the order they will be
-// served: the first is the one waiting for leases to be released. With
-// WithPermitLayout they are the permit nodes behind the holders.
-func (s *Semaphore) Contenders(ctx context.Context) ([]Contender, error) {
-	if s.locks == nil {
-		_, w, err := s.listPermits(ctx)
-		return w, err
-	}
-	return listContenders(ctx, s.locks)
-}
-
-// listPermits splits the permit layout's queue into the holders and the
-// waiters: the holders are the first nodes whose weights fit the limit.
-func (s *Semaphore) listPermits(ctx context.Context) (holders, waiters []Contender, err error) {
-	all, err := listContenders(ctx, s.q)
-	if err != nil {
-		return nil, nil, err
-	}
-	used := 0
-	for i, c := range all {
-		n, _, ok := queue.PermitWeight(c.Path[len(s.path)+1:])
-		if !ok {
-			continue
-		}
-		if used += n; used > s.limit {
-			return holders, all[i:], nil
-		}
-		holders = append(holders, c)
-	}
-	return holders, nil, nil
-}
-
-// Part returns one lease of s as a part of a MultiLock; a MultiLock holds
-// one lease of the semaphore at a time.
-func (s *Semaphore) Part() Part {
-	return Part{hold.Part{Path: s.path, Key: s,
+	return hold.Part{Path: s.path, Key: s,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) {
 			l, err := s.Acquire(ctx, 1)
 			if err != nil {
@@ -195,5 +155,5 @@ func (s *Semaphore) Part() Part {
 			}
 			return l.h, nil
 		},
-		Release: s.line.Release}}
+		Release: s.line.Release}
 }

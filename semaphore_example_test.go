@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 func ExampleSemaphore() {
@@ -34,14 +35,14 @@ func ExampleSemaphore() {
 	}
 	small, _ := sem.Acquire(ctx, 1)
 	_, err = sem.TryAcquire(ctx, 1)
-	fmt.Println("full:", errors.Is(err, zklock.ErrNotAcquired))
-	holders, _ := sem.Holders(ctx)
+	fmt.Println("full:", errors.Is(err, zklock.ErrLocked))
+	holders, _ := zklock.Contenders(ctx, s, "/crawl/slots") // the three leases hold; nobody waits
 	fmt.Println("lease nodes:", len(holders))
 
 	// Every process must agree on the limit.
 	other, _ := zklock.NewSemaphore(s, "/crawl/slots", 5)
 	_, err = other.Acquire(ctx, 1)
-	fmt.Println("limit mismatch:", errors.Is(err, zklock.ErrLimitMismatch))
+	fmt.Println("limit mismatch:", errors.Is(err, zklock.ErrInvalidArgument))
 
 	fmt.Println(big.Release(ctx), small.Release(ctx))
 	fmt.Println("twice:", small.Release(ctx))
@@ -75,12 +76,12 @@ func ExampleLease() {
 	case <-lease.Lost():
 		fmt.Println("lost: stop working")
 	default:
-		_, err := s.Multi(ctx, lease.Guard(),
-			&zklock.CreateOp{Path: "/jobs/result", Data: []byte("done"), ACL: zklock.WorldACL(zklock.PermAll)})
+		_, err := s.Client().Multi(ctx, lease.Guard(),
+			&zk.CreateOp{Path: "/jobs/result", Data: []byte("done"), ACL: zk.WorldACL(zk.PermAll)})
 		fmt.Println("guarded write:", err)
 	}
 	fmt.Println("release:", lease.Release(ctx))
-	_, err = s.Multi(ctx, &zklock.CheckOp{Path: "/jobs/result", Version: 0})
+	_, err = s.Client().Multi(ctx, &zk.CheckOp{Path: "/jobs/result", Version: 0})
 	fmt.Println("result stays:", err)
 	// Output:
 	// guarded write: <nil>

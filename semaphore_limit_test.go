@@ -11,7 +11,7 @@ import (
 )
 
 // A Semaphore whose limit differs from the one stored for its path is
-// refused with ErrLimitMismatch before it waits or queues, smaller or
+// refused with ErrInvalidArgument before it waits or queues, smaller or
 // larger, TryAcquire or Acquire, whether or not other clients are queued,
 // and leaves nothing on the server (issue 23).
 func TestSemaphoreLimitMismatchRefusedAtOnce(t *testing.T) {
@@ -62,7 +62,7 @@ func limitMismatch(t *testing.T, addrs []string, limit int, try, queued bool) {
 	} else {
 		_, err = b.Acquire(bctx, 1)
 	}
-	require.ErrorIs(t, err, zklock.ErrLimitMismatch)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	require.Empty(t, ownedBy(t, ss[0], ss[1].SessionID(), dirs...), "the refused client left nodes")
 	require.Equal(t, before, len(nodeNames(t, ss[0], dirs[0]))+len(nodeNames(t, ss[0], dirs[1])))
 

@@ -42,27 +42,27 @@ func TestSemaphoreQueueBasics(t *testing.T) {
 	l2, err := b.TryAcquire(ctx, 1)
 	require.NoError(t, err)
 	require.Greater(t, l2.Token(), l1.Token(), "tokens increase")
-	require.Len(t, l1.Nodes(), 1)
-	require.Contains(t, l1.Node(), path+"/_c_", "one node directly under the path")
-	require.Contains(t, l1.Node(), "-1of2permit-", "the node carries its leases and the limit")
+	require.Len(t, zklock.LeaseNodes(l1), 1)
+	require.Contains(t, nodeOf(l1.Guard()), path+"/_c_", "one node directly under the path")
+	require.Contains(t, nodeOf(l1.Guard()), "-1of2permit-", "the node carries its leases and the limit")
 	require.NotNil(t, l1.Guard())
 	require.Equal(t, []string{}, append([]string{}, filterNot(nodeNames(t, ss[0], path), "permit-")...),
 		"no locks or leases children: not Curator's layout")
 
 	_, err = a.TryAcquire(ctx, 1)
-	require.ErrorIs(t, err, zklock.ErrNotAcquired)
-	hs, err := a.Holders(ctx)
+	require.ErrorIs(t, err, zklock.ErrLocked)
+	hs, err := zklock.HoldersOf(ctx, a)
 	require.NoError(t, err)
 	require.Len(t, hs, 2, "a failed TryAcquire leaves nothing")
 	require.Equal(t, zklock.KindSemaphorePermit, hs[0].Kind)
 
 	res, _ := acquireAsync(ctx, a, 1)
 	eventually(t, 10*time.Second, "waiter queued", func() bool {
-		cs, err := a.Contenders(ctx)
+		cs, err := zklock.ContendersOf(ctx, a)
 		return err == nil && len(cs) == 1
 	})
 	require.NoError(t, l1.Release(ctx))
-	require.ErrorIs(t, l1.Release(ctx), zklock.ErrLeaseReleased)
+	require.ErrorIs(t, l1.Release(ctx), zklock.ErrNotLocked)
 	require.Zero(t, l1.Token())
 	require.NoError(t, await(t, res, 10*time.Second, "waiter").err)
 	select {
@@ -164,7 +164,7 @@ func TestSemaphoreQueueHerdFree(t *testing.T) {
 		res, _ := acquireAsync(ctx, sem, 1)
 		results = append(results, res)
 		eventually(t, 10*time.Second, "waiter queued", func() bool {
-			cs, err := sem.Contenders(ctx)
+			cs, err := zklock.ContendersOf(ctx, sem)
 			return err == nil && len(cs) == i+1
 		})
 	}
@@ -219,9 +219,9 @@ func TestSemaphoreQueueLimitMismatch(t *testing.T) {
 		kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, err = other.Acquire(kctx, 1)
 		cancel()
-		require.ErrorIs(t, err, zklock.ErrLimitMismatch, "limit %d", limit)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument, "limit %d", limit)
 		_, err = other.TryAcquire(ctx, 1)
-		require.ErrorIs(t, err, zklock.ErrLimitMismatch)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	}
 	require.Empty(t, ephemeralsOf(t, ss[0].Client(), path, ss[2].SessionID()), "a mismatch leaves nothing")
 	require.NoError(t, l.Release(ctx))
@@ -235,13 +235,13 @@ func TestQueueLayoutOnlyForSemaphore(t *testing.T) {
 	s := newSession(t, c.Servers())
 	path := lockPath(t, "semq")
 	_, err := zklock.NewMutex(s, path, zklock.WithPermitLayout())
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.NewRWMutex(s, path, zklock.WithPermitLayout())
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.NewElection(s, path, zklock.WithPermitLayout())
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.NewReentrantMutex(s, path, zklock.WithPermitLayout())
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.NewSemaphore(s, path, 0, zklock.WithPermitLayout())
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	sem := newQueueSem(t, s, path, 2)

@@ -74,7 +74,7 @@ func advTrackedWaiter(t *testing.T, c *zktest.Cluster, watch bool) {
 		// state, and on the holder's node after: once the server holds the
 		// latter, it has set the former.
 		eventually(t, 10*time.Second, "WatchLock's watch on the holder's node", func() bool {
-			return slices.Contains(watchesOf(t, c, waiterS.SessionID()), held.Node())
+			return slices.Contains(watchesOf(t, c, waiterS.SessionID()), nodeOf(held.Guard()))
 		})
 	}
 
@@ -129,7 +129,7 @@ func TestReviewTrackedWaiterReconnectLosesEvents(t *testing.T) {
 // mustSessionOfLease returns the ephemeral owner of l's node.
 func mustSessionOfLease(t *testing.T, s *zklock.Session, l *zklock.Lease) int64 {
 	t.Helper()
-	_, st, err := s.Client().Get(t.Context(), l.Node())
+	_, st, err := s.Client().Get(t.Context(), nodeOf(l.Guard()))
 	require.NoError(t, err)
 	return st.EphemeralOwner
 }

@@ -40,7 +40,7 @@ func awaitTracks(t *testing.T, c *zktest.Cluster, s *zklock.Session, path string
 func awaitRank(t *testing.T, s *zklock.Session, l *zklock.Lease, rank int) {
 	t.Helper()
 	eventually(t, 10*time.Second, "the holder's rank published", func() bool {
-		data, _, err := s.Client().Get(t.Context(), l.Node())
+		data, _, err := s.Client().Get(t.Context(), nodeOf(l.Guard()))
 		r, ok := queue.PermitRank(data)
 		return err == nil && ok && r == rank
 	})

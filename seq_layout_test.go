@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -209,19 +210,19 @@ func TestSeqLayoutGaps(t *testing.T) {
 			cl := ss[0].Client()
 			mkdirs(t, cl, path)
 			for i := range 17 {
-				_, err := cl.Create(ctx, fmt.Sprintf("%s/filler-%d", path, i), nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+				_, err := cl.Create(ctx, fmt.Sprintf("%s/filler-%d", path, i), nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 				require.NoError(t, err)
 			}
 			holder := seqMutex(t, ss[0], path)
 			require.NoError(t, holder.Lock(ctx))
 			for range tc.pairs {
-				_, err := cl.Create(ctx, path+"/junk", nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+				_, err := cl.Create(ctx, path+"/junk", nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 				require.NoError(t, err)
 				require.NoError(t, cl.Delete(ctx, path+"/junk", -1))
 			}
 			w := seqMutex(t, ss[1], path)
 			res := async(func() error { return w.Lock(ctx) })
-			awaitWatchOn(t, c, ss[1].SessionID(), holder.Node())
+			awaitWatchOn(t, c, ss[1].SessionID(), nodeOf(holder.Guard()))
 			select {
 			case r := <-res:
 				t.Fatalf("the waiter returned (%v) while the holder held", r.err)
@@ -250,14 +251,14 @@ func seqNumber(t *testing.T, node string) int {
 }
 
 // mkdirs creates p and its parents as persistent nodes.
-func mkdirs(t *testing.T, cl *zklock.Client, p string) {
+func mkdirs(t *testing.T, cl *zk.Client, p string) {
 	t.Helper()
 	for i := 1; i <= len(p); i++ {
 		if i < len(p) && p[i] != '/' {
 			continue
 		}
-		_, err := cl.Create(t.Context(), p[:i], nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
-		if !errors.Is(err, zklock.ErrNodeExists) {
+		_, err := cl.Create(t.Context(), p[:i], nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
+		if !errors.Is(err, zk.ErrNodeExists) {
 			require.NoError(t, err)
 		}
 	}
@@ -276,7 +277,7 @@ func TestSeqLayoutRefusesWalkedPath(t *testing.T) {
 	cl := ss[0].Client()
 	mkdirs(t, cl, path)
 	for i := range 17 {
-		_, err := cl.Create(ctx, fmt.Sprintf("%s/filler-%d", path, i), nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+		_, err := cl.Create(ctx, fmt.Sprintf("%s/filler-%d", path, i), nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 		require.NoError(t, err)
 	}
 	for _, tc := range []struct {
@@ -297,7 +298,7 @@ func TestSeqLayoutRefusesWalkedPath(t *testing.T) {
 		var wk *zklock.WrongKindError
 		require.ErrorAs(t, err, &wk)
 		require.Equal(t, tc.found, wk.Found)
-		require.Equal(t, []string{h.Node()}, ephemeralsUnder(t, cl, path), "only the holder's node remains")
+		require.Equal(t, []string{nodeOf(h.Guard())}, ephemeralsUnder(t, cl, path), "only the holder's node remains")
 		require.NoError(t, h.Unlock(ctx))
 	}
 }
@@ -316,7 +317,7 @@ func TestSeqLayoutWatchAndBreak(t *testing.T) {
 	require.NoError(t, h.Lock(ctx))
 	w := seqMutex(t, ss[1], path)
 	res := async(func() error { return w.Lock(ctx) })
-	awaitWatchOn(t, c, ss[1].SessionID(), h.Node())
+	awaitWatchOn(t, c, ss[1].SessionID(), nodeOf(h.Guard()))
 
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -325,13 +326,13 @@ func TestSeqLayoutWatchAndBreak(t *testing.T) {
 	st := <-states
 	require.Equal(t, zklock.KindMutexSeq, st.Kind)
 	require.Len(t, st.Holders, 1)
-	require.Equal(t, h.Node(), st.Holders[0].Path)
+	require.Equal(t, nodeOf(h.Guard()), st.Holders[0].Path)
 	require.Len(t, st.Waiting, 1)
 
 	broken, err := zklock.Break(ctx, ss[2], path, true)
 	require.NoError(t, err)
 	require.Len(t, broken, 1)
-	require.Equal(t, h.Node(), broken[0].Path)
+	require.Equal(t, nodeOf(h.Guard()), broken[0].Path)
 	require.NoError(t, await(t, res, 10*time.Second, "the waiter after the break").err)
 	require.Greater(t, w.Token(), h.Token())
 	require.NoError(t, w.Unlock(ctx))
@@ -355,7 +356,7 @@ func TestSeqLayoutHolderExpires(t *testing.T) {
 	for i := range seqQueueLen {
 		q.enqueue(t, ctx, ss[0], path, i, seqMutex(t, ss[i%len(ss)], path), i+2)
 	}
-	awaitWatchOn(t, c, ss[0].SessionID(), holder.Node())
+	awaitWatchOn(t, c, ss[0].SessionID(), nodeOf(holder.Guard()))
 	require.NoError(t, zktest.ExpireSession(ctx, c, px, hs.SessionID()))
 	select {
 	case <-holder.Lost():
@@ -378,7 +379,7 @@ func TestSeqLayoutInMultiLock(t *testing.T) {
 	s, rs := newSession(t, c.Servers()), newSession(t, c.Servers())
 	def, err := zklock.NewMutex(s, root+"/a")
 	require.NoError(t, err)
-	ml, err := zklock.NewMultiLock(def.Part(), seqMutex(t, s, root+"/b").Part())
+	ml, err := zklock.NewMultiLock(def, seqMutex(t, s, root+"/b"))
 	require.NoError(t, err)
 	require.NoError(t, ml.Lock(ctx))
 	rival := async(func() error { return seqMutex(t, rs, root+"/b").Lock(ctx) })
@@ -388,8 +389,8 @@ func TestSeqLayoutInMultiLock(t *testing.T) {
 		t.Fatalf("the rival returned (err %v) while the MultiLock holds", r.err)
 	default:
 	}
-	write := func(guard []zklock.Op) error {
-		_, err := s.Multi(ctx, append(guard, &zklock.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
+	write := func(guard []zk.Op) error {
+		_, err := s.Client().Multi(ctx, append(guard, &zk.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
 		return err
 	}
 	guard := ml.Guard()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // Adversarial review of issue 38 item 2 (WithSequenceLayout): the two
@@ -31,7 +32,7 @@ func TestReviewSeqMixedLayoutsNeverOverlap(t *testing.T) {
 	cl := ss[0].Client()
 	mkdirs(t, cl, path)
 	for i := range 17 {
-		_, err := cl.Create(ctx, fmt.Sprintf("%s/filler-%d", path, i), nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+		_, err := cl.Create(ctx, fmt.Sprintf("%s/filler-%d", path, i), nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 		require.NoError(t, err)
 	}
 	var holding atomic.Int32
@@ -69,7 +70,7 @@ func TestReviewSeqMixedLayoutsNeverOverlap(t *testing.T) {
 				}
 				if n := holding.Add(1); n > 1 {
 					mu.Lock()
-					overlaps = append(overlaps, fmt.Sprintf("round %d: %s (seq layout %v) holds beside %d others", round, m.Node(), seq, n-1))
+					overlaps = append(overlaps, fmt.Sprintf("round %d: %s (seq layout %v) holds beside %d others", round, nodeOf(m.Guard()), seq, n-1))
 					mu.Unlock()
 				}
 				mu.Lock()
@@ -133,7 +134,7 @@ func TestReviewSeqManyLeaveWhileWalking(t *testing.T) {
 		// Burn 20 numbers every 6 waiters: gaps wider than the walk (18).
 		if i%6 == 5 {
 			for range 20 {
-				_, err := cl.Create(ctx, path+"/junk", nil, zklock.ModePersistent, zklock.WorldACL(zklock.PermAll)...)
+				_, err := cl.Create(ctx, path+"/junk", nil, zk.ModePersistent, zk.WorldACL(zk.PermAll)...)
 				require.NoError(t, err)
 				require.NoError(t, cl.Delete(ctx, path+"/junk", -1))
 			}

@@ -7,15 +7,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/session"
+	"github.com/zklock/zklock/internal/zkhook"
+	"github.com/zklock/zklock/zk"
 )
 
 // Session is one ZooKeeper session shared by every primitive of a process.
 //
-// It survives connection loss (StateSuspended, then StateReconnected with
-// the same session id) and session expiry (StateExpired, then StateConnected
+// It survives connection loss (zk.StateSuspended, then zk.StateReconnected with
+// the same session id) and session expiry (zk.StateExpired, then zk.StateConnected
 // with a new id), retries transient errors within each caller's ctx, and
 // publishes every transition to subscribers without dropping any.
 //
@@ -29,6 +32,7 @@ import (
 // A Session is safe for concurrent use. It must not be copied.
 type Session struct {
 	c       *session.Conn
+	zc      *zk.Client // Client's: over c, with the session's ACL
 	qc      queue.Conn // when set, what the primitives run on in place of c (conn)
 	opts    sessionOptions
 	events  events
@@ -48,10 +52,11 @@ type Session struct {
 // finds context.DeadlineExceeded, and syscall.ECONNREFUSED for a server
 // that refused the connection, *net.DNSError for a name that does not
 // resolve, ...); a credential the server rejects makes it return
-// ErrAuthFailed.
+// zk.ErrAuthFailed, and servers that all answer in another protocol (an HTTP
+// port) zk.ErrNotZooKeeper, both at once.
 func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if ctx == nil {
-		return nil, ErrNilContext
+		return nil, errs.ErrNilContext
 	}
 	o := defaultSessionOptions()
 	for _, opt := range opts {
@@ -89,25 +94,33 @@ func NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
 	if err != nil {
 		s.metrics.wait() // Dial closed the session, which reported StateClosed
 		if errors.Is(err, session.ErrInvalid) {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
+			return nil, fmt.Errorf("%w: %v", errs.ErrInvalidOption, err)
 		}
 		return nil, err
 	}
 	s.c = c
+	s.zc = zkhook.NewClient(c, o.acl).(*zk.Client)
 	return s, nil
 }
+
+// Client returns the Session's ZooKeeper client: raw reads and writes,
+// watches, and Multi, where a hold's Guard makes writes conditional on
+// holding. It shares the Session's connection, credentials and ACL
+// (WithACL), and is valid for the Session's life: every call returns the
+// same one.
+func (s *Session) Client() *zk.Client { return s.zc }
 
 // onState publishes a transition to subscribers and Metrics. It runs under
 // the session machine's lock, so it only queues.
 func (s *Session) onState(st session.State, sid int64, at time.Time) {
-	s.events.publish(Event{State: State(st), SessionID: sid, Time: at})
-	s.metrics.state(State(st))
+	s.events.publish(zk.Event{State: zk.State(st), SessionID: sid, Time: at})
+	s.metrics.state(zk.State(st))
 }
 
 // Close ends the ZooKeeper session: the server deletes its ephemeral nodes
 // at once (if it can be reached within a second; otherwise they vanish when
 // the server expires the session). Close stops every goroutine the session
-// started, fires every outstanding loss signal, publishes StateClosed and
+// started, fires every outstanding loss signal, publishes zk.StateClosed and
 // then closes Done. Blocking calls in progress return ErrSessionClosed.
 // Close is idempotent and always returns nil.
 func (s *Session) Close() error {
@@ -119,15 +132,19 @@ func (s *Session) Close() error {
 	return nil
 }
 
+// closed reports whether Close has begun: the session machine is closed
+// from the moment Close ends its epoch. A Session without a machine (the
+// internal tests' fake, over queuetest's Conn) is never closed.
+func (s *Session) closed() bool { return s.c != nil && s.c.State() == session.StateClosed }
+
 // Done returns a channel that is closed when Close has finished, as
 // context's Done says the work is over.
 //
 // It is not etcd's Session.Done, which closes when the lease behind the
 // session is lost: a zklock Session outlives a lost or expired ZooKeeper
 // session (it reconnects and, after expiry, establishes a new one, and
-// queued acquisitions re-enqueue), so "lost" is per ownership epoch. Use
-// Ownership for the current epoch's loss signal, and each hold's Lost for
-// its own.
+// queued acquisitions re-enqueue), so "lost" is per hold: use each hold's
+// Lost (and OwnershipDeadline for the current epoch's deadline).
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // conn is the queue.Conn the primitives, Break and Revoke run on: the
@@ -145,12 +162,7 @@ func (s *Session) conn() queue.Conn {
 func (s *Session) SessionID() int64 { return s.c.SessionID() }
 
 // State returns the current session state.
-func (s *Session) State() State { return State(s.c.State()) }
-
-// Timeout returns the session timeout the ownership deadline uses: the
-// lowest any server granted the session, or would grant it as far as the
-// servers' conf tells.
-func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
+func (s *Session) State() zk.State { return zk.State(s.c.State()) }
 
 // Timing is the servers' timing the ownership deadline rests on
 // (docs/ownership.md): their tickTime and syncLimit, and where zklock has
@@ -160,16 +172,21 @@ func (s *Session) Timeout() time.Duration { return s.c.Timeout() }
 // and Tick and SyncLimit do not apply) or "unknown" (a server stopped
 // telling them under a live session: no ownership epoch begins until one
 // tells again).
+// Timeout is the session timeout the ownership deadline uses: the lowest
+// any server granted the session, or would grant it as far as the servers'
+// conf tells.
 type Timing struct {
+	Timeout   time.Duration
 	Tick      time.Duration
 	SyncLimit int
 	Source    string
 }
 
-// Timing returns the servers' timing in use, and its source.
+// Timing returns the session timeout and the servers' timing in use, and
+// its source.
 func (s *Session) Timing() Timing {
 	t, src := s.c.Timing()
-	return Timing{Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
+	return Timing{Timeout: s.c.Timeout(), Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
 }
 
 // OwnershipDeadline returns the instant after which the server may have
@@ -207,9 +224,3 @@ func (s *Session) Timing() Timing {
 // (SIGSTOP, a VM paused) may act before its loss signal fires: only
 // fencing (Guard, Token) covers that.
 func (s *Session) OwnershipDeadline() time.Time { return s.c.ToldDeadline() }
-
-// Ownership returns a channel that is closed when the current ownership
-// epoch ends: at the ownership deadline, when the session expires, or at
-// Close. While no epoch is live (for example after the deadline passed and
-// before the client reconnects) it returns a closed channel.
-func (s *Session) Ownership() <-chan struct{} { return s.c.Ownership() }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"syscall"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -191,4 +195,93 @@ func TestSessionWarnsWhenConnectionLost(t *testing.T) {
 	}
 	t.Logf("warned %v after the cut", warned.Sub(cut).Round(time.Millisecond))
 	p.Refuse(false)
+}
+
+// Issue 47: a server that answers in another protocol (an HTTP server,
+// such as ZooKeeper's AdminServer on 8080) will never be ZooKeeper, yet
+// NewSession retried it until its ctx ended, while the CLI named it in a
+// second. When every server answered so, NewSession fails at once with
+// ErrNotZooKeeper, naming the address.
+func TestNewSessionFailsFastOnANonZooKeeperServer(t *testing.T) {
+	t.Parallel()
+	addr := badRequestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	began := time.Now()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(addr), zklock.WithLogger(slog.New(&arrivals{})))
+	took := time.Since(began)
+	require.Nil(t, s)
+	t.Logf("NewSession returned after %v: %v", took.Round(time.Millisecond), err)
+	require.Less(t, took, 3*time.Second, "NewSession kept retrying a server that is not ZooKeeper")
+	require.ErrorIs(t, err, zk.ErrNotZooKeeper)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	msg := err.Error()
+	require.Contains(t, msg, addr)
+	require.Contains(t, msg, "not a ZooKeeper")
+	require.Equal(t, 1, strings.Count(msg, "zklock:"), "nested prefixes: %q", msg)
+}
+
+// A server that is merely down may come up: while one server answers in
+// another protocol and another refuses, NewSession keeps trying until its
+// ctx ends, and its error names the last cause as before.
+func TestNewSessionRetriesWhileAServerMayBeZooKeeper(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(badRequestServer(t), "127.0.0.1:1"),
+		zklock.WithLogger(slog.New(&arrivals{})))
+	require.Nil(t, s)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "gave up before ctx ended")
+	require.NotErrorIs(t, err, zk.ErrNotZooKeeper)
+}
+
+// badRequestServer listens on loopback and answers every connection at
+// once as ZooKeeper's AdminServer (Jetty) answers bytes that are no HTTP
+// request: a 400, then it closes. It returns its address.
+func badRequestServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+// An HTTP server written in Go (httptest here) answers nothing to a
+// connect request (it waits for a request line's end), so the attempt
+// ends silent, as one to a paused server does; asked once more with a
+// line it must answer, it says "HTTP/", and NewSession fails with
+// ErrNotZooKeeper after that one silent attempt (a quarter of the 2s
+// session timeout), not at the end of its ctx.
+func TestNewSessionFailsFastOnAGoHTTPServer(t *testing.T) {
+	t.Parallel()
+	web := httptest.NewServer(http.NotFoundHandler())
+	defer web.Close()
+	addr := web.Listener.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	began := time.Now()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(addr), zklock.WithSessionTimeout(2*time.Second),
+		zklock.WithLogger(slog.New(&arrivals{})))
+	took := time.Since(began)
+	require.Nil(t, s)
+	t.Logf("NewSession returned after %v: %v", took.Round(time.Millisecond), err)
+	require.Less(t, took, 5*time.Second, "NewSession kept retrying an HTTP server")
+	require.ErrorIs(t, err, zk.ErrNotZooKeeper)
+	require.Contains(t, err.Error(), addr)
+	require.Contains(t, err.Error(), "not a ZooKeeper")
 }

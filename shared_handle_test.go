@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // exclusive is the write side of a Mutex or an RWMutex, as a test drives
@@ -15,8 +16,7 @@ type exclusive interface {
 	Lock(context.Context) error
 	Unlock(context.Context) error
 	Lost() <-chan struct{}
-	Node() string
-	Contenders(context.Context) ([]zklock.Contender, error)
+	Guard() *zk.CheckOp
 }
 
 // Issue 43, finding 1: two goroutines Lock one handle; the second waits in
@@ -52,7 +52,7 @@ func TestSharedHandleLockAfterLoss(t *testing.T) {
 				t.Fatal(err)
 			}
 			queued := func(n int) func() bool {
-				return func() bool { cs, err := m.Contenders(ctx); return err == nil && len(cs) == n }
+				return func() bool { cs, err := zklock.ContendersOf(ctx, m); return err == nil && len(cs) == n }
 			}
 			if err := m.Lock(ctx); err != nil { // A, the slow first holder
 				t.Fatal(err)
@@ -97,7 +97,7 @@ func TestSharedHandleLockAfterLoss(t *testing.T) {
 			}()
 			select {
 			case err := <-bgot:
-				t.Fatalf("B's Lock returned %v while the rival %s holds (B's Lost closed: %v)", err, rival.Node(), isClosed(m.Lost()))
+				t.Fatalf("B's Lock returned %v while the rival %s holds (B's Lost closed: %v)", err, nodeOf(rival.Guard()), isClosed(m.Lost()))
 			case <-waits:
 			case <-ctx.Done():
 				t.Fatal("B neither returned nor waited behind the rival")
@@ -150,7 +150,7 @@ func TestReentrantTryLockBesideWaitingLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	queued := func(n int) func() bool {
-		return func() bool { cs, err := owner.Contenders(ctx); return err == nil && len(cs) == n }
+		return func() bool { cs, err := zklock.ContendersOf(ctx, owner); return err == nil && len(cs) == n }
 	}
 	first := make(chan error, 1)
 	go func() { first <- owner.Lock(ctx) }()
@@ -171,7 +171,7 @@ func TestReentrantTryLockBesideWaitingLock(t *testing.T) {
 		t.Fatalf("the owner's first Lock: %v", err)
 	}
 	if err := <-second; err != nil {
-		cs, _ := owner.Contenders(ctx)
+		cs, _ := zklock.ContendersOf(ctx, owner)
 		t.Fatalf("the owner's second Lock: %v (queue: %d nodes)", err, len(cs))
 	}
 	if n := owner.HoldCount(); n != 2 {

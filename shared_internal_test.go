@@ -8,6 +8,7 @@ import (
 
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/internal/queue/queuetest"
+	"github.com/zklock/zklock/zk"
 )
 
 // Issue 43: one handle, several goroutines, while the hold ends. These run
@@ -19,7 +20,7 @@ type sharedExcl interface {
 	Lock(context.Context) error
 	Unlock(context.Context) error
 	Lost() <-chan struct{}
-	Node() string
+	Guard() *zk.CheckOp
 }
 
 // sharedKinds are the handles whose Lock waits in a slot, with the node
@@ -58,7 +59,7 @@ func TestSharedLockAfterLoss(t *testing.T) {
 				if err := m.Lock(ctx); err != nil { // A
 					t.Fatal(err)
 				}
-				anode := m.Node()
+				anode := nodeOf(m.Guard())
 				bgot := goErr(t, func() error { return m.Lock(ctx) }) // B
 				awaitFake(t, srv, "B waits for A", func() bool { return srv.Watching(anode) == 1 })
 				if how == "bound" {
@@ -129,7 +130,7 @@ func TestDowngradeRacingUnlock(t *testing.T) {
 	if err := <-agot; err != nil {
 		t.Fatalf("A's Lock: %v", err)
 	}
-	write := am.Node()
+	write := nodeOf(am.Guard())
 	bch := goHeld(t, plainQ(b, path, queue.KindWrite))
 	awaitFake(t, srv, "B waits for A's write node", func() bool { return srv.Watching(write) == 1 })
 
@@ -201,7 +202,7 @@ func TestSharedLockAfterBreak(t *testing.T) {
 			if err := m.Lock(ctx); err != nil { // A
 				t.Fatal(err)
 			}
-			anode := m.Node()
+			anode := nodeOf(m.Guard())
 			bgot := goErr(t, func() error { return m.Lock(ctx) }) // B
 			awaitFake(t, srv, "B waits for A", func() bool { return srv.Watching(anode) == 1 })
 			a.EndEpoch() // A's node goes; B enqueues again and is granted
@@ -229,13 +230,56 @@ func TestSharedLockAfterBreak(t *testing.T) {
 			if err := <-bgot; err != nil {
 				t.Fatalf("B's Lock: %v", err)
 			}
-			if !srv.Exists(m.Node()) {
-				t.Fatalf("B holds %s, which does not exist", m.Node())
+			if !srv.Exists(nodeOf(m.Guard())) {
+				t.Fatalf("B holds %s, which does not exist", nodeOf(m.Guard()))
 			}
 			if err := m.Unlock(ctx); err != nil {
 				t.Fatalf("B's Unlock: %v", err)
 			}
 			awaitFake(t, srv, "nothing left", func() bool { return len(srv.List(path)) == 0 })
 		})
+	}
+}
+
+// A ReentrantMutex re-entry (issue 43's review) is handed out without an
+// acquisition, so it looks at the owner's node: one stat while the node
+// stands (nothing else is sent), and ErrLockLost, the count unchanged,
+// once another client deleted it (Break), which fires no loss signal.
+func TestReentryLooksAtItsNode(t *testing.T) {
+	srv := queuetest.NewServer()
+	a := srv.Connect()
+	ctx := fakeCtx(t)
+	r, err := NewReentrantMutex(&Session{opts: defaultSessionOptions(), qc: a}, "/re")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	node := nodeOf(r.Guard())
+	stats, creates := srv.Calls(queuetest.OpStat), srv.Calls(queuetest.OpCreate)
+	for _, reenter := range []func(context.Context) error{r.Lock, r.TryLock} {
+		if err := reenter(ctx); err != nil {
+			t.Fatalf("re-entry while the node stands: %v", err)
+		}
+	}
+	if n, c := srv.Calls(queuetest.OpStat)-stats, srv.Calls(queuetest.OpCreate)-creates; n != 2 || c != 0 || r.HoldCount() != 3 {
+		t.Fatalf("two re-entries sent %d stats and %d creates (hold count %d), want 2, 0 and 3", n, c, r.HoldCount())
+	}
+	if err := srv.Connect().Delete(ctx, node); err != nil { // Break
+		t.Fatal(err)
+	}
+	for _, reenter := range []func(context.Context) error{r.Lock, r.TryLock} {
+		if err := reenter(ctx); !errors.Is(err, ErrLockLost) || r.HoldCount() != 3 {
+			t.Fatalf("re-entry after Break: %v (hold count %d), want ErrLockLost and 3", err, r.HoldCount())
+		}
+	}
+	for r.HoldCount() > 0 {
+		if err := r.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock at count %d: %v", r.HoldCount(), err)
+		}
+	}
+	if n := srv.Ephemerals(a.SessionID()); len(n) > 0 {
+		t.Fatalf("left %v", n)
 	}
 }

@@ -5,54 +5,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zklock/zklock/internal/session"
+	"github.com/zklock/zklock/internal/errs"
+	"github.com/zklock/zklock/zk"
 )
-
-// State is a session state as seen by subscribers.
-type State int
-
-const (
-	// StateConnecting: no session has been established yet.
-	StateConnecting = State(session.StateConnecting)
-	// StateConnected: a session is established; after StateExpired it
-	// carries the new session id.
-	StateConnected = State(session.StateConnected)
-	// StateSuspended: the connection was lost; the session may still be
-	// alive on the server, so ephemeral nodes may still exist.
-	StateSuspended = State(session.StateSuspended)
-	// StateLost: the ownership deadline passed while no reply arrived. The
-	// server may have expired the session and granted our locks to others;
-	// every acquisition made through the session has had its loss signal
-	// fired. The session may still come back (StateReconnected) or be
-	// reported expired (StateExpired).
-	StateLost = State(session.StateLost)
-	// StateReconnected: the connection is back with the same session id;
-	// ephemeral nodes were kept.
-	StateReconnected = State(session.StateReconnected)
-	// StateExpired: the server expired the session; its ephemeral nodes are
-	// gone. Also reported when no server resumed the session for longer
-	// than its timeout (a server behind what the session has seen refuses
-	// it): the session is given up, as the servers have expired it by then
-	// unless they had no quorum throughout (its nodes live on until they
-	// have one). A new session is being established (StateConnected
-	// follows).
-	StateExpired = State(session.StateExpired)
-	// StateClosed: Close was called. Nothing follows.
-	StateClosed = State(session.StateClosed)
-)
-
-// String returns the state's lower-case name, as used in logs.
-func (s State) String() string { return session.State(s).String() }
-
-// Event is one session state transition.
-type Event struct {
-	State State
-	// SessionID is the session the event is about: the new one for
-	// StateConnected, the lost one for StateExpired.
-	SessionID int64
-	// Time is when the client observed the transition.
-	Time time.Time
-}
 
 // subscriber holds one subscriber's undelivered events. Publishing appends
 // under the lock and never waits for the reader, so neither a slow
@@ -60,16 +15,16 @@ type Event struct {
 // no event is ever dropped.
 type subscriber struct {
 	mu     sync.Mutex
-	queue  []Event
+	queue  []zk.Event
 	closed bool          // StateClosed has been queued
 	wake   chan struct{} // capacity 1: "the queue changed"
 }
 
-func (b *subscriber) push(ev Event) {
+func (b *subscriber) push(ev zk.Event) {
 	b.mu.Lock()
 	if !b.closed {
 		b.queue = append(b.queue, ev)
-		b.closed = ev.State == StateClosed
+		b.closed = ev.State == zk.StateClosed
 	}
 	b.mu.Unlock()
 	select {
@@ -78,7 +33,7 @@ func (b *subscriber) push(ev Event) {
 	}
 }
 
-func (b *subscriber) take() ([]Event, bool) {
+func (b *subscriber) take() ([]zk.Event, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q := b.queue
@@ -86,9 +41,9 @@ func (b *subscriber) take() ([]Event, bool) {
 	return q, b.closed
 }
 
-// deliver forwards queued events to out, in order, until StateClosed has
+// deliver forwards queued events to out, in order, until zk.StateClosed has
 // been delivered or ctx ends; then it closes out.
-func (b *subscriber) deliver(ctx context.Context, out chan<- Event, unsubscribe func()) {
+func (b *subscriber) deliver(ctx context.Context, out chan<- zk.Event, unsubscribe func()) {
 	defer close(out)
 	defer unsubscribe()
 	for {
@@ -122,11 +77,11 @@ type events struct {
 
 func (e *events) init() { e.subs = make(map[*subscriber]struct{}) }
 
-func (e *events) publish(ev Event) {
+func (e *events) publish(ev zk.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.sid = ev.SessionID
-	e.closed = ev.State == StateClosed
+	e.closed = ev.State == zk.StateClosed
 	for b := range e.subs {
 		b.push(ev)
 	}
@@ -135,22 +90,22 @@ func (e *events) publish(ev Event) {
 // Subscribe returns a channel of every session state transition from now
 // on, in order. Events are queued without bound, so none is dropped and a
 // slow reader never delays the session. The channel is closed after the
-// StateClosed event or when ctx ends. Subscribing to a closed session yields
-// a single StateClosed event.
-func (s *Session) Subscribe(ctx context.Context) (<-chan Event, error) {
+// zk.StateClosed event or when ctx ends. Subscribing to a closed session yields
+// a single zk.StateClosed event.
+func (s *Session) Subscribe(ctx context.Context) (<-chan zk.Event, error) {
 	if ctx == nil {
-		return nil, ErrNilContext
+		return nil, errs.ErrNilContext
 	}
 	e := &s.events
 	b := &subscriber{wake: make(chan struct{}, 1)}
 	e.mu.Lock()
 	if e.closed {
-		b.push(Event{State: StateClosed, SessionID: e.sid, Time: time.Now()})
+		b.push(zk.Event{State: zk.StateClosed, SessionID: e.sid, Time: time.Now()})
 	} else {
 		e.subs[b] = struct{}{}
 	}
 	e.mu.Unlock()
-	out := make(chan Event)
+	out := make(chan zk.Event)
 	go b.deliver(ctx, out, func() {
 		e.mu.Lock()
 		delete(e.subs, b)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -142,7 +143,7 @@ func TestRollingRestartRaisesSyncLimit(t *testing.T) {
 	// session 12s after the last touch that reached it.
 	lostAt, rivalAt := lossBeforeRival(ctx, t, m.Lost(), rival, func() {
 		p.Only(1)
-		eventually(t, 10*time.Second, "the holder reconnects", func() bool { return holderS.State() == zklock.StateReconnected || holderS.State() == zklock.StateLost })
+		eventually(t, 10*time.Second, "the holder reconnects", func() bool { return holderS.State() == zk.StateReconnected || holderS.State() == zk.StateLost })
 		require.NoError(t, c.Isolate(g))
 	})
 	t.Logf("loss signal led the rival's acquisition by %v", rivalAt.Sub(lostAt))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -24,16 +25,16 @@ func TestTLS(t *testing.T) {
 	require.NotEqual(t, c.Servers(), c.SecureServers())
 
 	s := newSession(t, c.SecureServers(), zklock.WithTLS(c.TLSConfig()),
-		zklock.WithACL(zklock.AuthACL(zklock.PermAll)...))
-	require.Equal(t, 2*time.Second, s.Timeout(), "the wire observer saw the connect response")
+		zklock.WithACL(zk.AuthACL(zk.PermAll)...))
+	require.Equal(t, 2*time.Second, s.Timing().Timeout, "the wire observer saw the connect response")
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
 	// The client certificate authenticated the session: an "auth" ACL
 	// names its subject.
-	acl, _, err := s.Client().GetACL(ctx, m.Node())
+	acl, _, err := s.Client().GetACL(ctx, nodeOf(m.Guard()))
 	require.NoError(t, err)
-	require.Equal(t, []zklock.ACL{{Perms: zklock.PermAll, Scheme: "x509", ID: "CN=zktest-client"}}, acl)
+	require.Equal(t, []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: "CN=zktest-client"}}, acl)
 	require.NoError(t, m.Unlock(ctx))
 
 	noCert := c.TLSConfig()
@@ -80,7 +81,7 @@ func TestTLSComposesWithDialer(t *testing.T) {
 	events, err := s.Subscribe(ctx)
 	require.NoError(t, err)
 	p.Reset()
-	expect(t, events, 30*time.Second, zklock.StateReconnected, zklock.StateExpired)
+	expect(t, events, 30*time.Second, zk.StateReconnected, zk.StateExpired)
 	m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))

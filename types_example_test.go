@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // The examples take their servers from ZK_SERVERS, as the README program
-// does (the tests point it at one throwaway ZooKeeper: exampleServers),
+// does (the tests point it at one throwaway ZooKeeper: internal/exampleserver),
 // each on its own paths.
 
 func ExampleNewSession() {
@@ -33,48 +34,6 @@ func ExampleNewSession() {
 	// has a session: true
 }
 
-func ExampleState() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	fmt.Println(s.State())
-	fmt.Println(zklock.StateLost, zklock.StateExpired)
-	s.Close()
-	fmt.Println(s.State())
-	_ = ctx
-	// Output:
-	// connected
-	// lost expired
-	// closed
-}
-
-func ExampleEvent() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	events, err := s.Subscribe(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	s.Close() // a transition: every subscriber sees it
-	for ev := range events {
-		fmt.Println("event:", ev.State, ev.SessionID != 0)
-	}
-	// Output:
-	// event: closed true
-}
-
 func ExampleContender() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -87,13 +46,13 @@ func ExampleContender() {
 	holder, _ := zklock.NewMutex(s, "/ex/contender/lock", zklock.WithData([]byte("worker-1")))
 	_ = holder.Lock(ctx)
 	defer holder.Unlock(ctx)
-	cs, err := holder.Contenders(ctx)
+	cs, err := zklock.Contenders(ctx, s, "/ex/contender/lock")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	for _, c := range cs {
-		fmt.Printf("%s %s ours=%v token=%v\n", c.Kind, c.Data, c.Path == holder.Node(), c.Token == holder.Token())
+		fmt.Printf("%s %s ours=%v token=%v\n", c.Kind, c.Data, c.Path == holder.Guard().Path, c.Token == holder.Token())
 	}
 	// Output:
 	// mutex worker-1 ours=true token=true
@@ -154,7 +113,7 @@ func ExampleKind() {
 	r, _ := zklock.NewRWMutex(s, "/ex/kinds/rw")
 	_ = r.RLock(ctx)
 	defer r.RUnlock(ctx)
-	cs, _ := r.Contenders(ctx)
+	cs, _ := zklock.Contenders(ctx, s, "/ex/kinds/rw")
 	fmt.Println(cs[0].Kind, cs[0].Kind == zklock.KindRWMutexRead)
 	// Output:
 	// rwmutex_read true
@@ -197,8 +156,8 @@ func ExampleBreak() {
 	fmt.Println("broken:", len(broken), err)
 	// The old holder is not told (its Lost does not fire): fencing is what
 	// keeps it out. Its guarded writes now fail.
-	_, err = s.Multi(ctx, m.Guard(), &zklock.CreateOp{Path: "/ex/break/out", ACL: zklock.WorldACL(zklock.PermAll)})
-	fmt.Println("old holder's guarded write refused:", errors.Is(err, zklock.ErrNoNode))
+	_, err = s.Client().Multi(ctx, m.Guard(), &zk.CreateOp{Path: "/ex/break/out", ACL: zk.WorldACL(zk.PermAll)})
+	fmt.Println("old holder's guarded write refused:", errors.Is(err, zk.ErrNoNode))
 	_ = m.Unlock(ctx)
 	// Output:
 	// broken: 1 <nil>
@@ -225,7 +184,7 @@ func ExampleLeaderInfo() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("leader %s, ours: %v, same token: %v\n", info.Value, info.Node == term.Node(), info.Token == term.Token())
+	fmt.Printf("leader %s, ours: %v, same token: %v\n", info.Value, info.Node == term.Guard().Path, info.Token == term.Token())
 	_ = e.Resign(ctx)
 	// Output:
 	// leader 10.0.0.7:8080, ours: true, same token: true
@@ -250,8 +209,8 @@ func ExampleTerm() {
 	work, cancel := term.Context(ctx)
 	defer cancel()
 	// Writes that must not outlive the term go in a multi with its guard.
-	_, err = s.Multi(work, term.Guard(), &zklock.CreateOp{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
-		ACL: zklock.WorldACL(zklock.PermAll)})
+	_, err = s.Client().Multi(work, term.Guard(), &zk.CreateOp{Path: "/ex/term/epoch", Data: []byte(fmt.Sprint(term.Token())),
+		ACL: zk.WorldACL(zk.PermAll)})
 	fmt.Println("guarded write:", err)
 	_ = e.Resign(ctx)
 	<-term.Lost() // closed when the term ends, resigned or lost
@@ -277,11 +236,11 @@ func ExampleOption() {
 		return
 	}
 	_ = m.Lock(ctx)
-	cs, _ := m.Contenders(ctx)
+	cs, _ := zklock.Contenders(ctx, s, "/ex/option/lock")
 	fmt.Printf("holder data: %s\n", cs[0].Data)
 	_ = m.Unlock(ctx)
 	_, err = zklock.NewMutex(s, "/ex/option/lock", zklock.WithMaxHold(-time.Second))
-	fmt.Println("bad option:", errors.Is(err, zklock.ErrInvalidOption))
+	fmt.Println("bad option:", errors.Is(err, zklock.ErrInvalidArgument))
 	// Output:
 	// holder data: batch-7
 	// bad option: true
@@ -319,7 +278,7 @@ func ExampleWithCohort() {
 	var mu sync.Mutex
 	counter := 0
 	for range 8 {
-		m, _ := zklock.NewMutex(s, "/ex/cohort/lock", zklock.WithCohort(zklock.DefaultCohortHandoffs, zklock.DefaultCohortHold))
+		m, _ := zklock.NewMutex(s, "/ex/cohort/lock", zklock.WithCohort(0, 0)) // the default bounds: 32 handoffs, 100ms
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -372,7 +331,7 @@ func ExampleNewMultiLock() {
 	defer s.Close()
 	from, _ := zklock.NewMutex(s, "/ex/multi/accounts/1")
 	to, _ := zklock.NewMutex(s, "/ex/multi/accounts/2")
-	both, err := zklock.NewMultiLock(to.Part(), from.Part()) // any order: taken in sorted order
+	both, err := zklock.NewMultiLock(to, from) // any order: taken in sorted order
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -382,8 +341,8 @@ func ExampleNewMultiLock() {
 		return
 	}
 	// One multi commits only while every part is held.
-	ops := append(both.Guard(), &zklock.CreateOp{Path: "/ex/multi/transfer", ACL: zklock.WorldACL(zklock.PermAll)})
-	_, err = s.Multi(ctx, ops...)
+	ops := append(both.Guard(), &zk.CreateOp{Path: "/ex/multi/transfer", ACL: zk.WorldACL(zk.PermAll)})
+	_, err = s.Client().Multi(ctx, ops...)
 	fmt.Println("guarded transfer:", err, "tokens:", len(both.Tokens()))
 	fmt.Println("unlock:", both.Unlock(ctx))
 	// Output:
@@ -404,19 +363,19 @@ func ExamplePart() {
 	sem, _ := zklock.NewSemaphore(s, "/ex/part/workers", 4)
 	// A Part is one hold of a MultiLock: a Mutex, either side of an
 	// RWMutex, or a semaphore lease.
-	m, err := zklock.NewMultiLock(rw.ReadPart(), sem.Part())
+	m, err := zklock.NewMultiLock(rw.ReadPart(), sem)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("lock:", m.Lock(ctx), "nodes:", len(m.Nodes()))
+	fmt.Println("lock:", m.Lock(ctx), "guards:", len(m.Guard()))
 	fmt.Println("unlock:", m.Unlock(ctx))
 	// Output:
-	// lock: <nil> nodes: 2
+	// lock: <nil> guards: 2
 	// unlock: <nil>
 }
 
-func ExampleMutex_Locker() {
+func ExampleContenders() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
@@ -425,35 +384,31 @@ func ExampleMutex_Locker() {
 		return
 	}
 	defer s.Close()
-	m, _ := zklock.NewMutex(s, "/ex/locker/lock")
-	var l sync.Locker = m.Locker() // for code written against sync.Locker; panics on error
-	l.Lock()
-	fmt.Println("held:", m.Node() != "")
-	l.Unlock()
-	_ = ctx
-	// Output:
-	// held: true
-}
-
-func ExampleRWMutex_RLocker() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := zklock.NewSession(ctx, zklock.WithServers(strings.Split(os.Getenv("ZK_SERVERS"), ",")...)) // ZK_SERVERS: host:port,...
+	sem, _ := zklock.NewSemaphore(s, "/ex/contenders/slots", 1)
+	lease, err := sem.Acquire(ctx, 1)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer s.Close()
-	m, _ := zklock.NewRWMutex(s, "/ex/rlocker/config")
-	r := m.RLocker() // the read side as a sync.Locker
-	r.Lock()
-	other, _ := zklock.NewRWMutex(s, "/ex/rlocker/config")
-	fmt.Println("another reader:", other.TryRLock(ctx))
-	writer, _ := zklock.NewRWMutex(s, "/ex/rlocker/config")
-	fmt.Println("a writer is refused:", errors.Is(writer.TryLock(ctx), zklock.ErrLocked))
-	_ = other.RUnlock(ctx)
-	r.Unlock()
+	defer lease.Release(ctx)
+	other, _ := zklock.NewSemaphore(s, "/ex/contenders/slots", 1)
+	waitCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go other.Acquire(waitCtx, 1) //nolint:errcheck // it waits until stop
+	// Who holds, who waits: any kind of primitive's path. (The loop gives
+	// the waiter's node time to appear.)
+	for range 500 {
+		cs, err := zklock.Contenders(ctx, s, "/ex/contenders/slots")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if len(cs) == 2 {
+			fmt.Println("holds:", cs[0].Holds, "then waits:", !cs[1].Holds)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	// Output:
-	// another reader: <nil>
-	// a writer is refused: true
+	// holds: true then waits: true
 }

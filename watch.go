@@ -6,6 +6,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/queue"
 )
 
@@ -33,7 +34,7 @@ type LockState struct {
 	// be served (a semaphore's: its queue for leases).
 	Waiting []Contender
 	// Revoking are the nodes of Holders whose data is a revocation request
-	// (RevokeMessage: Revoke, Curator's Revoker), in Holders' order.
+	// (Curator's "__REVOKE__": Revoke, Curator's Revoker), in Holders' order.
 	Revoking []string
 }
 
@@ -49,7 +50,7 @@ type watchOptions struct {
 // than tell it from the path's children: KindMutex (KindReentrantMutex and
 // KindElection are the same queue), KindRWMutex, KindSemaphore,
 // KindSemaphorePermit or KindMutexSeq. Other kinds are refused with
-// ErrInvalidOption. The default detects the kind at each change.
+// ErrInvalidArgument. The default detects the kind at each change.
 func WatchKind(k Kind) WatchOption {
 	return func(o *watchOptions) error {
 		switch k {
@@ -67,7 +68,7 @@ func WatchKind(k Kind) WatchOption {
 }
 
 // WatchErrors passes f each error that made WatchLock read the path again
-// (a refused read: ErrNoAuth, say), from WatchLock's goroutine; f must not
+// (a refused read: zk.ErrNoAuth, say), from WatchLock's goroutine; f must not
 // block. The default logs them to the session's logger (WithLogger).
 func WatchErrors(f func(error)) WatchOption {
 	return func(o *watchOptions) error {
@@ -101,8 +102,8 @@ func WatchErrors(f func(error)) WatchOption {
 // own session's, so no contender is woken by them. A read of the path costs
 // one request per contender.
 //
-// A nil ctx returns ErrNilContext; an invalid path ErrInvalidPath; errors
-// while watching are retried (see WatchErrors). It may be called any number
+// A nil ctx or an invalid path returns ErrInvalidArgument; errors while
+// watching are retried (see WatchErrors). It may be called any number
 // of times, concurrently.
 func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption) (<-chan LockState, error) {
 	if err := checkCtx(ctx); err != nil {
@@ -112,7 +113,7 @@ func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption
 		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
 	if err := queue.CheckPath(path); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
+		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
 	}
 	o := watchOptions{failed: func(err error) {
 		s.opts.logger.Warn("zklock: watching lock", "path", path, "err", err)
@@ -128,7 +129,7 @@ func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption
 		defer box.close()
 		put := func(st queue.State) { box.put(lockState(path, st)) }
 		retry := func(ctx context.Context) { sleep(ctx, watchRetry) }
-		_ = queue.Watch(ctx, s.c, path, o.kind, retry, put, o.failed)
+		_ = queue.Watch(ctx, s.c, path, errs.Kind(o.kind), retry, put, o.failed)
 	}()
 	go box.deliver(ctx, out)
 	return out, nil
@@ -136,20 +137,51 @@ func WatchLock(ctx context.Context, s *Session, path string, opts ...WatchOption
 
 // lockState is the public form of st.
 func lockState(p string, st queue.State) LockState {
-	out := LockState{Path: p, Kind: st.Kind, Limit: st.Limit,
-		Holders: contenders(st.Holders), Waiting: contenders(st.Waiting)}
+	out := LockState{Path: p, Kind: Kind(st.Kind), Limit: st.Limit,
+		Holders: contenders(st.Holders, true), Waiting: contenders(st.Waiting, false)}
 	for _, h := range st.Holders {
-		if string(h.Data) == RevokeMessage {
+		if string(h.Data) == revokeMessage {
 			out.Revoking = append(out.Revoking, h.Path)
 		}
 	}
 	return out
 }
 
-func contenders(ns []queue.Node) []Contender {
+func contenders(ns []queue.Node, holds bool) []Contender {
 	out := make([]Contender, len(ns))
 	for i, n := range ns {
 		out[i] = contender(path.Dir(n.Path), n.Entry)
+		out[i].Holds = holds
 	}
 	return out
+}
+
+// Contenders lists who holds the lock at path and who waits, whatever
+// kind of primitive uses it (told from the path's children, as WatchLock
+// does): the holders first (Holds set: a Mutex's or an Election's first
+// node, an RWMutex's writer or the readers ahead of the first writer, a
+// Semaphore's leases within its limit), then the waiters in the order
+// they will be served (a Semaphore's: its queue for leases), each with its
+// node data. A path with nobody there has none. It reads the path without
+// joining its queue: one request per contender.
+func Contenders(ctx context.Context, s *Session, path string) ([]Contender, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	}
+	if err := queue.CheckPath(path); err != nil {
+		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
+	}
+	return contendersAt(ctx, s.conn(), path)
+}
+
+// contendersAt is Contenders on conn.
+func contendersAt(ctx context.Context, conn queue.Conn, p string) ([]Contender, error) {
+	st, err := queue.ReadState(ctx, conn, p, "")
+	if err != nil {
+		return nil, err
+	}
+	return append(contenders(st.Holders, true), contenders(st.Waiting, false)...), nil
 }

@@ -78,7 +78,7 @@ func ExampleLockState() {
 	fmt.Println(st.Kind, len(st.Holders), "holder,", len(st.Revoking), "asked to let go")
 	_, _ = zklock.Revoke(ctx, s, "/example-lockstate")
 	st = <-states
-	fmt.Println(st.Revoking[0] == m.Node())
+	fmt.Println(st.Revoking[0] == m.Guard().Path)
 	// Output:
 	// mutex 1 holder, 0 asked to let go
 	// true

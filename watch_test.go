@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -109,7 +110,7 @@ func TestWatchLockMutexChanges(t *testing.T) {
 	go func() { locked <- b.Lock(ctx) }()
 	st = nextState(t, states, "mutex/0 holders=a waiting=b revoking=")
 	require.Equal(t, zklock.KindMutex, st.Waiting[0].Kind)
-	require.Equal(t, a.Node(), st.Holders[0].Path)
+	require.Equal(t, nodeOf(a.Guard()), st.Holders[0].Path)
 
 	revoked, err := zklock.Revoke(ctx, s, p)
 	require.NoError(t, err)
@@ -216,19 +217,19 @@ func TestWatchLockReconnectAndExpiry(t *testing.T) {
 	nextState(t, states, "/0 holders= waiting= revoking=")
 
 	px.Blackhole()
-	awaitState(t, events, zklock.StateSuspended)
+	awaitState(t, events, zk.StateSuspended)
 	a := mutexWith(t, s, p, "a")
 	require.NoError(t, a.Lock(ctx))
 	px.Heal()
-	awaitState(t, events, zklock.StateReconnected)
+	awaitState(t, events, zk.StateReconnected)
 	nextState(t, states, "mutex/0 holders=a waiting= revoking=")
 
 	old := ws.SessionID()
 	require.NoError(t, zktest.ExpireSession(ctx, c, px, old))
-	awaitState(t, events, zklock.StateExpired)
+	awaitState(t, events, zk.StateExpired)
 	// The watches of the old session are gone: a change now is seen only
 	// through the new session's.
-	awaitState(t, events, zklock.StateConnected)
+	awaitState(t, events, zk.StateConnected)
 	require.NoError(t, a.Unlock(ctx))
 	nextState(t, states, "/0 holders= waiting= revoking=")
 	b := mutexWith(t, s, p, "b")
@@ -238,7 +239,7 @@ func TestWatchLockReconnectAndExpiry(t *testing.T) {
 	nextState(t, states, "/0 holders= waiting= revoking=")
 }
 
-func awaitState(t *testing.T, events <-chan zklock.Event, want zklock.State) {
+func awaitState(t *testing.T, events <-chan zk.Event, want zk.State) {
 	t.Helper()
 	deadline := time.After(watchTimeout)
 	for {
@@ -330,11 +331,11 @@ func TestWatchLockEnds(t *testing.T) {
 	}
 	//lint:ignore SA1012 a nil ctx is what is tested
 	_, err := zklock.WatchLock(nil, s, p)
-	require.ErrorIs(t, err, zklock.ErrNilContext)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.WatchLock(context.Background(), s, "relative")
-	require.ErrorIs(t, err, zklock.ErrInvalidPath)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	_, err = zklock.WatchLock(context.Background(), s, p, zklock.WatchKind(zklock.KindCuratorLeaderLatch))
-	require.ErrorIs(t, err, zklock.ErrInvalidOption)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 }
 
 // An Election's path shows the leader as its holder and the candidates

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // countingMetrics counts acquisitions and holds; a real one exports them
@@ -23,7 +24,9 @@ func (c countingMetrics) Hold(kind zklock.Kind, path string, d time.Duration) {
 	c.held <- string(kind) + " " + path
 }
 func (countingMetrics) Loss(kind zklock.Kind, path string) {}
-func (countingMetrics) SessionState(zklock.State)          {}
+func (countingMetrics) SessionState(zk.State)              {}
+func (countingMetrics) Revoked(zklock.Kind, string)        {}
+func (countingMetrics) Expired(zklock.Kind, string)        {}
 
 func ExampleWithMetrics() {
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // ZK_SERVERS: host:port,...

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // admin is the coordinator's own session, straight to the servers: it lays
@@ -31,8 +32,8 @@ func again(ctx context.Context, limit time.Duration, f func(ctx context.Context)
 	defer cancel()
 	for {
 		err := f(ctx)
-		if err == nil || !(errors.Is(err, zklock.ErrConnectionLoss) || errors.Is(err, zklock.ErrSessionMoved) ||
-			errors.Is(err, zklock.ErrSessionExpired)) {
+		if err == nil || !(errors.Is(err, zk.ErrConnectionLoss) || errors.Is(err, zk.ErrSessionMoved) ||
+			errors.Is(err, zk.ErrSessionExpired)) {
 			return err
 		}
 		select {
@@ -52,22 +53,22 @@ func (a *admin) layout(ctx context.Context) error {
 				return err
 			}
 		}
-		if _, err := c.Create(ctx, a.paths.Counter(prim), []byte("0"), zklock.ModePersistent); err != nil {
+		if _, err := c.Create(ctx, a.paths.Counter(prim), []byte("0"), zk.ModePersistent); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func createAll(ctx context.Context, c *zklock.Client, p string) error {
+func createAll(ctx context.Context, c *zk.Client, p string) error {
 	if p == "/" {
 		return nil
 	}
 	if err := createAll(ctx, c, path.Dir(p)); err != nil {
 		return err
 	}
-	_, err := c.Create(ctx, p, nil, zklock.ModePersistent)
-	if errors.Is(err, zklock.ErrNodeExists) {
+	_, err := c.Create(ctx, p, nil, zk.ModePersistent)
+	if errors.Is(err, zk.ErrNodeExists) {
 		return nil
 	}
 	return err
@@ -99,7 +100,7 @@ func (a *admin) harvest(ctx context.Context) error {
 				return err
 			}
 			a.keep(prim, r)
-			if err := c.Delete(ctx, p, -1); err != nil && !errors.Is(err, zklock.ErrNoNode) {
+			if err := c.Delete(ctx, p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return err
 			}
 		}
@@ -173,7 +174,7 @@ func (a *admin) counters(ctx context.Context) (map[string]int64, error) {
 // ephemerals lists the ephemeral nodes left anywhere under the lock paths.
 func (a *admin) ephemerals(ctx context.Context, p string) ([]string, error) {
 	names, _, err := a.s.Client().Children(ctx, p)
-	if errors.Is(err, zklock.ErrNoNode) {
+	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {

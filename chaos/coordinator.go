@@ -292,7 +292,7 @@ func (c *coordinator) sampleLoop(ctx context.Context) {
 
 // collect reads the final state once every worker has exited.
 func (c *coordinator) collect(ctx context.Context, start, stop int64) (*Outcome, error) {
-	run := &Outcome{Start: start, Stop: stop, Faults: c.faults, Limit: c.cfg.Limit, SessionTimeout: c.admin.s.Timeout()}
+	run := &Outcome{Start: start, Stop: stop, Faults: c.faults, Limit: c.cfg.Limit, SessionTimeout: c.admin.s.Timing().Timeout}
 	if err := again(ctx, time.Minute, func(ctx context.Context) error { return c.admin.harvest(ctx) }); err != nil {
 		return nil, fmt.Errorf("final harvest: %w", err)
 	}

@@ -9,7 +9,7 @@
 // RWMutex, Semaphore with a limit in Curator's layout and one more in the
 // queue layout, whose holds take one or two leases, Election, a cohort of
 // Mutexes): acquire, then one to three
-// read-modify-write increments of a counter node, each a Session.Multi with
+// read-modify-write increments of a counter node, each a zk.Client.Multi with
 // the hold's Guard, the counter write and a sequential receipt node, then
 // release. Every event goes to the worker's JSON-lines log stamped with
 // CLOCK_MONOTONIC (Now), which all processes share: when an acquisition

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // Primitives names the workloads, one per zklock primitive; "semqueue",
@@ -45,7 +46,7 @@ type hold struct {
 	mode    string
 	n       int // leases of a semaphore hold
 	token   int64
-	guard   *zklock.CheckOp
+	guard   *zk.CheckOp
 	lost    <-chan struct{}
 	release func(context.Context) error
 }

@@ -14,26 +14,12 @@ import (
 // cannot be read: faults aimed at a holder are the ones that test the
 // loss signal and fencing.
 func holderPID(ctx context.Context, s *zklock.Session, paths Paths, prim string) int {
-	var cs []zklock.Contender
-	var err error
-	p := paths.Lock(prim)
 	switch prim {
-	case "mutex", "reentrant":
-		var m *zklock.Mutex
-		if m, err = zklock.NewMutex(s, p); err == nil {
-			cs, err = m.Contenders(ctx)
-		}
-	case "rwmutex":
-		var m *zklock.RWMutex
-		if m, err = zklock.NewRWMutex(s, p); err == nil {
-			cs, err = m.Contenders(ctx)
-		}
-	case "election":
-		var e *zklock.Election
-		if e, err = zklock.NewElection(s, p); err == nil {
-			cs, err = e.Candidates(ctx)
-		}
+	case "mutex", "reentrant", "rwmutex", "election":
+	default:
+		return 0
 	}
+	cs, err := zklock.Contenders(ctx, s, paths.Lock(prim))
 	if err != nil || len(cs) == 0 {
 		return 0
 	}

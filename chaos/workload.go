@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // Bounds of one workload.
@@ -154,8 +155,7 @@ func (w *workload) release(h *hold) {
 		ctx, cancel := context.WithTimeout(context.Background(), opLimit)
 		err := h.release(ctx)
 		cancel()
-		if err == nil || errors.Is(err, zklock.ErrLockLost) || errors.Is(err, zklock.ErrLeaseLost) ||
-			errors.Is(err, zklock.ErrLeadershipLost) || errors.Is(err, zklock.ErrNotLocked) ||
+		if err == nil || errors.Is(err, zklock.ErrLockLost) || errors.Is(err, zklock.ErrNotLocked) ||
 			errors.Is(err, zklock.ErrSessionClosed) {
 			return
 		}
@@ -193,17 +193,17 @@ func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) 
 		version = st.Version
 	}
 	rc, _ := json.Marshal(Receipt{Proc: w.proc, W: id, Tok: h.token, V: v})
-	var ops []zklock.Op
+	var ops []zk.Op
 	if !w.broken.NoGuard {
 		ops = append(ops, h.guard)
 	}
 	ops = append(ops,
-		&zklock.SetDataOp{Path: w.paths.Counter(w.prim), Data: []byte(strconv.FormatInt(v, 10)), Version: version},
-		&zklock.CreateOp{Path: w.paths.Receipts(w.prim) + "/w-", Data: rc, Mode: zklock.ModePersistentSequential})
+		&zk.SetDataOp{Path: w.paths.Counter(w.prim), Data: []byte(strconv.FormatInt(v, 10)), Version: version},
+		&zk.CreateOp{Path: w.paths.Receipts(w.prim) + "/w-", Data: rc, Mode: zk.ModePersistentSequential})
 	cctx, cancel := context.WithTimeout(ctx, opLimit)
 	dl := w.deadline(h)
 	t0 := Now()
-	resps, err := w.s.Multi(cctx, ops...)
+	resps, err := w.s.Client().Multi(cctx, ops...)
 	t1 := Now()
 	cancel()
 	e := Event{Ev: EvWrite, T: t0, T1: t1, Tok: h.token, W: id, V: v, Res: outcome(err), Lost: lost, Dl: dl}
@@ -226,7 +226,7 @@ func (w *workload) stops(lostAt func() int64) bool {
 }
 
 // read reads the counter, waiting for a connection at most opLimit.
-func (w *workload) read(ctx context.Context) ([]byte, zklock.Stat, error) {
+func (w *workload) read(ctx context.Context) ([]byte, zk.Stat, error) {
 	ctx, cancel := context.WithTimeout(ctx, opLimit)
 	defer cancel()
 	return w.s.Client().Get(ctx, w.paths.Counter(w.prim))
@@ -245,7 +245,7 @@ func outcome(err error) string {
 	switch {
 	case err == nil:
 		return ResOK
-	case errors.Is(err, zklock.ErrNoNode), errors.Is(err, zklock.ErrBadVersion), errors.Is(err, zklock.ErrNodeExists):
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists):
 		return ResRejected
 	}
 	return ResUnknown
@@ -311,4 +311,4 @@ func sleep(ctx context.Context, d time.Duration) {
 // session timeout, longer than the lead the loss signal has over a rival
 // (the margin, and on a follower's connection syncLimit*tickTime and a tick
 // and a half), so that a signal this late comes after the rival holds.
-func (w *workload) lateBy() time.Duration { return w.s.Timeout() }
+func (w *workload) lateBy() time.Duration { return w.s.Timing().Timeout }

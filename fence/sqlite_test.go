@@ -24,8 +24,8 @@ func TestSQLiteBusyTimeout(t *testing.T) {
 		name, params string
 		timeout      bool
 	}{
-		{"immediate, busy_timeout", "_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)", true},
-		{"deferred, busy_timeout", "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)", true},
+		{"immediate, busy_timeout", "_txlock=immediate&_pragma=busy_timeout(" + testBusyTimeout + ")&_pragma=journal_mode(WAL)", true},
+		{"deferred, busy_timeout", "_pragma=busy_timeout(" + testBusyTimeout + ")&_pragma=journal_mode(WAL)", true},
 		{"immediate, none", "_txlock=immediate&_pragma=journal_mode(WAL)", false},
 		{"deferred, none", "_pragma=journal_mode(WAL)", false},
 	} {

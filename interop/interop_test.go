@@ -50,6 +50,8 @@ type world struct {
 	log  *sharedLog
 	path string
 	ctx  context.Context
+
+	observer *zklock.Session // waitQueue's, opened on its first call
 }
 
 // newWorld starts a ZooKeeper for the test, after checking what the test

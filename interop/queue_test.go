@@ -90,12 +90,20 @@ func (w *world) releaseMember(m *member) {
 	}
 }
 
-// waitQueue waits until list shows n contenders.
-func (w *world) waitQueue(list func(context.Context) ([]zklock.Contender, error), n int) {
+// waitQueue waits until w's path shows n contenders (only the waiters,
+// when waiting: a semaphore's queue for leases).
+func (w *world) waitQueue(waiting bool, n int) {
 	w.t.Helper()
+	if w.observer == nil {
+		w.observer = w.session()
+	}
+	s := w.observer
 	deadline := time.Now().Add(stepTimeout)
 	for {
-		cs, err := list(w.ctx)
+		cs, err := zklock.Contenders(w.ctx, s, w.path)
+		if waiting {
+			cs = slices.DeleteFunc(cs, func(c zklock.Contender) bool { return c.Holds })
+		}
 		if err != nil {
 			w.t.Fatalf("Contenders: %v", err)
 		}
@@ -116,13 +124,12 @@ func (w *world) waitQueue(list func(context.Context) ([]zklock.Contender, error)
 func (w *world) queueInOrder(members []*member) {
 	t := w.t
 	t.Helper()
-	obs := w.goMember("observer") // lists the queue; never locks
 	for i, m := range members {
 		w.enqueue(m)
 		if i == 0 {
 			w.awaitHeld(m)
 		}
-		w.waitQueue(obs.m.Contenders, i+1)
+		w.waitQueue(false, i+1)
 	}
 	for i, m := range members {
 		w.releaseMember(m)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // TestCuratorRevoker: Curator's Revoker.attemptRevoke writes a revocation
@@ -58,7 +59,7 @@ func TestCuratorRevoker(t *testing.T) {
 		}
 		holder := ""
 		eventually(t, 10*time.Second, "Curator's node is there", func() bool {
-			cs, err := m.Contenders(w.ctx)
+			cs, err := zklock.Contenders(w.ctx, s, w.path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,10 +102,10 @@ func TestCuratorRevoker(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the waiter did not take the revocation request for a release")
 		}
-		if a.m.Node() == "" || !exists(t, a, a.m.Node()) {
+		if nodeOf(a.m.Guard()) == "" || !exists(t, a, nodeOf(a.m.Guard())) {
 			t.Fatal("the holder's node is gone: this was a release, not the window")
 		}
-		t.Logf("as documented: a revocation request on %s let %s in while it held", a.m.Node(), b.m.Node())
+		t.Logf("as documented: a revocation request on %s let %s in while it held", nodeOf(a.m.Guard()), nodeOf(b.m.Guard()))
 		for _, m := range []*zklock.Mutex{b.m, a.m} {
 			if err := m.Unlock(w.ctx); err != nil {
 				t.Fatal(err)
@@ -120,7 +121,7 @@ type party struct {
 }
 
 func (p party) SessionID() int64 { return p.s.SessionID() }
-func (p party) Node() string     { return p.m.Node() }
+func (p party) Node() string     { return nodeOf(p.m.Guard()) }
 
 // revokeAhead makes a hold the lock and b wait behind it, each on its own
 // session, then has a Curator process revoke a's node. got receives b's
@@ -199,7 +200,7 @@ func TestRevocationBothWays(t *testing.T) {
 		j.expect(t, "ready")
 		j.send(t, "go")
 		sent := time.Now()
-		j.do(t, "revoke "+m.Node(), "revoked")
+		j.do(t, "revoke "+nodeOf(m.Guard()), "revoked")
 		select {
 		case <-m.Revoked():
 			t.Logf("Curator's request to zklock's signal: %v (including the driver's round trip)", time.Since(sent))
@@ -228,4 +229,13 @@ func TestRevocationBothWays(t *testing.T) {
 		j.do(t, "release rmutex", "released rmutex")
 		j.end(t)
 	})
+}
+
+// nodeOf is the path of a guard's node: a hold's node, or "" for a nil
+// guard (nothing held).
+func nodeOf(g *zk.CheckOp) string {
+	if g == nil {
+		return ""
+	}
+	return g.Path
 }

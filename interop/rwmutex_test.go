@@ -86,11 +86,11 @@ func testCuratorRWShare(t *testing.T) {
 	// zklock writer comes before a zklock reader queued after it, and that
 	// reader waits for it.
 	j.send(t, "acquire write 60000")
-	w.waitQueue(wr.Contenders, 2)
+	w.waitQueue(false, 2)
 	r2 := w.rwMutex("go-r2")
 	got := make(chan error, 1)
 	go func() { got <- r2.RLock(w.ctx) }()
-	w.waitQueue(wr.Contenders, 3)
+	w.waitQueue(false, 3)
 	locked("zklock TryRLock behind a queued Curator writer", r.TryRLock(w.ctx))
 	w.step("go-w", "end", "write", wr.Unlock(w.ctx))
 	j.expect(t, "held write")
@@ -126,7 +126,7 @@ func testCuratorRWDowngrade(t *testing.T) {
 	m := w.rwMutex("go")
 	w.step("go", "start", "write", m.Lock(w.ctx))
 	j.send(t, "acquire write 60000")
-	w.waitQueue(m.Contenders, 2)
+	w.waitQueue(false, 2)
 	w.step("go", "end", "write", nil)
 	w.step("go", "start", "read", m.Downgrade(w.ctx))
 	if err := m.Unlock(w.ctx); err != nil {

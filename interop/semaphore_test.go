@@ -55,8 +55,8 @@ func testCuratorSemaphoreFull(t *testing.T) {
 	j.do(t, "acquire sem 60000", "held sem")
 	l1, err := s1.Acquire(w.ctx, 1)
 	w.step("go-1", "start", "sem", err)
-	if _, err := s2.TryAcquire(w.ctx, 1); !errors.Is(err, zklock.ErrNotAcquired) {
-		t.Fatalf("zklock TryAcquire beside a Curator and a zklock lease: %v, want ErrNotAcquired", err)
+	if _, err := s2.TryAcquire(w.ctx, 1); !errors.Is(err, zklock.ErrLocked) {
+		t.Fatalf("zklock TryAcquire beside a Curator and a zklock lease: %v, want ErrLocked", err)
 	}
 	j.do(t, "release sem", "released sem")
 	l2, err := s2.TryAcquire(w.ctx, 1)
@@ -64,7 +64,7 @@ func testCuratorSemaphoreFull(t *testing.T) {
 	j.do(t, "acquire sem 300", "busy sem")
 
 	j.send(t, "acquire sem 60000")
-	w.waitQueue(s1.Contenders, 1) // Curator waits, holding the semaphore's mutex
+	w.waitQueue(true, 1) // Curator waits, holding the semaphore's mutex
 	w.step("go-1", "end", "sem", nil)
 	if err := l1.Release(w.ctx); err != nil {
 		t.Fatal(err)

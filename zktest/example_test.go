@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -43,7 +44,7 @@ func ExampleStart() {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		_, err = s.Client().Create(context.Background(), "/hello", []byte("world"), zklock.ModePersistent)
+		_, err = s.Client().Create(context.Background(), "/hello", []byte("world"), zk.ModePersistent)
 		fmt.Println("create:", err, "servers:", c.Len())
 	})
 	// Output:

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // kind is the primitive the flags ask for.
@@ -57,7 +58,7 @@ func acquireMutex(ctx context.Context, s *zklock.Session, path string, try bool,
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{lost: m.Lost(), revoked: m.Revoked(), token: m.Token(), node: m.Node(), release: m.Unlock}, nil
+	return grant{lost: m.Lost(), revoked: m.Revoked(), token: m.Token(), node: guardPath(m.Guard()), release: m.Unlock}, nil
 }
 
 func acquireRW(ctx context.Context, s *zklock.Session, path string, shared, try bool, opts []zklock.Option) (grant, error) {
@@ -77,7 +78,7 @@ func acquireRW(ctx context.Context, s *zklock.Session, path string, shared, try 
 	if err := lock(ctx); err != nil {
 		return grant{}, err
 	}
-	return grant{lost: m.Lost(), revoked: m.Revoked(), token: m.Token(), node: m.Node(), release: unlock}, nil
+	return grant{lost: m.Lost(), revoked: m.Revoked(), token: m.Token(), node: guardPath(m.Guard()), release: unlock}, nil
 }
 
 func acquireLease(ctx context.Context, s *zklock.Session, path string, limit int, try bool, opts []zklock.Option) (grant, error) {
@@ -93,5 +94,14 @@ func acquireLease(ctx context.Context, s *zklock.Session, path string, limit int
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{lost: l.Lost(), token: l.Token(), node: l.Nodes()[0], release: l.Release}, nil
+	return grant{lost: l.Lost(), token: l.Token(), node: guardPath(l.Guard()), release: l.Release}, nil
+}
+
+// guardPath is the node a guard checks, the hold's; "" for a nil guard
+// (the hold ended already).
+func guardPath(g *zk.CheckOp) string {
+	if g == nil {
+		return ""
+	}
+	return g.Path
 }

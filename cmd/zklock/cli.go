@@ -8,7 +8,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/errs"
+	"github.com/zklock/zklock/zk"
 )
 
 // cli is one invocation of a subcommand: where it writes, its name, for
@@ -89,10 +90,12 @@ var flagErrorName = regexp.MustCompile(`(for flag |for |defined: |argument: )-([
 // opFailed reports a failed operation: a usage error for an argument the
 // library refused (a bad path, data too large), otherwise exitError.
 func (c *cli) opFailed(err error) int {
-	if errors.Is(err, zklock.ErrInvalidPath) || errors.Is(err, zklock.ErrDataTooLarge) {
+	// Not every ErrInvalidArgument: a semaphore's limit mismatch, say, is
+	// no usage error.
+	if errors.Is(err, errs.ErrInvalidPath) || errors.Is(err, errs.ErrDataTooLarge) {
 		return c.usagef("%v", err)
 	}
-	if errors.Is(err, zklock.ErrNoAuth) {
+	if errors.Is(err, zk.ErrNoAuth) {
 		return c.failf(exitError, "the nodes belong to other credentials: check --auth, --auth-file or $"+envAuth,
 			"%v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // connFlags are the flags of every subcommand that talks to ZooKeeper.
@@ -26,7 +27,7 @@ type connFlags struct {
 
 func (f *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.servers, "servers", "", "ZooKeeper servers, host:port,... (default $ZK_SERVERS, else 127.0.0.1:2181)")
-	fs.DurationVar(&f.sessionTimeout, "session-timeout", zklock.DefaultSessionTimeout, "session timeout to ask the servers for")
+	fs.DurationVar(&f.sessionTimeout, "session-timeout", defaultSessionTimeout, "session timeout to ask the servers for")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 15*time.Second, "give up connecting after this long")
 	fs.StringVar(&f.ensembleTiming, "ensemble-timing", "", "the servers' `TICK,SYNCLIMIT` (e.g. 2s,10), for servers that do not answer 'conf'")
 	f.sec.register(fs)
@@ -57,6 +58,10 @@ func (c *cli) open(f *connFlags) (ctx context.Context, s *zklock.Session, done f
 // from, as etcdctl and consul take theirs (zktest has a variable of its
 // own, which the CLI does not read).
 const envServers = "ZK_SERVERS"
+
+// defaultSessionTimeout is the library's default (WithSessionTimeout
+// states it): the flag shows it in --help.
+const defaultSessionTimeout = 30 * time.Second
 
 // resolve fills in the servers from $ZK_SERVERS or the default, and
 // returns them as addresses.
@@ -105,11 +110,15 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (s *zklock.Session, cod
 		return nil, sc.exitCode(), d.spoke
 	}
 	switch {
-	case errors.Is(err, zklock.ErrInvalidOption):
+	case errors.Is(err, zklock.ErrInvalidArgument):
 		return nil, c.usagef("--servers %q: %v", f.servers, err), d.spoke
 	case errors.Is(err, zklock.ErrTimingUnknown):
 		return nil, c.failf(exitError, "", "%v", err), d.spoke // it names both fixes
-	case errors.Is(err, zklock.ErrAuthFailed):
+	case errors.Is(err, zk.ErrNotZooKeeper):
+		// Said at once: every server answered in another protocol, so
+		// waiting out --connect-timeout could only repeat it.
+		return nil, c.failf(exitError, notZooKeeperHint, "cannot %s", strings.TrimPrefix(err.Error(), "zklock: ")), d.spoke
+	case errors.Is(err, zk.ErrAuthFailed):
 		return nil, c.failf(exitError, "check "+sec.credFrom, "the servers rejected the credentials of user %q", sec.user), d.spoke
 	case errors.Is(err, context.DeadlineExceeded):
 		msg, hint := "cannot connect to "+f.servers+" within "+f.connectTimeout.String(), d.hint()

@@ -153,11 +153,15 @@ func (d *dialer) hint() string {
 	case ok && errors.As(f.err, new(*net.DNSError)):
 		return "check --servers or $ZK_SERVERS"
 	case ok && errors.As(f.err, new(*client.NotZooKeeperError)):
-		return "check --servers: give the servers' client port (clientPort, 2181 by default), not the " +
-			"AdminServer's (8080) or another service's"
+		return notZooKeeperHint
 	}
 	return "is ZooKeeper running there? 'zklock dev-server' starts one to try things"
 }
+
+// notZooKeeperHint is the hint for a server that answered in another
+// protocol.
+const notZooKeeperHint = "check --servers: give the servers' client port (clientPort, 2181 by default), not the " +
+	"AdminServer's (8080) or another service's"
 
 // describe names the cause of a failed connection attempt.
 func describe(err error) string {

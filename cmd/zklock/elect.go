@@ -39,7 +39,7 @@ func (c *cli) elect(args []string) int {
 	}
 	pos, argv, code, ok := c.parseArgs(fs, args, names, withCmd)
 	if !ok {
-		return code
+		return f.job.refused(code)
 	}
 	set := visited(fs)
 	if f.observe {
@@ -49,10 +49,10 @@ func (c *cli) elect(args []string) int {
 		return c.observe(&f, pos[0])
 	}
 	if code, ok := c.refuse(set, "without --observe", "json"); !ok {
-		return code
+		return f.job.refused(code)
 	}
 	if f.timeout < 0 || f.job.grace < 0 {
-		return c.usagef("--timeout and --grace cannot be negative")
+		return f.job.refused(c.usagef("--timeout and --grace cannot be negative"))
 	}
 	path, value := pos[0], []byte(pos[1])
 	return f.job.job(c, &f.conn, path, kindLock, argv, f.timeout, set,
@@ -88,7 +88,7 @@ func campaign(ctx context.Context, s *zklock.Session, path string, value []byte)
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{lost: t.Lost(), token: t.Token(), node: t.Node(), release: e.Resign}, nil
+	return grant{lost: t.Lost(), token: t.Token(), node: guardPath(t.Guard()), release: e.Resign}, nil
 }
 
 // observe prints the leader of path and every change until a signal.
@@ -117,35 +117,37 @@ func (c *cli) observe(f *electFlags, path string) int {
 
 // leaderLine is one leader change, as --observe --json prints it.
 type leaderLine struct {
-	Time    time.Time `json:"time"`
-	Leader  bool      `json:"leader"` // false: no leader
-	Value   string    `json:"value,omitempty"`
-	Session string    `json:"session,omitempty"`
-	Token   int64     `json:"token,omitempty"`
-	Node    string    `json:"node,omitempty"`
+	Time    stamp  `json:"time"`
+	Leader  bool   `json:"leader"` // false: no leader
+	Value   string `json:"value,omitempty"`
+	Session string `json:"session,omitempty"`
+	Token   int64  `json:"token,omitempty"`
+	Node    string `json:"node,omitempty"`
 	// Created is when the leader's node was created, by the server's
 	// clock: when it became a candidate, not when it began to lead (which
 	// ZooKeeper does not record), as status's created is for a holder.
-	Created *time.Time `json:"created,omitempty"`
+	Created *stamp `json:"created,omitempty"`
 }
 
 func (c *cli) printLeader(info zklock.LeaderInfo, asJSON bool) {
-	l := leaderLine{Time: time.Now(), Leader: info.Node != ""}
+	now := time.Now()
+	l := leaderLine{Time: stamp(now), Leader: info.Node != ""}
 	if l.Leader {
 		l.Value, l.Session, l.Token = string(info.Value), fmt.Sprintf("0x%x", info.Session), info.Token
-		l.Node, l.Created = info.Node, &info.Since
+		created := stamp(info.Created)
+		l.Node, l.Created = info.Node, &created
 	}
 	if asJSON {
 		_ = json.NewEncoder(c.stdout).Encode(l)
 		return
 	}
-	stamp := l.Time.Format(timeFormat)
+	at := now.Format(timeFormat)
 	if !l.Leader {
-		fmt.Fprintf(c.stdout, "%s no leader\n", stamp)
+		fmt.Fprintf(c.stdout, "%s no leader\n", at)
 		return
 	}
-	fmt.Fprintf(c.stdout, "%s leader %s (session %s, token %d, node created %s)\n", stamp,
-		printable(l.Value, 60), l.Session, l.Token, info.Since.Format(timeFormat))
+	fmt.Fprintf(c.stdout, "%s leader %s (session %s, token %d, node created %s)\n", at,
+		printable(l.Value, 60), l.Session, l.Token, info.Created.Format(timeFormat))
 }
 
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"

@@ -48,26 +48,34 @@ func TestFlagsAfterPath(t *testing.T) {
 
 // Issue 35, item 6: --exit-code-file tells the command's exit code from
 // zklock's own: it holds the command's code once the command has run, and
-// nothing when it did not.
+// nothing when it did not. Issue 47: make exits 2 for a failed build, as
+// zklock does for a usage error; a usage error left a FILE of an earlier
+// run as it was, so it empties FILE too (once it has read the flag).
 func TestExitCodeFile(t *testing.T) {
 	c := zktest.Start(t)
 	for _, tc := range []struct {
-		name string
-		argv []string
-		code int
-		file string
+		name  string
+		flags []string // after --exit-code-file
+		argv  []string
+		code  int
+		file  string
 	}{
-		{"the command's 123", []string{"sh", "-c", "exit 123"}, 123, "123\n"},
-		{"the command's 127", []string{"sh", "-c", "exit 127"}, 127, "127\n"},
-		{"not found", []string{"zklock-no-such-command"}, exitNotFound, ""},
-		{"killed by a signal", []string{"sh", "-c", "kill -TERM $$"}, 128 + 15, "143\n"},
+		{"the command's 123", nil, []string{"sh", "-c", "exit 123"}, 123, "123\n"},
+		{"the command's 127", nil, []string{"sh", "-c", "exit 127"}, 127, "127\n"},
+		{"not found", nil, []string{"zklock-no-such-command"}, exitNotFound, ""},
+		{"killed by a signal", nil, []string{"sh", "-c", "kill -TERM $$"}, 128 + 15, "143\n"},
+		{"the command's 2, as make's", nil, []string{"sh", "-c", "exit 2"}, 2, "2\n"},
+		{"an unknown flag", []string{"--bogus"}, []string{"true"}, exitUsage, ""},
+		{"a bad flag value", []string{"--grace", "-1s"}, []string{"true"}, exitUsage, ""},
+		{"a grace not below the margin", []string{"--session-timeout", "10s", "--grace", "3s"}, []string{"true"}, exitUsage, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "code")
 			if err := os.WriteFile(file, []byte("stale\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			args := append([]string{"run", "--exit-code-file", file, lockPath(t, "lock"), "--"}, tc.argv...)
+			args := append(append([]string{"run", "--exit-code-file", file}, tc.flags...), lockPath(t, "lock"), "--")
+			args = append(args, tc.argv...)
 			code, _, errOut := runZklock(t, c.ConnectString(), args...)
 			got, err := os.ReadFile(file)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // grant is what an acquisition gives the command it runs.
@@ -55,6 +56,17 @@ func (f *jobFlags) register(fs *flag.FlagSet) {
 		"(FILE is emptied first: empty afterwards, the command did not run to its end)")
 }
 
+// refused is zklock's usage error code, after emptying --exit-code-file if
+// it was read: an empty FILE then says the command did not run, so a
+// command's own exit 2 (make's, for a failed build) is told from zklock's
+// (exit 2 and FILE empty) without removing FILE first.
+func (f *jobFlags) refused(code int) int {
+	if f.exitCodeFile != "" {
+		_ = os.WriteFile(f.exitCodeFile, nil, 0o644) // a FILE that cannot be written is said when it matters
+	}
+	return code
+}
+
 // job makes the job of run or elect.
 func (f *jobFlags) job(c *cli, conn *connFlags, path, kind string, argv []string, timeout time.Duration,
 	set map[string]bool, acquire func(context.Context, *zklock.Session) (grant, error)) *job {
@@ -71,13 +83,13 @@ const minRelease = 5 * time.Second
 const noticeDrain = time.Second
 
 func (j *job) do() int {
-	if code, ok := j.checkGrace(j.conn.sessionTimeout, false); !ok {
-		return code
-	}
 	if j.exitCodeFile != "" {
 		if err := os.WriteFile(j.exitCodeFile, nil, 0o644); err != nil {
 			return j.failf(exitError, "", "--exit-code-file: %v", err)
 		}
+	}
+	if code, ok := j.checkGrace(j.conn.sessionTimeout, false); !ok {
+		return code
 	}
 	// From here on a write to a broken stderr fails with EPIPE instead of
 	// killing zklock, and no report waits for stderr (see notices).
@@ -103,7 +115,7 @@ func (j *job) hold() int {
 	defer rep.wait() // after s.Close, which ends the session calls its goroutines may wait in
 	defer s.Close()
 	rep.followSession(s)
-	if code, ok := j.checkGrace(s.Timeout(), true); !ok {
+	if code, ok := j.checkGrace(s.Timing().Timeout, true); !ok {
 		unwatch()
 		return code
 	}
@@ -175,13 +187,13 @@ func (j *job) waitFailed(ctx context.Context, err error) int {
 	case errors.As(err, &locked):
 		return j.failf(exitBusy, "", "%s is held by %s (session 0x%x)", j.path,
 			printable(string(locked.Data), 60), locked.Session)
-	case errors.Is(err, zklock.ErrNotAcquired):
+	case errors.Is(err, errs.ErrNotAcquired): // a semaphore's ErrLocked
 		return j.failf(exitBusy, "", "%s has no free slot, or others wait for one", j.path)
 	case errors.Is(err, zklock.ErrLocked):
 		return j.failf(exitBusy, "", "%s is taken, or others wait for it", j.path)
 	case errors.Is(err, context.DeadlineExceeded):
 		return j.failf(exitTimeout, "", "%s not acquired within %v", j.path, j.timeout)
-	case errors.Is(err, zklock.ErrLimitMismatch):
+	case errors.Is(err, errs.ErrLimitMismatch): // an ErrInvalidArgument
 		return j.failf(exitError, "every holder must pass the same -n", "%v", err)
 	case errors.As(err, &le):
 		return j.failf(exitError, le.hint(), "%v", err)
@@ -192,11 +204,10 @@ func (j *job) waitFailed(ctx context.Context, err error) int {
 // release gives the lock back. When it cannot, the node still goes when
 // the session is closed (or expires), so it only warns.
 func (j *job) release(s *zklock.Session, g grant) {
-	ctx, cancel := context.WithTimeout(context.Background(), max(s.Timeout(), minRelease))
+	ctx, cancel := context.WithTimeout(context.Background(), max(s.Timing().Timeout, minRelease))
 	defer cancel()
 	err := g.release(ctx)
-	if err != nil && !errors.Is(err, zklock.ErrLockLost) && !errors.Is(err, zklock.ErrLeaseLost) &&
-		!errors.Is(err, zklock.ErrLeadershipLost) {
+	if err != nil && !errors.Is(err, zklock.ErrLockLost) {
 		j.warnf("release %s: %v; it is released when the session closes", j.path, err)
 	}
 }

@@ -189,6 +189,6 @@ func (r *reader) contender(dir string, q queue.Contender) (zklock.Contender, []b
 	if !ok {
 		return zklock.Contender{}, nil, false
 	}
-	return zklock.Contender{Path: p, Kind: queue.KindOf(q), Seq: q.Seq, Session: st.EphemeralOwner,
+	return zklock.Contender{Path: p, Kind: zklock.Kind(queue.KindOf(q)), Seq: q.Seq, Session: st.EphemeralOwner,
 		Token: st.Czxid << tokenShift, Created: time.UnixMilli(st.Ctime), Data: queue.UserData(data)}, data, true
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // The primitives a path can hold. Their nodes differ, so a Mutex and the
@@ -31,7 +32,7 @@ func checkPath(s *zklock.Session, path string) error {
 // returns "" when no holder or waiter is there.
 func detectKind(ctx context.Context, s *zklock.Session, path string) (string, error) {
 	names, _, err := s.Client().Children(ctx, path)
-	if errors.Is(err, zklock.ErrNoNode) {
+	if errors.Is(err, zk.ErrNoNode) {
 		return "", nil
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -89,10 +90,9 @@ func newLsFixture(t *testing.T, servers string) lsFixture {
 	other := must2(zklock.NewElection(two, f.election))(t)
 	background(t, func(ctx context.Context) error { _, err := other.Campaign(ctx, []byte("leader-b")); return err })
 
-	for path, list := range map[string]func(context.Context) ([]zklock.Contender, error){
-		f.mutex: m.Contenders, f.election: e.Candidates} {
+	for _, path := range []string{f.mutex, f.election} {
 		eventually(t, 30*time.Second, "a second contender on "+path, func() bool {
-			cs, err := list(ctx)
+			cs, err := zklock.Contenders(ctx, one, path)
 			return err == nil && len(cs) == 2
 		})
 	}
@@ -215,7 +215,7 @@ func TestLsEmptyMissingAndCapped(t *testing.T) {
 	s := newSession(t, servers)
 	empty := lockPath(t, "empty")
 	for _, p := range []string{"/zklock-cmd-test", lockPath(t, ""), empty, empty + "/plain"} {
-		if _, err := s.Client().Create(t.Context(), strings.TrimSuffix(p, "/"), nil, zklock.ModePersistent); err != nil && !errors.Is(err, zklock.ErrNodeExists) {
+		if _, err := s.Client().Create(t.Context(), strings.TrimSuffix(p, "/"), nil, zk.ModePersistent); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			t.Fatal(err)
 		}
 	}

@@ -35,7 +35,7 @@ func (j *job) renew(c *command, r *renewer) {
 		return
 	}
 	changed := false
-	if t := r.s.Timeout(); t != r.timeout {
+	if t := r.s.Timing().Timeout; t != r.timeout {
 		r.timeout = t
 		changed = j.regrace(t)
 	}

@@ -6,18 +6,33 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/queue"
 )
+
+// stamp is a time as every --json output writes it: RFC 3339 in UTC with
+// milliseconds ("2026-11-24T12:32:44.291Z"), the precision of ZooKeeper's
+// node times, always three digits, whatever the local zone. (Durations
+// are integer milliseconds, in fields named *_ms.)
+type stamp time.Time
+
+const stampFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func (s stamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(s).UTC().Format(stampFormat) + `"`), nil
+}
+
+func (s *stamp) UnmarshalJSON(b []byte) error { return (*time.Time)(s).UnmarshalJSON(b) }
 
 // entry is one node of a lock's queue, as status shows it.
 type entry struct {
-	Role    string    `json:"role"`           // "holder" or "waiting"
-	Mode    string    `json:"mode,omitempty"` // "read" or "write" for a reader/writer lock
-	Node    string    `json:"node"`           // full path
-	Session string    `json:"session"`        // hex, as ZooKeeper prints it
-	Token   int64     `json:"token"`          // the fencing token (Mutex.Token: czxid << 12)
-	Created time.Time `json:"created"`        // by the server's clock
-	AgeMS   int64     `json:"age_ms"`
-	Data    string    `json:"data"`
+	Role    string `json:"role"`           // "holder" or "waiting"
+	Mode    string `json:"mode,omitempty"` // "read" or "write" for a reader/writer lock
+	Node    string `json:"node"`           // full path
+	Session string `json:"session"`        // hex, as ZooKeeper prints it
+	Token   int64  `json:"token"`          // the fencing token (Mutex.Token: czxid << 12)
+	Created stamp  `json:"created"`        // by the server's clock
+	AgeMS   int64  `json:"age_ms"`
+	Data    string `json:"data"`
 	// Revoke: a revocation request was written into the node (zklock
 	// revoke, Curator's Revoker); its data is the request.
 	Revoke bool `json:"revocation_requested,omitempty"`
@@ -145,8 +160,8 @@ func (r *report) add(held bool, mode string, c zklock.Contender) {
 
 func newEntry(held bool, mode string, c zklock.Contender) entry {
 	e := entry{Role: "waiting", Mode: mode, Node: c.Path, Session: fmt.Sprintf("0x%x", c.Session),
-		Token: c.Token, Created: c.Created, AgeMS: time.Since(c.Created).Milliseconds(), Data: string(c.Data),
-		Revoke: string(c.Data) == zklock.RevokeMessage}
+		Token: c.Token, Created: stamp(c.Created), AgeMS: time.Since(c.Created).Milliseconds(), Data: string(c.Data),
+		Revoke: string(c.Data) == queue.RevokeMessage}
 	if held {
 		e.Role = "holder"
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -27,7 +29,7 @@ func TestRevokeCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runZklock(t, servers, "revoke", path)
-	if code != exitOK || !strings.Contains(out, "revocation requested: "+m.Node()) {
+	if code != exitOK || !strings.Contains(out, "revocation requested: "+nodeOf(m.Guard())) {
 		t.Fatalf("revoke: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	select {
@@ -82,7 +84,7 @@ func TestBreakCommand(t *testing.T) {
 	got := make(chan error, 1)
 	go func() { got <- w.Lock(ctx) }()
 	code, out, errOut := runZklock(t, servers, "break", path)
-	if code != exitError || !strings.Contains(out, "stuck@host") || !strings.Contains(out, m.Node()) ||
+	if code != exitError || !strings.Contains(out, "stuck@host") || !strings.Contains(out, nodeOf(m.Guard())) ||
 		!strings.Contains(out, "(node created ") || strings.Contains(out, " since ") || !strings.Contains(errOut, "--force") {
 		t.Fatalf("break without --force: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -92,7 +94,7 @@ func TestBreakCommand(t *testing.T) {
 	default:
 	}
 	code, out, errOut = runZklock(t, servers, "break", "--force", path)
-	if code != exitOK || !strings.Contains(out, "broke: "+m.Node()) || !strings.Contains(errOut, "fencing") {
+	if code != exitOK || !strings.Contains(out, "broke: "+nodeOf(m.Guard())) || !strings.Contains(errOut, "fencing") {
 		t.Fatalf("break --force: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if err := <-got; err != nil {
@@ -158,9 +160,12 @@ func TestRunRevocable(t *testing.T) {
 // A waiter behind a holder asked to release says so, not that the holder
 // is "__REVOKE__" (the request overwrote the holder's data).
 func TestWaitLineNamesARevocationRequest(t *testing.T) {
-	r := report{Holders: []entry{{Session: "0x1", Data: zklock.RevokeMessage, Revoke: true}},
+	r := report{Holders: []entry{{Session: "0x1", Data: queue.RevokeMessage, Revoke: true}},
 		Waiting: []entry{{Session: "0x2"}}}
 	if got, want := waitLine(r, 2), "held by session 0x1 (revocation requested), 0 waiting ahead"; got != want {
 		t.Errorf("waitLine = %q, want %q", got, want)
 	}
 }
+
+// nodeOf is the path of a guard's node (guardPath).
+func nodeOf(g *zk.CheckOp) string { return guardPath(g) }

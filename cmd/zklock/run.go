@@ -41,12 +41,12 @@ func (c *cli) run(args []string) int {
 	f.register(fs)
 	pos, argv, code, ok := c.parseArgs(fs, args, []string{"PATH"}, true)
 	if !ok {
-		return code
+		return f.job.refused(code)
 	}
 	path := pos[0]
 	f.set = visited(fs)
 	if code, ok := c.checkRunFlags(&f); !ok {
-		return code
+		return f.job.refused(code)
 	}
 	j := f.job.job(c, &f.conn, path, f.kind(), argv, f.timeout, f.set, f.acquirer(path))
 	j.try = f.try

@@ -40,7 +40,7 @@ func (j *job) supervise(s *zklock.Session, g grant, sigs chan os.Signal) int {
 	if tty != nil {
 		defer tty.close()
 	}
-	r := &renewer{s: s, timeout: s.Timeout(), sent: s.OwnershipDeadline()}
+	r := &renewer{s: s, timeout: s.Timing().Timeout, sent: s.OwnershipDeadline()}
 	c, err := startSupervised(j.argv, append(os.Environ(), j.env(g)...), tty, clockAt(r.sent), j.grace)
 	if err != nil {
 		return j.failf(exitError, "", "cannot start the command: %v", err)

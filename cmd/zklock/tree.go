@@ -9,8 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // walkers is how many requests the walk keeps in flight: ZooKeeper answers
@@ -21,7 +21,7 @@ const walkers = 8
 // primitives in it.
 type walk struct {
 	ctx         context.Context
-	conn        *zklock.Client
+	conn        *zk.Client
 	root        string
 	max         int64
 	reads       atomic.Int64
@@ -131,9 +131,9 @@ func (r *reader) children(p string) ([]string, bool) {
 	return names, r.check(p, err)
 }
 
-func (r *reader) get(p string) ([]byte, zklock.Stat, bool) {
+func (r *reader) get(p string) ([]byte, zk.Stat, bool) {
 	if r.refused = r.refused || !r.take(); r.refused {
-		return nil, zklock.Stat{}, false
+		return nil, zk.Stat{}, false
 	}
 	data, st, err := r.conn.Get(r.ctx, p)
 	return data, st, r.check(p, err)
@@ -145,10 +145,10 @@ func (w *walk) check(p string, err error) bool {
 	if err == nil {
 		return true
 	}
-	if errors.Is(err, zklock.ErrNoNode) && p == w.root {
+	if errors.Is(err, zk.ErrNoNode) && p == w.root {
 		w.rootMissing.Store(true)
 	}
-	if !errors.Is(err, zklock.ErrNoNode) && w.ctx.Err() == nil {
+	if !errors.Is(err, zk.ErrNoNode) && w.ctx.Err() == nil {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if w.nprob++; len(w.problems) < 3 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // reporter tells, on stderr and one line each, how a job's wait goes:
@@ -54,13 +55,13 @@ func (r *reporter) followSession(s *zklock.Session) {
 		defer r.wg.Done()
 		for ev := range events {
 			switch ev.State {
-			case zklock.StateSuspended:
+			case zk.StateSuspended:
 				r.say("connection to ZooKeeper lost; reconnecting")
-			case zklock.StateReconnected:
+			case zk.StateReconnected:
 				r.say("reconnected (session 0x%x)", ev.SessionID)
-			case zklock.StateExpired:
+			case zk.StateExpired:
 				r.say("session 0x%x expired; its nodes are gone", ev.SessionID)
-			case zklock.StateConnected:
+			case zk.StateConnected:
 				r.say("connected with a new session 0x%x", ev.SessionID)
 			}
 		}

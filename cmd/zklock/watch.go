@@ -67,9 +67,9 @@ func (p *statusPrinter) show(r report) {
 	switch {
 	case p.asJSON:
 		_ = json.NewEncoder(p.w).Encode(struct {
-			Time time.Time `json:"time"`
+			Time stamp `json:"time"`
 			report
-		}{now, r})
+		}{stamp(now), r})
 	case p.tty:
 		fmt.Fprintf(p.w, "\033[H\033[2J%s  (every change; Ctrl-C to stop)\n\n", now.Format(timeFormat))
 		printTable(p.w, r)

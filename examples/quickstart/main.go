@@ -88,7 +88,7 @@ func run(ctx context.Context, out io.Writer, cfg config) (err error) {
 		return err
 	}
 	for i, a := range t.order {
-		fmt.Fprintf(out, "%4d. worker %d  token %#x\n", i+1, a.worker, a.token)
+		fmt.Fprintf(out, "%4d. worker %d  token %d\n", i+1, a.worker, a.token)
 	}
 	if err := check(t.order, t.maxHeld, cfg.workers*cfg.rounds); err != nil {
 		return err
@@ -185,7 +185,7 @@ func check(order []acquisition, maxHeld int32, want int) error {
 	}
 	for i := 1; i < len(order); i++ {
 		if order[i].token <= order[i-1].token {
-			return fmt.Errorf("fencing tokens did not increase: acquisition %d has %#x after %#x",
+			return fmt.Errorf("fencing tokens did not increase: acquisition %d has %d after %d",
 				i+1, order[i].token, order[i-1].token)
 		}
 	}

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-var acquisitionLine = regexp.MustCompile(`^\s+(\d+)\. worker (\d+)  token (0x[0-9a-f]+)$`)
+var acquisitionLine = regexp.MustCompile(`^\s+(\d+)\. worker (\d+)  token ([0-9]+)$`) // decimal, as every other token zklock prints
 
 // TestQuickstart runs the demo against a real ZooKeeper and checks what its
 // output claims: every worker's turns, in order, with increasing tokens, and
@@ -45,7 +45,7 @@ func TestQuickstart(t *testing.T) {
 		require.NotNil(t, m, "line %q", line)
 		assert.Equal(t, strconv.Itoa(i+1), m[1])
 		worker, _ := strconv.Atoi(m[2])
-		token, err := strconv.ParseInt(m[3], 0, 64)
+		token, err := strconv.ParseInt(m[3], 10, 64)
 		require.NoError(t, err)
 		assert.Greater(t, token, last, "line %q", line)
 		last = token
@@ -83,8 +83,8 @@ func TestCheck(t *testing.T) {
 		"fine":             {ok, 1, ""},
 		"two holders":      {ok, 2, "mutual exclusion violated: 2 workers"},
 		"missing turn":     {ok[:2], 1, "2 acquisitions recorded, want 3"},
-		"repeated token":   {[]acquisition{{1, 5}, {2, 5}, {1, 9}}, 1, "acquisition 2 has 0x5 after 0x5"},
-		"decreasing token": {[]acquisition{{1, 5}, {2, 7}, {1, 6}}, 1, "acquisition 3 has 0x6 after 0x7"},
+		"repeated token":   {[]acquisition{{1, 5}, {2, 5}, {1, 9}}, 1, "acquisition 2 has 5 after 5"},
+		"decreasing token": {[]acquisition{{1, 5}, {2, 7}, {1, 6}}, 1, "acquisition 3 has 6 after 7"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := check(tc.order, tc.maxHeld, 3)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"time"
 )
@@ -93,16 +94,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Timeout <= 0 {
 		return c, fmt.Errorf("%w: session timeout %v", ErrInvalidConfig, c.Timeout)
 	}
-	servers := make([]string, len(c.Servers))
-	for i, s := range c.Servers {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return c, fmt.Errorf("%w: empty server address", ErrInvalidConfig)
-		}
-		if _, _, err := net.SplitHostPort(s); err != nil {
-			s = net.JoinHostPort(s, "2181")
-		}
-		servers[i] = s
+	servers := ServerAddrs(c.Servers)
+	if slices.Contains(servers, "") {
+		return c, fmt.Errorf("%w: empty server address", ErrInvalidConfig)
 	}
 	c.Servers = servers
 	if c.Dialer == nil {
@@ -131,4 +125,19 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.Credentials = append([]Credential(nil), c.Credentials...)
 	return c, nil
+}
+
+// ServerAddrs returns servers as the client names them (in StateInfo, its
+// errors and logs): white space trimmed, port 2181 where none is given;
+// "" for an empty one.
+func ServerAddrs(servers []string) []string {
+	out := make([]string, len(servers))
+	for i, s := range servers {
+		s = strings.TrimSpace(s)
+		if _, _, err := net.SplitHostPort(s); err != nil && s != "" {
+			s = net.JoinHostPort(s, "2181")
+		}
+		out[i] = s
+	}
+	return out
 }

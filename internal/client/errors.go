@@ -134,6 +134,10 @@ var (
 	// ErrWatchEnded is returned by Watch.Next once the watch's final event
 	// has been returned.
 	ErrWatchEnded error = codeErr(0, "watch ended")
+	// ErrRequestTooLarge fails, unsent, a request larger than
+	// Config.MaxPacket (the servers' jute.maxbuffer): a server drops the
+	// connection on reading its length, and every request in flight with it.
+	ErrRequestTooLarge error = codeErr(0, "request too large (the servers' jute.maxbuffer)")
 	// ErrExpiredLocally is the Err of a StateExpired that no server
 	// reported: no server resumed the session for longer than twice its timeout
 	// (StateExpired says what follows). It wraps ErrSessionExpired.

@@ -197,13 +197,6 @@ func startServer(t testing.TB, opts ...zktest.Option) *zktest.Cluster {
 	return zktest.Start(t, append([]zktest.Option{zktest.WithSessionTimeouts(200*time.Millisecond, 20*time.Second)}, opts...)...)
 }
 
-// shortCtx is a ctx for a call that is expected to wait in vain.
-func shortCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // poll waits until cond holds, checking every millisecond: for conditions
 // of the client that no event signals (how many requests it holds).
 func poll(t testing.TB, what string, cond func() bool) {

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/zklock/zklock/internal/client"
@@ -25,4 +26,23 @@ func TestLargestNodeReadBack(t *testing.T) {
 		t.Fatalf("get: %d bytes, %v", len(got), err)
 	}
 	t.Logf("a %d-byte reply (jute.maxbuffer %d) read back", 16+4+len(data)+68, client.DefaultMaxPacket)
+}
+
+// TestRequestOverMaxPacketNotSent: a request one byte over Config.MaxPacket
+// fails with ErrRequestTooLarge before it is sent (a server drops the
+// connection on reading such a length: on the old code the setData failed
+// with ErrConnectionLoss), and the client goes on serving requests.
+func TestRequestOverMaxPacketNotSent(t *testing.T) {
+	c := dial(t, nil, client.Config{})
+	ctx := bounded(t)
+	dir := root(t, c)
+	// setData: xid, opcode, path, data, version.
+	data := bytes.Repeat([]byte("z"), client.DefaultMaxPacket-(4+4+4+len(dir)+4+4)+1)
+	_, err := c.Set(ctx, dir, data, -1)
+	if !errors.Is(err, client.ErrRequestTooLarge) {
+		t.Fatalf("set of a %d-byte request: %v, want ErrRequestTooLarge", client.DefaultMaxPacket+1, err)
+	}
+	if _, _, err := c.Get(ctx, dir); err != nil {
+		t.Fatalf("get after the refused set: %v", err)
+	}
 }

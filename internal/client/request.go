@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,6 +136,15 @@ func (c *Client) do(ctx context.Context, r *request) error {
 	default:
 	}
 	r.encode()
+	if n := len(r.buf) - 4; n > c.cfg.MaxPacket {
+		// The server reads the length first and drops the connection
+		// for one over its jute.maxbuffer, failing every request in
+		// flight on it; and a caller that retries would drop it again.
+		err := &Error{Op: opName(r.op), Path: r.path,
+			Err: fmt.Errorf("%w: %d bytes, over %d", ErrRequestTooLarge, n, c.cfg.MaxPacket)}
+		release(r)
+		return err
+	}
 	if err := c.enqueue(r); err != nil {
 		err = &Error{Op: opName(r.op), Path: r.path, Err: err}
 		release(r)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/zktest"
@@ -44,7 +45,12 @@ func TestTLS(t *testing.T) {
 	untrusting.RootCAs = nil
 	untrusting.InsecureSkipVerify = false
 	short := newStates()
-	_, err = client.Dial(shortCtx(t), client.Config{Servers: zk.SecureServers(), Timeout: testTimeout, TLS: untrusting, OnState: short.on})
+	// 5s, not a second: the ctx must outlast one refused
+	// handshake, which at load 30 in make test took longer than a second
+	// (no attempt was reported).
+	handshakeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = client.Dial(handshakeCtx, client.Config{Servers: zk.SecureServers(), Timeout: testTimeout, TLS: untrusting, OnState: short.on})
 	if err == nil {
 		t.Fatal("connected to a server whose certificate is not trusted")
 	}

@@ -10,33 +10,54 @@ import (
 	"fmt"
 )
 
-// The sentinels; root errors.go documents each.
+// The public sentinels; root errors.go documents each, grouped by what a
+// caller does with them.
 var (
-	ErrInvalidOption   = errors.New("zklock: invalid option")
-	ErrInvalidPath     = errors.New("zklock: invalid path")
-	ErrDataTooLarge    = errors.New("zklock: data too large")
-	ErrNilContext      = errors.New("zklock: nil context")
-	ErrSessionClosed   = errors.New("zklock: session closed")
-	ErrLocked          = errors.New("zklock: locked by another owner")
-	ErrNotLocked       = errors.New("zklock: not locked")
-	ErrNotOwner        = errors.New("zklock: not the owner")
-	ErrAlreadyLocked   = errors.New("zklock: already locked by this handle")
-	ErrLockLost        = errors.New("zklock: lock lost")
-	ErrAlreadyCampaign = errors.New("zklock: already campaigning")
-	ErrNotLeader       = errors.New("zklock: not the leader")
-	ErrNoLeader        = errors.New("zklock: no leader")
-	ErrLeadershipLost  = errors.New("zklock: leadership lost")
-	ErrResigned        = errors.New("zklock: resigned")
 	ErrInvalidArgument = errors.New("zklock: invalid argument")
-	ErrLimitMismatch   = errors.New("zklock: semaphore limit mismatch")
-	ErrWrongKind       = errors.New("zklock: path in use by another kind of primitive")
-	ErrNotAcquired     = errors.New("zklock: leases not acquired")
-	ErrLeaseReleased   = errors.New("zklock: lease already released")
-	ErrLeaseLost       = errors.New("zklock: lease lost")
-	ErrNotRevocable    = errors.New("zklock: holder not revocable")
-	ErrHolderAlive     = errors.New("zklock: holder's session is alive")
 	ErrTimingUnknown   = errors.New("zklock: ensemble timing unknown")
+	ErrWrongKind       = errors.New("zklock: path in use by another kind of primitive")
+	ErrNotRevocable    = errors.New("zklock: holder not revocable")
+	ErrLocked          = errors.New("zklock: locked by another owner")
+	ErrNoLeader        = errors.New("zklock: no leader")
+	ErrHolderAlive     = errors.New("zklock: holder's session is alive")
+	ErrLockLost        = errors.New("zklock: lock lost")
+	ErrResigned        = errors.New("zklock: resigned")
+	ErrSessionClosed   = errors.New("zklock: session closed")
+	ErrNotLocked       = errors.New("zklock: not locked")
+	ErrAlreadyLocked   = errors.New("zklock: already locked by this handle")
+	ErrNotOwner        = errors.New("zklock: not the owner")
+	ErrNotZooKeeper    = errors.New("zklock: not a ZooKeeper server")
 )
+
+// Finer errors, each of one public class: errors.Is matches the class (an
+// invalid option is an invalid argument), and the message stays specific.
+// The layers below the root package return them; the root exports only
+// the classes.
+var (
+	ErrInvalidOption   = Of(ErrInvalidArgument, "zklock: invalid option")
+	ErrInvalidPath     = Of(ErrInvalidArgument, "zklock: invalid path")
+	ErrDataTooLarge    = Of(ErrInvalidArgument, "zklock: data too large")
+	ErrNilContext      = Of(ErrInvalidArgument, "zklock: nil context")
+	ErrLimitMismatch   = Of(ErrInvalidArgument, "zklock: semaphore limit mismatch")
+	ErrNotAcquired     = Of(ErrLocked, "zklock: leases not acquired")
+	ErrLeaseLost       = Of(ErrLockLost, "zklock: lease lost")
+	ErrLeadershipLost  = Of(ErrLockLost, "zklock: leadership lost")
+	ErrNotLeader       = Of(ErrNotLocked, "zklock: not the leader")
+	ErrLeaseReleased   = Of(ErrNotLocked, "zklock: lease already released")
+	ErrAlreadyCampaign = Of(ErrAlreadyLocked, "zklock: already campaigning")
+)
+
+// Of returns an error with message msg that errors.Is matches against
+// class too.
+func Of(class error, msg string) error { return &fine{msg, class} }
+
+type fine struct {
+	msg   string
+	class error
+}
+
+func (e *fine) Error() string { return e.msg }
+func (e *fine) Unwrap() error { return e.class }
 
 // LockedError is returned, wrapping ErrLocked, by a try acquisition that
 // would have to wait.
@@ -53,6 +74,9 @@ func (e *LockedError) Error() string {
 // Unwrap returns ErrLocked.
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
+// As fills the root package's LockedError for errors.As (see asPublic).
+func (e *LockedError) As(target any) bool { return asPublic(e, target) }
+
 // WrongKindError is returned, wrapping ErrWrongKind, when a path holds
 // another kind of primitive's nodes.
 type WrongKindError struct {
@@ -67,6 +91,9 @@ func (e *WrongKindError) Error() string {
 
 // Unwrap returns ErrWrongKind.
 func (e *WrongKindError) Unwrap() error { return ErrWrongKind }
+
+// As fills the root package's WrongKindError for errors.As (see asPublic).
+func (e *WrongKindError) As(target any) bool { return asPublic(e, target) }
 
 // Kind names a kind of primitive: in metrics, in WrongKindError.Found, and
 // in the CLI. Node names on the wire ("lock-", "__READ__", ...) are another

@@ -330,7 +330,7 @@ func (r *Cohorts) Acquire(ctx context.Context, path string, form func() *Cohort,
 // Release releases a local hold of one of r's cohorts (Cohort.Release).
 func (r *Cohorts) Release(ctx context.Context, path string, h *Hold) error {
 	err := h.co.Release(ctx, h)
-	if err == nil || errors.Is(err, errs.ErrLockLost) {
+	if h.Released() {
 		r.leave(path, h.co)
 	}
 	return err

@@ -12,8 +12,10 @@ import (
 // place is given back (cohort.go).
 
 // Release ends h's local hold: the next local waiter holds, within the
-// bound, or the place is given back. It fails as Line.Release does,
-// keeping h when ctx ends before the place is given back.
+// bound, or the place is given back. It fails as Line.Release does: a
+// release cut off while it gives the place back drops the place (its node
+// is deleted in the background, the local waiters enqueue again), and h
+// is over all the same.
 func (c *Cohort) Release(ctx context.Context, h *Hold) error {
 	if err := CheckCtx(ctx); err != nil {
 		return err
@@ -21,16 +23,7 @@ func (c *Cohort) Release(ctx context.Context, h *Hold) error {
 	if !h.begin() {
 		return errs.ErrNotLocked
 	}
-	err := c.release(ctx, h)
-	if err != nil && !errors.Is(err, errs.ErrLockLost) {
-		h.abort()
-		return err
-	}
-	h.finish()
-	if c.line.Events != nil {
-		c.line.Events.Released(h.place.Last())
-	}
-	return err
+	return c.line.ended(h, c.release(ctx, h))
 }
 
 func (c *Cohort) release(ctx context.Context, h *Hold) error {
@@ -80,18 +73,19 @@ func (c *Cohort) bumpLocked(ctx context.Context, p *queue.Place) bool {
 }
 
 // giveHeldLocked gives the cohort's place back for its holder h; the
-// waiters left enqueue again, behind the contenders now first.
+// waiters left enqueue again, behind the contenders now first. A give cut
+// off drops the place (release.go): its node may be gone already, so it
+// is never handed on again, and the waiters enqueue again all the same.
 func (c *Cohort) giveHeldLocked(ctx context.Context, h *Hold) error {
 	p := c.held
 	c.holder = nil
 	c.forgetLocked()
-	if err := c.giveLocked(ctx, p); err != nil && !errors.Is(err, errs.ErrLockLost) {
-		// Still ours: h holds again, and may be released again.
-		c.holder, c.held = h, p
-		return err
+	err := c.giveLocked(ctx, p)
+	if err != nil && !errors.Is(err, errs.ErrLockLost) {
+		drop(c.q.Conn, p)
 	}
 	c.dispatchLocked()
-	return nil
+	return err
 }
 
 // giveLocked deletes the place's node, announcing the release. Local

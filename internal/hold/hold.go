@@ -28,8 +28,9 @@ type Hold struct {
 	state atomic.Int32
 }
 
-// A hold's states: held, then releasing while a release is under way
-// (back to held if it is cut off), then released.
+// A hold's states: held, then releasing while a release is under way,
+// then released, whatever the release's outcome (release.go): a hold
+// never goes back to held.
 const (
 	held int32 = iota
 	releasing
@@ -39,7 +40,6 @@ const (
 // begin starts a release; false if one is under way or done.
 func (h *Hold) begin() bool { return h.state.CompareAndSwap(held, releasing) }
 
-func (h *Hold) abort()  { h.state.Store(held) }
 func (h *Hold) finish() { h.state.Store(released) }
 
 // Released reports whether the hold was given back (or counted so, lost).

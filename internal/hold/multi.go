@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/zklock/zklock/internal/errs"
@@ -76,7 +77,7 @@ func (m *Multi) Acquire(ctx context.Context) ([]*Hold, error) {
 			return holds, nil
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-		rerr, _ := m.release(rctx, holds, m.order[:n]) // a lost part needs no release
+		rerr, _ := m.release(rctx, holds, make([]bool, len(holds)), m.order[:n]) // a lost part needs no release
 		cancel()
 		if err != nil && !errors.Is(err, errPartLost) {
 			return nil, errors.Join(err, rerr)
@@ -103,30 +104,49 @@ func (m *Multi) takeLive(ctx context.Context, holds []*Hold) (int, error) {
 	return len(m.order), nil
 }
 
-// Release gives every part back, in reverse path order. A part lost is
-// released as lost; its error (errs.ErrLockLost or errs.ErrLeaseLost) is
-// returned when nothing else failed. A part that failed otherwise is
-// still held, and Release may be called again for the parts left.
-func (m *Multi) Release(ctx context.Context, holds []*Hold) error {
-	failed, lost := m.release(ctx, holds, m.order)
+// Release gives back, in reverse path order, every part of holds whose
+// release has not ended (ended[i] false, ended in the order of holds), and
+// marks ended each part whose release returned having begun: given back,
+// counted down (a ReentrantMutex re-entered: its owner still holds, but
+// the Multi's share of it is over), found lost, or cut off (its ctx ended
+// while it was under way: release.go, the hold is over all the same). A
+// part's release ends once: released again, a re-entered ReentrantMutex
+// would count its owner's own hold down. A part lost is released as lost;
+// its error (errs.ErrLockLost or errs.ErrLeaseLost) is returned when
+// nothing else failed. A part whose release never began (ctx ended before
+// its turn) is still held, and Release may be called again for it.
+func (m *Multi) Release(ctx context.Context, holds []*Hold, ended []bool) error {
+	failed, lost := m.release(ctx, holds, ended, m.order)
 	if failed != nil {
 		return failed
 	}
 	return lost
 }
 
-// release returns the joined errors of the parts that failed (still held)
-// and the first error of a part lost.
-func (m *Multi) release(ctx context.Context, holds []*Hold, order []int) (failed, lost error) {
+// release releases the parts of order not ended yet, marking ended those
+// whose release began; it returns the joined errors of the parts that
+// failed otherwise (cut off, or never begun: those still held) and the
+// first error of a part lost.
+func (m *Multi) release(ctx context.Context, holds []*Hold, ended []bool, order []int) (failed, lost error) {
 	var fs, ls []error
 	for k := len(order) - 1; k >= 0; k-- {
 		i := order[k]
-		if holds[i] == nil || holds[i].Released() {
+		if holds[i] == nil || ended[i] {
 			continue // released by an earlier call that failed later on
 		}
-		switch err := m.parts[i].Release(ctx, holds[i]); {
+		if holds[i].Released() {
+			ended[i] = true // given back behind the Multi's back: nothing left to give
+			continue
+		}
+		err := m.parts[i].Release(ctx, holds[i])
+		// A release that began is final (release.go): it returns nil, the
+		// loss, or with the hold released (cut off). Any other return
+		// (ctx ended before it began) left the part as it was.
+		lostErr := errors.Is(err, errs.ErrLockLost) || errors.Is(err, errs.ErrLeaseLost) || errors.Is(err, errs.ErrNotLocked)
+		ended[i] = err == nil || lostErr || holds[i].Released()
+		switch {
 		case err == nil:
-		case errors.Is(err, errs.ErrLockLost) || errors.Is(err, errs.ErrLeaseLost) || errors.Is(err, errs.ErrNotLocked):
+		case lostErr:
 			ls = append(ls, err)
 		default:
 			fs = append(fs, fmt.Errorf("zklock: release multi-lock part %s: %w", m.parts[i].Path, err))
@@ -149,20 +169,26 @@ func AnyLost(holds []*Hold) bool {
 	return false
 }
 
-// LostAny returns a channel closed once any of holds' loss signals fires,
-// or stop closes; a goroutine waits on them until then.
-func LostAny(holds []*Hold, stop <-chan struct{}) <-chan struct{} {
-	lost := make(chan struct{})
-	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)}}
+// LostAny returns the one loss signal of holds, a Multi's parts: a
+// channel closed once any of holds' loss signals fires, or end is called.
+// The Multi's owner calls end once any part's release has ended (Release's
+// ended): from then the Multi no longer holds every part, whatever the
+// part's own signal says (a cut-off hold's Lost closes for new callers
+// only; a ReentrantMutex counted down still holds for its owner). A
+// goroutine waits on them until the channel closes.
+func LostAny(holds []*Hold) (lost <-chan struct{}, end func()) {
+	c := make(chan struct{})
+	var once sync.Once
+	end = func() { once.Do(func() { close(c) }) }
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)}}
 	for _, h := range holds {
 		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(h.Lost())})
 	}
 	go func() {
-		if i, _, _ := reflect.Select(cases); i > 0 {
-			close(lost)
-		}
+		reflect.Select(cases)
+		end()
 	}()
-	return lost
+	return c, end
 }
 
 // Order returns the indexes of the parts in acquisition (path) order.

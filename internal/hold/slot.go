@@ -2,7 +2,6 @@ package hold
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/zklock/zklock/internal/errs"
@@ -131,6 +130,34 @@ func (s *Slot) place(ctx context.Context, h *Hold) (bool, error) {
 	}
 }
 
+// Confirm reports, for h, the slot's hold, that it may be handed out again
+// without an acquisition (a ReentrantMutex owner's re-entry): nil only if
+// h is still the slot's, live (handOver), and its nodes stand on the
+// server as its session's (Standing.Stands: one request per node, one
+// round trip for a lock). A node deleted by another client (Break) fires
+// no loss signal, and a rival may hold by now, so the loss signal alone
+// does not do. It returns errs.ErrLockLost when h is lost or its node is
+// gone (h stays the slot's, for its owner to release), errs.ErrNotLocked
+// when h is no longer the slot's, and the read's error (ctx's) otherwise.
+func (s *Slot) Confirm(ctx context.Context, h *Hold) error {
+	if h == nil || s.Current() != h {
+		return errs.ErrNotLocked
+	}
+	if !handOver(h) {
+		return errs.ErrLockLost
+	}
+	ok, err := s.stands(ctx, h)
+	switch {
+	case err != nil:
+		return err
+	case !ok || !handOver(h): // gone, or lost while we looked
+		return errs.ErrLockLost
+	case s.Current() != h:
+		return errs.ErrNotLocked // released while we looked
+	}
+	return nil
+}
+
 // Standing is an Acquirer that can tell whether a hold's nodes still stand.
 type Standing interface {
 	Stands(ctx context.Context, h *Hold) (bool, error)
@@ -145,8 +172,8 @@ func (s *Slot) stands(ctx context.Context, h *Hold) (bool, error) {
 }
 
 // Unlock releases the slot's hold (Acquirer.Release): errs.ErrNotLocked when
-// it is empty. The slot is free again once the release succeeded or found
-// the hold lost; when ctx ends first it still holds.
+// it is empty. The slot is free again once the release began, whatever
+// its outcome (release.go); a ctx ended before the call changes nothing.
 func (s *Slot) Unlock(ctx context.Context) error { return s.Give(ctx, nil) }
 
 // Give is Unlock of h (nil: whatever the slot holds): errs.ErrNotLocked
@@ -161,7 +188,7 @@ func (s *Slot) Give(ctx context.Context, h *Hold) error {
 	}
 	h = cur
 	err := s.A.Release(ctx, h)
-	if err == nil || errors.Is(err, errs.ErrLockLost) || (errors.Is(err, errs.ErrNotLocked) && h.Released()) {
+	if h.Released() { // given back, lost, or cut off (release.go)
 		s.clear(h)
 	}
 	return err

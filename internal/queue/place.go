@@ -38,6 +38,15 @@ func OnePlace(h *Held) *Place {
 // and this store, each side sees the one that came first).
 func (p *Place) SetQuiet() { p.quiet.Store(true) }
 
+// Stop ends what the place runs beside its nodes (the permit layout's
+// holder watch), for a place given up without a Give that succeeded: its
+// nodes are then deleted by other means (Conn.Discard).
+func (p *Place) Stop() {
+	if p.permit != nil {
+		p.permit.Stop()
+	}
+}
+
 // Quiet reports whether SetQuiet was called.
 func (p *Place) Quiet() bool { return p.quiet.Load() }
 

@@ -188,9 +188,14 @@ func (c *Conn) connect(ctx context.Context) error {
 		}
 		close(c.surveyed)
 	})
-	attempts := newDialAttempts()
+	// dctx ends early, with a *notZooKeeperError as its cause, when every
+	// server answered in another protocol.
+	dctx, giveUp := context.WithCancelCause(ctx)
+	defer giveUp(nil)
+	attempts := newDialAttempts(c.cfg.Servers, giveUp)
+	attempts.probe = func(addr string) { c.identify(attempts, addr) }
 	c.spawn(func() { c.warnWhileDialing(attempts) })
-	cl, err := client.Dial(ctx, client.Config{
+	cl, err := client.Dial(dctx, client.Config{
 		Servers:          c.cfg.Servers,
 		Timeout:          c.cfg.Timeout,
 		Dialer:           c.dialServer,
@@ -207,6 +212,9 @@ func (c *Conn) connect(ctx context.Context) error {
 		close(c.clSet)
 		if errors.Is(err, client.ErrInvalidConfig) {
 			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		if cause := context.Cause(dctx); ctx.Err() == nil && errors.Is(cause, errs.ErrNotZooKeeper) {
+			return cause
 		}
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return &dialError{servers: c.cfg.Servers, ctxErr: ctx.Err(), last: attempts.lastErr()}

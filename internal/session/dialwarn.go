@@ -1,13 +1,17 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // A Dial that cannot connect says why while it retries, not only when its
@@ -30,7 +34,23 @@ type dialAttempts struct {
 	done         chan struct{} // closed at the first connection
 	after, every time.Duration // dialWarnAfter, dialWarnEvery
 
+	// servers are the addresses tried; giveUp ends the Dial with its
+	// cause once each one's latest attempt answered in another protocol
+	// (notZK): none will ever be ZooKeeper, so waiting for ctx to end
+	// could only repeat the answer. A server whose attempt failed
+	// otherwise (refused, silent) may be ZooKeeper coming up, and keeps
+	// the Dial trying.
+	servers []string
+	giveUp  func(error)
+	// probe asks a server whose attempt ended silent whether it is an
+	// HTTP server (identify); nil: none is asked.
+	probe func(addr string)
+
 	mu      sync.Mutex
+	notZK   map[string]*client.NotZooKeeperError
+	http    map[string]*client.NotZooKeeperError // servers a probe found to be HTTP servers
+	probing map[string]bool
+	gaveUp  bool
 	n       int // failed attempts, all told
 	warned  int // of them, those counted in a warning
 	server  string
@@ -39,9 +59,11 @@ type dialAttempts struct {
 	connect bool  // done is closed
 }
 
-func newDialAttempts() *dialAttempts {
+func newDialAttempts(servers []string, giveUp func(error)) *dialAttempts {
 	return &dialAttempts{failed: make(chan struct{}), done: make(chan struct{}), after: dialWarnAfter,
-		every: dialWarnEvery}
+		every: dialWarnEvery, servers: slices.Compact(slices.Sorted(slices.Values(client.ServerAddrs(servers)))),
+		giveUp: giveUp, notZK: make(map[string]*client.NotZooKeeperError),
+		http: make(map[string]*client.NotZooKeeperError), probing: make(map[string]bool)}
 }
 
 // observe wraps the client's OnState: a disconnection with a cause before
@@ -61,9 +83,66 @@ func (a *dialAttempts) observe(next func(client.State, client.StateInfo)) func(c
 				a.first = true
 				close(a.failed)
 			}
+			a.sortLocked(info)
 		}
 		a.mu.Unlock()
 		next(st, info)
+	}
+}
+
+// sortLocked keeps the server's latest answer in another protocol, or
+// forgets it after another failure, and gives the Dial up when every
+// server's latest attempt answered so.
+func (a *dialAttempts) sortLocked(info client.StateInfo) {
+	var nz *client.NotZooKeeperError
+	switch {
+	case errors.As(info.Err, &nz):
+	case errors.Is(info.Err, os.ErrDeadlineExceeded) && a.http[info.Server] != nil:
+		nz = a.http[info.Server] // silent again, as an HTTP server written in Go is
+	case errors.Is(info.Err, os.ErrDeadlineExceeded):
+		delete(a.notZK, info.Server)
+		if a.probe != nil && !a.probing[info.Server] {
+			a.probing[info.Server] = true // once: its answer holds until another kind of failure
+			a.probe(info.Server)
+		}
+		return
+	default:
+		delete(a.notZK, info.Server)
+		delete(a.http, info.Server)
+		delete(a.probing, info.Server)
+		return
+	}
+	a.notZK[info.Server] = nz
+	a.giveUpIfNoneLocked()
+}
+
+// identified records that a probe found addr to be an HTTP server, whose
+// silent attempts then count as its answer.
+func (a *dialAttempts) identified(addr string, nz *client.NotZooKeeperError) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.connect || !a.probing[addr] {
+		return // connected, or addr failed otherwise since it was asked
+	}
+	a.http[addr], a.notZK[addr] = nz, nz
+	a.giveUpIfNoneLocked()
+}
+
+// giveUpIfNoneLocked gives the Dial up when every server's latest attempt
+// answered in another protocol.
+func (a *dialAttempts) giveUpIfNoneLocked() {
+	for _, s := range a.servers {
+		if a.notZK[s] == nil {
+			return
+		}
+	}
+	if !a.gaveUp && a.giveUp != nil {
+		a.gaveUp = true
+		e := &notZooKeeperError{servers: a.servers}
+		for _, s := range a.servers {
+			e.answers = append(e.answers, a.notZK[s])
+		}
+		a.giveUp(e) // cancels a context: it does not block
 	}
 }
 
@@ -134,6 +213,38 @@ func (e *dialError) Unwrap() []error {
 		return []error{e.ctxErr}
 	}
 	return []error{e.ctxErr, e.last}
+}
+
+// notZooKeeperError is Dial's error when every server answered in another
+// protocol: it names each with its answer (errors.As finds a
+// *client.NotZooKeeperError), and is errs.ErrNotZooKeeper. Only this
+// error is: a Dial whose ctx ended while a server may still have been
+// ZooKeeper is not, whatever its last attempt heard.
+type notZooKeeperError struct {
+	servers []string
+	answers []*client.NotZooKeeperError // of each server
+}
+
+func (e *notZooKeeperError) Error() string {
+	if len(e.servers) == 1 {
+		return fmt.Sprintf("zklock: connect to %s: %v", e.servers[0], e.answers[0])
+	}
+	said := make([]string, len(e.servers))
+	for i, s := range e.servers {
+		said[i] = fmt.Sprintf("%s answered %q", s, e.answers[i].Head+"…")
+	}
+	return fmt.Sprintf("zklock: connect to %s: no server is a ZooKeeper client port: %s",
+		strings.Join(e.servers, ","), strings.Join(said, ", "))
+}
+
+func (e *notZooKeeperError) Is(target error) bool { return target == errs.ErrNotZooKeeper }
+
+func (e *notZooKeeperError) Unwrap() []error {
+	out := make([]error, len(e.answers))
+	for i, a := range e.answers {
+		out[i] = a
+	}
+	return out
 }
 
 // bare is err's text without the prefixes of the packages it passed

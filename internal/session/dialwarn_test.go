@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // warnings keeps the WARN records a Conn logs, with their "attempts".
@@ -55,7 +57,7 @@ func TestDialWarnsOncePerIntervalWhileFailing(t *testing.T) {
 	c.log = slog.New(w)
 	c.logs.init()
 	c.spawn(func() { c.logs.run(c.log, c.bg.Done()) })
-	a := newDialAttempts()
+	a := newDialAttempts([]string{"127.0.0.1:1"}, nil)
 	a.after, a.every = 100*time.Millisecond, 300*time.Millisecond
 	c.spawn(func() { c.warnWhileDialing(a) })
 	state := a.observe(func(client.State, client.StateInfo) {})
@@ -93,4 +95,61 @@ func TestDialWarnsOncePerIntervalWhileFailing(t *testing.T) {
 	fail()
 	time.Sleep(2 * a.every)
 	require.Len(t, w.seen(), n, "a warning after the first connection")
+}
+
+// The Dial gives up only when every server's latest attempt said it is
+// not ZooKeeper: in its own answer, or, for a silent attempt, in the
+// probe's "HTTP/" since; a server that fails otherwise (refused: it may
+// be coming up) keeps it trying and loses what it was found to be.
+func TestDialGivesUpOnlyWhenNoServerMayBeZooKeeper(t *testing.T) {
+	text := &client.NotZooKeeperError{Head: "HTTP"}
+	timeout := os.ErrDeadlineExceeded
+	refused := errors.New("connection refused")
+	type step struct {
+		server string
+		err    error // nil: the probe of server found an HTTP server
+	}
+	for name, tc := range map[string]struct {
+		steps  []step
+		giveUp bool
+	}{
+		"both answered in text":            {[]step{{"a:1", text}, {"b:1", text}}, true},
+		"one answered, one refused":        {[]step{{"a:1", text}, {"b:1", refused}}, false},
+		"one answered, the other not yet":  {[]step{{"a:1", text}}, false},
+		"text, then refused":               {[]step{{"a:1", text}, {"a:1", refused}, {"b:1", text}}, false},
+		"silent, probed HTTP":              {[]step{{"a:1", timeout}, {"a:1", nil}, {"b:1", text}}, true},
+		"silent, not probed":               {[]step{{"a:1", timeout}, {"b:1", text}}, false},
+		"probed HTTP, silent again":        {[]step{{"b:1", text}, {"a:1", timeout}, {"a:1", nil}, {"a:1", timeout}}, true},
+		"probed HTTP, then refused":        {[]step{{"a:1", timeout}, {"a:1", refused}, {"a:1", nil}, {"b:1", text}}, false},
+		"a probe answered after a connect": {[]step{{"a:1", timeout}, {"", nil}, {"a:1", nil}, {"b:1", text}}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var gaveUp []error
+			probed := map[string]int{}
+			a := newDialAttempts([]string{"a:1", "b:1", "a:1"}, func(err error) { gaveUp = append(gaveUp, err) })
+			a.probe = func(addr string) { probed[addr]++ }
+			state := a.observe(func(client.State, client.StateInfo) {})
+			for _, s := range tc.steps {
+				switch {
+				case s.server == "":
+					state(client.StateConnected, client.StateInfo{Server: "a:1"})
+				case s.err == nil:
+					a.identified(s.server, &client.NotZooKeeperError{Head: "HTTP"})
+				default:
+					state(client.StateDisconnected, client.StateInfo{Server: s.server, Err: s.err})
+				}
+			}
+			if !tc.giveUp {
+				require.Empty(t, gaveUp)
+				return
+			}
+			require.Len(t, gaveUp, 1)
+			require.ErrorIs(t, gaveUp[0], errs.ErrNotZooKeeper)
+			require.Equal(t, `zklock: connect to a:1,b:1: no server is a ZooKeeper client port: a:1 answered "HTTP…", b:1 answered "HTTP…"`,
+				gaveUp[0].Error())
+			for addr, n := range probed {
+				require.Equal(t, 1, n, "%s probed %d times", addr, n)
+			}
+		})
+	}
 }

@@ -26,7 +26,7 @@ func TestBadOptions(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			m, err := zkotel.New(noop.NewMeterProvider(), opt)
-			require.ErrorIs(t, err, zklock.ErrInvalidOption)
+			require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 			require.Nil(t, m)
 		})
 	}

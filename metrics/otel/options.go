@@ -28,7 +28,7 @@ func WithBuckets(b []float64) Option {
 	return func(o *options) error {
 		for i, x := range b {
 			if math.IsNaN(x) || math.IsInf(x, 0) || (i > 0 && x <= b[i-1]) {
-				return fmt.Errorf("%w: buckets %v must be finite and strictly increasing", zklock.ErrInvalidOption, b)
+				return fmt.Errorf("%w: buckets %v must be finite and strictly increasing", zklock.ErrInvalidArgument, b)
 			}
 		}
 		o.buckets = append([]float64{}, b...)
@@ -43,7 +43,7 @@ func WithBuckets(b []float64) Option {
 func WithPathAttribute(f func(path string) string) Option {
 	return func(o *options) error {
 		if f == nil {
-			return fmt.Errorf("%w: nil path attribute function", zklock.ErrInvalidOption)
+			return fmt.Errorf("%w: nil path attribute function", zklock.ErrInvalidArgument)
 		}
 		o.path = f
 		return nil

@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -87,15 +88,14 @@ type Metrics struct {
 }
 
 var (
-	_ zklock.Metrics       = (*Metrics)(nil)
-	_ zklock.RecipeMetrics = (*Metrics)(nil)
+	_ zklock.Metrics = (*Metrics)(nil)
 )
 
 // New returns Metrics whose instruments come from mp's meter named
 // ScopeName. A nil mp means the global otel.GetMeterProvider(), whose
 // instruments forward to whatever provider otel.SetMeterProvider installs,
 // even later. The defaults are DefaultBuckets and the path as it is. New
-// returns an error wrapping zklock.ErrInvalidOption for a bad option, and
+// returns an error wrapping zklock.ErrInvalidArgument for a bad option, and
 // one wrapping the provider's errors when it cannot create an instrument.
 func New(mp metric.MeterProvider, opts ...Option) (*Metrics, error) {
 	o := options{buckets: DefaultBuckets, path: func(p string) string { return p }}
@@ -162,7 +162,7 @@ func result(err error) string {
 	switch {
 	case err == nil:
 		return "acquired"
-	case errors.Is(err, zklock.ErrLocked), errors.Is(err, zklock.ErrNotAcquired):
+	case errors.Is(err, zklock.ErrLocked):
 		return "busy"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
@@ -207,24 +207,24 @@ func (m *Metrics) Loss(kind zklock.Kind, path string) {
 	m.losses.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }
 
-// Revoked implements zklock.RecipeMetrics.
+// Revoked implements zklock.Metrics.
 func (m *Metrics) Revoked(kind zklock.Kind, path string) {
 	m.revocations.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }
 
-// Expired implements zklock.RecipeMetrics.
+// Expired implements zklock.Metrics.
 func (m *Metrics) Expired(kind zklock.Kind, path string) {
 	m.expiries.Add(context.Background(), 1, m.lockAttrs(string(kind), path))
 }
 
 // allStates are the states the zklock.session.state gauge has a value for.
-var allStates = []zklock.State{
-	zklock.StateConnecting, zklock.StateConnected, zklock.StateSuspended, zklock.StateLost,
-	zklock.StateReconnected, zklock.StateExpired, zklock.StateClosed,
+var allStates = []zk.State{zk.
+	StateConnecting, zk.StateConnected, zk.StateSuspended, zk.StateLost, zk.
+	StateReconnected, zk.StateExpired, zk.StateClosed,
 }
 
 // SessionState implements zklock.Metrics.
-func (m *Metrics) SessionState(st zklock.State) {
+func (m *Metrics) SessionState(st zk.State) {
 	ctx := context.Background()
 	m.transitions.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(keyState.String(st.String()))))
 	// Under mu, so that two transitions reported at once cannot leave two

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	zkotel "github.com/zklock/zklock/metrics/otel"
+	"github.com/zklock/zklock/zk"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -133,12 +134,12 @@ func TestEveryInstrument(t *testing.T) {
 	m.AcquireWait(zklock.KindMutex, "/a", 250*time.Millisecond, nil)
 	m.AcquireWait(zklock.KindMutex, "/a", time.Second, nil)
 	m.AcquireWait(zklock.KindMutex, "/a", 3*time.Second, fmt.Errorf("lock: %w", context.DeadlineExceeded))
-	m.AcquireWait(zklock.KindSemaphore, "/s", 125*time.Millisecond, zklock.ErrNotAcquired)
+	m.AcquireWait(zklock.KindSemaphore, "/s", 125*time.Millisecond, zklock.ErrLocked)
 	m.Hold(zklock.KindMutex, "/a", 4*time.Second)
 	m.Loss(zklock.KindMutex, "/a")
 	m.Hold(zklock.KindMutex, "/a", 750*time.Millisecond)
-	m.SessionState(zklock.StateConnected)
-	m.SessionState(zklock.StateSuspended)
+	m.SessionState(zk.StateConnected)
+	m.SessionState(zk.StateSuspended)
 
 	want := wantEveryInstrument()
 	got := collect(t, r)
@@ -159,7 +160,7 @@ func TestResultAttribute(t *testing.T) {
 	}{
 		{nil, "acquired"},
 		{zklock.ErrLocked, "busy"},
-		{zklock.ErrNotAcquired, "busy"},
+		{zklock.ErrLocked, "busy"},
 		{context.DeadlineExceeded, "timeout"},
 		{context.Canceled, "canceled"},
 		{zklock.ErrSessionClosed, "error"},
@@ -210,7 +211,7 @@ func TestConcurrentUse(t *testing.T) {
 	m, err := zkotel.New(mp)
 	require.NoError(t, err)
 	const goroutines, rounds = 8, 100
-	states := []zklock.State{zklock.StateConnected, zklock.StateSuspended}
+	states := []zk.State{zk.StateConnected, zk.StateSuspended}
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Add(1)

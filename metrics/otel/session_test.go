@@ -15,14 +15,19 @@ import (
 
 // TestSession records a real Session's measurements: a Mutex locked and
 // unlocked twice.
+//
+// The session is 10s (the server's default bound is 2s), so that a load
+// that holds up its heartbeats does not leave it reconnecting when the
+// state gauge is read: in make test at load 30 it read connected 0.
 func TestSession(t *testing.T) {
-	c := zktest.Start(t)
+	c := zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 10*time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	mp, r := newProvider(t)
 	m, err := zkotel.New(mp)
 	require.NoError(t, err)
-	s, err := zklock.NewSession(ctx, zklock.WithServers(c.Servers()...), zklock.WithMetrics(m))
+	s, err := zklock.NewSession(ctx, zklock.WithServers(c.Servers()...), zklock.WithMetrics(m),
+		zklock.WithSessionTimeout(10*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	const path = "/zklock-test/otel/lock"

@@ -39,6 +39,7 @@ import (
 
 	prom "github.com/prometheus/client_golang/prometheus"
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 )
 
 // Metrics is a zklock.Metrics and a prometheus.Collector. Register it with
@@ -62,9 +63,8 @@ type Metrics struct {
 }
 
 var (
-	_ zklock.Metrics       = (*Metrics)(nil)
-	_ zklock.RecipeMetrics = (*Metrics)(nil)
-	_ prom.Collector       = (*Metrics)(nil)
+	_ zklock.Metrics = (*Metrics)(nil)
+	_ prom.Collector = (*Metrics)(nil)
 )
 
 // Option configures New.
@@ -155,7 +155,7 @@ func Result(err error) string {
 	switch {
 	case err == nil:
 		return "acquired"
-	case errors.Is(err, zklock.ErrLocked), errors.Is(err, zklock.ErrNotAcquired):
+	case errors.Is(err, zklock.ErrLocked):
 		return "busy"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
@@ -191,24 +191,24 @@ func (m *Metrics) Loss(kind zklock.Kind, path string) {
 	m.losses.WithLabelValues(string(kind), m.path(path)).Inc()
 }
 
-// Revoked implements zklock.RecipeMetrics.
+// Revoked implements zklock.Metrics.
 func (m *Metrics) Revoked(kind zklock.Kind, path string) {
 	m.revocations.WithLabelValues(string(kind), m.path(path)).Inc()
 }
 
-// Expired implements zklock.RecipeMetrics.
+// Expired implements zklock.Metrics.
 func (m *Metrics) Expired(kind zklock.Kind, path string) {
 	m.expiries.WithLabelValues(string(kind), m.path(path)).Inc()
 }
 
 // allStates are the states the session_state gauge has a series for.
-var allStates = []zklock.State{
-	zklock.StateConnecting, zklock.StateConnected, zklock.StateSuspended, zklock.StateLost,
-	zklock.StateReconnected, zklock.StateExpired, zklock.StateClosed,
+var allStates = []zk.State{zk.
+	StateConnecting, zk.StateConnected, zk.StateSuspended, zk.StateLost, zk.
+	StateReconnected, zk.StateExpired, zk.StateClosed,
 }
 
 // SessionState implements zklock.Metrics.
-func (m *Metrics) SessionState(st zklock.State) {
+func (m *Metrics) SessionState(st zk.State) {
 	m.transitions.WithLabelValues(st.String()).Inc()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -119,7 +119,6 @@ func TestResult(t *testing.T) {
 	for err, want := range map[error]string{
 		nil:                      "acquired",
 		zklock.ErrLocked:         "busy",
-		zklock.ErrNotAcquired:    "busy",
 		context.DeadlineExceeded: "timeout",
 		context.Canceled:         "canceled",
 		zklock.ErrSessionClosed:  "error",

@@ -1,4 +1,4 @@
-package zklock
+package zk
 
 import (
 	"context"
@@ -7,15 +7,15 @@ import (
 	"github.com/zklock/zklock/internal/client"
 )
 
-// Op is one operation of Session.Multi: a *CreateOp, *SetDataOp, *DeleteOp
-// or *CheckOp. Every primitive's Guard returns a *CheckOp. The interface is
-// closed: no other type implements it.
+// Op is one operation of Client.Multi: a *CreateOp, *SetDataOp, *DeleteOp
+// or *CheckOp. The Guard of every zklock primitive returns a *CheckOp. The
+// interface is closed: no other type implements it.
 type Op interface {
-	clientOp(s *Session) (client.Op, error)
+	clientOp(sessionACL []client.ACL) (client.Op, error)
 }
 
 // CreateOp creates a node at Path with Data, of Mode. ACL nil gives the node
-// the session's ACL (WithACL, WithDigestAuth).
+// the session's ACL (zklock's WithACL, WithDigestAuth).
 type CreateOp struct {
 	Path string
 	Data []byte
@@ -45,26 +45,26 @@ type CheckOp struct {
 	Version int32
 }
 
-func (o *CreateOp) clientOp(s *Session) (client.Op, error) {
+func (o *CreateOp) clientOp(sessionACL []client.ACL) (client.Op, error) {
 	if !o.Mode.valid() {
 		return client.Op{}, fmt.Errorf("%w: create mode %d", ErrInvalidArgument, o.Mode)
 	}
-	acl := s.opts.acl
+	acl := sessionACL
 	if o.ACL != nil {
 		acl = toClientACL(o.ACL)
 	}
 	return client.CreateOp(o.Path, o.Data, client.CreateMode(o.Mode), acl), nil
 }
 
-func (o *SetDataOp) clientOp(*Session) (client.Op, error) {
+func (o *SetDataOp) clientOp([]client.ACL) (client.Op, error) {
 	return client.SetOp(o.Path, o.Data, o.Version), nil
 }
 
-func (o *DeleteOp) clientOp(*Session) (client.Op, error) {
+func (o *DeleteOp) clientOp([]client.ACL) (client.Op, error) {
 	return client.DeleteOp(o.Path, o.Version), nil
 }
 
-func (o *CheckOp) clientOp(*Session) (client.Op, error) {
+func (o *CheckOp) clientOp([]client.ACL) (client.Op, error) {
 	return client.CheckOp(o.Path, o.Version), nil
 }
 
@@ -87,10 +87,14 @@ type OpResult struct {
 // the error of the op that failed, naming its path (errors.Is finds
 // ErrNoNode for a Guard whose node is gone, ErrBadVersion for a cohort's
 // guard after a local handoff, ...). Put a hold's Guard first to write only
-// while holding. Multi is not retried on connection loss: its outcome is
-// then unknown (ErrConnectionLoss). A nil op (the Guard of nothing held)
-// fails with ErrInvalidArgument, and nothing is sent.
-func (s *Session) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
+// while holding:
+//
+//	s.Client().Multi(ctx, m.Guard(), &zk.SetDataOp{Path: p, Data: d, Version: -1})
+//
+// Multi is not retried on connection loss: its outcome is then unknown
+// (ErrConnectionLoss). A nil op (the Guard of nothing held) or a CreateOp
+// of an unknown mode fails with ErrInvalidArgument, and nothing is sent.
+func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
@@ -99,19 +103,19 @@ func (s *Session) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 		if isNilOp(o) {
 			return nil, fmt.Errorf("%w: op %d of Multi is nil (the Guard of nothing held)", ErrInvalidArgument, i)
 		}
-		co, err := o.clientOp(s)
+		co, err := o.clientOp(c.acl)
 		if err != nil {
 			return nil, err
 		}
 		cops[i] = co
 	}
-	res, err := s.c.Multi(ctx, cops...)
+	res, err := c.conn.Multi(ctx, cops...)
 	out := make([]OpResult, len(res))
 	for i, r := range res {
 		out[i] = OpResult{Path: r.Path, Stat: fromClientStat(r.Stat), Err: r.Err}
 	}
 	if err != nil {
-		return out, err
+		return out, publicErr(err)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package zklock
+package zk
 
 import (
 	"crypto/sha1"
@@ -33,19 +33,26 @@ const (
 func WorldACL(perms int32) []ACL { return []ACL{{Perms: perms, Scheme: "world", ID: "anyone"}} }
 
 // AuthACL grants perms to every identity the creating session has
-// authenticated as (WithDigestAuth, WithAuth, a client certificate with
-// WithTLS). The server refuses it with ErrInvalidACL from a session that
-// has none.
+// authenticated as (zklock's WithDigestAuth, WithAuth, a client
+// certificate with WithTLS). The server refuses it with ErrInvalidACL from
+// a session that has none.
 func AuthACL(perms int32) []ACL { return []ACL{{Perms: perms, Scheme: "auth", ID: ""}} }
 
 // DigestACL grants perms to the digest identity user with password, which
-// a session takes on with WithDigestAuth(user, password). The entry holds
-// user:base64(sha1(user:password)), as ZooKeeper's digest provider computes
-// it, never the password.
+// a session takes on with zklock's WithDigestAuth(user, password). The
+// entry holds user:base64(sha1(user:password)), as ZooKeeper's digest
+// provider computes it, never the password.
 func DigestACL(perms int32, user, password string) []ACL {
 	sum := sha1.Sum([]byte(user + ":" + password))
 	return []ACL{{Perms: perms, Scheme: "digest", ID: user + ":" + base64.StdEncoding.EncodeToString(sum[:])}}
 }
+
+// MaxDataSize is the largest node data zklock's WithData and
+// Election.Campaign accept: ZooKeeper's default jute.maxbuffer (1 MiB) less
+// room for the rest of a create request. The whole create request, path
+// and ACL included, must also fit the session's maximum request size
+// (zklock's WithMaxRequestSize).
+const MaxDataSize = 1<<20 - 1<<12
 
 // toClientACL and fromClientACL convert at the boundary with the client.
 func toClientACL(acl []ACL) []client.ACL {

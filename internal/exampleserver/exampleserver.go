@@ -1,4 +1,8 @@
-package zklock_test
+// Package exampleserver is the ZooKeeper of the testable examples of
+// package zklock and package zk: the examples take their servers from
+// ZK_SERVERS, as the README program does, so that each can be copied as it
+// is, and a test binary's TestMain points ZK_SERVERS here with Start.
+package exampleserver
 
 import (
 	"context"
@@ -11,8 +15,6 @@ import (
 	"github.com/zklock/zklock/zktest"
 )
 
-// The examples take their servers from ZK_SERVERS, as the README program
-// does, so that each can be copied as it is. TestMain points ZK_SERVERS at
 // exampleServers: a listener on 127.0.0.1 that starts a throwaway ZooKeeper
 // on the first connection and forwards every connection to it. A run that
 // includes no example starts no server. The examples share the server,
@@ -30,10 +32,10 @@ var exampleServers struct {
 	stopped bool
 }
 
-// startExampleServers opens the listener and sets ZK_SERVERS to it; it
+// Start opens the listener and sets ZK_SERVERS to it; it
 // overrides a ZK_SERVERS of the environment, which names the developer's
 // own server.
-func startExampleServers() error {
+func Start() error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -94,9 +96,9 @@ func forwardExample(c net.Conn) {
 	go pipe(c, up)
 }
 
-// stopExampleServers closes the listener and every forwarded connection,
+// Stop closes the listener and every forwarded connection,
 // then stops the ZooKeeper if it was started.
-func stopExampleServers() {
+func Stop() {
 	e := &exampleServers
 	if e.ln == nil {
 		return
