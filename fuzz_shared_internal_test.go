@@ -217,7 +217,8 @@ func newSharedHandles(t *testing.T, r *run, si int, opts []byte) []*handle {
 const perSession = 19
 
 // sharedSeeds are FuzzSharedHandles' hand-written seeds that reproduce
-// issue 43's findings 1-3 on the code before their fixes (1e504b7).
+// issue 43's findings 1-3 on the code before their fixes (1e504b7), and
+// the review's open findings the scheduler found on a1f70de.
 var sharedSeeds = [][]byte{
 	// 1, bound: s0's Mutex (max hold) is locked by lane 0, lane 1 queues,
 	// s1's Mutex queues; lane 0's bound passes (lane 1 is granted and waits
@@ -250,6 +251,17 @@ var sharedSeeds = [][]byte{
 	// Locks; once it waits, lane 1 TryLocks, and once that returned,
 	// lane 2 Locks.
 	seed(0, 0, 0, schedBit, st(0, perSession+5, 0), st(chainOp|7, 5, 0xc4)),
+	// Found with the scheduler on a1f70de (fixed since, h43fix): a Mutex
+	// holder (s0) with s1's queued; lane 1 Unlocks, its ctx ends inside
+	// its delete's exchange (applied, no reply): the handle must not hold
+	// with Lost open while s1 holds.
+	seed(0, 0, 0, schedBit, st(0, 0, 0), st(0, perSession, 0), st(chainOp|8, 1, 0x06)),
+	// The same on a ReentrantMutex, then a re-entry: it must not return
+	// nil while s1 holds.
+	seed(0, 0, 0, schedBit, st(0, 5, 0), st(0, perSession+5, 0), st(chainOp|8, 6, 0x06), st(0, 7, 0)),
+	// s0's owner holds /re; s1 Breaks it (force); s1's owner holds; s0's
+	// owner re-enters: not nil.
+	seed(0, 0, 0, 0, st(0, 5, 0), st(10, 1, 7), st(0, perSession+5, 0), st(0, 6, 0)),
 }
 
 // sharedWalks are FuzzSharedHandles' seeds that reproduce no finding: the
