@@ -88,6 +88,27 @@ func (r *run) admit(b *belief, toks []int64) {
 	b.h.holds = append(b.h.holds, b)
 }
 
+// reentered judges a ReentrantMutex's success that is a re-entry (a
+// count of a hold the model believes already): a blocking call returns
+// success only while its hold's node stands, so a re-entry on a hold whose
+// node is gone (a Break deleted it, a release's reply never came) is a
+// violation, unless a fault came during the call (gen: the call started
+// after, and returned before, any fault of the run) or the node went by a
+// Break while a reply was held back (excused: no client sees that).
+func (r *run) reentered(h *handle, what string, gen int64, hd *hold.Hold) {
+	if hd == nil || gen%2 != 0 || r.gen.Load() != gen || r.applying.Load() {
+		return
+	}
+	missing := r.missing(hd.Nodes())
+	r.mu.Lock()
+	seen := r.believed(h, hd)
+	excused := !slices.ContainsFunc(missing, func(n string) bool { return !r.excused[n] })
+	r.mu.Unlock()
+	if seen && len(missing) > 0 && !excused {
+		r.failf("%s: %s returned success, a re-entry, while its hold's node(s) %v were gone (Lost closed: %v)", h.name, what, missing, closed(hd.Lost()))
+	}
+}
+
 // released drops h's belief in key (every belief of h if key is nil) when
 // the release ended it: gone, or an error that says it ended.
 // Goroutines that share h's primitive share its beliefs: any of them may

@@ -185,9 +185,12 @@ func (h *handle) reentrant(r *run, what string) (func(context.Context) error, st
 			f, desc = h.re.TryLock, "TryLock"
 		}
 		return func(ctx context.Context) error {
+			gen := r.gen.Load()
 			err := f(ctx)
 			if err == nil { // a count of its hold, or its hold: recorded once
-				grant(r, h, desc, h.re.h.Current(), []string{"/re"}, excl, 1)
+				hd := h.re.h.Current()
+				r.reentered(h, desc, gen, hd)
+				grant(r, h, desc, hd, []string{"/re"}, excl, 1)
 			}
 			return err
 		}, desc

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,37 +33,59 @@ import (
 // one owner, never has two nodes in its queue (run.ownerNodes). After the
 // run nothing may be left on the server, and no goroutine.
 //
+// A scheduled input (byte 3's bit 7) has chain steps too: calls of one
+// primitive's goroutines placed inside each other's request exchanges,
+// and a call's ctx ended inside one (fuzz_sched_internal_test.go): the
+// interleavings of findings 2 and 3 are one or two steps there.
+//
 // Input: bytes 0-3 the options (sharedOptions), then 3 bytes a step: an
 // operation, a target (a lane; its session is target%3) and an argument.
 func FuzzSharedHandles(f *testing.F) {
-	for _, seed := range sharedSeeds {
+	seeds := sharedSeeds
+	if os.Getenv("FUZZSHARED_SCRATCH") != "" {
+		// A measurement of how long the fuzzer takes to find issue 43's
+		// findings from scratch: none of the seeds that reproduce them
+		// (and move testdata/fuzz/FuzzSharedHandles aside).
+		seeds = sharedWalks
+	} else {
+		seeds = append(slices.Clone(seeds), sharedWalks...)
+	}
+	for _, seed := range seeds {
 		f.Add(seed)
 	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		if len(in) < 4 {
-			return
+	f.Fuzz(runShared)
+}
+
+// runShared runs one input of FuzzSharedHandles.
+func runShared(t *testing.T, in []byte) {
+	if len(in) < 4 {
+		return
+	}
+	base := goleak.IgnoreCurrent()
+	r := newRun(t, in[:4], newSharedHandles)
+	r.admins = sharedAdminPaths
+	r.hooksOn = true
+	if r.sched = in[3]&schedBit != 0; r.sched {
+		for _, c := range r.conns {
+			c.Observe(r.observe)
 		}
-		base := goleak.IgnoreCurrent()
-		r := newRun(t, in[:4], newSharedHandles)
-		r.admins = sharedAdminPaths
-		r.hooksOn = true
-		defer func() {
-			r.close()
-			if err := goleak.Find(base); err != nil {
-				t.Errorf("goroutines left after the run: %v", err)
-			}
-		}()
-		steps := in[4:]
-		for i := 0; i+3 <= len(steps) && i/3 < fuzzMaxSteps; i += 3 {
-			r.stepShared(steps[i], steps[i+1], steps[i+2])
-			r.settle()
-			r.check()
+	}
+	defer func() {
+		r.close()
+		if err := goleak.Find(base); err != nil {
+			t.Errorf("goroutines left after the run: %v", err)
 		}
-		r.finish()
-		if testing.Verbose() && os.Getenv("FUZZHOLDS_LOG") != "" {
-			t.Logf("steps:\n  %s", strings.Join(r.log, "\n  "))
-		}
-	})
+	}()
+	steps := in[4:]
+	for i := 0; i+3 <= len(steps) && i/3 < fuzzMaxSteps; i += 3 {
+		r.stepShared(steps[i], steps[i+1], steps[i+2])
+		r.settle()
+		r.check()
+	}
+	r.finish()
+	if testing.Verbose() && os.Getenv("FUZZHOLDS_LOG") != "" {
+		t.Logf("steps:\n  %s", strings.Join(r.log, "\n  "))
+	}
 }
 
 var sharedAdminPaths = []string{"/m", "/re", "/rw", "/ml/a", "/el", "/sq"}
@@ -75,6 +98,10 @@ var hookWhat = []string{"release", "runlock", "acquire", "try", "downgrade"}
 
 // stepShared decodes and starts one operation (see FuzzSharedHandles).
 func (r *run) stepShared(op, target, arg byte) {
+	if r.sched && op >= chainOp {
+		r.chain(op, target, arg)
+		return
+	}
 	switch op % 20 {
 	case 17:
 		// A slow reply: the request is applied, its reply held until
@@ -189,8 +216,9 @@ func newSharedHandles(t *testing.T, r *run, si int, opts []byte) []*handle {
 // the session of a fault is target%3. s1.x is 19+x, s2.x 38+x.
 const perSession = 19
 
-// sharedSeeds are FuzzSharedHandles' hand-written seeds: issue 43's
-// findings 1-3 as the fuzzer is to find them, then a walk with faults.
+// sharedSeeds are FuzzSharedHandles' hand-written seeds that reproduce
+// issue 43's findings 1-3 on the code before their fixes (1e504b7), and
+// the review's open findings the scheduler found on a1f70de.
 var sharedSeeds = [][]byte{
 	// 1, bound: s0's Mutex (max hold) is locked by lane 0, lane 1 queues,
 	// s1's Mutex queues; lane 0's bound passes (lane 1 is granted and waits
@@ -208,9 +236,46 @@ var sharedSeeds = [][]byte{
 	// 3: s1's owner holds /re; s0's owner Locks (waits), TryLocks (refused),
 	// Locks again.
 	seed(0, 0, 0, 0, st(0, perSession+5, 0), st(0, 5, 0), st(1, 6, 0), st(0, 7, 0), st(2, perSession+5, 0)),
+	// 2, scheduled: the same, the Unlock placed by a chain step: s0's
+	// lane 0 downgrades; at its request #1 (the stat of the write node)
+	// lane 1 unlocks, the reply to its delete held back until the
+	// Downgrade returned.
+	seed(0, 0, 0, schedBit, st(0, perSession+8, 0), st(0, 8, 0), st(2, perSession+8, 0), st(0, 2*perSession+8, 0),
+		st(chainOp, 8, 0x46)),
+	// 2, scheduled in three steps: a chain step makes s1's writer hold,
+	// then s2's and s0's writers queue (rivals: target bits 6-7 = 1); s1
+	// unlocks (s2 holds, after waiting); a chain step as above on s2.
+	seed(0, 0, 0, schedBit, st(chainOp|7, 0x40|(perSession+8), 0xc0), st(2, perSession+8, 0),
+		st(chainOp, 2*perSession+8, 0x46)),
+	// 3, scheduled: s1's owner holds /re; a chain step: s0's lane 0
+	// Locks; once it waits, lane 1 TryLocks, and once that returned,
+	// lane 2 Locks.
+	seed(0, 0, 0, schedBit, st(0, perSession+5, 0), st(chainOp|7, 5, 0xc4)),
+	// Found with the scheduler on a1f70de (fixed since, h43fix): a Mutex
+	// holder (s0) with s1's queued; lane 1 Unlocks, its ctx ends inside
+	// its delete's exchange (applied, no reply): the handle must not hold
+	// with Lost open while s1 holds.
+	seed(0, 0, 0, schedBit, st(0, 0, 0), st(0, perSession, 0), st(chainOp|8, 1, 0x06)),
+	// The same on a ReentrantMutex, then a re-entry: it must not return
+	// nil while s1 holds.
+	seed(0, 0, 0, schedBit, st(0, 5, 0), st(0, perSession+5, 0), st(chainOp|8, 6, 0x06), st(0, 7, 0)),
+	// s0's owner holds /re; s1 Breaks it (force); s1's owner holds; s0's
+	// owner re-enters: not nil.
+	seed(0, 0, 0, 0, st(0, 5, 0), st(10, 1, 7), st(0, perSession+5, 0), st(0, 6, 0)),
+}
+
+// sharedWalks are FuzzSharedHandles' seeds that reproduce no finding: the
+// corpus a measurement from scratch starts with (FUZZSHARED_SCRATCH).
+var sharedWalks = [][]byte{
 	// A walk: sequence-layout Mutex lanes, semaphores, a MultiLock whose
 	// part's bound passes, Break and Revoke, an expiry.
 	seed(0x05, 0x02, 0x20, 0x01, st(0, 3, 0), st(0, 4, 0), st(0, perSession+3, 0), st(10, 0, 11), st(2, 4, 0),
 		st(0, 11, 1), st(0, 12, 0), st(0, 17, 0), st(0, 18, 0), st(18, 0, 1), st(11, 1, 0), st(2, 17, 0),
 		st(9, 1, 1), st(0, 6, 0), st(0, 5, 0), st(2, 7, 0), st(2, 6, 0), st(19, 2, 0)),
+	// A scheduled walk: chain steps on a Mutex (Lock inside a Lock's
+	// create, an Unlock held back), a Semaphore, an Election and a
+	// MultiLock, between plain steps and faults.
+	seed(0x01, 0, 0, schedBit, st(chainOp, 0, 0x40), st(0, perSession, 0), st(chainOp|1, 1, 0x0a),
+		st(chainOp|4, 11, 0x18), st(0, perSession+11, 0), st(chainOp, 15, 0x08), st(18, 0, 0),
+		st(chainOp|3, 17, 0xc8), st(12, 1, 0), st(2, 11, 0), st(2, 12, 0)),
 }

@@ -61,6 +61,17 @@ func (c *Conn) Inject(op Op, f Fault) {
 	c.faults = append(c.faults, pending{op, f})
 }
 
+// Observe makes f see each request of c as it begins (Discard's aside),
+// with its ctx, kind and path, once its injected fault (if any) was
+// taken: f may change that fault, say add an After that runs another
+// caller's request inside this one's exchange, or make it Hang. It runs
+// with no lock held. nil stops it.
+func (c *Conn) Observe(f func(ctx context.Context, op Op, p string, fault *Fault)) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	c.observe = f
+}
+
 // Pending returns how many injected faults no request has used yet.
 func (c *Conn) Pending() int {
 	c.s.mu.Lock()
@@ -90,8 +101,12 @@ func (c *Conn) begin(ctx context.Context, op Op, p string) (Fault, error) {
 		f = c.faults[i].f
 		c.faults = slices.Delete(c.faults, i, i+1)
 	}
+	obs := c.observe
 	s.changedLocked()
 	s.mu.Unlock()
+	if obs != nil && op != OpDiscard {
+		obs(ctx, op, p, &f)
+	}
 	if f.Before != nil {
 		f.Before()
 	}

@@ -170,6 +170,47 @@ func TestFaults(t *testing.T) {
 	}
 }
 
+// Observe sees each request with its caller's ctx and may change its
+// fault: here the second request of one caller (told by a ctx value) runs
+// another request inside its exchange, then hangs until the ctx ends.
+func TestObserve(t *testing.T) {
+	type key struct{}
+	ctx := testCtx(t)
+	s := NewServer()
+	c := s.Connect()
+	must(t, c.CreateContainer(ctx, "/q"))
+	var seen []Op
+	n := 0
+	mine, cancel := context.WithCancel(context.WithValue(ctx, key{}, true))
+	defer cancel()
+	c.Observe(func(ctx context.Context, op Op, p string, f *Fault) {
+		if ctx.Value(key{}) == nil {
+			return
+		}
+		seen = append(seen, op)
+		if n++; n == 2 {
+			f.After = func() {
+				must(t, c.Delete(ctx, "/q/a")) // inside this exchange
+				cancel()
+			}
+			f.Hang = true
+		}
+	})
+	if _, _, err := c.CreateEphemeral(mine, "/q/a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Stat(mine, "/q/a"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the hung Stat: %v", err)
+	}
+	c.Observe(nil)
+	if _, _, err := c.Get(mine, "/q"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Get with the ended ctx: %v", err)
+	}
+	if !slices.Equal(seen, []Op{OpCreate, OpStat, OpDelete}) || s.Exists("/q/a") {
+		t.Fatalf("observed %v; /q/a exists: %v", seen, s.Exists("/q/a"))
+	}
+}
+
 // EndEpoch deletes the nodes tracked with the epoch; Epoch waits for the
 // next one.
 func TestEndEpoch(t *testing.T) {

@@ -18,6 +18,7 @@ type Conn struct {
 	closed   bool
 	faults   []pending
 	discards []Watch
+	observe  func(context.Context, Op, string, *Fault) // Observe
 }
 
 var _ queue.Conn = (*Conn)(nil)
