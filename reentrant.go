@@ -1,9 +1,11 @@
 package zklock
 
 import (
+	"bytes"
 	"context"
 	"sync"
 
+	"github.com/zklock/zklock/internal/errs"
 	"github.com/zklock/zklock/internal/hold"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/zk"
@@ -67,7 +69,8 @@ func (r *ReentrantMutex) Lock(ctx context.Context) error {
 }
 
 // TryLock is Lock that fails with a *LockedError (wrapping ErrLocked) rather
-// than wait for another owner.
+// than wait for another owner, or for the owner's own first Lock still in
+// flight (the lock is not the owner's until that returns).
 func (r *ReentrantMutex) TryLock(ctx context.Context) error {
 	return named(ctx, "lock", r.q.Dir, r.lock(ctx, true))
 }
@@ -88,6 +91,16 @@ func (r *ReentrantMutex) lock(ctx context.Context, try bool) error {
 			}
 			r.mu.Lock()
 		}
+		if r.count == 0 && r.taking != nil && try {
+			// A TryLock beside the owner's first acquisition in flight:
+			// that one may be granted first, so this one must not put a
+			// second node of the owner's on the server (granted first, it
+			// would leave the first behind the owner's own node, waiting
+			// for the owner). The lock is not the owner's yet: refused, as
+			// by another owner of this process (a cohort's refusal too).
+			r.mu.Unlock()
+			return &errs.LockedError{Data: bytes.Clone(r.data)}
+		}
 		if r.count == 0 {
 			break
 		}
@@ -95,23 +108,16 @@ func (r *ReentrantMutex) lock(ctx context.Context, try bool) error {
 			return err
 		}
 	}
-	// This call is the owner's first Lock in flight, which later Locks
-	// wait for, unless one is in flight already: then it is a TryLock
-	// beside it, which must leave the mark alone (cleared, the next Lock
-	// would queue on the server behind the owner's own node).
-	var taking chan struct{}
-	if r.taking == nil {
-		taking = make(chan struct{})
-		r.taking = taking
-	}
+	// This call is the owner's first acquisition in flight, which later
+	// Locks wait for and TryLocks are refused beside.
+	taking := make(chan struct{})
+	r.taking = taking
 	r.mu.Unlock()
 	err := r.h.Lock(ctx, queue.Request{Data: r.data, Try: try})
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if taking != nil {
-		close(taking)
-		r.taking = nil
-	}
+	close(taking)
+	r.taking = nil
 	if err == nil {
 		r.count = 1
 		r.s.owners.Store(r.q.Dir, r)

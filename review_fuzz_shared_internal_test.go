@@ -1,13 +1,10 @@
-//go:build review
-
 package zklock
 
 import "testing"
 
-// TestReviewFuzzShared runs FuzzSharedHandles' inputs that still fail
-// (found by its scheduler's chain steps): kept behind the review tag, like
-// the reviews' open findings, until the engine is fixed. Each prints the
-// model's violation and the steps.
+// TestReviewFuzzShared runs FuzzSharedHandles' inputs that found engine
+// bugs through its scheduler's chain steps, each fixed since (it failed
+// first, printing the model's violation and the steps).
 func TestReviewFuzzShared(t *testing.T) {
 	for _, tc := range []struct {
 		name string
