@@ -123,6 +123,10 @@ func TestWatchStateWatchesNoWaiter(t *testing.T) {
 		names := []string{"lock-0000000001", "lock-0000000002", "lock-0000000003"}
 		want("mutex/0 lock-0000000001 | " + strings.Join(names[1:i], ","))
 	}
+	// The holder's watch is set after its state is put: deleted before
+	// that, its node would never be watched (1 failure in a loaded make
+	// test: data watches on ["l" "lock-0000000002"]).
+	await(t, s, "a watch on the holder", func() bool { return s.Watching(dir+"/lock-0000000001") > 0 })
 	must(t, c.Delete(ctx, dir+"/lock-0000000001"))
 	want("mutex/0 lock-0000000002 | lock-0000000003")
 	// The new holder's watch is set after its state is put.
