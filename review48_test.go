@@ -3,6 +3,7 @@ package zklock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -275,4 +276,227 @@ func TestReviewBreak_GuardCohortHandoff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wrapDeep wraps err as callers do, three levels deep, with both %w forms.
+func wrapDeep(err error) error {
+	return fmt.Errorf("app: %w", errors.Join(errors.New("context"), fmt.Errorf("job 7: %w", fmt.Errorf("step: %w", err))))
+}
+
+// TestReviewBreak_SentinelsEveryPath: each root sentinel, on each path
+// errors.go documents for it that a test can reach on one server, matches
+// with errors.Is, and stays matched (and errors.As finds the error types)
+// under a caller's deep wrapping; a refusal matches no other class.
+func TestReviewBreak_SentinelsEveryPath(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	s2 := newSession(t, srv.Servers())
+	all := []error{zklock.ErrInvalidArgument, zklock.ErrWrongKind, zklock.ErrTimingUnknown, zklock.ErrNotRevocable,
+		zklock.ErrLocked, zklock.ErrHolderAlive, zklock.ErrLockLost, zklock.ErrResigned, zklock.ErrSessionClosed,
+		zklock.ErrNotLocked, zklock.ErrAlreadyLocked, zklock.ErrNotOwner}
+	check := func(what string, err error, want error) {
+		t.Helper()
+		for _, e := range []error{err, wrapDeep(err)} {
+			if !errors.Is(e, want) {
+				t.Errorf("%s: %v, not errors.Is %v", what, e, want)
+				return
+			}
+			for _, other := range all {
+				if other != want && errors.Is(e, other) {
+					t.Errorf("%s: %v is also %v", what, e, other)
+				}
+			}
+		}
+	}
+	var nilCtx context.Context
+
+	// Fix the call.
+	_, err := zklock.NewMutex(s, "relative/path")
+	check("NewMutex relative path", err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewMutex(s, "/a/")
+	check("NewMutex trailing slash", err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewMutex(s, "/zookeeper/x")
+	check("NewMutex under /zookeeper", err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewMutex(nil, lockPath(t, "m"))
+	check("NewMutex nil Session", err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewMutex(s, lockPath(t, "m"), zklock.WithData(make([]byte, zk.MaxDataSize+1)))
+	check("WithData over MaxDataSize", err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewSemaphore(s, lockPath(t, "sem0"), 0)
+	check("NewSemaphore limit 0", err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewSession(ctx, zklock.WithServers())
+	check("NewSession empty server list", err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewSession(ctx, zklock.WithServers(srv.Servers()...), zklock.WithSessionTimeout(-time.Second))
+	check("NewSession negative timeout", err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewMutex(s, lockPath(t, "m"), zklock.WithCohort(1, 0), zklock.WithMaxHold(time.Second))
+	check("WithCohort with WithMaxHold", err, zklock.ErrInvalidArgument)
+	m, err := zklock.NewMutex(s, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Mutex.Lock nil ctx", m.Lock(nilCtx), zklock.ErrInvalidArgument) //nolint:staticcheck // the nil context is the attack
+	sem, err := zklock.NewSemaphore(s, lockPath(t, "sem"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sem.Acquire(ctx, 3)
+	check("Acquire over the limit", err, zklock.ErrInvalidArgument)
+	_, err = sem.TryAcquire(ctx, 0)
+	check("TryAcquire 0", err, zklock.ErrInvalidArgument)
+	l1, err := sem.Acquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	semOther, err := zklock.NewSemaphore(s2, lockPath(t, "sem"), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = semOther.TryAcquire(ctx, 1)
+	check("TryAcquire with another limit", err, zklock.ErrInvalidArgument)
+	e, err := zklock.NewElection(s, lockPath(t, "e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Election.Run nil fn", e.Run(ctx, nil, nil), zklock.ErrInvalidArgument)
+
+	// Wrong kind, through errors.As from deep wrapping.
+	rw, err := zklock.NewRWMutex(s2, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = rw.TryLock(ctx)
+	check("RWMutex on a Mutex's path", err, zklock.ErrWrongKind)
+	var wk *zklock.WrongKindError
+	if !errors.As(wrapDeep(err), &wk) || wk.Found != zklock.KindMutex || wk.Path != lockPath(t, "m") {
+		t.Errorf("errors.As *WrongKindError from %v: %+v", err, wk)
+	}
+
+	// Wait or retry.
+	m2, err := zklock.NewMutex(s2, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m2.TryLock(ctx)
+	check("TryLock of a held Mutex", err, zklock.ErrLocked)
+	var le *zklock.LockedError
+	if !errors.As(wrapDeep(err), &le) || le.Session != s.Client().SessionID() || le.Holder == "" || le.Holders != nil {
+		t.Errorf("errors.As *LockedError from TryLock's %v: %+v (want the holder's session 0x%x)", err, le, s.Client().SessionID())
+	}
+	_, err = semOther.TryAcquire(ctx, 1) // still the other limit: fix-the-call wins
+	check("TryAcquire mismatch while held", err, zklock.ErrInvalidArgument)
+	_, err = sem.TryAcquire(ctx, 2)
+	check("TryAcquire of a full semaphore", err, zklock.ErrLocked)
+	_, err = zklock.Break(ctx, s2, lockPath(t, "m"), false)
+	check("Break without force", err, zklock.ErrHolderAlive)
+	le = nil
+	if !errors.As(wrapDeep(err), &le) || len(le.Holders) != 1 || le.Holders[0].Session != s.Client().SessionID() {
+		t.Errorf("errors.As *LockedError from Break's %v: %+v", err, le)
+	}
+	_, err = zklock.Revoke(ctx, s2, lockPath(t, "m"))
+	check("Revoke of a holder not revocable", err, zklock.ErrNotRevocable)
+
+	// The hold is gone.
+	if _, err := zklock.Break(ctx, s2, lockPath(t, "m"), true); err != nil {
+		t.Fatal(err)
+	}
+	// A plain Mutex is not told of a Break (Break's doc): its Unlock may
+	// return nil. The documented ErrLockLost paths: a bound that passed.
+	if err := m.Unlock(ctx); err != nil {
+		t.Logf("Unlock after Break: %v", err)
+	}
+	mh, err := zklock.NewMutex(s, lockPath(t, "mh"), zklock.WithMaxHold(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mh.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-mh.Lost():
+	case <-ctx.Done():
+		t.Fatal("WithMaxHold's bound never fired Lost")
+	}
+	check("Unlock after the max hold", mh.Unlock(ctx), zklock.ErrLockLost)
+	if _, err := zklock.Break(ctx, s2, lockPath(t, "sem"), true); err == nil {
+		t.Log("Break of a semaphore's path deleted something")
+	}
+	term, err := e.Campaign(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("Term.Err after Resign", term.Err(), zklock.ErrResigned)
+
+	// Misuse.
+	check("second Unlock", m.Unlock(ctx), zklock.ErrNotLocked)
+	check("Resign when not leading", e.Resign(ctx), zklock.ErrNotLocked)
+	if err := l1.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("second Release", l1.Release(ctx), zklock.ErrNotLocked)
+	ml, err := zklock.NewMultiLock(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ml.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("MultiLock.Lock while held", ml.Lock(ctx), zklock.ErrAlreadyLocked)
+	if err := ml.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Campaign(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Campaign(ctx, nil)
+	check("Campaign while leading", err, zklock.ErrAlreadyLocked)
+
+	// Session closed: the root's and zk's are one value.
+	if zk.ErrSessionClosed != zklock.ErrSessionClosed {
+		t.Error("zk.ErrSessionClosed is not zklock.ErrSessionClosed")
+	}
+	s3 := newSession(t, srv.Servers())
+	m3, err := zklock.NewMutex(s3, lockPath(t, "m3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s3.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("Lock on a closed Session", m3.Lock(ctx), zklock.ErrSessionClosed)
+	_, _, err = s3.Client().Get(ctx, "/")
+	check("zk Get on a closed Session", err, zk.ErrSessionClosed)
+}
+
+// TestReviewBreak_ZKErrorThroughRecipe: a recipe's error wraps ZooKeeper's
+// code, so errors.Is finds zk's sentinel in it (the CHANGELOG's
+// errors.Is(err, zk.ErrNoAuth)): a Mutex under a parent whose ACL lets
+// nobody create fails with zk.ErrNoAuth.
+func TestReviewBreak_ZKErrorThroughRecipe(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+	parent := data + "-ro"
+	if _, err := s.Client().Create(ctx, parent, nil, zk.ModePersistent, zk.WorldACL(zk.PermRead)...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Client().Delete(context.Background(), parent, -1) })
+	m, err := zklock.NewMutex(s, parent+"/lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.Lock(ctx)
+	if !errors.Is(wrapDeep(err), zk.ErrNoAuth) {
+		t.Fatalf("Lock under a read-only parent: %v, not errors.Is zk.ErrNoAuth", err)
+	}
+	_, err = zklock.Contenders(ctx, s, data+"/none/such")
+	t.Logf("Contenders of a missing path: %v", err)
 }
