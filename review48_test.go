@@ -2,8 +2,14 @@ package zklock_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -499,4 +505,127 @@ func TestReviewBreak_ZKErrorThroughRecipe(t *testing.T) {
 	}
 	_, err = zklock.Contenders(ctx, s, data+"/none/such")
 	t.Logf("Contenders of a missing path: %v", err)
+}
+
+// removedNames are the root package's exported names and methods at
+// a1f70de (before issue 48) that are gone today, as the CHANGELOG's
+// "Moved/removed" list says, each with the expression that used it; fields
+// of moved types go with their types.
+var removedNames = []struct{ name, use string }{}
+
+func init() {
+	for _, n := range strings.Fields(`ACL AuthACL CheckOp Client CreateMode CreateOp DefaultCohortHandoffs
+		DefaultCohortHold DefaultMaxRequestSize DefaultSessionTimeout DeleteOp DigestACL ErrAlreadyCampaigning
+		ErrAuthFailed ErrBadArguments ErrBadVersion ErrConnectionLoss ErrDataTooLarge ErrInvalidACL
+		ErrInvalidOption ErrInvalidPath ErrLeadershipLost ErrLeaseLost ErrLeaseReleased ErrLimitMismatch
+		ErrNilContext ErrNoAuth ErrNoChildrenForEphemerals ErrNoLeader ErrNoNode ErrNodeExists ErrNotAcquired
+		ErrNotEmpty ErrNotLeader ErrRolledBack ErrSessionExpired ErrSessionMoved ErrUnimplemented Event
+		HolderAliveError KindCuratorLeaderLatch KindKazooReadLock MaxDataSize ModeContainer ModeEphemeral
+		ModeEphemeralSequential ModePersistent ModePersistentSequential NodeChildrenChanged NodeCreated
+		NodeDataChanged NodeDeleted NodeEvent NodeEventType NodeWatchEnded Op OpResult PermAdmin PermAll
+		PermCreate PermDelete PermRead PermWrite RecipeMetrics ReservedData RevokeMessage SetDataOp Stat State
+		StateClosed StateConnected StateConnecting StateExpired StateLost StateReconnected StateSuspended Timing
+		Watch WatchErrors WatchKind WatchOption WithDigestAuth WorldACL`) {
+		removedNames = append(removedNames, struct{ name, use string }{n, "_ = zklock." + n})
+	}
+	for _, m := range strings.Fields(`Election.Candidates Election.Leader Lease.Node Lease.Nodes MultiLock.Nodes
+		Mutex.Contenders Mutex.Locker Mutex.Node Mutex.Part Mutex.Revoked RWMutex.Contenders RWMutex.Locker
+		RWMutex.Node RWMutex.RLocker RWMutex.Revoked RWMutex.WritePart ReentrantMutex.Contenders
+		ReentrantMutex.HoldCount ReentrantMutex.Locker ReentrantMutex.Node ReentrantMutex.Part
+		ReentrantMutex.Revoked Semaphore.Contenders Semaphore.Holders Semaphore.Part Session.Multi
+		Session.Ownership Session.SessionID Session.State Session.Subscribe Session.Timeout Session.Timing
+		Term.Context Term.Node Term.SessionID`) {
+		ty, meth, _ := strings.Cut(m, ".")
+		removedNames = append(removedNames, struct{ name, use string }{m, "_ = (*zklock." + ty + ")." + meth})
+	}
+	removedNames = append(removedNames, struct{ name, use string }{"LeaderInfo.Since", "_ = zklock.LeaderInfo{}.Since"})
+}
+
+// TestReviewBreak_RemovedNamesGone: every name that vanished from the root
+// since a1f70de no longer compiles (each use is its own compile error,
+// "undefined" or "has no field or method": not another error that would
+// mean the name still exists), and the CHANGELOG's Unreleased section
+// names each (a method by its name, a field by its name).
+func TestReviewBreak_RemovedNamesGone(t *testing.T) {
+	t.Parallel()
+	var src strings.Builder
+	src.WriteString("package main\n\nimport \"github.com/zklock/zklock\"\n\nfunc main() {\n")
+	line := map[int]string{}
+	for i, n := range removedNames {
+		fmt.Fprintf(&src, "\t%s\n", n.use)
+		line[6+i] = n.name
+	}
+	src.WriteString("}\n")
+	dir := t.TempDir()
+	probe := filepath.Join(dir, "probe.go")
+	if err := os.WriteFile(probe, []byte(src.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	virtual := filepath.Join(wd, "review48probe", "probe.go")
+	overlay, err := json.Marshal(map[string]any{"Replace": map[string]string{virtual: probe}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(ov, overlay, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-gcflags=-e", "-overlay="+ov, "-o", os.DevNull, "./review48probe")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatal("the probe of removed names compiled")
+	}
+	failed := map[int]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		_, rest, ok := strings.Cut(l, "probe.go:")
+		if !ok {
+			continue
+		}
+		var ln int
+		if _, err := fmt.Sscanf(rest, "%d:", &ln); err != nil {
+			continue
+		}
+		failed[ln] = l
+	}
+	if len(failed) == 0 {
+		t.Fatalf("no compile error of the probe's; go build said:\n%s", out)
+	}
+	unrel := changelogUnreleased(t)
+	for ln, name := range line {
+		msg, ok := failed[ln]
+		switch {
+		case !ok:
+			t.Errorf("%s still compiles", name)
+		case !strings.Contains(msg, "undefined") && !strings.Contains(msg, "has no field or method"):
+			t.Errorf("%s: not gone but %s", name, msg)
+		}
+		short := name[strings.LastIndex(name, ".")+1:]
+		if !regexp.MustCompile(`\b` + short + `\b`).MatchString(unrel) {
+			t.Errorf("%s: the CHANGELOG's Unreleased section does not name it", name)
+		}
+	}
+	t.Logf("%d removed names checked, each a compile error", len(line))
+}
+
+// changelogUnreleased returns CHANGELOG.md's Unreleased section.
+func changelogUnreleased(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "## Unreleased")
+	if i < 0 {
+		t.Fatal("no Unreleased section in CHANGELOG.md")
+	}
+	s = s[i+len("## Unreleased"):]
+	if j := strings.Index(s, "\n## "); j >= 0 {
+		s = s[:j]
+	}
+	return s
 }
