@@ -629,3 +629,129 @@ func changelogUnreleased(t *testing.T) string {
 	}
 	return s
 }
+
+// TestReviewBreak_GuardEdges: the guard in the cases between a plain hold
+// and its release: a re-entered ReentrantMutex (held until the last
+// Unlock), an RWMutex downgraded (the write guard dies with the write
+// lock, the read guard then writes), a MultiLock one of whose parts was
+// broken, and a returned guard changed by the caller (it must not change
+// the handle's). Also ErrNotOwner, the one sentinel a second owner meets.
+func TestReviewBreak_GuardEdges(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	s2 := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+	write := func(v string, g ...zk.Op) error { return guardWrites(ctx, s, data, v, g...) }
+
+	t.Run("ReentrantCount", func(t *testing.T) {
+		r, err := zklock.NewReentrantMutex(s, lockPath(t, "r"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := zklock.NewReentrantMutex(s, lockPath(t, "r"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			if err := r.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g := r.Guard()
+		if err := other.Unlock(ctx); !errors.Is(err, zklock.ErrNotOwner) {
+			t.Errorf("another owner's Unlock: %v, want ErrNotOwner", err)
+		}
+		if err := r.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := write("count 1", r.Guard()); err != nil {
+			t.Fatalf("guarded write at count 1: %v", err)
+		}
+		if err := r.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := write("count 0", g); !errors.Is(err, zk.ErrNoNode) {
+			t.Fatalf("guarded write after the last Unlock: %v, want zk.ErrNoNode", err)
+		}
+	})
+	t.Run("Downgrade", func(t *testing.T) {
+		rw, err := zklock.NewRWMutex(s, lockPath(t, "rw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rw.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wg := rw.Guard()
+		if err := rw.Downgrade(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := rw.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := write("stale write guard", wg); !errors.Is(err, zk.ErrNoNode) {
+			t.Fatalf("the write lock's guard after Downgrade and Unlock: %v, want zk.ErrNoNode", err)
+		}
+		rg := rw.Guard()
+		if rg == nil || rg.Path == wg.Path {
+			t.Fatalf("Guard while the downgraded read lock holds: %+v (write guard %+v)", rg, wg)
+		}
+		if err := write("read guard", rg); err != nil {
+			t.Fatalf("the read lock's guarded write: %v", err)
+		}
+		if err := rw.RUnlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := write("stale read guard", rg); !errors.Is(err, zk.ErrNoNode) {
+			t.Fatalf("the read guard after RUnlock: %v, want zk.ErrNoNode", err)
+		}
+	})
+	t.Run("MultiLockPartBroken", func(t *testing.T) {
+		a, err := zklock.NewMutex(s, lockPath(t, "a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := zklock.NewMutex(s, lockPath(t, "b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ml, err := zklock.NewMultiLock(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ml.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := zklock.Break(ctx, s2, lockPath(t, "b"), true); err != nil {
+			t.Fatal(err)
+		}
+		err = write("one part broken", ml.Guard()...)
+		if !errors.Is(err, zk.ErrNoNode) || !strings.Contains(err.Error(), lockPath(t, "b")) {
+			t.Fatalf("MultiLock's guard with part b broken: %v, want zk.ErrNoNode naming b's node", err)
+		}
+		_ = ml.Unlock(ctx) // b's release finds its node gone; what it returns is Break's business
+	})
+	t.Run("CallerChangesGuard", func(t *testing.T) {
+		m, err := zklock.NewMutex(s, lockPath(t, "m"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		g := m.Guard()
+		want := *g
+		g.Path, g.Version = data, 12345
+		if got := m.Guard(); got == nil || *got != want {
+			t.Fatalf("Guard after the caller changed the returned one: %+v, want %+v", got, want)
+		}
+		if err := write("still mine", m.Guard()); err != nil {
+			t.Fatalf("guarded write: %v", err)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
