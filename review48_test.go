@@ -755,3 +755,93 @@ func TestReviewBreak_GuardEdges(t *testing.T) {
 		}
 	})
 }
+
+// TestReviewBreak_CohortGuardRacesHandoff: with WithCohort, one goroutine
+// takes Guards over and over while another Unlocks the same handle and the
+// lock goes to a local waiter (one handle, many goroutines): every guard
+// the first goroutine got, the ones taken during the Unlock included, must
+// fail once the waiter holds the handed-over node, with zk.ErrBadVersion.
+func TestReviewBreak_CohortGuardRacesHandoff(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+	p := lockPath(t, "cohort")
+	a, err := zklock.NewMutex(s, p, zklock.WithCohort(4095, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := zklock.NewMutex(s, p, zklock.WithCohort(4095, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, checked := 0, 0
+	deadline := time.Now().Add(15 * time.Second)
+	for round := 0; round < 40 && time.Now().Before(deadline); round++ {
+		if err := a.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		granted := make(chan error, 1)
+		go func() { granted <- b.Lock(ctx) }()
+		time.Sleep(time.Millisecond) // b's head start into the cohort's queue (the check below needs none)
+		first := make(chan struct{})
+		stop := make(chan struct{})
+		got := make(chan []*zk.CheckOp, 1)
+		go func() {
+			var gs []*zk.CheckOp
+			for i := 0; ; i++ {
+				if g := a.Guard(); g != nil {
+					gs = append(gs, g)
+				}
+				if i == 0 {
+					close(first)
+				}
+				select {
+				case <-stop:
+					got <- gs
+					return
+				default:
+				}
+			}
+		}()
+		<-first
+		err := a.Unlock(ctx)
+		close(stop)
+		gs := <-got
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-granted; err != nil {
+			t.Fatal(err)
+		}
+		if len(gs) == 0 {
+			t.Fatal("a.Guard was nil while a held")
+		}
+		fresh := b.Guard()
+		want := zk.ErrNoNode
+		if fresh.Path == gs[0].Path {
+			local++
+			want = zk.ErrBadVersion
+		}
+		seen := map[zk.CheckOp]bool{}
+		for _, g := range gs {
+			if seen[*g] {
+				continue
+			}
+			seen[*g] = true
+			checked++
+			if err := guardWrites(ctx, s, data, "stale", g); !errors.Is(err, want) {
+				t.Fatalf("round %d: a guard a's goroutine took (%d taken) writes or fails otherwise after b holds: %v, want %v",
+					round, len(gs), err, want)
+			}
+		}
+		if err := b.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d local handoffs, %d distinct stale guards refused", local, checked)
+	if local == 0 {
+		t.Fatal("no local handoff")
+	}
+}
