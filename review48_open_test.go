@@ -124,3 +124,68 @@ func TestReviewBreak_DocsNameRemovedNames(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewBreak_ErrorDocsAgree: the errors are documented twice, in
+// errors.go (go doc) and in docs/api.md's table, which says "go doc names,
+// for each sentinel, every call that returns it". Every call the table's
+// "Returned by" column names for a sentinel must appear in that
+// sentinel's paragraph of errors.go's doc (ErrInvalidArgument aside: its
+// paragraph names callers by class).
+func TestReviewBreak_ErrorDocsAgree(t *testing.T) {
+	src, err := os.ReadFile("errors.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	godoc := map[string]string{} // sentinel → its bullet in errors.go's comment
+	var cur string
+	for _, l := range strings.Split(string(src), "\n") {
+		if m := regexp.MustCompile(`^//   - (Err\w+):`).FindStringSubmatch(l); m != nil {
+			cur = m[1]
+		} else if !strings.HasPrefix(l, "//  ") {
+			cur = ""
+		}
+		if cur != "" {
+			godoc[cur] += " " + strings.TrimPrefix(l, "//")
+		}
+	}
+	if len(godoc) != 12 {
+		t.Fatalf("found %d sentinel paragraphs in errors.go, want 12: %v", len(godoc), godoc)
+	}
+	md, err := os.ReadFile("docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\|[^|]*\\| `(Err\\w+)`[^|]*\\|[^|]*\\| (.*) \\|$")
+	rows := 0
+	for _, l := range strings.Split(string(md), "\n") {
+		m := row.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		rows++
+		if m[1] == "ErrInvalidArgument" {
+			// errors.go names its callers by class ("constructors",
+			// "every blocking method"); its stale Session.Multi is
+			// TestReviewBreak_DocsNameRemovedNames'.
+			continue
+		}
+		doc, ok := godoc[m[1]]
+		if !ok {
+			t.Errorf("docs/api.md's %s has no paragraph in errors.go", m[1])
+			continue
+		}
+		for _, call := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(m[2], -1) {
+			name := call[1]
+			if strings.HasPrefix(name, "Err") {
+				continue // "(which is ErrLockLost too)": a class, not a call
+			}
+			short := name[strings.LastIndex(name, ".")+1:]
+			if !strings.Contains(doc, name) && !strings.Contains(doc, short) {
+				t.Errorf("%s: docs/api.md says %s returns it; errors.go's paragraph does not name it", m[1], name)
+			}
+		}
+	}
+	if rows != 12 {
+		t.Fatalf("found %d rows in docs/api.md's table, want 12", rows)
+	}
+}

@@ -442,6 +442,10 @@ func TestReviewBreak_SentinelsEveryPath(t *testing.T) {
 	// Misuse.
 	check("second Unlock", m.Unlock(ctx), zklock.ErrNotLocked)
 	check("Resign when not leading", e.Resign(ctx), zklock.ErrNotLocked)
+	_, err = zklock.Break(ctx, s, lockPath(t, "nobody"), true)
+	check("Break where nobody holds", err, zklock.ErrNotLocked)
+	_, err = zklock.Revoke(ctx, s, lockPath(t, "nobody"))
+	check("Revoke where nobody holds", err, zklock.ErrNotLocked)
 	if err := l1.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
