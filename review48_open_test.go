@@ -8,6 +8,7 @@ import (
 	gotoken "go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -187,5 +188,35 @@ func TestReviewBreak_ErrorDocsAgree(t *testing.T) {
 	}
 	if rows != 12 {
 		t.Fatalf("found %d rows in docs/api.md's table, want 12", rows)
+	}
+}
+
+// TestReviewBreak_GoDocOneScreen: issue 48 asks that go doc of the root be
+// "readable in one screen per type". The bound here is 40 lines (a
+// 40-row terminal, less a prompt); go doc of a type prints its declaration,
+// doc comment and every constructor's and method's signature.
+func TestReviewBreak_GoDocOneScreen(t *testing.T) {
+	const screen = 40
+	out, err := exec.Command("go", "doc", "-short", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "type" {
+			types = append(types, f[1])
+		}
+	}
+	if len(types) < 10 {
+		t.Fatalf("found %d types in go doc -short: %s", len(types), out)
+	}
+	for _, ty := range types {
+		d, err := exec.Command("go", "doc", ".", ty).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(d), "\n"); n > screen {
+			t.Errorf("go doc %s: %d lines, over %d", ty, n, screen)
+		}
 	}
 }
