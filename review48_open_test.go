@@ -220,3 +220,56 @@ func TestReviewBreak_GoDocOneScreen(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewBreak_LeaseGuardCoversOneNode: a Lease of n leases holds n
+// nodes, but its Guard checks only the last ("the node behind Token"). When
+// another of its nodes is deleted by another client (as Break deletes a
+// lock's), a rival acquires the freed lease, and the Lease's guarded write
+// still commits: the semaphore then has more leases in use than its limit,
+// each writer believing it holds.
+func TestReviewBreak_LeaseGuardCoversOneNode(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	s2 := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+	p := lockPath(t, "sem")
+	sem, err := zklock.NewSemaphore(s, p, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := sem.Acquire(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := l.Guard()
+	cs, err := zklock.Contenders(ctx, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other string
+	for _, c := range cs {
+		if c.Holds && c.Session == s.Client().SessionID() && c.Path != g.Path {
+			other = c.Path
+		}
+	}
+	if other == "" {
+		t.Fatalf("no second node of the lease among %+v (guard %s)", cs, g.Path)
+	}
+	if err := s2.Client().Delete(ctx, other, -1); err != nil {
+		t.Fatal(err)
+	}
+	rival, err := zklock.NewSemaphore(s2, p, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl, err := rival.Acquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rl.Release(ctx)
+	if err := guardWrites(ctx, s, data, "lease of 2 with one node gone", g); err == nil {
+		t.Fatalf("the Lease's guarded write committed while a rival holds one of its 2 leases (limit 2): its guard checks only %s", g.Path)
+	}
+}
