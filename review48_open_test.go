@@ -273,3 +273,27 @@ func TestReviewBreak_LeaseGuardCoversOneNode(t *testing.T) {
 		t.Fatalf("the Lease's guarded write committed while a rival holds one of its 2 leases (limit 2): its guard checks only %s", g.Path)
 	}
 }
+
+// TestReviewBreak_ZKErrorsAllDocumented: docs/api.md, the page of the
+// errors, lists zk's errors in a table; every error variable package zk
+// exports must be on it. zk.ErrNotZooKeeper (NewSession's, for servers
+// that answer in another protocol) is not.
+func TestReviewBreak_ZKErrorsAllDocumented(t *testing.T) {
+	src, err := os.ReadFile("zk/errors.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile("docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`(?m)^\s+(Err\w+)\s*=`).FindAllStringSubmatch(string(src), -1)
+	if len(names) < 15 {
+		t.Fatalf("found %d error variables in zk/errors.go", len(names))
+	}
+	for _, n := range names {
+		if !regexp.MustCompile(`\bzk\.` + n[1] + `\b`).Match(md) {
+			t.Errorf("docs/api.md does not name zk.%s", n[1])
+		}
+	}
+}

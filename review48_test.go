@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -847,5 +849,46 @@ func TestReviewBreak_CohortGuardRacesHandoff(t *testing.T) {
 	t.Logf("%d local handoffs, %d distinct stale guards refused", local, checked)
 	if local == 0 {
 		t.Fatal("no local handoff")
+	}
+}
+
+// TestReviewBreak_NotZooKeeperFromRoot: NewSession, a root function,
+// against a server that answers HTTP returns zk.ErrNotZooKeeper at once
+// (its doc; the CHANGELOG's "at once"), long before its ctx ends, naming
+// the address.
+func TestReviewBreak_NotZooKeeperFromRoot(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An HTTP port as Jetty (ZooKeeper's AdminServer) answers a binary
+	// request: 400 at once, then the connection closes.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			buf := make([]byte, 64)
+			_, _ = c.Read(buf)
+			_, _ = io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	began := time.Now()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(ln.Addr().String()))
+	if err == nil {
+		s.Close()
+		t.Fatal("NewSession against an HTTP server succeeded")
+	}
+	if !errors.Is(wrapDeep(err), zk.ErrNotZooKeeper) || time.Since(began) > 10*time.Second || !strings.Contains(err.Error(), ln.Addr().String()) {
+		t.Fatalf("NewSession against HTTP after %v: %v, want zk.ErrNotZooKeeper naming %s before ctx ends", time.Since(began), err, ln.Addr())
 	}
 }
