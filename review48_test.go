@@ -892,3 +892,139 @@ func TestReviewBreak_NotZooKeeperFromRoot(t *testing.T) {
 		t.Fatalf("NewSession against HTTP after %v: %v, want zk.ErrNotZooKeeper naming %s before ctx ends", time.Since(began), err, ln.Addr())
 	}
 }
+
+// TestReviewBreak_WrongKindEveryAcquire: every acquiring call, on a path
+// another kind of primitive holds, returns an error that errors.As finds
+// as a *WrongKindError (naming the path and the kind found) and that is
+// errors.Is ErrWrongKind, through a caller's wrapping; nothing is left
+// behind for the holder to trip on (the holder still writes under its
+// guard).
+func TestReviewBreak_WrongKindEveryAcquire(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	s2 := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+
+	type holder struct {
+		kind  zklock.Kind
+		take  func(p string) (guard func() *zk.CheckOp, err error)
+		tries map[string]bool // skip: the same family
+	}
+	holders := []holder{
+		{zklock.KindMutex, func(p string) (func() *zk.CheckOp, error) {
+			m, err := zklock.NewMutex(s, p)
+			if err != nil {
+				return nil, err
+			}
+			return m.Guard, m.Lock(ctx)
+		}, map[string]bool{"Mutex.Lock": true, "Mutex.TryLock": true, "ReentrantMutex.Lock": true, "Election.Campaign": true}},
+		{zklock.KindRWMutexWrite, func(p string) (func() *zk.CheckOp, error) {
+			m, err := zklock.NewRWMutex(s, p)
+			if err != nil {
+				return nil, err
+			}
+			return m.Guard, m.Lock(ctx)
+		}, map[string]bool{"RWMutex.Lock": true, "RWMutex.TryRLock": true}},
+		{zklock.KindSemaphore, func(p string) (func() *zk.CheckOp, error) {
+			sem, err := zklock.NewSemaphore(s, p, 1)
+			if err != nil {
+				return nil, err
+			}
+			l, err := sem.Acquire(ctx, 1)
+			if err != nil {
+				return nil, err
+			}
+			return l.Guard, nil
+		}, map[string]bool{"Semaphore.TryAcquire": true}},
+	}
+	tries := map[string]func(p string) error{
+		"Mutex.Lock": func(p string) error {
+			m, err := zklock.NewMutex(s2, p)
+			if err != nil {
+				return err
+			}
+			return m.Lock(ctx)
+		},
+		"Mutex.TryLock": func(p string) error {
+			m, err := zklock.NewMutex(s2, p)
+			if err != nil {
+				return err
+			}
+			return m.TryLock(ctx)
+		},
+		"ReentrantMutex.Lock": func(p string) error {
+			m, err := zklock.NewReentrantMutex(s2, p)
+			if err != nil {
+				return err
+			}
+			return m.Lock(ctx)
+		},
+		"RWMutex.Lock": func(p string) error {
+			m, err := zklock.NewRWMutex(s2, p)
+			if err != nil {
+				return err
+			}
+			return m.Lock(ctx)
+		},
+		"RWMutex.TryRLock": func(p string) error {
+			m, err := zklock.NewRWMutex(s2, p)
+			if err != nil {
+				return err
+			}
+			return m.TryRLock(ctx)
+		},
+		"Semaphore.TryAcquire": func(p string) error {
+			sem, err := zklock.NewSemaphore(s2, p, 1)
+			if err != nil {
+				return err
+			}
+			_, err = sem.TryAcquire(ctx, 1)
+			return err
+		},
+		"Election.Campaign": func(p string) error {
+			e, err := zklock.NewElection(s2, p)
+			if err != nil {
+				return err
+			}
+			_, err = e.Campaign(ctx, nil)
+			return err
+		},
+		"MultiLock.Lock": func(p string) error {
+			m, err := zklock.NewMutex(s2, p)
+			if err != nil {
+				return err
+			}
+			ml, err := zklock.NewMultiLock(m)
+			if err != nil {
+				return err
+			}
+			return ml.Lock(ctx)
+		},
+	}
+	for _, h := range holders {
+		p := lockPath(t, string(h.kind))
+		guard, err := h.take(p)
+		if err != nil {
+			t.Fatalf("%s holder: %v", h.kind, err)
+		}
+		for name, try := range tries {
+			if h.tries[name] || (name == "MultiLock.Lock" && h.kind == zklock.KindMutex) {
+				continue
+			}
+			err := try(p)
+			var wk *zklock.WrongKindError
+			if !errors.As(wrapDeep(err), &wk) || !errors.Is(wrapDeep(err), zklock.ErrWrongKind) {
+				t.Errorf("%s on a %s's path: %v, want a *WrongKindError", name, h.kind, err)
+				continue
+			}
+			if wk.Path != p || wk.Found == "" {
+				t.Errorf("%s on a %s's path: %+v", name, h.kind, *wk)
+			}
+		}
+		if err := guardWrites(ctx, s, data, string(h.kind), guard()); err != nil {
+			t.Errorf("the %s holder's guarded write after the refusals: %v", h.kind, err)
+		}
+	}
+}
