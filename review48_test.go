@@ -1028,3 +1028,109 @@ func TestReviewBreak_WrongKindEveryAcquire(t *testing.T) {
 		}
 	}
 }
+
+// replacementsProbe uses every replacement the CHANGELOG's Unreleased
+// section gives for a moved or removed name, as it spells them.
+const replacementsProbe = `package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
+)
+
+func main() {}
+
+func use(ctx context.Context, s *zklock.Session, m *zklock.Mutex, rw *zklock.RWMutex, r *zklock.ReentrantMutex,
+	sem *zklock.Semaphore, l *zklock.Lease, term *zklock.Term, ml *zklock.MultiLock, li zklock.LeaderInfo,
+	ls zklock.LockState, c zklock.Contender, le *zklock.LockedError, wk *zklock.WrongKindError, err error) {
+	_ = []error{zklock.ErrInvalidArgument, zklock.ErrLockLost, zklock.ErrLocked, zklock.ErrNotLocked, zklock.ErrAlreadyLocked}
+	_ = []string{m.Guard().Path, rw.Guard().Path, r.Guard().Path, l.Guard().Path, term.Guard().Path}
+	for _, op := range ml.Guard() {
+		_ = op.(*zk.CheckOp).Path
+	}
+	cs, _ := zklock.Contenders(ctx, s, "/p")
+	_ = cs[0].Holds
+	_ = s.Client().SessionID()
+	_, _ = zklock.NewMultiLock(m, rw.ReadPart(), sem, r, rw)
+	var st zk.State = s.Client().State()
+	ev, _ := s.Client().Subscribe(ctx)
+	var e zk.Event = <-ev
+	_, _ = st, e
+	_ = zklock.WithAuth("digest", []byte("u:p"))
+	_ = zklock.WithACL(zk.AuthACL(zk.PermAll)...)
+	_ = zklock.WithACL(zk.WorldACL(zk.PermAll)...)
+	var tm zk.Timing = s.Client().Timing()
+	_ = []any{tm.Timeout, tm.Tick, tm.SyncLimit, tm.Source}
+	_ = s.Client().Timing().Timeout
+	_ = s.OwnershipDeadline()
+	_ = m.Lost()
+	_ = zklock.WithSessionTimeout
+	_ = zklock.WithMaxRequestSize
+	_ = zklock.WithCohort(0, 0)
+	_ = zklock.WithData
+	_ = ls.Revoking
+	_ = ls.Err
+	var mt zklock.Metrics
+	mt.Revoked(zklock.KindMutex, "/p")
+	mt.Expired(zklock.KindMutex, "/p")
+	mt.SessionState(zk.StateClosed)
+	_ = li.Created
+	_ = li.Session
+	_ = wk.Found == "curator_leader_latch" || c.Kind == "kazoo_read_lock"
+	var e2 *zklock.Election
+	_, _ = e2.Observe(ctx)
+	_ = le.Holders[0]
+	_ = []any{le.Holder, le.Session, le.Data}
+	_ = errors.Is(err, zklock.ErrHolderAlive)
+	_, _ = zklock.WatchLock(ctx, s, "/p")
+	_ = zklock.WithRevocable(func() {})
+	_ = []any{zk.ModePersistent, zk.ModeEphemeral, zk.ModePersistentSequential, zk.ModeEphemeralSequential, zk.ModeContainer}
+	_ = []any{zk.NodeCreated, zk.NodeDeleted, zk.NodeDataChanged, zk.NodeChildrenChanged, zk.NodeWatchEnded}
+	var _ zk.Stat
+	var _ *zk.Watch
+	var _ zk.NodeEvent
+	var _ zk.NodeEventType
+	_ = []any{zk.PermRead, zk.PermWrite, zk.PermCreate, zk.PermDelete, zk.PermAdmin, zk.DigestACL}
+	_ = zk.MaxDataSize
+	_ = []error{zk.ErrNoNode, zk.ErrNodeExists, zk.ErrBadVersion, zk.ErrNoAuth, zk.ErrNotEmpty,
+		zk.ErrNoChildrenForEphemerals, zk.ErrInvalidACL, zk.ErrAuthFailed, zk.ErrConnectionLoss,
+		zk.ErrSessionExpired, zk.ErrSessionMoved, zk.ErrRolledBack, zk.ErrBadArguments, zk.ErrUnimplemented,
+		zk.ErrInvalidArgument, zk.ErrNilContext, zk.ErrSessionClosed, zk.ErrNotZooKeeper}
+	_, _ = s.Client().Multi(ctx, m.Guard(), &zk.SetDataOp{Path: "/p", Data: nil, Version: -1},
+		&zk.CreateOp{Path: "/q", Mode: zk.ModePersistent}, &zk.DeleteOp{Path: "/q", Version: -1})
+	var _ []zk.OpResult
+	var _ zk.Op = &zk.CheckOp{}
+	var _ zk.CreateMode
+	var _ zk.ACL
+}
+`
+
+// TestReviewBreak_ReplacementsCompile: every replacement the CHANGELOG
+// gives ("old → new") exists as spelled: a program using them all builds.
+func TestReviewBreak_ReplacementsCompile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	probe := filepath.Join(dir, "probe.go")
+	if err := os.WriteFile(probe, []byte(replacementsProbe), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay, err := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(wd, "review48repl", "probe.go"): probe}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(ov, overlay, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "build", "-gcflags=-e", "-overlay="+ov, "-o", os.DevNull, "./review48repl").CombinedOutput()
+	if err != nil {
+		t.Fatalf("the CHANGELOG's replacements do not build: %v\n%s", err, out)
+	}
+}
