@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zklock/zklock"
 )
@@ -295,5 +296,29 @@ func TestReviewBreak_ZKErrorsAllDocumented(t *testing.T) {
 		if !regexp.MustCompile(`\bzk\.` + n[1] + `\b`).Match(md) {
 			t.Errorf("docs/api.md does not name zk.%s", n[1])
 		}
+	}
+}
+
+// TestReviewBreak_GuardAfterLost: Mutex.Guard "returns nil when nothing is
+// held", and ErrLockLost's doc says a lost hold "counts as released"; after
+// Lost fired at the bound of WithMaxHold (its node being released), Guard
+// still returns the node's check, until Unlock. A write under it commits
+// only while the node stands (no rival holds meanwhile), so this is the
+// contract's wording against its behaviour, not a safety break.
+func TestReviewBreak_GuardAfterLost(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	m, err := zklock.NewMutex(s, lockPath(t, "m"), zklock.WithMaxHold(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-m.Lost()
+	if g := m.Guard(); g != nil {
+		t.Fatalf("Mutex.Guard after Lost fired at the max hold: %+v, want nil (nothing held)", *g)
 	}
 }

@@ -1134,3 +1134,58 @@ func TestReviewBreak_ReplacementsCompile(t *testing.T) {
 		t.Fatalf("the CHANGELOG's replacements do not build: %v\n%s", err, out)
 	}
 }
+
+// TestReviewBreak_GuardAfterLoss: once a hold's loss signal fired (its
+// bound, WithMaxHold, passed), the guard taken while it held stops
+// committing once the node is released, as it is at the bound. And the permit layout's Lease guard
+// composes as the lease layout's does.
+func TestReviewBreak_GuardAfterLoss(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+
+	m, err := zklock.NewMutex(s, lockPath(t, "m"), zklock.WithMaxHold(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g := m.Guard()
+	if err := guardWrites(ctx, s, data, "before the bound", g); err != nil {
+		t.Fatal(err)
+	}
+	<-m.Lost()
+	// m.Guard() after Lost still returns the check (its nil is for nothing
+	// held, and the handle holds until Unlock): TestReviewBreak_GuardAfterLost
+	// in review48_open_test.go. A write under it commits only while the node
+	// stands, which no rival holds meanwhile, so it is no safety matter.
+	eventually(t, 10*time.Second, "the bound's release of the node", func() bool {
+		_, ok, err := s.Client().Exists(ctx, g.Path)
+		return err == nil && !ok
+	})
+	if err := guardWrites(ctx, s, data, "after the bound", g); !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("guard of a hold past its bound: %v, want zk.ErrNoNode", err)
+	}
+
+	sem, err := zklock.NewSemaphore(s, lockPath(t, "permits"), 2, zklock.WithPermitLayout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := sem.Acquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg := l.Guard()
+	if err := guardWrites(ctx, s, data, "permit", lg); err != nil {
+		t.Fatalf("a permit layout lease's guarded write: %v", err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := guardWrites(ctx, s, data, "permit released", lg); !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("a released permit lease's guard: %v, want zk.ErrNoNode", err)
+	}
+}
