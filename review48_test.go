@@ -1189,3 +1189,67 @@ func TestReviewBreak_GuardAfterLoss(t *testing.T) {
 		t.Fatalf("a released permit lease's guard: %v, want zk.ErrNoNode", err)
 	}
 }
+
+// TestReviewBreak_GuardOfNonHolder: a handle that holds nothing gets no
+// guard, even when another handle of its Session on the same path holds
+// (another ReentrantMutex owner, another Mutex, a cohort member waiting):
+// a guard is its own hold's, never its Session's.
+func TestReviewBreak_GuardOfNonHolder(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	r1, err := zklock.NewReentrantMutex(s, lockPath(t, "r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := zklock.NewReentrantMutex(s, lockPath(t, "r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, err := zklock.NewMutex(s, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := zklock.NewMutex(s, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, err := zklock.NewMutex(s, lockPath(t, "c"), zklock.WithCohort(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := zklock.NewMutex(s, lockPath(t, "c"), zklock.WithCohort(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []interface{ Lock(context.Context) error }{r1, m1, c1} {
+		if err := l.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	waited := make(chan error, 1)
+	go func() { waited <- c2.Lock(wctx) }()
+	if g := r2.Guard(); g != nil {
+		t.Errorf("another ReentrantMutex owner's Guard: %+v", *g)
+	}
+	if g := m2.Guard(); g != nil {
+		t.Errorf("another Mutex handle's Guard: %+v", *g)
+	}
+	if g := c2.Guard(); g != nil {
+		t.Errorf("a waiting cohort member's Guard: %+v", *g)
+	}
+	cancel()
+	if err := <-waited; err == nil {
+		t.Fatal("c2.Lock was granted while c1 holds")
+	}
+	if g := c2.Guard(); g != nil {
+		t.Errorf("a cohort member whose Lock was cancelled: Guard %+v", *g)
+	}
+	for _, l := range []interface{ Unlock(context.Context) error }{r1, m1, c1} {
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
