@@ -12,12 +12,15 @@ import (
 
 // apiCeiling is the most exported names and methods the root package may
 // have (issue 48: a newcomer reads go doc of the root; the goal is 120).
-// Lower it when the count falls; raising it takes a reason in the commit.
-const apiCeiling = 120
+// It counts 120 without the six methods of the Metrics interface, which
+// an implementer writes; with them, 126. Lower it when the count falls;
+// raising it takes a reason in the commit.
+const apiCeiling = 126
 
 // TestAPISize counts the root package's API as go doc shows it: every
 // exported const and var name, function (constructors included), type,
-// and method of an exported type; it fails when the count passes
+// and method of an exported type, an exported interface's methods
+// included; it fails when the count passes
 // apiCeiling.
 func TestAPISize(t *testing.T) {
 	names := rootAPI(t)
@@ -71,6 +74,21 @@ func rootAPI(t *testing.T) []string {
 		}
 		for _, m := range ty.Methods {
 			out = append(out, "method "+ty.Name+"."+m.Name)
+		}
+		// An exported interface's methods are names go doc shows and an
+		// implementer must write (Metrics'): they count too.
+		for _, sp := range ty.Decl.Specs {
+			it, ok := sp.(*ast.TypeSpec).Type.(*ast.InterfaceType)
+			if !ok {
+				continue
+			}
+			for _, f := range it.Methods.List {
+				for _, n := range f.Names {
+					if n.IsExported() {
+						out = append(out, "method "+ty.Name+"."+n.Name)
+					}
+				}
+			}
 		}
 	}
 	return out

@@ -10,15 +10,41 @@ import (
 )
 
 // heldThing is the dialect every hold speaks: the loss signal, the fencing
-// token and the guard for zk.Client.Multi (whose Path is the node), under
-// the same names everywhere.
+// token and the guard for zk.Client.Multi, under the same names
+// everywhere. A hold of one node guards with one check (oneNode), a hold
+// of several (a Lease, a MultiLock) with one check per node (nodes).
 type heldThing interface {
 	Lost() <-chan struct{}
 	Token() int64
+}
+
+type oneNode interface {
+	heldThing
 	Guard() *zk.CheckOp
 }
 
-var _ = []heldThing{(*zklock.Mutex)(nil), (*zklock.ReentrantMutex)(nil), (*zklock.RWMutex)(nil), (*zklock.Lease)(nil), (*zklock.Term)(nil)}
+type nodes interface {
+	heldThing
+	Guard() []zk.Op
+}
+
+var (
+	_ = []oneNode{(*zklock.Mutex)(nil), (*zklock.ReentrantMutex)(nil), (*zklock.RWMutex)(nil), (*zklock.Term)(nil)}
+	_ = []nodes{(*zklock.Lease)(nil)}
+)
+
+// guardOf is h's guard as one check per node.
+func guardOf(h heldThing) []zk.Op {
+	switch h := h.(type) {
+	case oneNode:
+		if g := h.Guard(); g != nil {
+			return []zk.Op{g}
+		}
+	case nodes:
+		return h.Guard()
+	}
+	return nil
+}
 
 // requireHeld checks a hold's accessors against the server: our node exists
 // with the token as its czxid, the guard checks that node, and the loss
@@ -31,7 +57,9 @@ func requireHeld(t *testing.T, s *zklock.Session, h heldThing) {
 	require.NoError(t, err)
 	require.True(t, ok, "the node exists")
 	require.Equal(t, st.Czxid<<12, h.Token(), "the token is the node's czxid << 12")
-	require.Equal(t, &zk.CheckOp{Path: node, Version: -1}, h.Guard())
+	g := guardOf(h)
+	require.NotEmpty(t, g)
+	require.Equal(t, &zk.CheckOp{Path: node, Version: -1}, g[len(g)-1], "the last check is the node behind Token")
 	select {
 	case <-h.Lost():
 		t.Fatal("Lost is closed while held")
@@ -44,7 +72,7 @@ func requireReleased(t *testing.T, h heldThing) {
 	t.Helper()
 	require.Empty(t, zklock.NodeOf(h))
 	require.Zero(t, h.Token())
-	require.Nil(t, h.Guard())
+	require.Nil(t, guardOf(h))
 	select {
 	case <-h.Lost():
 	default:
@@ -94,7 +122,8 @@ func TestOneDialect(t *testing.T) {
 		lease, err = sem.Acquire(ctx, 2)
 		require.NoError(t, err)
 		requireHeld(t, s, lease)
-		require.Equal(t, zklock.LeaseNodes(lease)[1], zklock.NodeOf(lease), "the guard checks the node behind Token")
+		require.Equal(t, zklock.LeaseNodes(lease)[1], zklock.NodeOf(lease), "the guard's last check is the node behind Token")
+		require.Equal(t, []zk.Op{&zk.CheckOp{Path: zklock.LeaseNodes(lease)[0], Version: -1}, &zk.CheckOp{Path: zklock.LeaseNodes(lease)[1], Version: -1}}, lease.Guard(), "one check per lease")
 		require.NoError(t, lease.Release(ctx))
 		requireReleased(t, lease)
 	})

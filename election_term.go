@@ -147,8 +147,10 @@ func (t *Term) Err() error {
 func (t *Term) Token() int64 { return t.token }
 
 // Guard returns a ZooKeeper check operation that succeeds only while our
-// node exists (its Path is our candidate node's). Put it first in zk.Client.Multi so the other writes commit
-// only while this candidate is still first in the queue.
+// node exists (its Path is our candidate node's). Put it first in
+// zk.Client.Multi so the other writes commit only while this candidate is
+// still first in the queue. A Term is one term: after it ended (Resign,
+// loss) Guard still names its node, whose check fails once it is gone.
 func (t *Term) Guard() *zk.CheckOp {
 	return checkOp(&hold.Guard{Path: t.node, Version: -1})
 }

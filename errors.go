@@ -72,16 +72,17 @@ import (
 //
 // Misuse of a handle: the program's bookkeeping is wrong.
 //
-//   - ErrNotLocked: Unlock (RUnlock, Lease.Release, Election.Resign) when
-//     the handle holds nothing: no Lock, a second Unlock, more unlocks than
-//     locks, a lease already released, or an Election that does not lead.
+//   - ErrNotLocked: Unlock (RUnlock, Lease.Release, Election.Resign,
+//     MultiLock.Unlock) when the handle holds nothing: no Lock, a second
+//     Unlock, more unlocks than locks, a lease already released, or an
+//     Election that does not lead; Revoke and Break when nobody holds.
 //   - ErrAlreadyLocked: MultiLock.Lock while the MultiLock holds or
 //     acquires, and Campaign or Run on an Election already campaigning,
 //     leading or running (an Election is one candidate). A Mutex, RWMutex
 //     or ReentrantMutex shared by goroutines waits instead, as its sync
 //     counterpart does.
-//   - ErrNotOwner: an owner releases a lock held by another owner of the
-//     same Session.
+//   - ErrNotOwner: ReentrantMutex.Unlock by an owner when another owner of
+//     the same Session holds the lock.
 var (
 	// Fix the call.
 	ErrInvalidArgument = errs.ErrInvalidArgument

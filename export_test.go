@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zklock/zklock/internal/queue"
+	"github.com/zklock/zklock/zk"
 )
 
 // CohortWaiters reports how many handles wait in the cohort of s on path,
@@ -122,8 +123,8 @@ func NodeOf(h any) string {
 	case *RWMutex:
 		return h.current().Node()
 	case *Lease:
-		if g := h.Guard(); g != nil {
-			return g.Path
+		if g := h.Guard(); len(g) > 0 {
+			return g[len(g)-1].(*zk.CheckOp).Path // the node behind Token
 		}
 		return ""
 	case *Term:

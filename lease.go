@@ -46,13 +46,21 @@ func (l *Lease) Token() int64 {
 	return l.h.Token()
 }
 
-// Guard returns a ZooKeeper check operation that succeeds only while the
-// node behind Token (the last of the lease's nodes; Path is its path)
-// exists (see Mutex.Guard), or nil once released. Contenders lists all of
-// the lease's nodes (those whose Session is ours and Holds).
-func (l *Lease) Guard() *zk.CheckOp {
+// Guard returns one ZooKeeper check per node of the lease (each a
+// *zk.CheckOp), each succeeding only while its node exists (see
+// Mutex.Guard): put them first in zk.Client.Multi (append the writes:
+// s.Client().Multi(ctx, append(l.Guard(), writes...)...)) so that the
+// writes commit only while every lease of l stands. It returns nil once
+// released. Contenders lists the lease's nodes (those whose Session is
+// ours and Holds).
+func (l *Lease) Guard() []zk.Op {
 	if l.h.Released() {
 		return nil
 	}
-	return checkOp(l.h.Guard())
+	nodes := l.h.Nodes()
+	ops := make([]zk.Op, len(nodes))
+	for i, n := range nodes {
+		ops[i] = &zk.CheckOp{Path: n, Version: -1}
+	}
+	return ops
 }

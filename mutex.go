@@ -132,7 +132,10 @@ func (m *Mutex) Token() int64 { return m.h.Current().Token() }
 // acquisition holds: its node exists (with WithCohort, and no later local
 // holder took over). Put it first in zk.Client.Multi so the other writes
 // commit only while the lock is held. Its Path is our lock node's. It
-// returns nil when nothing is held.
+// returns nil when the Mutex holds nothing (before Lock, after Unlock).
+// After the loss signal fired and until Unlock it still names the node:
+// the check then fails once the node is gone, which is when a rival can
+// hold.
 func (m *Mutex) Guard() *zk.CheckOp { return checkOp(m.h.Current().Guard()) }
 
 func (m *Mutex) part() hold.Part {

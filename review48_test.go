@@ -129,7 +129,7 @@ func TestReviewBreak_GuardComposes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return hold{func() []zk.Op { return one(l.Guard()) }, func() error { return l.Release(ctx) }}
+			return hold{func() []zk.Op { return l.Guard() }, func() error { return l.Release(ctx) }}
 		}},
 		{"Term", func(t *testing.T) hold {
 			e, err := zklock.NewElection(s, lockPath(t, "e"))
@@ -909,25 +909,25 @@ func TestReviewBreak_WrongKindEveryAcquire(t *testing.T) {
 
 	type holder struct {
 		kind  zklock.Kind
-		take  func(p string) (guard func() *zk.CheckOp, err error)
+		take  func(p string) (guard func() []zk.Op, err error)
 		tries map[string]bool // skip: the same family
 	}
 	holders := []holder{
-		{zklock.KindMutex, func(p string) (func() *zk.CheckOp, error) {
+		{zklock.KindMutex, func(p string) (func() []zk.Op, error) {
 			m, err := zklock.NewMutex(s, p)
 			if err != nil {
 				return nil, err
 			}
-			return m.Guard, m.Lock(ctx)
+			return func() []zk.Op { return []zk.Op{m.Guard()} }, m.Lock(ctx)
 		}, map[string]bool{"Mutex.Lock": true, "Mutex.TryLock": true, "ReentrantMutex.Lock": true, "Election.Campaign": true}},
-		{zklock.KindRWMutexWrite, func(p string) (func() *zk.CheckOp, error) {
+		{zklock.KindRWMutexWrite, func(p string) (func() []zk.Op, error) {
 			m, err := zklock.NewRWMutex(s, p)
 			if err != nil {
 				return nil, err
 			}
-			return m.Guard, m.Lock(ctx)
+			return func() []zk.Op { return []zk.Op{m.Guard()} }, m.Lock(ctx)
 		}, map[string]bool{"RWMutex.Lock": true, "RWMutex.TryRLock": true}},
-		{zklock.KindSemaphore, func(p string) (func() *zk.CheckOp, error) {
+		{zklock.KindSemaphore, func(p string) (func() []zk.Op, error) {
 			sem, err := zklock.NewSemaphore(s, p, 1)
 			if err != nil {
 				return nil, err
@@ -1023,7 +1023,7 @@ func TestReviewBreak_WrongKindEveryAcquire(t *testing.T) {
 				t.Errorf("%s on a %s's path: %+v", name, h.kind, *wk)
 			}
 		}
-		if err := guardWrites(ctx, s, data, string(h.kind), guard()); err != nil {
+		if err := guardWrites(ctx, s, data, string(h.kind), guard()...); err != nil {
 			t.Errorf("the %s holder's guarded write after the refusals: %v", h.kind, err)
 		}
 	}
@@ -1179,13 +1179,13 @@ func TestReviewBreak_GuardAfterLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	lg := l.Guard()
-	if err := guardWrites(ctx, s, data, "permit", lg); err != nil {
+	if err := guardWrites(ctx, s, data, "permit", lg...); err != nil {
 		t.Fatalf("a permit layout lease's guarded write: %v", err)
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := guardWrites(ctx, s, data, "permit released", lg); !errors.Is(err, zk.ErrNoNode) {
+	if err := guardWrites(ctx, s, data, "permit released", lg...); !errors.Is(err, zk.ErrNoNode) {
 		t.Fatalf("a released permit lease's guard: %v, want zk.ErrNoNode", err)
 	}
 }
@@ -1250,6 +1250,187 @@ func TestReviewBreak_GuardOfNonHolder(t *testing.T) {
 	for _, l := range []interface{ Unlock(context.Context) error }{r1, m1, c1} {
 		if err := l.Unlock(ctx); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestReviewBreak_LeaseGuardCoversOneNode: a Lease of n leases holds n
+// nodes; its Guard checked only the last (fixed: one check per node) ("the node behind Token"). When
+// another of its nodes is deleted by another client (as Break deletes a
+// lock's), a rival acquires the freed lease, and the Lease's guarded write
+// still commits: the semaphore then has more leases in use than its limit,
+// each writer believing it holds.
+func TestReviewBreak_LeaseGuardCoversOneNode(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	s2 := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+	p := lockPath(t, "sem")
+	sem, err := zklock.NewSemaphore(s, p, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := sem.Acquire(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := l.Guard()
+	last := g[len(g)-1].(*zk.CheckOp).Path // the node behind Token
+	cs, err := zklock.Contenders(ctx, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other string
+	for _, c := range cs {
+		if c.Holds && c.Session == s.Client().SessionID() && c.Path != last {
+			other = c.Path
+		}
+	}
+	if other == "" {
+		t.Fatalf("no second node of the lease among %+v (token node %s)", cs, last)
+	}
+	if err := s2.Client().Delete(ctx, other, -1); err != nil {
+		t.Fatal(err)
+	}
+	rival, err := zklock.NewSemaphore(s2, p, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl, err := rival.Acquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rl.Release(ctx)
+	if err := guardWrites(ctx, s, data, "lease of 2 with one node gone", g...); err == nil {
+		t.Fatalf("the Lease's guarded write committed while a rival holds one of its 2 leases (limit 2): its guard checks only %s", last)
+	}
+}
+
+// TestReviewBreak_DocsNameRemovedNames: README.md and docs/*.md (the
+// prose and tables doccheck does not compile) name no removed name:
+// not Type.Method of a removed method, nor zklock.Name of a removed name.
+// docs/api.md's table of errors, the one place they are documented, lists
+// the removed Session.Multi among the calls returning ErrInvalidArgument.
+func TestReviewBreak_DocsNameRemovedNames(t *testing.T) {
+	files, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, "README.md")
+	var pats []*regexp.Regexp
+	for _, n := range removedNames {
+		if strings.Contains(n.name, ".") {
+			pats = append(pats, regexp.MustCompile(`\b`+regexp.QuoteMeta(n.name)+`\b`))
+		} else {
+			pats = append(pats, regexp.MustCompile(`\bzklock\.`+n.name+`\b`))
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, p := range pats {
+				for _, loc := range p.FindAllStringIndex(line, -1) {
+					// sync.RWMutex.RLocker is the standard library's.
+					if strings.HasSuffix(line[:loc[0]], "sync.") {
+						continue
+					}
+					t.Errorf("%s:%d names the removed %s", f, i+1, line[loc[0]:loc[1]])
+				}
+			}
+		}
+	}
+}
+
+// TestReviewBreak_ErrorDocsAgree: the errors are documented twice, in
+// errors.go (go doc) and in docs/api.md's table, which says "go doc names,
+// for each sentinel, every call that returns it". Every call the table's
+// "Returned by" column names for a sentinel must appear in that
+// sentinel's paragraph of errors.go's doc (ErrInvalidArgument aside: its
+// paragraph names callers by class).
+func TestReviewBreak_ErrorDocsAgree(t *testing.T) {
+	src, err := os.ReadFile("errors.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	godoc := map[string]string{} // sentinel → its bullet in errors.go's comment
+	var cur string
+	for _, l := range strings.Split(string(src), "\n") {
+		if m := regexp.MustCompile(`^//   - (Err\w+):`).FindStringSubmatch(l); m != nil {
+			cur = m[1]
+		} else if !strings.HasPrefix(l, "//  ") {
+			cur = ""
+		}
+		if cur != "" {
+			godoc[cur] += " " + strings.TrimPrefix(l, "//")
+		}
+	}
+	if len(godoc) != 12 {
+		t.Fatalf("found %d sentinel paragraphs in errors.go, want 12: %v", len(godoc), godoc)
+	}
+	md, err := os.ReadFile("docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\|[^|]*\\| `(Err\\w+)`[^|]*\\|[^|]*\\| (.*) \\|$")
+	rows := 0
+	for _, l := range strings.Split(string(md), "\n") {
+		m := row.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		rows++
+		if m[1] == "ErrInvalidArgument" {
+			// errors.go names its callers by class ("constructors",
+			// "every blocking method"); its stale Session.Multi is
+			// TestReviewBreak_DocsNameRemovedNames'.
+			continue
+		}
+		doc, ok := godoc[m[1]]
+		if !ok {
+			t.Errorf("docs/api.md's %s has no paragraph in errors.go", m[1])
+			continue
+		}
+		for _, call := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(m[2], -1) {
+			name := call[1]
+			if strings.HasPrefix(name, "Err") {
+				continue // "(which is ErrLockLost too)": a class, not a call
+			}
+			short := name[strings.LastIndex(name, ".")+1:]
+			if !strings.Contains(doc, name) && !strings.Contains(doc, short) {
+				t.Errorf("%s: docs/api.md says %s returns it; errors.go's paragraph does not name it", m[1], name)
+			}
+		}
+	}
+	if rows != 12 {
+		t.Fatalf("found %d rows in docs/api.md's table, want 12", rows)
+	}
+}
+
+// TestReviewBreak_ZKErrorsAllDocumented: docs/api.md, the page of the
+// errors, lists zk's errors in a table; every error variable package zk
+// exports must be on it. zk.ErrNotZooKeeper (NewSession's, for servers
+// that answer in another protocol) is not.
+func TestReviewBreak_ZKErrorsAllDocumented(t *testing.T) {
+	src, err := os.ReadFile("zk/errors.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile("docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`(?m)^\s+(Err\w+)\s*=`).FindAllStringSubmatch(string(src), -1)
+	if len(names) < 15 {
+		t.Fatalf("found %d error variables in zk/errors.go", len(names))
+	}
+	for _, n := range names {
+		if !regexp.MustCompile(`\bzk\.` + n[1] + `\b`).Match(md) {
+			t.Errorf("docs/api.md does not name zk.%s", n[1])
 		}
 	}
 }

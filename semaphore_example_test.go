@@ -76,8 +76,8 @@ func ExampleLease() {
 	case <-lease.Lost():
 		fmt.Println("lost: stop working")
 	default:
-		_, err := s.Client().Multi(ctx, lease.Guard(),
-			&zk.CreateOp{Path: "/jobs/result", Data: []byte("done"), ACL: zk.WorldACL(zk.PermAll)})
+		_, err := s.Client().Multi(ctx, append(lease.Guard(),
+			&zk.CreateOp{Path: "/jobs/result", Data: []byte("done"), ACL: zk.WorldACL(zk.PermAll)})...)
 		fmt.Println("guarded write:", err)
 	}
 	fmt.Println("release:", lease.Release(ctx))

@@ -47,7 +47,7 @@ type hold struct {
 	mode    string
 	n       int // leases of a semaphore hold
 	token   int64
-	guard   *zk.CheckOp
+	guard   []zk.Op
 	lost    <-chan struct{}
 	release func(context.Context) error
 }
@@ -65,7 +65,7 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 			if err := m.Lock(ctx); err != nil {
 				return nil, err
 			}
-			return &hold{ModeExclusive, 0, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
+			return &hold{ModeExclusive, 0, m.Token(), []zk.Op{m.Guard()}, m.Lost(), m.Unlock}, nil
 		}, err
 	case "cohort":
 		m, err := zklock.NewMutex(s, path, zklock.WithCohort(4, 50*time.Millisecond))
@@ -73,7 +73,7 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 			if err := m.Lock(ctx); err != nil {
 				return nil, err
 			}
-			return &hold{ModeExclusive, 0, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
+			return &hold{ModeExclusive, 0, m.Token(), []zk.Op{m.Guard()}, m.Lost(), m.Unlock}, nil
 		}, err
 	case "reentrant":
 		r, err := zklock.NewReentrantMutex(s, path)
@@ -105,7 +105,7 @@ func newAcquirer(s *zklock.Session, prim, path string, limit int) (acquirer, err
 			if err != nil {
 				return nil, err
 			}
-			return &hold{ModeExclusive, 0, t.Token(), t.Guard(), t.Lost(), e.Resign}, nil
+			return &hold{ModeExclusive, 0, t.Token(), []zk.Op{t.Guard()}, t.Lost(), e.Resign}, nil
 		}, err
 	}
 	return nil, fmt.Errorf("chaos: unknown primitive %q", prim)
@@ -135,7 +135,7 @@ func reentrantAcquirer(r *zklock.ReentrantMutex) acquirer {
 			}
 			return err
 		}
-		return &hold{ModeExclusive, 0, r.Token(), r.Guard(), r.Lost(), release}, nil
+		return &hold{ModeExclusive, 0, r.Token(), []zk.Op{r.Guard()}, r.Lost(), release}, nil
 	}
 }
 
@@ -146,11 +146,11 @@ func rwAcquirer(m *zklock.RWMutex) acquirer {
 			if err := m.Lock(ctx); err != nil {
 				return nil, err
 			}
-			return &hold{ModeExclusive, 0, m.Token(), m.Guard(), m.Lost(), m.Unlock}, nil
+			return &hold{ModeExclusive, 0, m.Token(), []zk.Op{m.Guard()}, m.Lost(), m.Unlock}, nil
 		}
 		if err := m.RLock(ctx); err != nil {
 			return nil, err
 		}
-		return &hold{ModeRead, 0, m.Token(), m.Guard(), m.Lost(), m.RUnlock}, nil
+		return &hold{ModeRead, 0, m.Token(), []zk.Op{m.Guard()}, m.Lost(), m.RUnlock}, nil
 	}
 }

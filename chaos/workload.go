@@ -195,7 +195,7 @@ func (w *workload) increment(ctx context.Context, h *hold, lostAt func() int64) 
 	rc, _ := json.Marshal(Receipt{Proc: w.proc, W: id, Tok: h.token, V: v})
 	var ops []zk.Op
 	if !w.broken.NoGuard {
-		ops = append(ops, h.guard)
+		ops = append(ops, h.guard...)
 	}
 	ops = append(ops,
 		&zk.SetDataOp{Path: w.paths.Counter(w.prim), Data: []byte(strconv.FormatInt(v, 10)), Version: version},

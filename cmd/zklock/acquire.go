@@ -108,11 +108,20 @@ func acquireLease(ctx context.Context, s *zklock.Session, path string, limit int
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{lost: l.Lost(), token: l.Token(), node: guardPath(l.Guard()), release: l.Release}, nil
+	return grant{lost: l.Lost(), token: l.Token(), node: leasePath(l), release: l.Release}, nil
 }
 
 // guardPath is the node a guard checks, the hold's; "" for a nil guard
 // (the hold ended already).
+// leasePath is the node behind a lease's Token: the last of its guard's.
+func leasePath(l *zklock.Lease) string {
+	g := l.Guard()
+	if len(g) == 0 {
+		return ""
+	}
+	return guardPath(g[len(g)-1].(*zk.CheckOp))
+}
+
 func guardPath(g *zk.CheckOp) string {
 	if g == nil {
 		return ""
