@@ -1047,7 +1047,7 @@ func use(ctx context.Context, s *zklock.Session, m *zklock.Mutex, rw *zklock.RWM
 	sem *zklock.Semaphore, l *zklock.Lease, term *zklock.Term, ml *zklock.MultiLock, li zklock.LeaderInfo,
 	ls zklock.LockState, c zklock.Contender, le *zklock.LockedError, wk *zklock.WrongKindError, err error) {
 	_ = []error{zklock.ErrInvalidArgument, zklock.ErrLockLost, zklock.ErrLocked, zklock.ErrNotLocked, zklock.ErrAlreadyLocked}
-	_ = []string{m.Guard().Path, rw.Guard().Path, r.Guard().Path, l.Guard().Path, term.Guard().Path}
+	_ = []string{m.Guard().Path, rw.Guard().Path, r.Guard().Path, l.Guard()[0].(*zk.CheckOp).Path, term.Guard().Path}
 	for _, op := range ml.Guard() {
 		_ = op.(*zk.CheckOp).Path
 	}
