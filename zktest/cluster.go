@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ type Cluster struct {
 	source   string    // where the servers come from, for logs
 	tls      *tlsFiles // WithSelfSignedTLS: the servers' TLS material
 	peers    *peerNet  // WithPeerNetwork: proxies between the servers
+	ports    *portSet  // the servers' ports, reserved until cleanup
 
 	mu      sync.Mutex
 	startup time.Duration
@@ -128,6 +130,14 @@ func (c *Cluster) setStartupTime(d time.Duration) {
 func (c *Cluster) cleanup() {
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.servers))
+	// How a server that was not running at the end had exited: by a fault
+	// the test injected, or by itself (a log tail alone may not say).
+	gone := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		if dead, status := s.ctl.exited(); dead {
+			gone[i] = fmt.Sprintf("; not running at the end, its last exit: %s", status)
+		}
+	}
 	for i, s := range c.servers {
 		wg.Add(1)
 		go func() {
@@ -136,6 +146,7 @@ func (c *Cluster) cleanup() {
 		}()
 	}
 	wg.Wait()
+	c.ports.release()
 	if c.peers != nil {
 		c.peers.close()
 	}
@@ -154,8 +165,8 @@ func (c *Cluster) cleanup() {
 	}
 	if c.t.Failed() && !c.external {
 		for i, s := range c.servers {
-			c.t.Logf("zktest: last %d lines of the log of server %d (%s, from %s):\n%s",
-				failLogLines, i, s.addr, c.source, s.ctl.logTail(failLogLines))
+			c.t.Logf("zktest: last %d lines of the log of server %d (%s, from %s%s):\n%s",
+				failLogLines, i, s.addr, c.source, gone[i], s.ctl.logTail(failLogLines))
 		}
 	}
 }

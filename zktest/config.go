@@ -2,7 +2,6 @@ package zktest
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,40 +42,17 @@ func (n *node) serverLine() string {
 	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d", n.id, n.quorumPort, n.electionPort)
 }
 
-// freePorts returns k distinct ports that were free on 127.0.0.1 a moment
-// ago. Another process may still take one before the server binds it; the
-// caller retries with new ports when a server reports a bind failure.
-func freePorts(k int) ([]int, error) {
-	ports := make([]int, 0, k)
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			l.Close()
-		}
-	}()
-	// Holding every listener until all are chosen keeps the ports distinct.
-	for len(ports) < k {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("zktest: find a free port: %w", err)
-		}
-		held = append(held, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // assignPorts gives every node fresh client, quorum, election and TLS
-// client ports.
-func assignPorts(nodes []*node) error {
-	ports, err := freePorts(4 * len(nodes))
+// client ports, reserved until the returned set is released.
+func assignPorts(nodes []*node) (*portSet, error) {
+	set, err := reservePorts(4 * len(nodes))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i, n := range nodes {
-		n.clientPort, n.quorumPort, n.electionPort, n.securePort = ports[4*i], ports[4*i+1], ports[4*i+2], ports[4*i+3]
+		n.clientPort, n.quorumPort, n.electionPort, n.securePort = set.ports[4*i], set.ports[4*i+1], set.ports[4*i+2], set.ports[4*i+3]
 	}
-	return nil
+	return set, nil
 }
 
 // writeConfig writes zoo.cfg (and myid for an ensemble) for nodes[i]; tf,

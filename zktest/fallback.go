@@ -43,10 +43,11 @@ func startFallback(t testing.TB, n int, o options, localErr error) *Cluster {
 			"%s runs standalone servers only.\n%s", localErr, b.Name(), installHelp)
 		return nil
 	}
-	ports, err := freePorts(1)
+	set, err := reservePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ports := set.ports
 	srv := &fallbackServer{name: b.Name(), startTimeout: o.startTimeout, s: b.NewServer(fallback.Config{
 		HostPort:               ports[0],
 		TickTime:               o.tickTime,
@@ -54,7 +55,7 @@ func startFallback(t testing.TB, n int, o options, localErr error) *Cluster {
 		MaxSessionTimeout:      o.maxSession,
 		ContainerCheckInterval: o.containerInterval,
 	})}
-	c := &Cluster{t: t, opts: o, source: b.Name()}
+	c := &Cluster{t: t, opts: o, source: b.Name(), ports: set}
 	c.servers = []*Server{{c: c, index: 0, addr: "127.0.0.1:" + strconv.Itoa(ports[0]), ctl: srv}}
 	t.Cleanup(c.cleanup)
 	began := time.Now()

@@ -56,9 +56,12 @@ func startLocal(t testing.TB, in *install, n int, o options) *Cluster {
 // launchAll picks ports, writes the configuration and starts every server at
 // once, then waits until all of them serve.
 func (c *Cluster) launchAll(nodes []*node) error {
-	if err := assignPorts(nodes); err != nil {
+	c.ports.release()
+	set, err := assignPorts(nodes)
+	if err != nil {
 		return err
 	}
+	c.ports = set
 	if c.peers != nil {
 		c.peers.close()
 		c.peers = nil
