@@ -941,6 +941,16 @@ func TestReviewBreak_AuthFailedMidRestore(t *testing.T) {
 	}
 	_, _, err = c.Get(ctx, "/x") // queued while disconnected: sent behind the restore
 	ev, werr := w.Next(ctx)
+	// OnState runs on the client's own goroutine: Closed may follow the
+	// watch's end by a moment (ci5 under load: states ended "auth failed").
+	closed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(states) > 0 && states[len(states)-1] == StateClosed
+	}
+	for ctx.Err() == nil && !closed() {
+		time.Sleep(5 * time.Millisecond)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	t.Logf("get after: %v; watch: %+v %v; states %v", err, ev, werr, states)
