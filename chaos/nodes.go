@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path"
 	"strings"
@@ -83,7 +84,12 @@ func startNodeWatcher(ctx context.Context, servers, dirs []string, logPath strin
 	w := &nodeWatcher{dirs: dirs, self: host + ":", log: log, table: map[string]*watchedNode{}, stop: cancel}
 	for _, s := range servers {
 		c := &watchConn{w: w, known: map[string]map[string]bool{}, wake: make(chan struct{}, 1), all: true}
-		conn, err := client.Dial(ctx, client.Config{
+		// Bounded: the servers served a moment ago, and a server that
+		// died since (the CI run of 1aed6e3: one gone 2.5s after the
+		// ensemble served) would otherwise hold the run for its whole
+		// ctx (10 minutes) before saying so.
+		dctx, dcancel := context.WithTimeout(ctx, time.Minute)
+		conn, err := client.Dial(dctx, client.Config{
 			Servers: []string{s}, Timeout: SessionTimeout,
 			// Tried again every 50ms while its server is down: a second's
 			// pause (the default after a few failed attempts) left the
@@ -94,9 +100,10 @@ func startNodeWatcher(ctx context.Context, servers, dirs []string, logPath strin
 			OnState:           c.state,
 			OnWatch:           c.event,
 		})
+		dcancel()
 		if err != nil {
 			w.close()
-			return nil, err
+			return nil, fmt.Errorf("chaos: node watcher: %w", err)
 		}
 		c.conn = conn
 		w.conns = append(w.conns, c)
