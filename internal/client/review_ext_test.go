@@ -126,12 +126,17 @@ func TestReview_DropsAtMultiAndAuthBoundaries(t *testing.T) {
 	t.Logf("(1) multi cut before its reply: ErrConnectionLoss; applied by the server: %v (%v)", there, err)
 
 	// (2) reset after the multi's reply: the multi succeeded.
+	connected, _ := sts.count(client.StateConnected)
 	p.ResetAfterReply(func(xid int32) bool { return xid > 0 })
 	res, err := c.Multi(ctx, client.CreateOp(dir+"/m2", nil, client.ModePersistent, open), client.CreateOp(dir+"/m2b", nil, client.ModePersistent, open))
 	if err != nil || len(res) != 2 || res[1].Path != dir+"/m2b" {
 		t.Fatalf("multi whose reply arrived before the cut: %v %+v", err, res)
 	}
 	t.Logf("(2) multi cut after its reply: %+v", res)
+	// The cut follows the reply: a request sent before the client sees it
+	// is lost with that connection (1 run in 10: the create below failed
+	// with ErrConnectionLoss). (3) starts on the next connection.
+	sts.wait(t, client.StateConnected, connected+1)
 
 	// (3) a node only u2 may read; a reconnection cut after the first
 	// auth reply; the connection after it must have both credentials.
