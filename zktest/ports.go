@@ -85,8 +85,8 @@ func reservePorts(k int) (*portSet, error) {
 		ports, err := kernelPorts(k)
 		return &portSet{ports: ports}, err
 	}
-	dir := filepath.Join(os.TempDir(), "zktest-ports")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	dir := portLockDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("zktest: reserve ports: %w", err)
 	}
 	s := &portSet{}
@@ -122,6 +122,14 @@ func reservePorts(k int) (*portSet, error) {
 		s.locks = append(s.locks, f)
 	}
 	return s, nil
+}
+
+// portLockDir is where the lock files are: one directory per user, so that
+// another user's directory (made with its owner's permissions) cannot
+// stop a reservation. Another user's servers are still seen by the listen
+// check, except while one is down.
+func portLockDir() string {
+	return filepath.Join(os.TempDir(), "zktest-ports-"+strconv.Itoa(os.Getuid()))
 }
 
 // lockPort takes port p's lock file in dir without waiting: nil if another

@@ -2,7 +2,6 @@ package zktest
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,7 +42,7 @@ func TestEnsemblePortsNotEphemeral(t *testing.T) {
 		}
 	}
 	// Reserved while the cluster lives: another reservation cannot have them.
-	dir := filepath.Join(os.TempDir(), "zktest-ports")
+	dir := portLockDir()
 	n := c.servers[1].ctl.(*process).n
 	f, err := lockPort(dir, n.electionPort)
 	require.NoError(t, err)
@@ -65,7 +64,7 @@ func TestReservePortsExclusive(t *testing.T) {
 		assert.False(t, seen[p], "port %d reserved twice", p)
 		seen[p] = true
 	}
-	dir := filepath.Join(os.TempDir(), "zktest-ports")
+	dir := portLockDir()
 	f, err := lockPort(dir, a.ports[0])
 	require.NoError(t, err)
 	assert.Nil(t, f, "a reserved port was locked again")
