@@ -37,8 +37,8 @@ import (
 // readers cannot starve writers. A release wakes only the owners it
 // unblocks.
 //
-// Downgrade turns the write lock into a read lock with no writer getting in
-// between (see there).
+// Downgrade takes a read lock beside the write lock, with no writer getting
+// in between; the write lock stays held until Unlock (see there).
 //
 // Holding is not guaranteed once Lost fires: the session may have expired
 // and another client may hold the lock. Guard writes with Token or Guard.
