@@ -1113,6 +1113,17 @@ func TestReview_LocalExpiryEndsEverything(t *testing.T) {
 			return
 		}
 		var ops []int32
+		recorded := false
+		// A connection of the new session is recorded before the reply
+		// to its get: the test reads after once that get has returned.
+		record := func() {
+			if n > 0 && !recorded {
+				recorded = true
+				mu.Lock()
+				after = append(after, attempt{cr, ops})
+				mu.Unlock()
+			}
+		}
 		for {
 			r, ok := readReq(fr)
 			if !ok {
@@ -1122,6 +1133,7 @@ func TestReview_LocalExpiryEndsEverything(t *testing.T) {
 			body := []byte(nil)
 			if r.op == opGetData {
 				body = getDataBody([]byte("d"))
+				record()
 			}
 			_, _ = c.Write(replyZ(r.xid, 100, 0, body))
 			if n == 0 && r.op == opGetData {
@@ -1132,11 +1144,7 @@ func TestReview_LocalExpiryEndsEverything(t *testing.T) {
 				break
 			}
 		}
-		if n > 0 {
-			mu.Lock()
-			after = append(after, attempt{cr, ops})
-			mu.Unlock()
-		}
+		record()
 	})
 	var expiredAt time.Time
 	var expErr error
