@@ -86,10 +86,16 @@ type run struct {
 	admins   []string        // the paths Revoke and Break choose from (nil: adminPaths)
 	slow     atomic.Int32    // replies held back now (FuzzSharedHandles' slow replies)
 	excused  map[string]bool // nodes a Break deleted while a reply was held back; r.mu
+
+	// FuzzSharedHandles' focused inputs (fuzz_focus_internal_test.go).
+	focused     bool
+	focus       int          // the focused primitive (focusKinds)
+	waitedGrant map[any]bool // a primitive's last grant came after a wait; r.mu
+	shapes      [24]int      // markShape's
 }
 
 func newRun(t *testing.T, opts []byte, handles func(*testing.T, *run, int, []byte) []*handle) *run {
-	r := &run{t: t, srv: queuetest.NewServer(), lastTok: map[string]int64{}}
+	r := &run{t: t, srv: queuetest.NewServer(), lastTok: map[string]int64{}, waitedGrant: map[any]bool{}}
 	r.restore = setBoundTimer(func(time.Duration) (<-chan time.Time, func() bool) {
 		ch := make(chan time.Time, 1)
 		r.mu.Lock()

@@ -61,11 +61,28 @@ func runShared(t *testing.T, in []byte) {
 	if len(in) < 4 {
 		return
 	}
+	if in[3]&focusBit == 0 {
+		runWorld(t, in, -1)
+		return
+	}
+	// A focused input runs on each primitive in turn, each in a world of
+	// its own (fuzz_focus_internal_test.go).
+	for k := range focusKinds {
+		if runWorld(t, in, k); t.Failed() {
+			return
+		}
+	}
+}
+
+// runWorld runs in in a new world, focused on focusKinds[focus] (-1: not
+// focused).
+func runWorld(t *testing.T, in []byte, focus int) {
 	base := goleak.IgnoreCurrent()
 	r := newRun(t, in[:4], newSharedHandles)
 	r.admins = sharedAdminPaths
 	r.hooksOn = true
-	if r.sched = in[3]&schedBit != 0; r.sched {
+	r.sched, r.focused, r.focus = in[3]&schedBit != 0, focus >= 0, focus
+	if r.sched || r.focused {
 		for _, c := range r.conns {
 			c.Observe(r.observe)
 		}
@@ -76,10 +93,27 @@ func runShared(t *testing.T, in []byte) {
 			t.Errorf("goroutines left after the run: %v", err)
 		}
 	}()
-	steps := in[4:]
-	for i := 0; i+3 <= len(steps) && i/3 < fuzzMaxSteps; i += 3 {
-		r.stepShared(steps[i], steps[i+1], steps[i+2])
+	steps, most := in[4:], fuzzMaxSteps
+	if r.focused {
+		steps, most = unmask(steps), focusMaxSteps
+	}
+	for i := 0; i+3 <= len(steps) && i/3 < most; i += 3 {
+		if r.focused {
+			r.stepFocused(steps[i], steps[i+1], steps[i+2])
+		} else {
+			r.stepShared(steps[i], steps[i+1], steps[i+2])
+		}
 		r.settle()
+		r.mu.Lock()
+		for _, h := range r.hs {
+			if h.pending != nil {
+				h.pending.waited = true
+			}
+		}
+		r.mu.Unlock()
+		if r.focused {
+			r.markShape()
+		}
 		r.check()
 	}
 	r.finish()
@@ -278,4 +312,19 @@ var sharedWalks = [][]byte{
 	seed(0x01, 0, 0, schedBit, st(chainOp, 0, 0x40), st(0, perSession, 0), st(chainOp|1, 1, 0x0a),
 		st(chainOp|4, 11, 0x18), st(0, perSession+11, 0), st(chainOp, 15, 0x08), st(18, 0, 0),
 		st(chainOp|3, 17, 0xc8), st(12, 1, 0), st(2, 11, 0), st(2, 12, 0)),
+	// Focused walks (fuzz_focus_internal_test.go), each on one primitive:
+	// natural calls, a chain, faults. The RWMutex: s0 writes, s1's read
+	// waits; s0 unlocks, s1 reads; s2's write waits; a chain on s2: a
+	// natural call (TryLock), a rival's inside its exchange; s0's epoch
+	// ends (op 12 by stepShared); s1 unlocks.
+	focusSeed(0, st(0, 0, 0), st(0, 1, 2), st(1, 0, 1), st(0, 2, 0), st(2, 1<<2|2, 0x43),
+		st(3|12<<2, 0, 0), st(1, 1, 0)),
+	// The ReentrantMutex: s0 locks twice, s1 waits, s0 unlocks twice, a
+	// bound passes (op 18), s2's Lock is cancelled (op 7).
+	focusSeed(0x05, st(0, 0, 0), st(0, 0, 0), st(1, 1, 0), st(0, 0, 1), st(0, 0, 1),
+		st(3|18<<2, 0, 0), st(0, 2, 0), st(3|7<<2, 2, 0)),
+	// The Semaphore of leases: s0 and s1 acquire, s2's waits; s0 releases;
+	// a chain of rivals; s1 expires (op 11).
+	focusSeed(0, st(0, 0, 1), st(0, 1, 0), st(0, 2, 0), st(0, 0, 0), st(2, 1<<2|1, 0x80),
+		st(3|11<<2, 1, 0), st(0, 3, 0)),
 }
