@@ -33,8 +33,12 @@ import (
 //   - 3, any operation of stepShared (op>>2, faults included) on the lane
 //     target chooses (target bits 0-1 the session as above, 4-7 the lane).
 //
-// The steps are read through a mask (unmask): the fuzzer's mutations
-// favour runs of one byte and of zeros, which would repeat one step.
+// The steps are read through a mask (unmask) seeded by the whole input:
+// a focused input is a random program of the grammar above, and each
+// mutation another. The fuzzer's mutants of its own corpus repeat their
+// parents' steps, and runs of one byte: on 1e504b7, 0 of the 280 focused
+// inputs of a 10-minute run's corpus reproduced finding 2 on the
+// RWMutex, against 6 of 200 uniformly random 12-step inputs.
 // focusMaxSteps bound a focused input (eight worlds a run).
 //
 // After each step the primitive's shape (how many sessions hold it, how
@@ -47,9 +51,16 @@ const (
 )
 
 // unmask returns a focused input's steps, each byte xored with the next
-// of a fixed pseudo-random sequence (an xorshift's).
-func unmask(steps []byte) []byte {
-	out, x := make([]byte, len(steps)), uint32(0x9e3779b9)
+// of a pseudo-random sequence (an xorshift's) seeded by a hash of the
+// whole input: a mutation anywhere makes another program.
+func unmask(in []byte) []byte {
+	x := uint32(2166136261) // FNV-1a
+	for _, b := range in {
+		x = (x ^ uint32(b)) * 16777619
+	}
+	x |= 1
+	steps := in[4:]
+	out := make([]byte, len(steps))
 	for i, b := range steps {
 		x ^= x << 13
 		x ^= x >> 17
@@ -57,13 +68,6 @@ func unmask(steps []byte) []byte {
 		out[i] = b ^ byte(x>>24)
 	}
 	return out
-}
-
-// focusSeed is a focused input of these steps, session 0's options o0.
-func focusSeed(o0 byte, steps ...[3]byte) []byte {
-	in := seed(o0, 0, 0, focusBit, steps...)
-	copy(in[4:], unmask(in[4:]))
-	return in
 }
 
 // focusKinds are a session's primitives in lane order (newSharedHandles):
