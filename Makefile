@@ -96,12 +96,18 @@ $(TEST_MODULES): test-module/%:
 # failing input is saved as found. To time how long the fuzzer takes to
 # find a kind of violation from scratch: FUZZSHARED_SCRATCH=1 (only the
 # seeds that reproduce no finding), testdata/fuzz/FuzzSharedHandles moved
-# aside, an empty -test.fuzzcachedir, FUZZHOLDS_ONLY=<part of its message>.
+# aside, an empty -test.fuzzcachedir, FUZZHOLDS_ONLY=<part of its message>
+# and, where two findings share a message, FUZZHOLDS_STEPS=<part of its
+# steps> (issue 43's finding 2: FUZZHOLDS_ONLY='beside readers'
+# FUZZHOLDS_STEPS='Downgrade (chain) returns <nil>'; finding 1: 'whose loss
+# came first'; finding 3: 'nodes in /re').
 # (On Go 1.26 a run may end "context deadline exceeded" with no failing
 # input: go.dev/issue/75804, the coordinator's race at the end of FUZZTIME.)
 # make fuzz runs each of FUZZTARGETS FUZZTIME long: FuzzHolds, and
 # FuzzSharedHandles, the same model with several goroutines on each handle
-# (fuzz_shared_internal_test.go; its seeds in testdata/fuzz/FuzzSharedHandles);
+# (fuzz_shared_internal_test.go; its seeds in testdata/fuzz/FuzzSharedHandles;
+# its focused inputs, random programs of natural calls on each primitive in
+# turn, in fuzz_focus_internal_test.go);
 # then the client's (fuzz-client). FUZZTARGETS=FuzzSharedHandles picks one.
 FUZZTIME ?= 10m
 FUZZPARALLEL ?= 1

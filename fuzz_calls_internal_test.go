@@ -10,9 +10,11 @@ import (
 
 // call is a handle's blocking call, run on a goroutine.
 type call struct {
-	what   string
-	cancel context.CancelFunc
-	done   chan struct{}
+	what     string
+	cancel   context.CancelFunc
+	done     chan struct{}
+	acquires bool // an acquisition
+	waited   bool // still pending when its step ended; r.mu
 }
 
 // start runs the operation what on h (fuzz_handles_internal_test.go says
@@ -37,7 +39,7 @@ func (r *run) startCtx(h *handle, what string, arg byte, ctx context.Context, ca
 		return
 	}
 	ctx, cancelMax := context.WithTimeout(ctx, fuzzCallMax)
-	c := &call{what: desc + note, cancel: cancel, done: make(chan struct{})}
+	c := &call{what: desc + note, cancel: cancel, done: make(chan struct{}), acquires: acquires(what)}
 	h.pending = c
 	r.log = append(r.log, fmt.Sprintf("%s: %s%s starts", h.name, desc, note))
 	r.calls.Add(1) // under r.mu: a hook's call is not added once finish waits (hooksOn)
@@ -50,6 +52,9 @@ func (r *run) startCtx(h *handle, what string, arg byte, ctx context.Context, ca
 		err := do(ctx)
 		r.mu.Lock()
 		h.pending = nil
+		if err == nil && c.acquires {
+			r.waitedGrant[h.prim] = c.waited
+		}
 		r.mu.Unlock()
 		r.logf("%s: %s returns %v", h.name, c.what, err)
 		r.returns.Add(1)

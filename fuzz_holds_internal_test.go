@@ -86,10 +86,16 @@ type run struct {
 	admins   []string        // the paths Revoke and Break choose from (nil: adminPaths)
 	slow     atomic.Int32    // replies held back now (FuzzSharedHandles' slow replies)
 	excused  map[string]bool // nodes a Break deleted while a reply was held back; r.mu
+
+	// FuzzSharedHandles' focused inputs (fuzz_focus_internal_test.go).
+	focused     bool
+	focus       int          // the focused primitive (focusKinds)
+	waitedGrant map[any]bool // a primitive's last grant came after a wait; r.mu
+	shapes      [24]int      // markShape's
 }
 
 func newRun(t *testing.T, opts []byte, handles func(*testing.T, *run, int, []byte) []*handle) *run {
-	r := &run{t: t, srv: queuetest.NewServer(), lastTok: map[string]int64{}}
+	r := &run{t: t, srv: queuetest.NewServer(), lastTok: map[string]int64{}, waitedGrant: map[any]bool{}}
 	r.restore = setBoundTimer(func(time.Duration) (<-chan time.Time, func() bool) {
 		ch := make(chan time.Time, 1)
 		r.mu.Lock()
@@ -119,11 +125,16 @@ func (r *run) logf(format string, args ...any) {
 //
 // For a measurement (how long the fuzzer takes to find one kind of
 // violation), FUZZHOLDS_ONLY counts only violations whose message holds
-// it, FUZZHOLDS_SKIP none that hold it; the others are logged only.
+// it, FUZZHOLDS_SKIP none that hold it, FUZZHOLDS_STEPS only those whose
+// steps so far hold it; the others are logged only.
 func (r *run) failf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	only, skip := os.Getenv("FUZZHOLDS_ONLY"), os.Getenv("FUZZHOLDS_SKIP")
-	if (only != "" && !strings.Contains(msg, only)) || (skip != "" && strings.Contains(msg, skip)) {
+	r.mu.Lock()
+	steps := os.Getenv("FUZZHOLDS_STEPS") // and a part of the steps so far
+	inSteps := steps == "" || strings.Contains(strings.Join(r.log, "\n"), steps)
+	r.mu.Unlock()
+	if (only != "" && !strings.Contains(msg, only)) || (skip != "" && strings.Contains(msg, skip)) || !inSteps {
 		r.logf("(violation not counted: %s)", msg)
 		return
 	}

@@ -61,11 +61,37 @@ func runShared(t *testing.T, in []byte) {
 	if len(in) < 4 {
 		return
 	}
+	if in[3]&focusBit == 0 {
+		runWorld(t, in, -1, time.Time{})
+		return
+	}
+	// A focused input runs on each primitive in turn, each in a world of
+	// its own (fuzz_focus_internal_test.go).
+	// The fuzzer takes an input running 10s for a hang: the worlds stop
+	// taking steps after focusBudget.
+	deadline := time.Now().Add(focusBudget)
+	for k := range focusKinds {
+		if time.Now().After(deadline) {
+			return
+		}
+		if runWorld(t, in, k, deadline); t.Failed() {
+			return
+		}
+	}
+}
+
+// focusBudget bounds the steps of a focused input's worlds.
+const focusBudget = 4 * time.Second
+
+// runWorld runs in in a new world, focused on focusKinds[focus] (-1: not
+// focused), taking no step after deadline (zero: none).
+func runWorld(t *testing.T, in []byte, focus int, deadline time.Time) {
 	base := goleak.IgnoreCurrent()
 	r := newRun(t, in[:4], newSharedHandles)
 	r.admins = sharedAdminPaths
 	r.hooksOn = true
-	if r.sched = in[3]&schedBit != 0; r.sched {
+	r.sched, r.focused, r.focus = in[3]&schedBit != 0, focus >= 0, focus
+	if r.sched || r.focused {
 		for _, c := range r.conns {
 			c.Observe(r.observe)
 		}
@@ -76,10 +102,31 @@ func runShared(t *testing.T, in []byte) {
 			t.Errorf("goroutines left after the run: %v", err)
 		}
 	}()
-	steps := in[4:]
-	for i := 0; i+3 <= len(steps) && i/3 < fuzzMaxSteps; i += 3 {
-		r.stepShared(steps[i], steps[i+1], steps[i+2])
+	steps, most := in[4:], fuzzMaxSteps
+	if r.focused {
+		steps, most = unmask(in), focusMaxSteps
+	}
+	for i := 0; i+3 <= len(steps) && i/3 < most; i += 3 {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			r.logf("(the input's time is up)")
+			break
+		}
+		if r.focused {
+			r.stepFocused(steps[i], steps[i+1], steps[i+2])
+		} else {
+			r.stepShared(steps[i], steps[i+1], steps[i+2])
+		}
 		r.settle()
+		r.mu.Lock()
+		for _, h := range r.hs {
+			if h.pending != nil {
+				h.pending.waited = true
+			}
+		}
+		r.mu.Unlock()
+		if r.focused {
+			r.markShape()
+		}
 		r.check()
 	}
 	r.finish()
@@ -278,4 +325,10 @@ var sharedWalks = [][]byte{
 	seed(0x01, 0, 0, schedBit, st(chainOp, 0, 0x40), st(0, perSession, 0), st(chainOp|1, 1, 0x0a),
 		st(chainOp|4, 11, 0x18), st(0, perSession+11, 0), st(chainOp, 15, 0x08), st(18, 0, 0),
 		st(chainOp|3, 17, 0xc8), st(12, 1, 0), st(2, 11, 0), st(2, 12, 0)),
+	// A focused input (fuzz_focus_internal_test.go): a random program of
+	// 12 steps, on each primitive (two others tried, of 0xff, 0xfe, ...
+	// with a max hold, and of zeros, reproduce finding 3 and another on
+	// 1e504b7: they are not seeds).
+	{0, 0, 0, focusBit, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+		25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36},
 }
