@@ -233,7 +233,7 @@ type Part interface {
 func slotPart(path string, key any, s *hold.Slot, data []byte) hold.Part {
 	return hold.Part{Path: path, Key: key,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) { return s.Take(ctx, queue.Request{Data: data}) },
-		Release: s.Give}
+		Release: s.Give, Stands: s.Stands}
 }
 
 // checkOp is the multi-op of a guard.

@@ -73,7 +73,10 @@ func NewMultiLock(parts ...Part) (*MultiLock, error) {
 // part, or its bound, WithMaxHold, passed) a rival may hold that part, so
 // Lock releases what it took and starts over, in path order, until ctx
 // ends. (A part whose bound is shorter than the time the others take to
-// acquire so never lets Lock return.)
+// acquire so never lets Lock return.) A node deleted by another client
+// (Break) fires no loss signal, so once every part is taken, Lock also
+// reads the nodes of each part but the last on the server (one request per
+// node) and starts over if one is gone.
 func (m *MultiLock) Lock(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		// Named as a part's error is, by the part Lock begins with: the

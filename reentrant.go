@@ -206,5 +206,6 @@ func (r *ReentrantMutex) part() hold.Part {
 			}
 			return r.h.Current(), nil // the owner's hold, while it counts
 		},
-		Release: func(ctx context.Context, _ *hold.Hold) error { return r.Unlock(ctx) }}
+		Release: func(ctx context.Context, _ *hold.Hold) error { return r.Unlock(ctx) },
+		Stands:  r.h.Stands}
 }

@@ -244,5 +244,5 @@ func (r readPart) part() hold.Part {
 	}
 	return hold.Part{Path: m.q.Dir, Key: m,
 		Acquire: func(ctx context.Context) (*hold.Hold, error) { return m.rlock(ctx, false) },
-		Release: m.runlock}
+		Release: m.runlock, Stands: m.rl.Stands}
 }

@@ -155,5 +155,5 @@ func (s *Semaphore) part() hold.Part {
 			}
 			return l.h, nil
 		},
-		Release: s.line.Release}
+		Release: s.line.Release, Stands: s.line.Stands}
 }

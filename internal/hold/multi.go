@@ -20,6 +20,9 @@ type Part struct {
 	Key     any
 	Acquire func(context.Context) (*Hold, error)
 	Release func(context.Context, *Hold) error
+	// Stands, if set, reports whether a hold of the part still has its
+	// nodes on the server as its session's (Standing.Stands).
+	Stands func(context.Context, *Hold) (bool, error)
 }
 
 // Multi acquires several holds as one, all or none, in the order of their
@@ -89,7 +92,14 @@ func (m *Multi) Acquire(ctx context.Context) ([]*Hold, error) {
 }
 
 // takeLive takes the parts in order, checking after each that every part
-// taken so far is still live; it returns how many it took.
+// taken so far is still live; it returns how many it took. Every part but
+// the last waited, held, while the later ones were taken: a Break of its
+// node in that time fires no loss signal, and a rival may hold it by now,
+// so each is looked at on the server (Part.Stands, one request per node)
+// before the parts are handed over, as a Slot does for a hold that waited
+// after its grant (FuzzSharedHandles found a MultiLock.Lock returning nil
+// with its first part's node deleted by a Break while it waited for the
+// second).
 func (m *Multi) takeLive(ctx context.Context, holds []*Hold) (int, error) {
 	for n, i := range m.order {
 		h, err := m.parts[i].Acquire(ctx)
@@ -100,6 +110,22 @@ func (m *Multi) takeLive(ctx context.Context, holds []*Hold) (int, error) {
 		if AnyLost(holds) {
 			return n + 1, errPartLost
 		}
+	}
+	for _, i := range m.order[:len(m.order)-1] {
+		p := m.parts[i]
+		if p.Stands == nil {
+			continue
+		}
+		ok, err := p.Stands(ctx, holds[i])
+		if err != nil {
+			return len(m.order), fmt.Errorf("zklock: multi-lock part %s: %w", p.Path, err)
+		}
+		if !ok {
+			return len(m.order), errPartLost
+		}
+	}
+	if AnyLost(holds) {
+		return len(m.order), errPartLost
 	}
 	return len(m.order), nil
 }

@@ -163,6 +163,11 @@ type Standing interface {
 	Stands(ctx context.Context, h *Hold) (bool, error)
 }
 
+// Stands reports whether h's nodes still stand on the server as its
+// session's (Standing.Stands through the slot's Acquirer; true if it
+// cannot tell).
+func (s *Slot) Stands(ctx context.Context, h *Hold) (bool, error) { return s.stands(ctx, h) }
+
 // stands asks s.A whether h's nodes stand; true if it cannot tell.
 func (s *Slot) stands(ctx context.Context, h *Hold) (bool, error) {
 	if st, ok := s.A.(Standing); ok {
