@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -489,4 +490,101 @@ func TestReviewBreak_MLLastPartReenteredAlreadyBroken(t *testing.T) {
 	}
 	requireNoEphemerals(t, c, ms.Client().SessionID(), root, true)
 	require.NoError(t, rv.Unlock(ctx))
+}
+
+// The connection drops right after the final read of the earlier part's
+// node is sent (the server answers, the client loses the reply). Lock
+// either reads again and returns a live hold, or returns an error and
+// leaves nothing of the session on the server.
+func TestReviewBreak_MLFinalReadReplyLost(t *testing.T) {
+	t.Parallel()
+	c := standalone(t)
+	ctx := ctxFor(t)
+	root := lockPath(t, "ml43c")
+	p := zktest.NewProxy(t, c.Servers())
+	ms := newSession(t, p.Addrs())
+	pa, err := zklock.NewMutex(ms, root+"/a")
+	require.NoError(t, err)
+	pz, err := zklock.NewMutex(ms, root+"/z")
+	require.NoError(t, err)
+	ml, err := zklock.NewMultiLock(pa, pz)
+	require.NoError(t, err)
+	h, err := zklock.NewMutex(newSession(t, c.Servers()), root+"/z")
+	require.NoError(t, err)
+	require.NoError(t, h.Lock(ctx))
+	mlgot := make(chan error, 1)
+	go func() { mlgot <- ml.Lock(ctx) }()
+	sid := ms.Client().SessionID()
+	eventually(t, 10*time.Second, "the MultiLock holds /a and waits for /z", func() bool {
+		return zklock.NodeOf(pa) != "" && watches(t, c, sid, zklock.NodeOf(h))
+	})
+	var cut atomic.Bool
+	var seen []int32 // under the proxy's lock
+	p.ResetAfterRequest(func(op int32) bool {
+		seen = append(seen, op)
+		if op == 4 { // getData: the final read of /a's node (Stat)
+			cut.Store(true)
+			return true
+		}
+		return false
+	})
+	require.NoError(t, h.Unlock(ctx))
+	var lerr error
+	select {
+	case lerr = <-mlgot:
+	case <-time.After(30 * time.Second):
+		t.Fatal("MultiLock.Lock did not return within 30s")
+	}
+	p.Heal()
+	t.Logf("MultiLock.Lock returned %v; requests after arming: %v", lerr, seen)
+	require.True(t, cut.Load(), "a read was cut")
+	if lerr == nil {
+		rvRequireLive(ctx, t, ms, ml, 2)
+		require.NoError(t, ml.Unlock(ctx))
+	} else {
+		require.ErrorIs(t, ml.Unlock(ctx), zklock.ErrNotLocked)
+	}
+	requireNoEphemerals(t, c, sid, root, true)
+}
+
+// Two at once: the earlier part is broken (a rival holds it) and the reply
+// to the final read of its node is lost to a connection reset. Lock must
+// still not return nil while the rival holds.
+func TestReviewBreak_MLBrokenAndFinalReadReplyLost(t *testing.T) {
+	t.Parallel()
+	c := standalone(t)
+	root := lockPath(t, "ml43c")
+	p := zktest.NewProxy(t, c.Servers())
+	ms := newSession(t, p.Addrs())
+	pa, err := zklock.NewMutex(ms, root+"/a")
+	require.NoError(t, err)
+	pz, err := zklock.NewMutex(ms, root+"/z")
+	require.NoError(t, err)
+	ml, err := zklock.NewMultiLock(pa, pz)
+	require.NoError(t, err)
+	bs := newSession(t, c.Servers())
+	rv, err := zklock.NewMutex(newSession(t, c.Servers()), root+"/a")
+	require.NoError(t, err)
+	var cut atomic.Bool
+	rvBreakWhileWaiting(t, c, ms, root, root+"/a", ml, 2,
+		func(ctx context.Context, _ string) {
+			broken, err := zklock.Break(ctx, bs, root+"/a", true)
+			require.NoError(t, err)
+			require.Len(t, broken, 1)
+		},
+		func(ctx context.Context) {
+			require.NoError(t, rv.Lock(ctx), "the rival holds /a")
+			p.ResetAfterRequest(func(op int32) bool {
+				if op == 4 { // getData: the final read of /a's node
+					cut.Store(true)
+					return true
+				}
+				return false
+			})
+		},
+		func(ctx context.Context) {
+			p.Heal()
+			require.True(t, cut.Load(), "the final read was cut")
+			require.NoError(t, rv.Unlock(ctx))
+		})
 }
