@@ -3,8 +3,10 @@ package zklock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -586,5 +588,71 @@ func TestReviewBreak_MLBrokenAndFinalReadReplyLost(t *testing.T) {
 			p.Heal()
 			require.True(t, cut.Load(), "the final read was cut")
 			require.NoError(t, rv.Unlock(ctx))
+		})
+}
+
+// One MultiLock shared by goroutines: a second Lock beside the first
+// returns ErrAlreadyLocked, and Guard, Tokens and Lost are read throughout
+// while the first part is broken and Lock starts over. Guard is never a
+// partial set of checks: nil until every part is held, then one per part.
+func TestReviewBreak_MLSharedWhileBroken(t *testing.T) {
+	t.Parallel()
+	c := standalone(t)
+	root := lockPath(t, "ml43c")
+	ms := newSession(t, c.Servers())
+	pa, err := zklock.NewMutex(ms, root+"/a")
+	require.NoError(t, err)
+	pz, err := zklock.NewMutex(ms, root+"/z")
+	require.NoError(t, err)
+	ml, err := zklock.NewMultiLock(pa, pz)
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	var once sync.Once
+	halt := func() { once.Do(func() { close(stop) }) }
+	t.Cleanup(halt) // a failure midway must not leave the reader running
+	readers := make(chan string, 1)
+	read := func() {
+		bad := ""
+		for {
+			select {
+			case <-stop:
+				readers <- bad
+				return
+			default:
+			}
+			if g := ml.Guard(); g != nil && len(g) != 2 && bad == "" {
+				bad = fmt.Sprintf("a partial Guard: %v", g)
+			}
+			if tk := ml.Tokens(); tk != nil && len(tk) != 2 && bad == "" {
+				bad = fmt.Sprintf("partial Tokens: %v", tk)
+			}
+			_ = ml.Lost()
+			time.Sleep(time.Millisecond) // pacing the reader, not a wait for a condition
+		}
+	}
+	bs := newSession(t, c.Servers())
+	rv, err := zklock.NewMutex(newSession(t, c.Servers()), root+"/a")
+	require.NoError(t, err)
+	rvBreakWhileWaitingAfter(t, c, ms, root, root+"/a", ml, 2,
+		func(ctx context.Context) {
+			eventually(t, 10*time.Second, "the first Lock is under way", func() bool {
+				return len(rvNodesOf(t, c, ms.Client().SessionID(), root)) > 0
+			})
+			require.ErrorIs(t, ml.Lock(ctx), zklock.ErrAlreadyLocked, "a second Lock beside the first")
+			go read()
+		},
+		func(ctx context.Context, _ string) {
+			broken, err := zklock.Break(ctx, bs, root+"/a", true)
+			require.NoError(t, err)
+			require.Len(t, broken, 1)
+		},
+		func(ctx context.Context) { require.NoError(t, rv.Lock(ctx), "the rival holds /a") },
+		func(ctx context.Context) {
+			require.ErrorIs(t, ml.Lock(ctx), zklock.ErrAlreadyLocked, "a second Lock while the first starts over")
+			require.NoError(t, rv.Unlock(ctx))
+		},
+		func(ctx context.Context) {
+			halt()
+			require.Empty(t, <-readers)
 		})
 }
