@@ -55,3 +55,38 @@ func TestReviewBreak_MLGuardOfNothingHeldCommits(t *testing.T) {
 	require.Error(t, err, "a write guarded by ml.Guard() of a MultiLock whose Lock failed committed while the rival holds /a (Guard returned %v ops)", g)
 	require.NoError(t, rv.Unlock(ctx))
 }
+
+// The same for a Semaphore's Lease (documented: Guard "returns nil once
+// released"): a goroutine that still guards its writes with the lease's
+// Guard after the lease was released commits while a rival holds the one
+// lease.
+//
+// On main (dda9ba7) it fails with:
+//
+//	a write guarded by the released lease's Guard committed while the rival
+//	holds the lease (Guard returned [] ops)
+func TestReviewBreak_MLLeaseGuardAfterReleaseCommits(t *testing.T) {
+	t.Parallel()
+	c := standalone(t)
+	ctx := ctxFor(t)
+	root := lockPath(t, "ml43c")
+	ms := newSession(t, c.Servers())
+	sem, err := zklock.NewSemaphore(ms, root+"/s", 1)
+	require.NoError(t, err)
+	l, err := sem.Acquire(ctx, 1)
+	require.NoError(t, err)
+	data := root + "/data"
+	_, err = ms.Client().Create(ctx, data, nil, zk.ModePersistent)
+	require.NoError(t, err)
+	_, err = ms.Client().Multi(ctx, append(l.Guard(), &zk.SetDataOp{Path: data, Data: []byte("held"), Version: -1})...)
+	require.NoError(t, err, "guarded by a held lease")
+	require.NoError(t, l.Release(ctx))
+	rsem, err := zklock.NewSemaphore(newSession(t, c.Servers()), root+"/s", 1)
+	require.NoError(t, err)
+	rl, err := rsem.Acquire(ctx, 1)
+	require.NoError(t, err)
+	g := l.Guard()
+	_, err = ms.Client().Multi(ctx, append(g, &zk.SetDataOp{Path: data, Data: []byte("stale"), Version: -1})...)
+	require.Error(t, err, "a write guarded by the released lease's Guard committed while the rival holds the lease (Guard returned %v ops)", g)
+	require.NoError(t, rl.Release(ctx))
+}
