@@ -236,6 +236,12 @@ func slotPart(path string, key any, s *hold.Slot, data []byte) hold.Part {
 		Release: s.Give, Stands: s.Stands}
 }
 
+// noGuard is the guard of a MultiLock or Lease that holds nothing: one nil
+// check, which zk.Client.Multi refuses, so that writes appended to it never
+// commit (an empty slice would send the writes alone: the review of issue
+// 43 committed one while a rival held).
+func noGuard() []zk.Op { return []zk.Op{(*zk.CheckOp)(nil)} }
+
 // checkOp is the multi-op of a guard.
 func checkOp(g *hold.Guard) *zk.CheckOp {
 	if g == nil {

@@ -50,12 +50,13 @@ func (l *Lease) Token() int64 {
 // *zk.CheckOp), each succeeding only while its node exists (see
 // Mutex.Guard): put them first in zk.Client.Multi (append the writes:
 // s.Client().Multi(ctx, append(l.Guard(), writes...)...)) so that the
-// writes commit only while every lease of l stands. It returns nil once
-// released. Contenders lists the lease's nodes (those whose Session is
-// ours and Holds).
+// writes commit only while every lease of l stands. Once released it
+// returns one nil *zk.CheckOp, which Multi refuses (see MultiLock.Guard).
+// Contenders lists the lease's nodes (those whose Session is ours and
+// Holds).
 func (l *Lease) Guard() []zk.Op {
 	if l.h.Released() {
-		return nil
+		return noGuard()
 	}
 	nodes := l.h.Nodes()
 	ops := make([]zk.Op, len(nodes))

@@ -157,12 +157,14 @@ func (m *MultiLock) Lost() <-chan struct{} {
 // part is held: put them first in
 // zk.Client.Multi (append the writes: s.Client().Multi(ctx, append(ml.Guard(),
 // writes...)...)) so that the writes commit only while every part is held.
-// It returns nil when nothing is held.
+// When nothing is held it returns one nil *zk.CheckOp, which Multi refuses
+// (ErrInvalidArgument), as it refuses Mutex.Guard's nil: an empty guard
+// would let the appended writes commit unguarded.
 func (m *MultiLock) Guard() []zk.Op {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.holds == nil {
-		return nil
+		return noGuard()
 	}
 	ops := make([]zk.Op, 0, len(m.holds))
 	for _, i := range m.m.Order() {

@@ -70,11 +70,17 @@ func TestReviewBreak_GuardComposes(t *testing.T) {
 		guard   func() []zk.Op
 		release func() error
 	}
-	one := func(g *zk.CheckOp) []zk.Op {
-		if g == nil {
-			return nil
+	// As a caller composes it: Multi(ctx, m.Guard(), writes...), a nil
+	// *zk.CheckOp included.
+	one := func(g *zk.CheckOp) []zk.Op { return []zk.Op{g} }
+	// none reports a guard of nothing held: no op, or only nil checks.
+	none := func(g []zk.Op) bool {
+		for _, op := range g {
+			if c, ok := op.(*zk.CheckOp); !ok || c != nil {
+				return false
+			}
 		}
-		return []zk.Op{g}
+		return true
 	}
 	cases := []struct {
 		name    string
@@ -169,7 +175,7 @@ func TestReviewBreak_GuardComposes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.acquire(t)
 			g := h.guard()
-			if len(g) == 0 {
+			if none(g) {
 				t.Fatal("Guard is nil while held")
 			}
 			if tc.name == "MultiLock" && len(g) != 3 {
@@ -186,8 +192,14 @@ func TestReviewBreak_GuardComposes(t *testing.T) {
 			}
 			// Term's "nil when nothing is held" (the CHANGELOG's) is
 			// TestReviewBreak_TermGuardAfterResign, review48_open_test.go.
-			if after := h.guard(); len(after) != 0 && tc.name != "Term" {
-				t.Errorf("Guard after the release is %v, documented nil", after)
+			after := h.guard()
+			if !none(after) && tc.name != "Term" {
+				t.Errorf("Guard after the release is %v, documented nil (one nil check for a MultiLock or Lease)", after)
+			}
+			// Composed as documented, the guard of nothing held lets no write
+			// commit (an empty one would send the write alone).
+			if err := guardWrites(ctx, s, data, tc.name+" unguarded", after...); err == nil && tc.name != "Term" {
+				t.Errorf("a write guarded by the Guard of nothing held (%v) committed", after)
 			}
 			err := guardWrites(ctx, s, data, tc.name+" stale", g...)
 			if !errors.Is(err, zk.ErrNoNode) {

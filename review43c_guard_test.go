@@ -1,5 +1,3 @@
-//go:build review
-
 package zklock_test
 
 import (
@@ -20,7 +18,7 @@ import (
 // which Multi refuses with ErrInvalidArgument and sends nothing.
 // Lease.Guard after Release is the same (nil slice).
 //
-// On main (dda9ba7) it fails with:
+// Before the fix (dda9ba7) it failed with:
 //
 //	a write guarded by ml.Guard() of a MultiLock whose Lock failed committed
 //	while the rival holds /a (Guard returned [] ops)
@@ -61,7 +59,7 @@ func TestReviewBreak_MLGuardOfNothingHeldCommits(t *testing.T) {
 // Guard after the lease was released commits while a rival holds the one
 // lease.
 //
-// On main (dda9ba7) it fails with:
+// Before the fix (dda9ba7) it failed with:
 //
 //	a write guarded by the released lease's Guard committed while the rival
 //	holds the lease (Guard returned [] ops)
