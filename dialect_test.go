@@ -41,7 +41,13 @@ func guardOf(h heldThing) []zk.Op {
 			return []zk.Op{g}
 		}
 	case nodes:
-		return h.Guard()
+		g := h.Guard()
+		for _, op := range g {
+			if c, ok := op.(*zk.CheckOp); !ok || c != nil {
+				return g
+			}
+		}
+		return nil // nothing held: only nil checks, which Multi refuses
 	}
 	return nil
 }

@@ -123,10 +123,11 @@ func NodeOf(h any) string {
 	case *RWMutex:
 		return h.current().Node()
 	case *Lease:
-		if g := h.Guard(); len(g) > 0 {
-			return g[len(g)-1].(*zk.CheckOp).Path // the node behind Token
+		g := h.Guard()
+		if c, ok := g[len(g)-1].(*zk.CheckOp); ok && c != nil {
+			return c.Path // the node behind Token
 		}
-		return ""
+		return "" // released: one nil check
 	case *Term:
 		return h.node
 	}
