@@ -9,7 +9,9 @@
 // holder's node vanishes with its session.
 //
 // Nodes carry Apache Curator's names (_c_<uuid>-lock-<seq> and friends), so
-// Curator processes can share lock paths with zklock processes.
+// Curator processes can share lock paths with zklock processes; the README's
+// page docs/interop.md gives each primitive's layout and which peers may
+// share its path.
 //
 // # Safety
 //

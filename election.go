@@ -18,34 +18,28 @@ import (
 // leads at a time, and a leader is told when it may have stopped leading.
 //
 // An Election is one candidate. Candidates are elected in the order they
-// began campaigning (their node's sequence number); each waits on the
-// candidate directly ahead of it only, so a resignation wakes exactly one.
+// began campaigning; each waits on the candidate directly ahead of it only,
+// so a resignation wakes exactly one. The leader is the first candidate in
+// the queue (it leads, or is about to learn that it does): the first of
+// Contenders(ctx, s, path), whose Data is its value; none when nobody
+// campaigns. Observe streams it, change by change.
 //
-// On the wire a candidate is an Apache Curator InterProcessMutex contender,
-// _c_<uuid>-lock-<seq> holding the candidate's value, which is also how
-// Curator's LeaderSelector campaigns: zklock and Curator LeaderSelector
-// candidates on one path elect one leader among them, and a Mutex on the
-// path takes part in the same queue. Other kinds of primitive cannot share
-// the path: Campaign refuses one that holds an RWMutex's, a Semaphore's or
-// a Curator LeaderLatch's nodes with ErrWrongKind.
+// A candidate is a Curator InterProcessMutex contender holding its value
+// (docs/interop.md): zklock and Curator LeaderSelector candidates on one
+// path elect one leader among them, and a Mutex on the path joins the
+// queue. Campaign refuses a path holding an RWMutex's, a Semaphore's or a
+// Curator LeaderLatch's nodes with ErrWrongKind.
 //
 // Leadership is claimed only after checking that our node still exists and
-// belongs to the current session (the check Curator's LeaderLatch lacked in
-// CURATOR-696 and etcd's Campaign lacks in etcd#19597). Leading is not
-// guaranteed once the Term's Lost is closed: the session may have expired
-// and another candidate may lead. Stop acting as leader then, and fence
-// writes with Term.Token or Term.Guard.
-//
-// The leader is the first candidate in the queue (it leads, or is about to
-// learn that it does): the first of Contenders(ctx, s, path), whose Data is
-// its value; none when nobody campaigns. Observe streams it, change by
-// change.
+// belongs to the current session. Leading is not guaranteed once the Term's
+// Lost is closed: the session may have expired and another candidate may
+// lead. Stop acting as leader then, and fence writes with Term.Token or
+// Term.Guard.
 //
 // Methods are safe for concurrent use. An Election campaigns once at a
 // time: while a Campaign waits, a term is current or Run runs, another
 // Campaign or Run on it returns ErrAlreadyLocked at once and queues
-// nothing. An
-// Election must not be copied.
+// nothing. An Election must not be copied.
 type Election struct {
 	s    *Session
 	q    *queue.Queue
@@ -69,7 +63,7 @@ var electionSpec = spec{kind: KindElection, node: queue.KindLock, accept: lockKi
 var electionErrs = &hold.Errs{Lost: errs.ErrLeadershipLost, NotHeld: ErrNotLocked}
 
 // NewElection returns an Election on path. Nothing is sent to the server
-// until Campaign, Leader or Observe. The path rules, request size included,
+// until Campaign, Run or Observe. The path rules, request size included,
 // are NewMutex's. WithData sets the value Campaign uses when given a nil
 // value.
 func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
@@ -84,7 +78,7 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // Campaign blocks until this candidate leads, ctx ends, or the session is
 // closed, and returns the Term it leads for. The candidate's node holds
 // value (nil means the Election's WithData value, "host:pid" by default);
-// Leader and Observe report it to everyone. If the session expires while
+// Contenders and Observe report it to everyone. If the session expires while
 // Campaign waits, it campaigns again under the new session.
 //
 // On error nothing is left on the server: the error names the path and

@@ -56,8 +56,9 @@ import (
 //     acting on the resource. Wrapped in a *LockedError naming the live
 //     holders (its Holders).
 //
-// The hold is gone: stop using the resource, and start over (lock again,
-// campaign again, or make a new Session).
+// The hold is gone: give up the work it protected, stop using the
+// resource, and start over (lock again, campaign again, or make a new
+// Session).
 //
 //   - ErrLockLost: the hold's loss signal fired (the ownership deadline
 //     passed, the session expired, the bound of WithMaxHold passed, or with
@@ -70,7 +71,8 @@ import (
 //   - ErrSessionClosed: any operation on a closed Session, and a blocking
 //     call whose Session is closed while it waits.
 //
-// Misuse of a handle: the program's bookkeeping is wrong.
+// Misuse of a handle: the program's bookkeeping is wrong; fix the program,
+// since retrying the same call cannot help.
 //
 //   - ErrNotLocked: Unlock (RUnlock, Lease.Release, Election.Resign,
 //     MultiLock.Unlock) when the handle holds nothing: no Lock, a second
@@ -94,7 +96,7 @@ var (
 	ErrLocked      = errs.ErrLocked
 	ErrHolderAlive = errs.ErrHolderAlive
 
-	// The hold is gone: start over.
+	// The hold is gone: give up, start over.
 	ErrLockLost      = errs.ErrLockLost
 	ErrResigned      = errs.ErrResigned
 	ErrSessionClosed = errs.ErrSessionClosed

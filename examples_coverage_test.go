@@ -20,6 +20,15 @@ func TestEveryTypeHasAnExample(t *testing.T) {
 	for _, m := range missing {
 		t.Errorf("no example: %s", m)
 	}
+	// And each type has one of its own (Example<Type> or of a method), not
+	// only its constructor's: a reader finds it by the type's name.
+	unnamed, err := examplecheck.WithoutOwnExample(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range unnamed {
+		t.Errorf("no example of its own: %s", m)
+	}
 }
 
 // Every example can be copied as it is: it uses no type, function,

@@ -10,43 +10,37 @@ import (
 	"github.com/zklock/zklock/zk"
 )
 
-// Metrics receives measurements from every primitive of a Session (set
-// with WithMetrics). The metrics/prometheus package exports them to
-// Prometheus, and metrics/otel records them through OpenTelemetry; the
-// default is none, at no cost.
-//
-// kind is one of the Kind constants and path is the primitive's path as
-// given to its constructor. Every granted acquisition is followed by exactly
-// one Hold, when it is released or lost, so a gauge of what is held can be
-// kept from AcquireWait and Hold.
+// Metrics receives measurements from every primitive of a Session, set with
+// WithMetrics (the default is none, at no cost); packages metrics/prometheus
+// and metrics/otel implement it. kind is one of the Kind constants and path
+// the primitive's path as given to its constructor. Every granted
+// acquisition is followed by exactly one Hold, when it is released or lost,
+// so a gauge of what is held can be kept from AcquireWait and Hold.
 //
 // AcquireWait and Hold are called on the goroutine of the call that
-// acquires or releases; Loss and SessionState on a goroutine of the
-// session's, in the order things happened. Implementations must be safe for
-// concurrent use, return quickly and not call back into the Session.
+// acquires or releases; the others on a goroutine of the session's, in the
+// order things happened. Implementations must be safe for concurrent use,
+// return quickly and not call back into the Session.
 type Metrics interface {
 	// AcquireWait reports an acquisition that went to the server (Lock,
 	// TryLock, RLock, TryRLock, Acquire, TryAcquire, Campaign; not a
-	// reentrant count): d is how long the call took and err what it returned,
-	// nil when granted. A refused Try returns an error wrapping ErrLocked
-	// (locks) or ErrLocked (semaphores); a timeout,
-	// context.DeadlineExceeded.
+	// reentrant count) that took d and returned err: nil when granted, an
+	// error wrapping ErrLocked for a refused Try, context.DeadlineExceeded
+	// for a timeout.
 	AcquireWait(kind Kind, path string, d time.Duration, err error)
 	// Hold reports that a granted acquisition ended after d: released
 	// (Unlock, RUnlock, Lease.Release, Resign) or lost.
 	Hold(kind Kind, path string, d time.Duration)
-	// Loss reports that the loss signal of a held acquisition fired (the
-	// ownership deadline passed or the session expired) before it was
-	// released. Closing the Session while holding is not reported as a loss.
+	// Loss reports that a held acquisition's loss signal fired (ownership
+	// deadline or session expiry) before its release; closing the Session is
+	// not a loss.
 	Loss(kind Kind, path string)
 	// SessionState reports every session state transition.
 	SessionState(st zk.State)
-	// Revoked reports that a revocable holder (WithRevocable) received a
-	// revocation request, on a goroutine of the session's, as Loss.
+	// Revoked reports a revocation request to a holder (WithRevocable).
 	Revoked(kind Kind, path string)
-	// Expired reports that a bounded hold (WithMaxHold) passed its bound:
-	// its loss signal fired and its node is being released. It is called
-	// on a goroutine of the session's, as Loss.
+	// Expired reports that a hold passed its bound (WithMaxHold): its loss
+	// signal fired and its node is being released.
 	Expired(kind Kind, path string)
 }
 

@@ -22,21 +22,19 @@ import (
 // Methods are safe for concurrent use; a Mutex must not be copied.
 //
 // Fairness: contenders are granted in the order they enqueued (their node's
-// sequence number). Each waiter watches only the node directly ahead of it,
-// so a release wakes exactly one waiter (no herd effect).
+// sequence number); each watches only the node directly ahead of it, so a
+// release wakes exactly one waiter.
 //
-// Only contenders of the same layout share a queue: a Mutex, a
-// ReentrantMutex, an Election, Curator's InterProcessMutex and Kazoo's Lock
-// (lock- and __lock__ nodes) exclude each other on one path, but an RWMutex
-// or a Semaphore on the same path would not. Use one kind of primitive per
-// path: Lock and TryLock refuse a path that holds another kind's nodes
-// with ErrWrongKind (see there). WithSequenceLayout gives a Mutex zklock's
-// own layout, for long queues, which only such Mutexes share.
+// A Mutex, a ReentrantMutex, an Election, Curator's InterProcessMutex and
+// Kazoo's Lock share one queue on a path (docs/interop.md). Use one kind of
+// primitive per path: Lock and TryLock refuse a path holding another kind's
+// nodes (an RWMutex's, a Semaphore's) with ErrWrongKind. WithSequenceLayout
+// gives a Mutex zklock's own layout, for long queues, shared only by such
+// Mutexes.
 //
 // Holding is not guaranteed once Lost fires: the session may have expired
-// and another client may hold the lock. Stop using the protected resource
-// then, and guard writes with Token or Guard so a resource can reject a
-// stale holder.
+// and another client may hold the lock. Stop using the resource then, and
+// guard writes with Token or Guard so a resource can reject a stale holder.
 type Mutex struct {
 	q queue.Queue // its own: a held lock is one allocation less
 	l hold.Line   // the line h acquires through (or through a cohort); its Data is our nodes'

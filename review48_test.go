@@ -20,8 +20,9 @@ import (
 )
 
 // Issue 48's review: attacks on the claims of the smaller root package,
-// as a user meets them (go doc, README, docs/api.md, CHANGELOG). Those that
-// broke a claim are in review48_open_test.go, behind the review tag.
+// as a user meets them (go doc, README, docs/api.md, CHANGELOG). The one
+// kept open longest, go doc of a root type in one screen, is
+// TestGoDocOneScreen (godoc_screen_test.go).
 
 // guardWrites runs the documented composition, a hold's guard first in
 // zk.Client.Multi and one write after it, and returns Multi's error.
@@ -190,8 +191,9 @@ func TestReviewBreak_GuardComposes(t *testing.T) {
 			if err := h.release(); err != nil {
 				t.Fatalf("release: %v", err)
 			}
-			// Term's "nil when nothing is held" (the CHANGELOG's) is
-			// TestReviewBreak_TermGuardAfterResign, review48_open_test.go.
+			// A Term is one term: after Resign its Guard still names its
+			// node (Term.Guard's doc), whose check fails; the data checks
+			// below see any write that committed under it.
 			after := h.guard()
 			if !none(after) && tc.name != "Term" {
 				t.Errorf("Guard after the release is %v, documented nil (one nil check for a MultiLock or Lease)", after)
@@ -1171,8 +1173,8 @@ func TestReviewBreak_GuardAfterLoss(t *testing.T) {
 	}
 	<-m.Lost()
 	// m.Guard() after Lost still returns the check (its nil is for nothing
-	// held, and the handle holds until Unlock): TestReviewBreak_GuardAfterLost
-	// in review48_open_test.go. A write under it commits only while the node
+	// held, and the handle holds until Unlock), as Mutex.Guard's doc says.
+	// A write under it commits only while the node
 	// stands, which no rival holds meanwhile, so it is no safety matter.
 	eventually(t, 10*time.Second, "the bound's release of the node", func() bool {
 		_, ok, err := s.Client().Exists(ctx, g.Path)

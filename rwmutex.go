@@ -13,35 +13,24 @@ import (
 // RWMutex is a distributed reader/writer lock over ZooKeeper: any number of
 // readers, or one writer, across all processes using the same path.
 //
-// An RWMutex behaves like sync.RWMutex across goroutines too: any number of
-// goroutines may share one; Lock blocks while it is read- or write-locked,
-// by this handle or another, and RLock while it is write-locked or a
-// writer waits ahead. Each Lock and RLock is an acquisition of its own,
-// with its own fencing token. It is not reentrant: a goroutine that holds a
-// read lock and calls Lock waits forever, as with sync.RWMutex. Any
-// goroutine may Unlock or RUnlock. The accessors (Lost, Token, Guard)
-// describe the write lock while it is held, else the oldest read
-// lock of the handle. Methods are safe for concurrent use; an RWMutex must
-// not be copied.
+// Like sync.RWMutex, an RWMutex may be shared by any number of goroutines:
+// Lock blocks while it is read- or write-locked, by this handle or another,
+// and RLock while it is write-locked or a writer waits ahead; each Lock and
+// RLock is an acquisition of its own, with its own fencing token. It is not
+// reentrant: a goroutine that holds a read lock and calls Lock waits
+// forever. Any goroutine may Unlock or RUnlock. Lost, Token and Guard
+// describe the write lock while it is held, else the handle's oldest read
+// lock. Methods are safe for concurrent use; an RWMutex must not be copied.
 //
-// Nodes are named like Apache Curator's InterProcessReadWriteLock
-// (_c_<uuid>-__READ__<seq> and _c_<uuid>-__WRIT__<seq>) and ordered by one
-// sequence, so Curator processes can share the path. Other kinds of
-// primitive cannot: a Mutex's lock- nodes or a Semaphore's children on the
-// path make every acquisition fail at once with ErrWrongKind.
+// Fairness: owners are granted in the order they enqueued; a reader waits
+// only for earlier writers, so readers that arrive after a waiting writer
+// queue behind it and cannot starve writers. Downgrade adds a read lock to
+// the write lock, with no writer getting in between (see there).
 //
-// Fairness: owners are granted in the order they enqueued. A writer waits
-// for every earlier node, and watches only the one directly ahead of it. A
-// reader waits only for earlier writers, and watches only the nearest one:
-// readers that arrive after a waiting writer queue behind it, so a stream of
-// readers cannot starve writers. A release wakes only the owners it
-// unblocks.
-//
-// Downgrade takes a read lock beside the write lock, with no writer getting
-// in between; the write lock stays held until Unlock (see there).
-//
-// Holding is not guaranteed once Lost fires: the session may have expired
-// and another client may hold the lock. Guard writes with Token or Guard.
+// Curator's InterProcessReadWriteLock can share the path (docs/interop.md);
+// another kind of primitive's nodes on it make every acquisition fail at
+// once with ErrWrongKind. Holding is not guaranteed once Lost fires
+// (another client may hold): guard writes with Token or Guard.
 type RWMutex struct {
 	q, rq *queue.Queue // the write and the read queue (one path, one order)
 	rl    *hold.Line   // the read line

@@ -12,38 +12,27 @@ import (
 // Semaphore is a distributed counting semaphore over ZooKeeper: at most
 // limit leases, across all processes using the same path, are held at once.
 //
-// The layout is Apache Curator's InterProcessSemaphoreV2 (a mutex under
-// <path>/locks, one _c_<uuid>-lease-<seq> node per lease under
-// <path>/leases), so Curator processes can share the path; as in Curator,
-// every child of <path>/leases counts as a lease. Other kinds of primitive
-// cannot share it: an acquisition that finds a Mutex's, an Election's or an
-// RWMutex's nodes directly under <path> fails at once with ErrWrongKind,
-// and a Mutex, Election or RWMutex that finds <path>/locks or
-// <path>/leases does too (until the server reaps those once the semaphore
-// is idle).
+// Its nodes are Apache Curator's InterProcessSemaphoreV2's, so Curator
+// processes can share the path (docs/interop.md says what counts as a
+// lease). Other kinds of primitive cannot: a Semaphore that finds their
+// nodes on its path, or one of them that finds a Semaphore's, fails at once
+// with ErrWrongKind.
 //
-// The limit is stored on the server, as the decimal text of <path>'s data,
-// by the first zklock process to be granted a lease there; every later
-// acquisition checks it and fails with ErrInvalidArgument if it differs from
-// the Semaphore's own, smaller or larger. The check comes before the
-// acquisition waits or queues: a Semaphore that can never be granted is
-// refused at once, never left waiting for its ctx to end. (A Semaphore that
-// verified the limit before, whose path was since re-created with another
-// limit, may queue behind waiters once and is refused at the head of the
-// queue, before it waits for leases.) When zklock creates <path> it is a
-// CONTAINER node, reaped by the server once no lease or waiter is left, so
-// the stored limit lasts as long as somebody uses the semaphore.
+// The first zklock process granted a lease stores the limit on the server;
+// an acquisition by a Semaphore with another limit fails with
+// ErrInvalidArgument before it waits or queues, so a Semaphore that can
+// never be granted is refused at once (one that checked the path before it
+// was re-created with another limit is refused at the queue's head). The
+// limit lasts as long as somebody uses the semaphore.
 //
 // Leases are ephemeral nodes: those of a crashed or expired client vanish
 // with its session and are never counted for a live one. A holder cut off
 // from the server is told by its Lease's Lost before the server can expire
 // the session and hand the leases to others.
 //
-// Fairness: when clients are queued, a newcomer queues behind them in
-// order; only the head of the queue watches the lease set, so a release
-// wakes one client, not every waiter. When nobody is queued, an acquisition
-// takes a fast path of three requests (four with the release; Curator needs
-// seven).
+// Fairness: a newcomer queues behind the clients already waiting, in order;
+// only the head of the queue watches the lease set, so a release wakes one
+// client, not every waiter.
 //
 // A Semaphore is safe for concurrent use: each Acquire returns its own
 // Lease, and two goroutines holding one lease each count as two holders. It

@@ -12,31 +12,25 @@ import (
 	"github.com/zklock/zklock/internal/zkhook"
 )
 
-// Client makes ZooKeeper requests through a zklock Session's connection,
-// for reads and writes outside zklock's recipes (zklock's Session.Client
-// returns it).
+// Client makes ZooKeeper requests outside zklock's recipes, through a
+// zklock Session's connection (Session.Client). It is safe for concurrent
+// use, may be copied, and is valid for the Session's life; the zero Client
+// is not usable.
 //
-// Every request takes ctx first and returns ctx's error when ctx ends; a
-// write may then have been applied or not. A request made while the
-// session is disconnected waits for a connection; one in flight when the
-// connection is lost fails with ErrConnectionLoss (its outcome unknown).
-// Nothing is retried. A request larger than the session's maximum request
-// size (zklock's WithMaxRequestSize) fails with ErrRequestTooLarge, unsent.
-// Failures wrap ZooKeeper's errors (ErrNoNode,
-// ErrNodeExists, ErrBadVersion, ...; test with errors.Is); after the
-// Session is closed, requests fail with ErrSessionClosed.
+// Every request takes ctx first and returns ctx's error when ctx ends (a
+// write may then have been applied or not). A request made while
+// disconnected waits for a connection; one in flight when the connection is
+// lost fails with ErrConnectionLoss, its outcome unknown. Nothing is
+// retried. A request over the session's maximum request size (zklock's
+// WithMaxRequestSize) fails with ErrRequestTooLarge, unsent. Failures wrap
+// ZooKeeper's errors (test with errors.Is); after the Session is closed,
+// requests fail with ErrSessionClosed.
 //
-// Writes through a Client are neither fenced nor tracked: a write is not
-// conditional on holding any lock (use Multi with a hold's Guard for
-// that), and a node created through it is not deleted when an ownership
-// epoch ends (an ephemeral node goes with the ZooKeeper session, as
-// always). Do not write the data of zklock's lock nodes through it: a data
-// change on a node that announces its release is taken for one (see
-// zklock's WithListingHandoff).
-//
-// A Client is safe for concurrent use and may be copied; it is valid for
-// the Session's life. The zero Client is not usable: get one from
-// Session.Client.
+// Writes are neither fenced nor tracked: only Multi with a hold's Guard
+// makes one conditional on a lock, and nodes created here outlive an
+// ownership epoch (ephemeral ones end with the ZooKeeper session). Do not
+// write zklock's lock nodes' data: a release is announced that way
+// (zklock's WithListingHandoff).
 type Client struct {
 	conn   *session.Conn
 	acl    []client.ACL       // the session's ACL, for creates without their own

@@ -17,8 +17,8 @@ var (
 	// a CreateMode that is none of the Mode constants, in Create or a
 	// CreateOp. Nothing was sent. It is zklock.ErrInvalidArgument.
 	ErrInvalidArgument = errs.ErrInvalidArgument
-	// ErrNilContext: a nil ctx. Nothing was sent. It is
-	// zklock.ErrInvalidArgument.
+	// ErrNilContext: a nil ctx. Nothing was sent. errors.Is finds
+	// zklock.ErrInvalidArgument (ErrInvalidArgument) in it.
 	ErrNilContext = errs.ErrNilContext
 	// ErrBadArguments: the server refused the request's arguments (a
 	// path ZooKeeper does not accept, say); also returned before sending a

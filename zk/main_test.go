@@ -42,6 +42,13 @@ func TestEveryTypeHasAnExample(t *testing.T) {
 	for _, m := range missing {
 		t.Errorf("no example: %s", m)
 	}
+	unnamed, err := examplecheck.WithoutOwnExample(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range unnamed {
+		t.Errorf("no example of its own: %s", m)
+	}
 }
 
 // Every example can be copied as it is: it uses nothing of the test files

@@ -71,6 +71,35 @@ func Missing(dir string, want ...string) ([]string, error) {
 	return missing, nil
 }
 
+// WithoutOwnExample parses the Go package in dir, its test files
+// included, and returns, sorted, every exported type with no example of
+// its own: neither Example<Type> nor Example<Type>_<Method> for one of its
+// methods. A constructor's example (ExampleNewT) does not count here, as
+// it does for Missing: a reader who looks for the type's example by its
+// name, or runs go test -run ExampleT, would find none.
+func WithoutOwnExample(dir string) ([]string, error) {
+	fset, files, _, err := parse(dir)
+	if err != nil {
+		return nil, err
+	}
+	p, err := doc.NewFromFiles(fset, files, "example.com/"+filepath.Base(dir))
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, t := range p.Types {
+		n := len(t.Examples)
+		for _, m := range t.Methods {
+			n += len(m.Examples)
+		}
+		if n == 0 {
+			missing = append(missing, "type "+t.Name)
+		}
+	}
+	slices.Sort(missing)
+	return missing, nil
+}
+
 // NotStandalone parses the Go package in dir, its test files included, and
 // returns, sorted, what each example that is not standalone uses: a type,
 // function, variable or constant of the test files declared outside the

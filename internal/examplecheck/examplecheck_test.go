@@ -52,6 +52,51 @@ func ExampleShown_Do() {
 	}
 }
 
+// WithoutOwnExample finds a type whose only example is its constructor's,
+// and passes one with an example of its own or of a method.
+func TestWithoutOwnExample(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("p.go", `package p
+
+type ByCtor struct{}
+type ByType struct{}
+type ByMethod struct{}
+func NewByCtor() *ByCtor { return nil }
+func (ByMethod) Do() {}
+`)
+	write("p_test.go", `package p_test
+
+import "fmt"
+
+func ExampleNewByCtor() {
+	fmt.Println("x")
+	// Output: x
+}
+
+func ExampleByType() {
+	fmt.Println("x")
+	// Output: x
+}
+
+func ExampleByMethod_Do() {
+	fmt.Println("x")
+	// Output: x
+}
+`)
+	got, err := WithoutOwnExample(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"type ByCtor"}; !slices.Equal(got, want) {
+		t.Fatalf("WithoutOwnExample = %q\nwant %q", got, want)
+	}
+}
+
 // The check finds an example that uses a helper of the test files (a type
 // or function of another file or of its own file, a name of export_test.go
 // reached through the package), and passes one that declares what it uses,
