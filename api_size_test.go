@@ -10,28 +10,45 @@ import (
 	"testing"
 )
 
-// apiCeiling is the most exported names and methods the root package may
-// have (issue 48: a newcomer reads go doc of the root; the goal is 120).
-// It counts 120 without the six methods of the Metrics interface, which
-// an implementer writes; with them, 126. Lower it when the count falls;
-// raising it takes a reason in the commit.
-const apiCeiling = 126
+// The root package's API, counted two ways, neither of which may grow
+// (issue 48: a newcomer reads go doc of the root; its goal is 120).
+//
+// apiGoal bounds the count as issue 48 made its own (248 names before the
+// move): every exported const and var name, function (constructors
+// included), type, and method go doc lists as a func of an exported type.
+// On a1f70de, before the move, this count gives 251.
+//
+// apiCeiling bounds the same count with an exported interface's methods
+// added (the six of Metrics, which an implementer writes and go doc shows
+// inside the type): 126. Lower either when the count falls; raising one
+// takes a reason in the commit.
+const (
+	apiGoal    = 120
+	apiCeiling = 126
+)
 
-// TestAPISize counts the root package's API as go doc shows it: every
-// exported const and var name, function (constructors included), type,
-// and method of an exported type, an exported interface's methods
-// included; it fails when the count passes
-// apiCeiling.
+// TestAPISize fails when either count of the root package's API passes
+// its bound (see apiGoal).
 func TestAPISize(t *testing.T) {
 	names := rootAPI(t)
+	var listed []string
+	for _, n := range names {
+		if !strings.HasPrefix(n, "interface method ") {
+			listed = append(listed, n)
+		}
+	}
+	if len(listed) > apiGoal {
+		t.Errorf("the root package exports %d names and methods, over issue 48's goal of %d:\n%s",
+			len(listed), apiGoal, strings.Join(listed, "\n"))
+	}
 	if len(names) > apiCeiling {
-		t.Errorf("the root package exports %d names and methods, over the ceiling of %d:\n%s",
+		t.Errorf("the root package exports %d names and methods with its interfaces' methods, over the ceiling of %d:\n%s",
 			len(names), apiCeiling, strings.Join(names, "\n"))
 	}
-	if len(names) < 40 {
-		t.Fatalf("counted only %d names: the count is broken", len(names))
+	if len(listed) < 40 || len(names) == len(listed) {
+		t.Fatalf("counted only %d names (%d with interface methods): the count is broken", len(listed), len(names))
 	}
-	t.Logf("%d exported names and methods (ceiling %d)", len(names), apiCeiling)
+	t.Logf("%d exported names and methods (goal %d); %d with interface methods (ceiling %d)", len(listed), apiGoal, len(names), apiCeiling)
 }
 
 // rootAPI lists the root package's exported names and methods.
@@ -85,7 +102,7 @@ func rootAPI(t *testing.T) []string {
 			for _, f := range it.Methods.List {
 				for _, n := range f.Names {
 					if n.IsExported() {
-						out = append(out, "method "+ty.Name+"."+n.Name)
+						out = append(out, "interface method "+ty.Name+"."+n.Name)
 					}
 				}
 			}
