@@ -62,6 +62,12 @@ func (l *Leases) await(ctx context.Context, ns []node, r LeaseRequest) (g *Grant
 	for ; ; waited = true {
 		var changed <-chan client.Event
 		g, err := l.try(ctx, ns, r, &changed)
+		if errors.Is(err, errGone) && changed != nil {
+			// Our nodes went (with an expired session, or deleted by
+			// another client): no change of ours will fire the watch,
+			// and on a directory nobody uses any more it would stay.
+			l.Conn.StopChildren(l.LeasesDir(), changed)
+		}
 		if g != nil || err != nil {
 			return g, waited, err
 		}

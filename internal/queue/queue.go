@@ -113,6 +113,14 @@ type Conn interface {
 	// reconnect is not trusted alone), expired or closed. The caller then
 	// lists again.
 	ChildrenW(ctx context.Context, path string) ([]string, *client.Stat, <-chan client.Event, error)
+	// StopChildren gives up the watch of a ChildrenW whose event ch the
+	// caller will not wait for, and that nothing of the caller's will fire
+	// (its nodes in path are gone): ch is forgotten and, once no other
+	// caller of the session waits on path, the session's child watch is
+	// removed from the server (removeWatches, in the background). Without
+	// it the watch of a directory that never changes again stays until the
+	// session ends.
+	StopChildren(path string, ch <-chan client.Event)
 	// WaitExists blocks until path exists (nil at once if it does) or ctx
 	// ends; it may also return nil when the session's state changes, for
 	// the caller to look again.

@@ -127,6 +127,9 @@ type Conn struct {
 	watches    map[string]*watch
 	// childWaiters are the callers of ChildrenW waiting, by path.
 	childWaiters map[string][]chan client.Event
+	// childWatches are the client's watches ChildrenW set, by path, kept
+	// until they fire so that StopChildren can remove them.
+	childWatches map[string][]*client.Watch
 	trees        map[string]*tree // Follow's watches, by directory
 	noPersistent bool             // the server refused addWatch
 	assumeModes  atomic.Bool      // AssumeWatchModes
@@ -156,6 +159,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		changed:      make(chan struct{}),
 		watches:      make(map[string]*watch),
 		childWaiters: make(map[string][]chan client.Event),
+		childWatches: make(map[string][]*client.Watch),
 		trees:        make(map[string]*tree),
 		linger:       treeLinger,
 		done:         make(chan struct{}),

@@ -130,7 +130,12 @@ func (c *Conn) ChildrenW(ctx context.Context, path string) ([]string, *client.St
 	c.childWaiters[path] = append(c.childWaiters[path], ch)
 	c.mu.Unlock()
 	r, err := retry(ctx, c, func(ctx context.Context) (read, error) {
-		names, st, _, err := c.cl.ChildrenW(ctx, path)
+		names, st, w, err := c.cl.ChildrenW(ctx, path)
+		if w != nil {
+			c.mu.Lock()
+			c.childWatches[path] = append(c.childWatches[path], w)
+			c.mu.Unlock()
+		}
 		return read{names: names, stat: st}, err
 	})
 	if err != nil {
@@ -143,6 +148,33 @@ func (c *Conn) ChildrenW(ctx context.Context, path string) ([]string, *client.St
 		return nil, nil, nil, wrapOp("list", path, err)
 	}
 	return r.names, &r.stat, ch, nil
+}
+
+// StopChildren forgets ch, a ChildrenW's event channel nobody will wait
+// for; once no caller waits on path, the client's watches of path are
+// removed, and with the last of them the server's (Watch.Remove), on a
+// goroutine Close waits for.
+func (c *Conn) StopChildren(path string, ch <-chan client.Event) {
+	c.mu.Lock()
+	n := len(c.childWaiters[path])
+	c.childWaiters[path] = slices.DeleteFunc(c.childWaiters[path], func(x chan client.Event) bool { return x == ch })
+	if len(c.childWaiters[path]) == n || len(c.childWaiters[path]) > 0 {
+		// ch fired already (its watch with it), or others wait on path.
+		c.mu.Unlock()
+		return
+	}
+	delete(c.childWaiters, path)
+	ws := c.childWatches[path]
+	delete(c.childWatches, path)
+	c.mu.Unlock()
+	if len(ws) == 0 {
+		return
+	}
+	c.Go(func(ctx context.Context) {
+		for _, w := range ws {
+			_ = w.Remove(ctx) // a failure leaves a watch that fires into nothing
+		}
+	})
 }
 
 // fireChildrenLocked delivers ev to the child waiters of path, or of every
@@ -159,6 +191,12 @@ func (c *Conn) fireChildrenLocked(path string, ev client.Event) {
 			}
 		}
 		delete(c.childWaiters, p)
+	}
+	if path != "" {
+		// The server's watch fired: the client ended its watches of path.
+		// (A state change leaves them to be restored, or removed by a
+		// later StopChildren.)
+		delete(c.childWatches, path)
 	}
 }
 

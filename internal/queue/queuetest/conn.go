@@ -177,6 +177,19 @@ func (c *Conn) children(ctx context.Context, p string, watch bool) ([]string, *c
 	return names, &st, ch, nil
 }
 
+// StopChildren removes the child watch of p that ChildrenW returned as ch,
+// unless it fired.
+func (c *Conn) StopChildren(p string, ch <-chan client.Event) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.childW[p] = slices.DeleteFunc(s.childW[p], func(w childWatch) bool { return w.ch == ch })
+	if len(s.childW[p]) == 0 {
+		delete(s.childW, p)
+	}
+	s.changedLocked()
+}
+
 // Stat returns p's stat, or nil if p does not exist.
 func (c *Conn) Stat(ctx context.Context, p string) (*client.Stat, error) {
 	_, st, err := c.get(ctx, OpStat, p)
