@@ -102,6 +102,7 @@ type Conn struct {
 	sv       atomic.Pointer[survey] // what the servers said of themselves (timing.go)
 	svMu     sync.Mutex             // orders the updates of sv
 	surveyed chan struct{}          // closed when the servers have answered
+	silent   sync.Map               // addr → error: why the survey's latest question to it went unanswered
 	ready    atomic.Bool            // Dial succeeded: what the servers say may end epochs
 	warned   atomic.Bool            // the WARN that the timing is stated was logged
 	logs     logq

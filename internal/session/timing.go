@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zklock/zklock/internal/errs"
@@ -173,9 +174,15 @@ func (sc serverConf) grant(want time.Duration) time.Duration {
 
 // A server is asked again, after a pause that doubles from surveyPause,
 // when it does not serve yet (it is electing a leader) or did not answer
-// in time (loaded), up to surveyTries times; a server that times out twice
-// counts as one that did not tell, so that a server cut off costs
-// NewSession two handshake timeouts at most.
+// in time (loaded), up to surveyTries times; a server that times out twice,
+// or once when every other server has answered, counts as one that did
+// not tell, so that a server cut off costs NewSession two handshake
+// timeouts at most, and one beside servers that answer. A server that
+// cannot be reached at all (refused, no route, no such host) is not asked
+// again: nothing listens there now, and the pauses only delayed NewSession
+// (3.1s for one dead address in the list). Neither weakens the timing: a
+// server that did not tell is taken to be like those that told, and is
+// asked again just before the session connects to it (dialServer).
 const (
 	surveyTries = 6
 	surveyPause = 100 * time.Millisecond
@@ -200,7 +207,7 @@ func (c *Conn) surveyServers(ctx context.Context) {
 }
 
 // askServer asks addr for its mode and conf (see surveyServers); false if
-// it said nothing.
+// it said nothing, and then c.silent says why.
 func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bool) {
 	timeouts := 0
 	for try := 0; try < surveyTries && timeouts < 2 && ctx.Err() == nil; try++ {
@@ -214,18 +221,70 @@ func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bo
 			}
 		}
 		out, err := c.fourLetter(ctx, addr, "srvr")
-		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 			timeouts++
+			c.silent.Store(addr, fmt.Errorf("%w: no answer to 'srvr' within %v", errSilent,
+				HandshakeTimeout(c.cfg.Timeout, len(c.cfg.Servers))))
+			if c.othersAnswered(addr) {
+				return f, false
+			}
 			continue
+		case unreachable(err):
+			c.silent.Store(addr, err)
+			return f, false
 		}
 		f.version = parseVersion(out)
 		if f.mode = parseMode(out); f.mode == "" {
+			c.silent.Store(addr, notServing(out, err))
 			continue // not serving yet, or refused: ask again
 		}
+		c.silent.Delete(addr)
 		f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
 		return settleConf(f), true
 	}
 	return f, false
+}
+
+// errSilent is what c.silent holds for a server that accepted the
+// question and did not answer it in time.
+var errSilent = errors.New("silent")
+
+// othersAnswered reports whether every server but addr has told the survey
+// something: then a silence of addr's is not the load they share.
+func (c *Conn) othersAnswered(addr string) bool {
+	told := c.sv.Load().servers
+	for _, s := range c.cfg.Servers {
+		if _, ok := told[s]; !ok && s != addr {
+			return false
+		}
+	}
+	return len(c.cfg.Servers) > 1
+}
+
+// unreachable reports a connection that could not be opened at all: no
+// server listens there, or the address leads nowhere.
+func unreachable(err error) bool {
+	var dns *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || errors.As(err, &dns)
+}
+
+// notServing says why a 'srvr' answer (out, or err) had no mode.
+func notServing(out string, err error) error {
+	switch {
+	case strings.Contains(out, "not currently serving"):
+		return errors.New("not serving yet (electing a leader?)")
+	case err != nil:
+		return err
+	case strings.TrimSpace(out) == "":
+		return errors.New("closed the connection without answering 'srvr'")
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	if len(line) > 40 {
+		line = line[:40] + "…"
+	}
+	return fmt.Errorf("answered 'srvr' with %q, not a ZooKeeper server's mode", line)
 }
 
 // askConf asks addr for its 'conf': ok if it told, refused if its
