@@ -1,8 +1,10 @@
 package zklock_test
 
 import (
+	"context"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,30 @@ import (
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
 )
+
+// Issue 47, a newcomer's pass: one dead address beside a standalone server
+// (WithServers(live, "127.0.0.1:1")) got a 900-character ErrTimingUnknown
+// whose first sentence named neither the address nor why. The first
+// sentence is the cause now: the address and what it did; what to do
+// follows (a standalone server has no ensemble: remove the other).
+func TestNewSessionNamesTheDeadAddressFirst(t *testing.T) {
+	t.Parallel()
+	live, dead := shared(t).Servers()[0], refusedAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := zklock.NewSession(ctx, zklock.WithServers(live, dead), zklock.WithLogger(slog.New(&arrivals{})))
+	require.Nil(t, s)
+	require.ErrorIs(t, err, zklock.ErrTimingUnknown)
+	msg := err.Error()
+	first, _, _ := strings.Cut(msg, ". ")
+	t.Logf("%d characters, the first sentence %d: %s", len(msg), len(first), msg)
+	require.Contains(t, first, dead, "the first sentence does not name the dead address")
+	require.Contains(t, first, "connection refused", "the first sentence does not say what the address did")
+	require.LessOrEqual(t, len(first), 120, "the first sentence is not short")
+	require.Contains(t, msg, live+" is a standalone server")
+	require.Contains(t, msg, "remove")
+	require.LessOrEqual(t, len(msg), 500)
+}
 
 // Issue 47: one dead member in the server list cost every NewSession 3.1 s:
 // the survey of the servers' timing asked the refusing address six times,

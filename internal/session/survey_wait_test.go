@@ -2,6 +2,7 @@ package session
 
 import (
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,4 +93,29 @@ func TestSurveyDoesNotWaitOnDeadOrSilentMembers(t *testing.T) {
 	require.Equal(t, told, sv.timing)
 	require.Equal(t, []string{silent}, sv.unreached)
 	require.Less(t, took, 1800*time.Millisecond, "a silent member held the survey two handshake timeouts")
+}
+
+// Issue 47: beside a standalone server, a dead or silent address left the
+// timing unknown with a 900-character error whose first sentence named
+// neither the address nor what it did. The first sentence is the cause
+// (the address, refused or silent); what to do follows.
+func TestUnknownErrNamesTheServerFirst(t *testing.T) {
+	t.Parallel()
+	standalone := fourLetterServer(t, map[string]string{
+		"conf": confAnswer(2000, -1, 4000, 40000), "srvr": "Mode: standalone\n"})
+	dead, silent := deadAddr(t), silentServer(t)
+	for _, tc := range []struct{ addr, cause string }{
+		{dead, "connection refused"},
+		{silent, "no answer to 'srvr' within 1s"},
+	} {
+		c, _ := surveyOf(t, 4*time.Second, standalone, tc.addr)
+		err := c.timingErr(c.sv.Load())
+		require.ErrorIs(t, err, ErrTimingUnknown)
+		msg := err.Error()
+		first, _, _ := strings.Cut(msg, ". ")
+		t.Logf("%d characters: %s", len(msg), msg)
+		require.Equal(t, "zklock: ensemble timing unknown: "+tc.addr+" did not answer ("+tc.cause+")", first)
+		require.Contains(t, msg, standalone+" is a standalone server")
+		require.LessOrEqual(t, len(msg), 500)
+	}
 }

@@ -410,21 +410,53 @@ func (c *Conn) timingErr(sv *survey) error {
 		lag, beat, m, need, sv.source)
 }
 
-// unknownErr is timingErr's answer for servers that do not tell.
+// unknownErr is timingErr's answer for servers that do not tell. Its
+// first sentence is the cause, naming the servers; what to do follows, then
+// why (the newcomer's pass of issue 47 got 900 characters that named the
+// dead address only in a bracket of the middle).
 func (c *Conn) unknownErr(sv *survey) error {
-	who := fmt.Sprintf("the servers %v run in an ensemble and do not answer 'conf' (refused, or cut short)", sv.refusing)
-	if len(sv.refusing) == 0 {
-		who = fmt.Sprintf("no server answered 'conf' (%v did not answer at all)", sv.unreached)
+	const why = "Why: the ownership deadline rests on the servers' tickTime and syncLimit (a follower cut off " +
+		"from its leader answers its clients for syncLimit×tickTime), and only their 'conf' tells them"
+	if len(sv.refusing) > 0 {
+		return fmt.Errorf("%w: the servers %v run in an ensemble and refuse the four-letter word 'conf'. "+
+			"Add the line 4lw.commands.whitelist=srvr,conf (or *) to every server's zoo.cfg (ZooKeeper's default "+
+			"since 3.5.3 is srvr alone), or state the timing with WithEnsembleTiming(tickTime, syncLimit) (the CLI's "+
+			"--ensemble-timing TICK,SYNCLIMIT). %s, with the session timeout bounds (minSessionTimeout, "+
+			"maxSessionTimeout): with the timing stated and 'conf' refused, zklock uses the timeout each connect "+
+			"response granted and ends the ownership epoch at every reconnect", ErrTimingUnknown, sv.refusing, why)
 	}
-	return fmt.Errorf("%w: %s, so zklock cannot learn their tickTime and syncLimit, on which the ownership "+
-		"deadline rests (a follower cut off from its leader answers its clients for syncLimit×tickTime), "+
-		"nor their session timeout bounds (minSessionTimeout, maxSessionTimeout). "+
-		"Either add the line 4lw.commands.whitelist=srvr,conf (or *) to every server's zoo.cfg "+
-		"(ZooKeeper's default since 3.5.3 is srvr alone), or state the timing with "+
-		"WithEnsembleTiming(tickTime, syncLimit) (the CLI's --ensemble-timing); with the timing stated and 'conf' "+
-		"refused, the session bounds stay unknown: zklock uses the timeout each connect response granted, "+
-		"and ends the ownership epoch at every reconnect, as a server whose response is lost may have "+
-		"granted any shorter timeout", ErrTimingUnknown, who)
+	said := make([]string, len(sv.unreached))
+	for i, addr := range sv.unreached {
+		said[i] = addr + " did not answer"
+		if err, ok := c.silent.Load(addr); ok {
+			said[i] += " (" + silenceText(err.(error)) + ")"
+		}
+	}
+	fix := "Start it, correct the server list, or state the timing with WithEnsembleTiming(tickTime, syncLimit) " +
+		"(the CLI's --ensemble-timing)"
+	for _, addr := range c.cfg.Servers {
+		if sv.servers[addr].standalone() {
+			fix = fmt.Sprintf("%s is a standalone server, which has no ensemble to share: remove %s from the "+
+				"server list", addr, strings.Join(sv.unreached, ", "))
+			break
+		}
+	}
+	return fmt.Errorf("%w: %s. %s. %s; a server that says nothing may be a follower",
+		ErrTimingUnknown, strings.Join(said, ", "), fix, why)
+}
+
+// silenceText says why a server did not answer the survey.
+func silenceText(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dns):
+		return dns.Error()
+	case errors.Is(err, errSilent):
+		return strings.TrimPrefix(err.Error(), errSilent.Error()+": ")
+	}
+	return bare(err)
 }
 
 // recheck ends the live epoch, once the session is established, when no
