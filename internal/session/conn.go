@@ -218,7 +218,11 @@ func (c *Conn) connect(ctx context.Context) error {
 			return cause
 		}
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return &dialError{servers: c.cfg.Servers, ctxErr: ctx.Err(), last: attempts.lastErr()}
+			last := attempts.lastErr()
+			if last == nil { // an attempt in progress: a server that has not answered zklock yet is why
+				last = c.unansweredErr()
+			}
+			return &dialError{servers: c.cfg.Servers, ctxErr: ctx.Err(), last: last}
 		}
 		return err
 	}
@@ -250,7 +254,10 @@ func (c *Conn) awaitEstablished(ctx context.Context) error {
 	select {
 	case <-c.surveyed:
 	case <-ctx.Done():
-		return fmt.Errorf("zklock: connect to %v: %w", c.cfg.Servers, ctx.Err())
+		// Connected, but a server has not answered the survey yet: name
+		// it and why, not only the ctx (the newcomer's CLI said "cannot
+		// connect" with no cause while a silent member held the survey).
+		return &dialError{servers: c.cfg.Servers, ctxErr: ctx.Err(), last: c.unansweredErr()}
 	}
 	if _, err := c.awaitEpoch(ctx); err != nil {
 		return fmt.Errorf("zklock: connect to %v: %w", c.cfg.Servers, err)

@@ -459,6 +459,41 @@ func silenceText(err error) string {
 	return bare(err)
 }
 
+// UnansweredError is Dial's last cause when its ctx ended while a server
+// had not answered the survey (a silent server holds it up to two
+// handshake timeouts): it names the server and why.
+type UnansweredError struct {
+	Server string
+	Err    error
+}
+
+func (e *UnansweredError) Error() string {
+	return fmt.Sprintf("%s did not answer zklock's 'srvr' (%s)", e.Server, silenceText(e.Err))
+}
+
+func (e *UnansweredError) Unwrap() error { return e.Err }
+
+// unansweredErr names the servers the survey still waits for, nil if
+// none.
+func (c *Conn) unansweredErr() error {
+	told := c.sv.Load().servers
+	var errs []any
+	for _, addr := range c.cfg.Servers {
+		if _, ok := told[addr]; ok {
+			continue
+		}
+		why := errors.New("no answer yet")
+		if err, ok := c.silent.Load(addr); ok {
+			why = err.(error)
+		}
+		errs = append(errs, &UnansweredError{Server: addr, Err: why})
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf(strings.TrimSuffix(strings.Repeat("%w; ", len(errs)), "; "), errs...)
+}
+
 // recheck ends the live epoch, once the session is established, when no
 // deadline can be safe any more, and says why with the numbers; no epoch
 // begins until a deadline can be safe again.
