@@ -99,12 +99,13 @@ type Conn struct {
 	connected atomic.Bool          // a connection with a valid session is up
 	cur       atomic.Pointer[link] // the latest established connection
 
-	sv       atomic.Pointer[survey] // what the servers said of themselves (timing.go)
-	svMu     sync.Mutex             // orders the updates of sv
-	surveyed chan struct{}          // closed when the servers have answered
-	silent   sync.Map               // addr → error: why the survey's latest question to it went unanswered
-	ready    atomic.Bool            // Dial succeeded: what the servers say may end epochs
-	warned   atomic.Bool            // the WARN that the timing is stated was logged
+	sv       atomic.Pointer[survey]       // what the servers said of themselves (timing.go)
+	svMu     sync.Mutex                   // orders the updates of sv
+	surveyed chan struct{}                // closed when the servers have answered
+	silent   sync.Map                     // addr → error: why the survey's latest question to it went unanswered
+	attempts atomic.Pointer[dialAttempts] // Dial's, which the survey tells of HTTP servers (identify.go)
+	ready    atomic.Bool                  // Dial succeeded: what the servers say may end epochs
+	warned   atomic.Bool                  // the WARN that the timing is stated was logged
 	logs     logq
 
 	rearmMu  sync.Mutex
@@ -182,6 +183,13 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 }
 
 func (c *Conn) connect(ctx context.Context) error {
+	// dctx ends early, with a *notZooKeeperError as its cause, when every
+	// server answered in another protocol.
+	dctx, giveUp := context.WithCancelCause(ctx)
+	defer giveUp(nil)
+	attempts := newDialAttempts(c.cfg.Servers, giveUp)
+	attempts.probe = func(addr string) { c.identify(attempts, addr) }
+	c.attempts.Store(attempts)
 	c.spawn(func() {
 		c.surveyServers(c.bg)
 		if f := c.sv.Load().floor; f > 0 {
@@ -189,12 +197,6 @@ func (c *Conn) connect(ctx context.Context) error {
 		}
 		close(c.surveyed)
 	})
-	// dctx ends early, with a *notZooKeeperError as its cause, when every
-	// server answered in another protocol.
-	dctx, giveUp := context.WithCancelCause(ctx)
-	defer giveUp(nil)
-	attempts := newDialAttempts(c.cfg.Servers, giveUp)
-	attempts.probe = func(addr string) { c.identify(attempts, addr) }
 	c.spawn(func() { c.warnWhileDialing(attempts) })
 	cl, err := client.Dial(dctx, client.Config{
 		Servers:          c.cfg.Servers,

@@ -6,6 +6,8 @@ import (
 	"math"
 	"net"
 	"time"
+
+	"github.com/zklock/zklock/internal/client"
 )
 
 // A reconnect re-arms the session at the leader with the timeout the
@@ -42,6 +44,14 @@ const noRearm = math.MaxInt64
 // dials through Config.Dialer.
 func (c *Conn) dialServer(ctx context.Context, network, addr string) (net.Conn, error) {
 	c.settleRearms()
+	// A server the survey found to be an HTTP server fails at once while
+	// it still answers so: it would hold the attempt for a handshake
+	// timeout (an HTTP server written in Go waits for a request line).
+	if c.sv.Load().servers[addr].notZK {
+		if head := c.speaksHTTP(ctx, addr); head != "" {
+			return nil, &client.NotZooKeeperError{Head: head}
+		}
+	}
 	// Half the handshake at most, so that the connect keeps time: a server
 	// that does not answer in time is taken at what it last told, and
 	// asked again once connected (learnRole).

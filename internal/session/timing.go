@@ -68,6 +68,9 @@ type serverFacts struct {
 	refused bool   // its 'conf' answered and told nothing: not in its whitelist, or cut short
 	mode    string // srvr's Mode; "" if it did not answer or does not serve
 	version string // srvr's version; "" if it did not say
+	// notZK: it answered in another protocol (HTTP): no ZooKeeper server,
+	// so no member of the ensemble, whose timing it cannot bear on.
+	notZK bool
 }
 
 // standalone reports a server that said it is one: no follower, no lag.
@@ -130,6 +133,9 @@ func (c *Conn) derive(servers map[string]serverFacts) *survey {
 	told := false
 	for _, addr := range c.cfg.Servers {
 		f := servers[addr]
+		if f.notZK {
+			continue
+		}
 		sv.watchModes = sv.watchModes && versionAtLeast(f.version, 3, 9)
 		switch {
 		case f.confOK && f.conf.quorum:
@@ -220,8 +226,12 @@ func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bo
 				return f, false
 			}
 		}
-		out, err := c.fourLetter(ctx, addr, "srvr")
+		out, head, err := c.askSrvr(ctx, addr)
 		switch {
+		case head != "":
+			c.silent.Delete(addr)
+			c.notZooKeeper(addr, head)
+			return serverFacts{notZK: true}, true
 		case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 			timeouts++
 			c.silent.Store(addr, fmt.Errorf("%w: no answer to 'srvr' within %v", errSilent,
@@ -240,7 +250,11 @@ func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bo
 			continue // not serving yet, or refused: ask again
 		}
 		c.silent.Delete(addr)
-		f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
+		f.conf, f.confOK, f.refused, head = c.askConf(ctx, addr)
+		if head != "" {
+			c.notZooKeeper(addr, head)
+			return serverFacts{notZK: true}, true
+		}
 		return settleConf(f), true
 	}
 	return f, false
@@ -290,26 +304,37 @@ func notServing(out string, err error) error {
 // askConf asks addr for its 'conf': ok if it told, refused if its
 // whitelist lacks the word; neither when it did not answer, or does not
 // serve yet, which says nothing of its configuration.
-func (c *Conn) askConf(ctx context.Context, addr string) (sc serverConf, ok, refused bool) {
+// head is the first bytes of an answer in another protocol (httpHead).
+func (c *Conn) askConf(ctx context.Context, addr string) (sc serverConf, ok, refused bool, head string) {
 	out, err := c.fourLetter(ctx, addr, "conf")
+	if head = httpHead(out); head != "" {
+		return serverConf{}, false, false, head
+	}
 	if err != nil || notAllowed(out) {
-		return serverConf{}, false, err == nil && strings.Contains(out, "not in the whitelist")
+		return serverConf{}, false, err == nil && strings.Contains(out, "not in the whitelist"), ""
 	}
 	sc, ok = parseConf(out)
 	// An answer that is not a whole conf (cut short) tells nothing, as in
 	// settleConf.
-	return sc, ok, !ok && strings.TrimSpace(out) != ""
+	return sc, ok, !ok && strings.TrimSpace(out) != "", ""
 }
 
 // askFacts asks addr once for its 'conf', and for its 'srvr' as well when
 // conf does not tell an ensemble member's timing or withMode is set; false
 // if it said nothing.
 func (c *Conn) askFacts(ctx context.Context, addr string, withMode bool) (f serverFacts, ok bool) {
-	f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
+	var head string
+	f.conf, f.confOK, f.refused, head = c.askConf(ctx, addr)
+	if head != "" {
+		return serverFacts{notZK: true}, true
+	}
 	if f.confOK && f.conf.quorum && !withMode {
 		return f, true
 	}
 	out, err := c.fourLetter(ctx, addr, "srvr")
+	if httpHead(out) != "" {
+		return serverFacts{notZK: true}, true
+	}
 	if err == nil {
 		f.mode, f.version = parseMode(out), parseVersion(out)
 	}
@@ -336,7 +361,7 @@ func (c *Conn) learned(addr string, f serverFacts) {
 	if f.version == "" {
 		f.version = prev.version
 	}
-	if !f.confOK && !f.refused {
+	if !f.confOK && !f.refused && !f.notZK {
 		// 'conf' did not answer this time (not serving yet, slow): what
 		// the server told before stands; its configuration changes only
 		// with a restart, after which it tells again.
