@@ -58,7 +58,8 @@ Exit codes:
   122      --try: another owner holds the lock or waits for it
   123      the lock or leadership was lost (or, run --revocable, revoked) while
            the command ran
-  124      --timeout passed before the lock was acquired
+  124      --timeout passed before the lock was acquired (elect: before it was
+           elected)
   125      zklock failed: ZooKeeper unreachable, path used by another kind of lock,
            ls cut short (--max-nodes, --timeout, an unreadable node), ...
   126      the command could not be started
