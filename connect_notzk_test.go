@@ -65,8 +65,9 @@ func TestNewSessionFailsFastWhenNoServerIsZooKeeper(t *testing.T) {
 		if !assert.NoError(t, err, "an HTTP server beside a live ZooKeeper") {
 			continue
 		}
-		t.Logf("beside %s: connected in %v, timing from %s", other, time.Since(began).Round(time.Millisecond),
-			s.Client().Timing().Source)
+		took := time.Since(began)
+		t.Logf("beside %s: connected in %v, timing from %s", other, took.Round(time.Millisecond), s.Client().Timing().Source)
+		assert.Less(t, took, 5*time.Second, "an attempt to %s held the connect for a handshake timeout", other)
 		m, err := zklock.NewMutex(s, lockPath(t, "lock"))
 		require.NoError(t, err)
 		require.NoError(t, m.Lock(ctx))

@@ -68,19 +68,20 @@ func httpHead(out string) string {
 	return ""
 }
 
-// probeAfter is how long the survey's 'srvr' may go unanswered before the
-// server is also asked, on a connection of its own, whether it is an HTTP
-// server: ZooKeeper answers in milliseconds, while an HTTP server written
-// in Go or Python waits for a request line, and was asked only after a
-// connect attempt had been silent for a whole handshake timeout (7.5s at
-// the default session timeout; 15s for two such servers).
+// probeAfter is how long a four-letter word (the survey's 'srvr', the
+// 'conf' before a connect) may go unanswered before the server is also
+// asked, on a connection of its own, whether it is an HTTP server:
+// ZooKeeper answers in milliseconds, while an HTTP server written in Go or
+// Python waits for a request line, and was asked only after a connect
+// attempt had been silent for a whole handshake timeout (7.5s at the
+// default session timeout; 15s for two such servers).
 const probeAfter = 250 * time.Millisecond
 
-// askSrvr asks addr 'srvr' (fourLetter), and whether it is an HTTP server
-// (speaksHTTP) if no answer came within probeAfter; head is the first bytes
-// of an HTTP server's answer to either, "" if it gave none. An HTTP
-// server's answer ends the question.
-func (c *Conn) askSrvr(ctx context.Context, addr string) (out, head string, err error) {
+// askWord asks addr the four-letter word cmd (fourLetter), and whether it
+// is an HTTP server (speaksHTTP) if no answer came within probeAfter; head
+// is the first bytes of an HTTP server's answer to either, "" if it gave
+// none. An HTTP server's answer ends the question.
+func (c *Conn) askWord(ctx context.Context, addr, cmd string) (out, head string, err error) {
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type answer struct {
@@ -89,7 +90,7 @@ func (c *Conn) askSrvr(ctx context.Context, addr string) (out, head string, err 
 	}
 	got := make(chan answer, 1)
 	go func() {
-		out, err := c.fourLetter(qctx, addr, "srvr")
+		out, err := c.fourLetter(qctx, addr, cmd)
 		got <- answer{out, err}
 	}()
 	t := time.NewTimer(probeAfter)

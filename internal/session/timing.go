@@ -68,9 +68,10 @@ type serverFacts struct {
 	refused bool   // its 'conf' answered and told nothing: not in its whitelist, or cut short
 	mode    string // srvr's Mode; "" if it did not answer or does not serve
 	version string // srvr's version; "" if it did not say
-	// notZK: it answered in another protocol (HTTP): no ZooKeeper server,
-	// so no member of the ensemble, whose timing it cannot bear on.
-	notZK bool
+	// other is the first bytes of its answer in another protocol (an HTTP
+	// server's, httpHead): no ZooKeeper server, so no member of the
+	// ensemble, whose timing it cannot bear on. "" for any other.
+	other string
 }
 
 // standalone reports a server that said it is one: no follower, no lag.
@@ -133,7 +134,7 @@ func (c *Conn) derive(servers map[string]serverFacts) *survey {
 	told := false
 	for _, addr := range c.cfg.Servers {
 		f := servers[addr]
-		if f.notZK {
+		if f.other != "" {
 			continue
 		}
 		sv.watchModes = sv.watchModes && versionAtLeast(f.version, 3, 9)
@@ -226,12 +227,12 @@ func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bo
 				return f, false
 			}
 		}
-		out, head, err := c.askSrvr(ctx, addr)
+		out, head, err := c.askWord(ctx, addr, "srvr")
 		switch {
 		case head != "":
 			c.silent.Delete(addr)
 			c.notZooKeeper(addr, head)
-			return serverFacts{notZK: true}, true
+			return serverFacts{other: head}, true
 		case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 			timeouts++
 			c.silent.Store(addr, fmt.Errorf("%w: no answer to 'srvr' within %v", errSilent,
@@ -253,7 +254,7 @@ func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bo
 		f.conf, f.confOK, f.refused, head = c.askConf(ctx, addr)
 		if head != "" {
 			c.notZooKeeper(addr, head)
-			return serverFacts{notZK: true}, true
+			return serverFacts{other: head}, true
 		}
 		return settleConf(f), true
 	}
@@ -306,8 +307,8 @@ func notServing(out string, err error) error {
 // serve yet, which says nothing of its configuration.
 // head is the first bytes of an answer in another protocol (httpHead).
 func (c *Conn) askConf(ctx context.Context, addr string) (sc serverConf, ok, refused bool, head string) {
-	out, err := c.fourLetter(ctx, addr, "conf")
-	if head = httpHead(out); head != "" {
+	out, head, err := c.askWord(ctx, addr, "conf")
+	if head != "" {
 		return serverConf{}, false, false, head
 	}
 	if err != nil || notAllowed(out) {
@@ -326,14 +327,14 @@ func (c *Conn) askFacts(ctx context.Context, addr string, withMode bool) (f serv
 	var head string
 	f.conf, f.confOK, f.refused, head = c.askConf(ctx, addr)
 	if head != "" {
-		return serverFacts{notZK: true}, true
+		return serverFacts{other: head}, true
 	}
 	if f.confOK && f.conf.quorum && !withMode {
 		return f, true
 	}
 	out, err := c.fourLetter(ctx, addr, "srvr")
-	if httpHead(out) != "" {
-		return serverFacts{notZK: true}, true
+	if head := httpHead(out); head != "" {
+		return serverFacts{other: head}, true
 	}
 	if err == nil {
 		f.mode, f.version = parseMode(out), parseVersion(out)
@@ -361,7 +362,7 @@ func (c *Conn) learned(addr string, f serverFacts) {
 	if f.version == "" {
 		f.version = prev.version
 	}
-	if !f.confOK && !f.refused && !f.notZK {
+	if !f.confOK && !f.refused && f.other == "" {
 		// 'conf' did not answer this time (not serving yet, slow): what
 		// the server told before stands; its configuration changes only
 		// with a restart, after which it tells again.
