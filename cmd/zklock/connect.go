@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/session"
 	"github.com/zklock/zklock/zk"
 )
 
@@ -122,7 +123,14 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (s *zklock.Session, cod
 		return nil, c.failf(exitError, "check "+sec.credFrom, "the servers rejected the credentials of user %q", sec.user), d.spoke
 	case errors.Is(err, context.DeadlineExceeded):
 		msg, hint := "cannot connect to "+f.servers+" within "+f.connectTimeout.String(), d.hint()
-		if cause := d.lastCause(); cause != "" {
+		cause := d.lastCause(len(addrs) > 1)
+		var ue *session.UnansweredError
+		if errors.As(err, &ue) {
+			// Connected, and still waiting for a server's answer to the
+			// survey of the servers' timing: that server is the cause.
+			cause, hint = ue.Error(), silentHint
+		}
+		if cause != "" {
 			msg += ": " + cause
 		}
 		return nil, c.failf(exitError, hint, "%s", msg), d.spoke

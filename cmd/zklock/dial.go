@@ -22,6 +22,10 @@ import (
 // Whatever failed first is said at most connectNotice after it.
 const connectNotice = time.Second
 
+// connectGrace is how long, once --connect-timeout has passed, zklock
+// waits for NewSession's own error, which says more than the timeout.
+const connectGrace = 100 * time.Millisecond
+
 // dialer connects a Session and says, while it does, why the attempts
 // fail: one line on stderr for each new cause ("cannot connect to
 // 127.0.0.1:1: connection refused"), as soon as connectNotice has passed,
@@ -68,11 +72,26 @@ func (d *dialer) connect(ctx context.Context, opts []zklock.SessionOption) (*zkl
 		case r := <-done:
 			return r.s, r.err
 		case <-ctx.Done():
-			go func() {
-				if r := <-done; r.s != nil {
+			// NewSession ends with ctx too, mostly at once, and its error
+			// names what it waited for (a silent server, say): take it if
+			// it comes within connectGrace.
+			t := time.NewTimer(connectGrace)
+			defer t.Stop()
+			select {
+			case r := <-done:
+				if r.s != nil {
 					r.s.Close()
 				}
-			}()
+				if r.err != nil && errors.Is(r.err, ctx.Err()) {
+					return nil, r.err
+				}
+			case <-t.C:
+				go func() {
+					if r := <-done; r.s != nil {
+						r.s.Close()
+					}
+				}()
+			}
 			return nil, ctx.Err()
 		case <-notice.C:
 			d.notice = true
@@ -136,12 +155,17 @@ func (d *dialer) erase() {
 	}
 }
 
-// lastCause describes why the last attempt failed, "" if none did.
-func (d *dialer) lastCause() string {
-	if f, ok := d.log.last(); ok {
-		return describe(f.err)
+// lastCause describes why the last attempt failed, "" if none did; with
+// several servers it names the one that failed.
+func (d *dialer) lastCause(several bool) string {
+	f, ok := d.log.last()
+	switch {
+	case !ok:
+		return ""
+	case several:
+		return f.server + ": " + describe(f.err)
 	}
-	return ""
+	return describe(f.err)
 }
 
 // hint is what the final failure suggests, from the last cause.
@@ -157,6 +181,11 @@ func (d *dialer) hint() string {
 	}
 	return "is ZooKeeper running there? 'zklock dev-server' starts one to try things"
 }
+
+// silentHint is the hint for a server that accepts connections and does
+// not answer.
+const silentHint = "a server that accepts connections and does not answer is paused, overloaded or not ZooKeeper: " +
+	"remove it from --servers, or give --connect-timeout more time"
 
 // notZooKeeperHint is the hint for a server that answered in another
 // protocol.

@@ -55,10 +55,12 @@ func (c *cli) elect(args []string) int {
 		return f.job.refused(c.usagef("--timeout and --grace cannot be negative"))
 	}
 	path, value := pos[0], []byte(pos[1])
-	return f.job.job(c, &f.conn, path, argv, f.timeout, set,
+	j := f.job.job(c, &f.conn, path, argv, f.timeout, set,
 		func(ctx context.Context, s *zklock.Session) (grant, error) {
 			return campaign(ctx, s, path, value)
-		}).do()
+		})
+	j.elect = true
+	return j.do()
 }
 
 // observing reports whether the flags before any "--" ask for --observe,

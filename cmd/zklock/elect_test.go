@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,5 +96,55 @@ func TestElectLostSendsSIGTERM(t *testing.T) {
 	}
 	if got := strings.Join(readLines(t, file), " "); got != "start term" {
 		t.Errorf("command wrote %q, want start, then term on SIGTERM; zklock's stderr: %s", got, leader.errOut.String())
+	}
+	// In an election's words (issue 47): it lost the leadership.
+	if out := leader.errOut.String(); !strings.Contains(out, "zklock elect: lost the leadership of ") ||
+		!strings.Contains(out, "zklock elect: the leadership of ") {
+		t.Errorf("stderr does not speak of the leadership: %q", out)
+	}
+}
+
+// Issue 47, a newcomer's pass: elect reported an election in a lock's
+// words ("waiting for P: held by alpha", "P not acquired within 2s",
+// "acquired P"). It speaks of leading, as ls names the path an election:
+// a leader, candidates ahead, elected, not elected.
+func TestElectSpeaksOfLeadership(t *testing.T) {
+	t.Parallel()
+	c := zktest.Start(t)
+	servers, path := c.ConnectString(), lockPath(t, "election")
+	ready := filepath.Join(t.TempDir(), "ready")
+	alpha := start(t, servers, "elect", path, "alpha", "--", "sh", "-c", `echo ok > "$0"; exec sleep 60`, ready)
+	eventually(t, 30*time.Second, "alpha to lead", func() bool { _, err := os.Stat(ready); return err == nil })
+	gamma := start(t, servers, "elect", path, "gamma", "--", "true")
+	awaitQueue(t, servers, path, 1, 1)
+
+	code, _, beta := runZklock(t, servers, "elect", "--timeout", "2s", path, "beta", "--", "true")
+	q := regexp.QuoteMeta(path)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^zklock elect: waiting to lead ` + q + `: led by alpha \(session 0x[0-9a-f]+\), 1 candidate ahead$`),
+		regexp.MustCompile(`(?m)^zklock elect: not elected leader of ` + q + ` within 2s$`),
+	} {
+		if !want.MatchString(beta) {
+			t.Errorf("beta: stderr %q lacks %s", beta, want)
+		}
+	}
+	if code != exitTimeout {
+		t.Errorf("beta: exit %d, want %d", code, exitTimeout)
+	}
+	alpha.signal(t, syscall.SIGTERM)
+	alpha.wait(t, procTimeout)
+	if code := gamma.wait(t, procTimeout); code != 0 {
+		t.Errorf("gamma: exit %d; stderr %s", code, gamma.errOut.String())
+	}
+	elected := regexp.MustCompile(`(?m)^zklock elect: elected leader of ` + q + ` after \S+ \(token \d+\)$`)
+	if out := gamma.errOut.String(); !elected.MatchString(out) {
+		t.Errorf("gamma: stderr %q lacks %s", out, elected)
+	}
+	for name, out := range map[string]string{"beta": beta, "gamma": gamma.errOut.String()} {
+		for _, lockWord := range []string{"held by", "acquired", "waiting for", "waiting ahead"} {
+			if strings.Contains(out, lockWord) {
+				t.Errorf("%s: stderr says %q of an election: %q", name, lockWord, out)
+			}
+		}
 	}
 }

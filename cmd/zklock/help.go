@@ -53,12 +53,14 @@ change), a lost connection, an expired session, and when it acquires;
 code when it ends, to tell it from zklock's own codes below.
 
 Exit codes:
-  N        the command's own exit code (run, elect)
+  N        the command's own exit code, passed on as it is, a failure too (run,
+           elect); --exit-code-file tells a command's 2 from zklock's
   2        usage error: bad flags or arguments; nothing was done
   122      --try: another owner holds the lock or waits for it
   123      the lock or leadership was lost (or, run --revocable, revoked) while
            the command ran
-  124      --timeout passed before the lock was acquired
+  124      --timeout passed before the lock was acquired (elect: before it was
+           elected)
   125      zklock failed: ZooKeeper unreachable, path used by another kind of lock,
            ls cut short (--max-nodes, --timeout, an unreadable node), ...
   126      the command could not be started

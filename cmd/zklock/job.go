@@ -37,7 +37,19 @@ type job struct {
 	graceSet     bool
 	quiet        bool
 	exitCodeFile string // "" for none
+	elect        bool   // an election's job: its reports speak of leading, not holding (see held)
 	acquire      func(ctx context.Context, s *zklock.Session) (grant, error)
+}
+
+// held names what the job holds in its reports: the lock's path, or the
+// leadership of an election's (ls calls its path a mutex/election; its
+// holder is the leader, and a newcomer read "acquired" and "held by" as a
+// lock's words).
+func (j *job) held() string {
+	if j.elect {
+		return "the leadership of " + j.path
+	}
+	return j.path
 }
 
 // jobFlags are the flags run and elect share.
@@ -177,20 +189,23 @@ func (j *job) wait(ctx context.Context, s *zklock.Session, rep *reporter) (grant
 // waitFailed reports why the acquisition failed and returns the exit code.
 func (j *job) waitFailed(ctx context.Context, err error) int {
 	if sc, ok := interrupted(ctx); ok {
-		j.warnf("%v while waiting for %s; nothing was run", sc, j.path)
+		j.warnf("%v while %s; nothing was run", sc, j.waiting())
 		return sc.exitCode()
 	}
 	var le *layoutError
 	var locked *zklock.LockedError
 	switch {
 	case errors.As(err, &locked):
-		return j.failf(exitBusy, "", "%s is held by %s (session 0x%x)", j.path,
+		return j.failf(exitBusy, "", "%s is %s %s (session 0x%x)", j.path, j.heldBy(),
 			printable(string(locked.Data), 60), locked.Session)
 	case errors.Is(err, errs.ErrNotAcquired): // a semaphore's ErrLocked
 		return j.failf(exitBusy, "", "%s has no free slot, or others wait for one", j.path)
 	case errors.Is(err, zklock.ErrLocked):
 		return j.failf(exitBusy, "", "%s is taken, or others wait for it", j.path)
 	case errors.Is(err, context.DeadlineExceeded):
+		if j.elect {
+			return j.failf(exitTimeout, "", "not elected leader of %s within %v", j.path, j.timeout)
+		}
 		return j.failf(exitTimeout, "", "%s not acquired within %v", j.path, j.timeout)
 	case errors.Is(err, errs.ErrLimitMismatch): // an ErrInvalidArgument
 		return j.failf(exitError, "every holder must pass the same -n", "%v", err)

@@ -26,10 +26,10 @@ import (
 func (j *job) supervise(s *zklock.Session, g grant, sigs chan os.Signal) int {
 	select {
 	case <-g.lost: // between the grant and now
-		j.warnf("%s was lost before the command started; it was not run", j.path)
+		j.warnf("%s was lost before the command started; it was not run", j.held())
 		return exitLost
 	case <-g.revoked:
-		j.warnf("%s was revoked before the command started; it was not run", j.path)
+		j.warnf("%s was revoked before the command started; it was not run", j.held())
 		return exitLost
 	default:
 	}
@@ -62,10 +62,10 @@ func (j *job) supervise(s *zklock.Session, g grant, sigs chan os.Signal) int {
 	}
 	switch {
 	case lost:
-		j.warnf("%s was lost while the command ran; exiting %d", j.path, exitLost)
+		j.warnf("%s was lost while the command ran; exiting %d", j.held(), exitLost)
 		return exitLost
 	case revoked:
-		j.warnf("%s was revoked while the command ran; exiting %d", j.path, exitLost)
+		j.warnf("%s was revoked while the command ran; exiting %d", j.held(), exitLost)
 		return exitLost
 	}
 	return c.exitCode()
@@ -114,7 +114,7 @@ func (j *job) follow(c *command, r *renewer, g grant, sigs <-chan os.Signal) (lo
 			lostCh, lost = nil, true
 			if revoked { // the command has had its SIGTERM, and SIGKILL stays due when it was
 				c.send("lost")
-				j.warnf("lost %s (the session may have expired) while the command ends on the revocation", j.path)
+				j.warnf("lost %s (the session may have expired) while the command ends on the revocation", j.held())
 				continue
 			}
 			kill = j.onLost(c)
@@ -143,7 +143,7 @@ func (j *job) follow(c *command, r *renewer, g grant, sigs <-chan os.Signal) (lo
 func (j *job) onLost(c *command) <-chan time.Time {
 	c.signal(syscall.SIGTERM)
 	c.send("lost")
-	j.warnf("lost %s (the session may have expired); sent SIGTERM to the command, SIGKILL in %v", j.path, j.grace)
+	j.warnf("lost %s (the session may have expired); sent SIGTERM to the command, SIGKILL in %v", j.held(), j.grace)
 	return time.After(j.grace)
 }
 
@@ -191,7 +191,7 @@ func (j *job) onReport(c *command, line string) {
 		c.supLost = true
 		if rest == "deadline" {
 			j.warnf("the ownership deadline of %s passed while zklock did not run (stopped?); its supervisor "+
-				"sent SIGTERM to the command, SIGKILL at the end of the %v grace period", j.path, j.grace)
+				"sent SIGTERM to the command, SIGKILL at the end of the %v grace period", j.held(), j.grace)
 		}
 	case "exit":
 		ws, _ := strconv.Atoi(rest)
@@ -201,7 +201,7 @@ func (j *job) onReport(c *command, line string) {
 		}
 		if pids := c.left(); len(pids) > 0 {
 			j.warnf("the command exited %d; %s stays held until the %d process(es) it left end: %s",
-				c.exitCode(), j.path, len(pids), pidList(pids))
+				c.exitCode(), j.held(), len(pids), pidList(pids))
 		}
 	}
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -190,5 +193,25 @@ func TestHelpPrintsDoubleDashFlags(t *testing.T) {
 	run([]string{"help", "status"}, &out, &out)
 	if !strings.Contains(out.String(), `(default "auto")`) {
 		t.Errorf("help status does not give --kind's default:\n%s", out.String())
+	}
+}
+
+// Issue 47, a newcomer's pass: make's exit 2 in docs/cli.md's example read
+// as zklock's usage error. The exit-code tables of the help and of
+// docs/cli.md say that a command's own code, a failure's too, is passed
+// on as it is, and name what tells a command's 2 from zklock's.
+func TestExitCodeTablesTellTheCommandsCode(t *testing.T) {
+	var out bytes.Buffer
+	run([]string{"help"}, &out, &out)
+	row := regexp.MustCompile(`(?m)^  N +the command's own exit code, passed on as it is, a failure too[^\n]*\n[^\n]*--exit-code-file tells a command's 2 from zklock's`)
+	if !row.MatchString(out.String()) {
+		t.Errorf("help's exit code N does not say a failing command's code is passed on, nor what tells its 2 from zklock's:\n%s", out.String())
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile("(?m)^\\| N \\| the command ran and exited N: zklock passes the command's own code on as it is, a failure too .*`--exit-code-file`").Match(doc) {
+		t.Error("docs/cli.md's exit code N does not say a failing command's code is passed on, nor point to --exit-code-file")
 	}
 }

@@ -87,10 +87,10 @@ func (r *reporter) followQueue(ctx context.Context, s *zklock.Session) (stop fun
 			if st.Err != nil {
 				continue // WatchLock reads again
 			}
-			if line := waitLine(newReport(st), s.Client().SessionID()); line != "" && line != last {
+			if line := r.j.waitLine(newReport(st), s.Client().SessionID()); line != "" && line != last {
 				mu.Lock()
 				if !stopped {
-					r.say("waiting for %s: %s", r.j.path, line)
+					r.say("%s: %s", r.j.waiting(), line)
 				}
 				mu.Unlock()
 				last = line
@@ -107,14 +107,54 @@ func (r *reporter) followQueue(ctx context.Context, s *zklock.Session) (stop fun
 
 // acquired says so, if anything was said while waiting.
 func (r *reporter) acquired(g grant) {
-	if r.spoke.Load() {
-		r.say("acquired %s after %v (token %d)", r.j.path, time.Since(r.began).Round(time.Millisecond), g.token)
+	if !r.spoke.Load() {
+		return
 	}
+	took := time.Since(r.began).Round(time.Millisecond)
+	if r.j.elect {
+		r.say("elected leader of %s after %v (token %d)", r.j.path, took, g.token)
+		return
+	}
+	r.say("acquired %s after %v (token %d)", r.j.path, took, g.token)
 }
 
 // wait waits for the reporter's goroutines; call it after closing the
 // session.
 func (r *reporter) wait() { r.wg.Wait() }
+
+// waiting is what the job does while it waits.
+func (j *job) waiting() string {
+	if j.elect {
+		return "waiting to lead " + j.path
+	}
+	return "waiting for " + j.path
+}
+
+// heldBy is the verb of a holder: a lock's, or an election's leader's.
+func (j *job) heldBy() string {
+	if j.elect {
+		return "led by"
+	}
+	return "held by"
+}
+
+// waitLine is what a waiter in session sid is behind, in the job's words
+// (an election has a leader and candidates), or "" when no other session
+// holds it.
+func (j *job) waitLine(r report, sid int64) string {
+	if !j.elect {
+		return waitLine(r, sid)
+	}
+	holder, ahead := waitParts(r, sid)
+	if holder == nil {
+		return ""
+	}
+	who := fmt.Sprintf("led by %s (session %s)", printable(holder.Data, 40), holder.Session)
+	if ahead == 1 {
+		return who + ", 1 candidate ahead"
+	}
+	return fmt.Sprintf("%s, %d candidates ahead", who, ahead)
+}
 
 // waitLine is what a waiter in session sid is behind, or "" when no other
 // session holds the lock.
@@ -129,13 +169,7 @@ func waitLine(r report, sid int64) string {
 	if len(others) == 0 {
 		return ""
 	}
-	ahead := 0
-	for _, e := range r.Waiting {
-		if e.Session == ours {
-			break
-		}
-		ahead++
-	}
+	_, ahead := waitParts(r, sid)
 	who := fmt.Sprintf("held by %s (session %s)", printable(others[0].Data, 40), others[0].Session)
 	if others[0].Revoke { // its data is the request now, not the holder's
 		who = fmt.Sprintf("held by session %s (revocation requested)", others[0].Session)
@@ -144,4 +178,23 @@ func waitLine(r report, sid int64) string {
 		who = fmt.Sprintf("held by %d holders", len(others))
 	}
 	return fmt.Sprintf("%s, %d waiting ahead", who, ahead)
+}
+
+// waitParts returns the first holder of another session than sid (nil if
+// none) and how many wait ahead of sid.
+func waitParts(r report, sid int64) (holder *entry, ahead int) {
+	ours := fmt.Sprintf("0x%x", sid)
+	for i, e := range r.Holders {
+		if e.Session != ours {
+			holder = &r.Holders[i]
+			break
+		}
+	}
+	for _, e := range r.Waiting {
+		if e.Session == ours {
+			break
+		}
+		ahead++
+	}
+	return holder, ahead
 }

@@ -99,11 +99,13 @@ type Conn struct {
 	connected atomic.Bool          // a connection with a valid session is up
 	cur       atomic.Pointer[link] // the latest established connection
 
-	sv       atomic.Pointer[survey] // what the servers said of themselves (timing.go)
-	svMu     sync.Mutex             // orders the updates of sv
-	surveyed chan struct{}          // closed when the servers have answered
-	ready    atomic.Bool            // Dial succeeded: what the servers say may end epochs
-	warned   atomic.Bool            // the WARN that the timing is stated was logged
+	sv       atomic.Pointer[survey]       // what the servers said of themselves (timing.go)
+	svMu     sync.Mutex                   // orders the updates of sv
+	surveyed chan struct{}                // closed when the servers have answered
+	silent   sync.Map                     // addr → error: why the survey's latest question to it went unanswered
+	attempts atomic.Pointer[dialAttempts] // Dial's, which the survey tells of HTTP servers (identify.go)
+	ready    atomic.Bool                  // Dial succeeded: what the servers say may end epochs
+	warned   atomic.Bool                  // the WARN that the timing is stated was logged
 	logs     logq
 
 	rearmMu  sync.Mutex
@@ -185,6 +187,13 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 }
 
 func (c *Conn) connect(ctx context.Context) error {
+	// dctx ends early, with a *notZooKeeperError as its cause, when every
+	// server answered in another protocol.
+	dctx, giveUp := context.WithCancelCause(ctx)
+	defer giveUp(nil)
+	attempts := newDialAttempts(c.cfg.Servers, giveUp)
+	attempts.probe = func(addr string) { c.identify(attempts, addr) }
+	c.attempts.Store(attempts)
 	c.spawn(func() {
 		c.surveyServers(c.bg)
 		if f := c.sv.Load().floor; f > 0 {
@@ -192,12 +201,6 @@ func (c *Conn) connect(ctx context.Context) error {
 		}
 		close(c.surveyed)
 	})
-	// dctx ends early, with a *notZooKeeperError as its cause, when every
-	// server answered in another protocol.
-	dctx, giveUp := context.WithCancelCause(ctx)
-	defer giveUp(nil)
-	attempts := newDialAttempts(c.cfg.Servers, giveUp)
-	attempts.probe = func(addr string) { c.identify(attempts, addr) }
 	c.spawn(func() { c.warnWhileDialing(attempts) })
 	cl, err := client.Dial(dctx, client.Config{
 		Servers:          c.cfg.Servers,
@@ -221,7 +224,11 @@ func (c *Conn) connect(ctx context.Context) error {
 			return cause
 		}
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return &dialError{servers: c.cfg.Servers, ctxErr: ctx.Err(), last: attempts.lastErr()}
+			last := attempts.lastErr()
+			if last == nil { // an attempt in progress: a server that has not answered zklock yet is why
+				last = c.unansweredErr()
+			}
+			return &dialError{servers: c.cfg.Servers, ctxErr: ctx.Err(), last: last}
 		}
 		return err
 	}
@@ -253,7 +260,10 @@ func (c *Conn) awaitEstablished(ctx context.Context) error {
 	select {
 	case <-c.surveyed:
 	case <-ctx.Done():
-		return fmt.Errorf("zklock: connect to %v: %w", c.cfg.Servers, ctx.Err())
+		// Connected, but a server has not answered the survey yet: name
+		// it and why, not only the ctx (the newcomer's CLI said "cannot
+		// connect" with no cause while a silent member held the survey).
+		return &dialError{servers: c.cfg.Servers, ctxErr: ctx.Err(), last: c.unansweredErr()}
 	}
 	if _, err := c.awaitEpoch(ctx); err != nil {
 		return fmt.Errorf("zklock: connect to %v: %w", c.cfg.Servers, err)

@@ -128,6 +128,16 @@ func (a *dialAttempts) identified(addr string, nz *client.NotZooKeeperError) {
 	a.giveUpIfNoneLocked()
 }
 
+// identifiedEarly records that the survey found addr to be an HTTP server,
+// whether or not an attempt to it was silent yet; as after a probe, a later
+// failure of another kind forgets it.
+func (a *dialAttempts) identifiedEarly(addr string, nz *client.NotZooKeeperError) {
+	a.mu.Lock()
+	a.probing[addr] = true
+	a.mu.Unlock()
+	a.identified(addr, nz)
+}
+
 // giveUpIfNoneLocked gives the Dial up when every server's latest attempt
 // answered in another protocol.
 func (a *dialAttempts) giveUpIfNoneLocked() {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"net"
 	"time"
+
+	"github.com/zklock/zklock/internal/client"
 )
 
 // A reconnect re-arms the session at the leader with the timeout the
@@ -42,6 +44,16 @@ const noRearm = math.MaxInt64
 // dials through Config.Dialer.
 func (c *Conn) dialServer(ctx context.Context, network, addr string) (net.Conn, error) {
 	c.settleRearms()
+	// A server found to answer in another protocol (an HTTP server) is
+	// failed at once while it still does: it would hold the attempt for a
+	// handshake timeout (an HTTP server written in Go waits for a request
+	// line), and it has no timing the session could rest on.
+	if c.sv.Load().servers[addr].other != "" {
+		if head := c.speaksHTTP(ctx, addr); head != "" {
+			return nil, &client.NotZooKeeperError{Head: head}
+		}
+		c.learned(addr, serverFacts{}) // no longer: one that told nothing, as the survey counts it
+	}
 	// Half the handshake at most, so that the connect keeps time: a server
 	// that does not answer in time is taken at what it last told, and
 	// asked again once connected (learnRole).
@@ -50,6 +62,9 @@ func (c *Conn) dialServer(ctx context.Context, network, addr string) (net.Conn, 
 	cancel()
 	if ok {
 		c.learned(addr, f)
+	}
+	if f.other != "" { // its answer now: see above
+		return nil, &client.NotZooKeeperError{Head: f.other}
 	}
 	// A server that did not answer now (not serving while it elects a
 	// leader, or slow) is taken at what it last told: its bounds change

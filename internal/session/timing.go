@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zklock/zklock/internal/errs"
@@ -67,6 +68,10 @@ type serverFacts struct {
 	refused bool   // its 'conf' answered and told nothing: not in its whitelist, or cut short
 	mode    string // srvr's Mode; "" if it did not answer or does not serve
 	version string // srvr's version; "" if it did not say
+	// other is the first bytes of its answer in another protocol (an HTTP
+	// server's, httpHead): no ZooKeeper server, so no member of the
+	// ensemble, whose timing it cannot bear on. "" for any other.
+	other string
 }
 
 // standalone reports a server that said it is one: no follower, no lag.
@@ -129,6 +134,9 @@ func (c *Conn) derive(servers map[string]serverFacts) *survey {
 	told := false
 	for _, addr := range c.cfg.Servers {
 		f := servers[addr]
+		if f.other != "" {
+			continue
+		}
 		sv.watchModes = sv.watchModes && versionAtLeast(f.version, 3, 9)
 		switch {
 		case f.confOK && f.conf.quorum:
@@ -173,9 +181,15 @@ func (sc serverConf) grant(want time.Duration) time.Duration {
 
 // A server is asked again, after a pause that doubles from surveyPause,
 // when it does not serve yet (it is electing a leader) or did not answer
-// in time (loaded), up to surveyTries times; a server that times out twice
-// counts as one that did not tell, so that a server cut off costs
-// NewSession two handshake timeouts at most.
+// in time (loaded), up to surveyTries times; a server that times out twice,
+// or once when every other server has answered, counts as one that did
+// not tell, so that a server cut off costs NewSession two handshake
+// timeouts at most, and one beside servers that answer. A server that
+// cannot be reached at all (refused, no route, no such host) is not asked
+// again: nothing listens there now, and the pauses only delayed NewSession
+// (3.1s for one dead address in the list). Neither weakens the timing: a
+// server that did not tell is taken to be like those that told, and is
+// asked again just before the session connects to it (dialServer).
 const (
 	surveyTries = 6
 	surveyPause = 100 * time.Millisecond
@@ -200,7 +214,7 @@ func (c *Conn) surveyServers(ctx context.Context) {
 }
 
 // askServer asks addr for its mode and conf (see surveyServers); false if
-// it said nothing.
+// it said nothing, and then c.silent says why.
 func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bool) {
 	timeouts := 0
 	for try := 0; try < surveyTries && timeouts < 2 && ctx.Err() == nil; try++ {
@@ -213,44 +227,115 @@ func (c *Conn) askServer(ctx context.Context, addr string) (f serverFacts, ok bo
 				return f, false
 			}
 		}
-		out, err := c.fourLetter(ctx, addr, "srvr")
-		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+		out, head, err := c.askWord(ctx, addr, "srvr")
+		switch {
+		case head != "":
+			c.silent.Delete(addr)
+			c.notZooKeeper(addr, head)
+			return serverFacts{other: head}, true
+		case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 			timeouts++
+			c.silent.Store(addr, fmt.Errorf("%w: no answer to 'srvr' within %v", errSilent,
+				HandshakeTimeout(c.cfg.Timeout, len(c.cfg.Servers))))
+			if c.othersAnswered(addr) {
+				return f, false
+			}
 			continue
+		case unreachable(err):
+			c.silent.Store(addr, err)
+			return f, false
 		}
 		f.version = parseVersion(out)
 		if f.mode = parseMode(out); f.mode == "" {
+			c.silent.Store(addr, notServing(out, err))
 			continue // not serving yet, or refused: ask again
 		}
-		f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
+		c.silent.Delete(addr)
+		f.conf, f.confOK, f.refused, head = c.askConf(ctx, addr)
+		if head != "" {
+			c.notZooKeeper(addr, head)
+			return serverFacts{other: head}, true
+		}
 		return settleConf(f), true
 	}
 	return f, false
 }
 
+// errSilent is what c.silent holds for a server that accepted the
+// question and did not answer it in time.
+var errSilent = errors.New("silent")
+
+// othersAnswered reports whether every server but addr has told the survey
+// something: then a silence of addr's is not the load they share.
+func (c *Conn) othersAnswered(addr string) bool {
+	told := c.sv.Load().servers
+	for _, s := range c.cfg.Servers {
+		if _, ok := told[s]; !ok && s != addr {
+			return false
+		}
+	}
+	return len(c.cfg.Servers) > 1
+}
+
+// unreachable reports a connection that could not be opened at all: no
+// server listens there, or the address leads nowhere.
+func unreachable(err error) bool {
+	var dns *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || errors.As(err, &dns)
+}
+
+// notServing says why a 'srvr' answer (out, or err) had no mode.
+func notServing(out string, err error) error {
+	switch {
+	case strings.Contains(out, "not currently serving"):
+		return errors.New("not serving yet (electing a leader?)")
+	case err != nil:
+		return err
+	case strings.TrimSpace(out) == "":
+		return errors.New("closed the connection without answering 'srvr'")
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	if len(line) > 40 {
+		line = line[:40] + "…"
+	}
+	return fmt.Errorf("answered 'srvr' with %q, not a ZooKeeper server's mode", line)
+}
+
 // askConf asks addr for its 'conf': ok if it told, refused if its
 // whitelist lacks the word; neither when it did not answer, or does not
 // serve yet, which says nothing of its configuration.
-func (c *Conn) askConf(ctx context.Context, addr string) (sc serverConf, ok, refused bool) {
-	out, err := c.fourLetter(ctx, addr, "conf")
+// head is the first bytes of an answer in another protocol (httpHead).
+func (c *Conn) askConf(ctx context.Context, addr string) (sc serverConf, ok, refused bool, head string) {
+	out, head, err := c.askWord(ctx, addr, "conf")
+	if head != "" {
+		return serverConf{}, false, false, head
+	}
 	if err != nil || notAllowed(out) {
-		return serverConf{}, false, err == nil && strings.Contains(out, "not in the whitelist")
+		return serverConf{}, false, err == nil && strings.Contains(out, "not in the whitelist"), ""
 	}
 	sc, ok = parseConf(out)
 	// An answer that is not a whole conf (cut short) tells nothing, as in
 	// settleConf.
-	return sc, ok, !ok && strings.TrimSpace(out) != ""
+	return sc, ok, !ok && strings.TrimSpace(out) != "", ""
 }
 
 // askFacts asks addr once for its 'conf', and for its 'srvr' as well when
 // conf does not tell an ensemble member's timing or withMode is set; false
 // if it said nothing.
 func (c *Conn) askFacts(ctx context.Context, addr string, withMode bool) (f serverFacts, ok bool) {
-	f.conf, f.confOK, f.refused = c.askConf(ctx, addr)
+	var head string
+	f.conf, f.confOK, f.refused, head = c.askConf(ctx, addr)
+	if head != "" {
+		return serverFacts{other: head}, true
+	}
 	if f.confOK && f.conf.quorum && !withMode {
 		return f, true
 	}
 	out, err := c.fourLetter(ctx, addr, "srvr")
+	if head := httpHead(out); head != "" {
+		return serverFacts{other: head}, true
+	}
 	if err == nil {
 		f.mode, f.version = parseMode(out), parseVersion(out)
 	}
@@ -277,7 +362,7 @@ func (c *Conn) learned(addr string, f serverFacts) {
 	if f.version == "" {
 		f.version = prev.version
 	}
-	if !f.confOK && !f.refused {
+	if !f.confOK && !f.refused && f.other == "" {
 		// 'conf' did not answer this time (not serving yet, slow): what
 		// the server told before stands; its configuration changes only
 		// with a restart, after which it tells again.
@@ -351,21 +436,88 @@ func (c *Conn) timingErr(sv *survey) error {
 		lag, beat, m, need, sv.source)
 }
 
-// unknownErr is timingErr's answer for servers that do not tell.
+// unknownErr is timingErr's answer for servers that do not tell. Its
+// first sentence is the cause, naming the servers; what to do follows, then
+// why (the newcomer's pass of issue 47 got 900 characters that named the
+// dead address only in a bracket of the middle).
 func (c *Conn) unknownErr(sv *survey) error {
-	who := fmt.Sprintf("the servers %v run in an ensemble and do not answer 'conf' (refused, or cut short)", sv.refusing)
-	if len(sv.refusing) == 0 {
-		who = fmt.Sprintf("no server answered 'conf' (%v did not answer at all)", sv.unreached)
+	const why = "Why: the ownership deadline rests on the servers' tickTime and syncLimit (a follower cut off " +
+		"from its leader answers its clients for syncLimit×tickTime), and only their 'conf' tells them"
+	if len(sv.refusing) > 0 {
+		return fmt.Errorf("%w: the servers %v run in an ensemble and refuse the four-letter word 'conf'. "+
+			"Add the line 4lw.commands.whitelist=srvr,conf (or *) to every server's zoo.cfg (ZooKeeper's default "+
+			"since 3.5.3 is srvr alone), or state the timing with WithEnsembleTiming(tickTime, syncLimit) (the CLI's "+
+			"--ensemble-timing TICK,SYNCLIMIT). %s, with the session timeout bounds (minSessionTimeout, "+
+			"maxSessionTimeout): with the timing stated and 'conf' refused, zklock uses the timeout each connect "+
+			"response granted and ends the ownership epoch at every reconnect", ErrTimingUnknown, sv.refusing, why)
 	}
-	return fmt.Errorf("%w: %s, so zklock cannot learn their tickTime and syncLimit, on which the ownership "+
-		"deadline rests (a follower cut off from its leader answers its clients for syncLimit×tickTime), "+
-		"nor their session timeout bounds (minSessionTimeout, maxSessionTimeout). "+
-		"Either add the line 4lw.commands.whitelist=srvr,conf (or *) to every server's zoo.cfg "+
-		"(ZooKeeper's default since 3.5.3 is srvr alone), or state the timing with "+
-		"WithEnsembleTiming(tickTime, syncLimit) (the CLI's --ensemble-timing); with the timing stated and 'conf' "+
-		"refused, the session bounds stay unknown: zklock uses the timeout each connect response granted, "+
-		"and ends the ownership epoch at every reconnect, as a server whose response is lost may have "+
-		"granted any shorter timeout", ErrTimingUnknown, who)
+	said := make([]string, len(sv.unreached))
+	for i, addr := range sv.unreached {
+		said[i] = addr + " did not answer"
+		if err, ok := c.silent.Load(addr); ok {
+			said[i] += " (" + silenceText(err.(error)) + ")"
+		}
+	}
+	fix := "Start it, correct the server list, or state the timing with WithEnsembleTiming(tickTime, syncLimit) " +
+		"(the CLI's --ensemble-timing)"
+	for _, addr := range c.cfg.Servers {
+		if sv.servers[addr].standalone() {
+			fix = fmt.Sprintf("%s is a standalone server, which has no ensemble to share: remove %s from the "+
+				"server list", addr, strings.Join(sv.unreached, ", "))
+			break
+		}
+	}
+	return fmt.Errorf("%w: %s. %s. %s; a server that says nothing may be a follower",
+		ErrTimingUnknown, strings.Join(said, ", "), fix, why)
+}
+
+// silenceText says why a server did not answer the survey.
+func silenceText(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dns):
+		return dns.Error()
+	case errors.Is(err, errSilent):
+		return strings.TrimPrefix(err.Error(), errSilent.Error()+": ")
+	}
+	return bare(err)
+}
+
+// UnansweredError is Dial's last cause when its ctx ended while a server
+// had not answered the survey (a silent server holds it up to two
+// handshake timeouts): it names the server and why.
+type UnansweredError struct {
+	Server string
+	Err    error
+}
+
+func (e *UnansweredError) Error() string {
+	return fmt.Sprintf("%s did not answer zklock's 'srvr' (%s)", e.Server, silenceText(e.Err))
+}
+
+func (e *UnansweredError) Unwrap() error { return e.Err }
+
+// unansweredErr names the servers the survey still waits for, nil if
+// none.
+func (c *Conn) unansweredErr() error {
+	told := c.sv.Load().servers
+	var errs []any
+	for _, addr := range c.cfg.Servers {
+		if _, ok := told[addr]; ok {
+			continue
+		}
+		why := errors.New("no answer yet")
+		if err, ok := c.silent.Load(addr); ok {
+			why = err.(error)
+		}
+		errs = append(errs, &UnansweredError{Server: addr, Err: why})
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf(strings.TrimSuffix(strings.Repeat("%w; ", len(errs)), "; "), errs...)
 }
 
 // recheck ends the live epoch, once the session is established, when no
