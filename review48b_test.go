@@ -1,0 +1,281 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
+)
+
+// Issue 48, second review (r48b): attacks on the public API as a careless
+// caller meets it. Attacks that held live here; those that broke a claim
+// are in review48b_break_test.go behind the build tag "review".
+
+// callNoPanic runs f, turning a panic into an error naming it, so that one
+// bad call does not hide the others.
+func callNoPanic(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("PANIC: %v", r)
+		}
+	}()
+	return f()
+}
+
+// badCall is one call with bad input and the sentinel the docs promise.
+type badCall struct {
+	name string
+	want error
+	call func() error
+}
+
+// runBadCalls checks that each call returns its sentinel (through a
+// caller's wrapping) and does not panic.
+func runBadCalls(t *testing.T, cs []badCall) {
+	t.Helper()
+	for _, c := range cs {
+		err := callNoPanic(c.call)
+		if !errors.Is(fmt.Errorf("app: %w", err), c.want) {
+			t.Errorf("%s: %v, want errors.Is %v", c.name, err, c.want)
+		}
+	}
+}
+
+// TestReview48b_BadInputNoPanic: the package functions and handle methods
+// errors.go names for ErrInvalidArgument ("a nil Session", "a path
+// ZooKeeper would refuse", "every blocking method for a nil context")
+// return it for nil ctx, nil Session, an empty path, rather than panic.
+func TestReview48b_BadInputNoPanic(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	var nilCtx context.Context
+	p := lockPath(t, "x")
+	inv := zklock.ErrInvalidArgument
+	var cs []badCall
+	for _, path := range []string{"", "rel", p + "/", "/a//b"} {
+		path := path
+		cs = append(cs,
+			badCall{fmt.Sprintf("Break(%q)", path), inv, func() error { _, err := zklock.Break(ctx, s, path, true); return err }},
+			badCall{fmt.Sprintf("Contenders(%q)", path), inv, func() error { _, err := zklock.Contenders(ctx, s, path); return err }},
+			badCall{fmt.Sprintf("Revoke(%q)", path), inv, func() error { _, err := zklock.Revoke(ctx, s, path); return err }},
+			badCall{fmt.Sprintf("WatchLock(%q)", path), inv, func() error { _, err := zklock.WatchLock(ctx, s, path); return err }},
+			badCall{fmt.Sprintf("NewMutex(%q)", path), inv, func() error { _, err := zklock.NewMutex(s, path); return err }},
+			badCall{fmt.Sprintf("NewRWMutex(%q)", path), inv, func() error { _, err := zklock.NewRWMutex(s, path); return err }},
+			badCall{fmt.Sprintf("NewReentrantMutex(%q)", path), inv, func() error { _, err := zklock.NewReentrantMutex(s, path); return err }},
+			badCall{fmt.Sprintf("NewSemaphore(%q)", path), inv, func() error { _, err := zklock.NewSemaphore(s, path, 1); return err }},
+			badCall{fmt.Sprintf("NewElection(%q)", path), inv, func() error { _, err := zklock.NewElection(s, path); return err }},
+		)
+	}
+	cs = append(cs,
+		badCall{"Break(nil ctx)", inv, func() error { _, err := zklock.Break(nilCtx, s, p, true); return err }},
+		badCall{"Break(nil Session)", inv, func() error { _, err := zklock.Break(ctx, nil, p, true); return err }},
+		badCall{"Contenders(nil ctx)", inv, func() error { _, err := zklock.Contenders(nilCtx, s, p); return err }},
+		badCall{"Contenders(nil Session)", inv, func() error { _, err := zklock.Contenders(ctx, nil, p); return err }},
+		badCall{"Revoke(nil ctx)", inv, func() error { _, err := zklock.Revoke(nilCtx, s, p); return err }},
+		badCall{"Revoke(nil Session)", inv, func() error { _, err := zklock.Revoke(ctx, nil, p); return err }},
+		badCall{"WatchLock(nil ctx)", inv, func() error { _, err := zklock.WatchLock(nilCtx, s, p); return err }},
+		badCall{"WatchLock(nil Session)", inv, func() error { _, err := zklock.WatchLock(ctx, nil, p); return err }},
+		badCall{"NewRWMutex(nil Session)", inv, func() error { _, err := zklock.NewRWMutex(nil, p); return err }},
+		badCall{"NewReentrantMutex(nil Session)", inv, func() error { _, err := zklock.NewReentrantMutex(nil, p); return err }},
+		badCall{"NewSemaphore(nil Session)", inv, func() error { _, err := zklock.NewSemaphore(nil, p, 1); return err }},
+		badCall{"NewElection(nil Session)", inv, func() error { _, err := zklock.NewElection(nil, p); return err }},
+		badCall{"NewSession(nil ctx)", inv, func() error {
+			s, err := zklock.NewSession(nilCtx, zklock.WithServers(srv.Servers()...))
+			if s != nil {
+				s.Close()
+			}
+			return err
+		}},
+		badCall{"NewMultiLock()", inv, func() error { _, err := zklock.NewMultiLock(); return err }},
+		badCall{"NewMultiLock(nil)", inv, func() error { _, err := zklock.NewMultiLock(nil); return err }},
+		badCall{"WithLogger(nil)", inv, func() error {
+			s, err := zklock.NewSession(ctx, zklock.WithServers(srv.Servers()...), zklock.WithLogger(nil))
+			if s != nil {
+				s.Close()
+			}
+			return err
+		}},
+		badCall{"WithMaxHold(-1s)", inv, func() error { _, err := zklock.NewMutex(s, p, zklock.WithMaxHold(-time.Second)); return err }},
+		badCall{"WithCohort(-1, -1s)", inv, func() error { _, err := zklock.NewMutex(s, p, zklock.WithCohort(-1, -time.Second)); return err }},
+	)
+	m, err := zklock.NewMutex(s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := zklock.NewRWMutex(s, lockPath(t, "rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := zklock.NewReentrantMutex(s, lockPath(t, "r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sem, err := zklock.NewSemaphore(s, lockPath(t, "sem"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := zklock.NewElection(s, lockPath(t, "e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := zklock.NewMutex(s, lockPath(t, "m2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml, err := zklock.NewMultiLock(m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs = append(cs,
+		badCall{"Mutex.TryLock(nil ctx)", inv, func() error { return m.TryLock(nilCtx) }},
+		badCall{"Mutex.Unlock(nil ctx)", inv, func() error { return m.Unlock(nilCtx) }},
+		badCall{"RWMutex.Lock(nil ctx)", inv, func() error { return rw.Lock(nilCtx) }},
+		badCall{"RWMutex.RLock(nil ctx)", inv, func() error { return rw.RLock(nilCtx) }},
+		badCall{"RWMutex.TryLock(nil ctx)", inv, func() error { return rw.TryLock(nilCtx) }},
+		badCall{"RWMutex.TryRLock(nil ctx)", inv, func() error { return rw.TryRLock(nilCtx) }},
+		badCall{"RWMutex.RUnlock(nil ctx)", inv, func() error { return rw.RUnlock(nilCtx) }},
+		badCall{"RWMutex.Unlock(nil ctx)", inv, func() error { return rw.Unlock(nilCtx) }},
+		badCall{"ReentrantMutex.Lock(nil ctx)", inv, func() error { return r.Lock(nilCtx) }},
+		badCall{"ReentrantMutex.TryLock(nil ctx)", inv, func() error { return r.TryLock(nilCtx) }},
+		badCall{"ReentrantMutex.Unlock(nil ctx)", inv, func() error { return r.Unlock(nilCtx) }},
+		badCall{"Semaphore.Acquire(nil ctx)", inv, func() error { _, err := sem.Acquire(nilCtx, 1); return err }},
+		badCall{"Semaphore.TryAcquire(nil ctx)", inv, func() error { _, err := sem.TryAcquire(nilCtx, 1); return err }},
+		badCall{"Semaphore.Acquire(-1)", inv, func() error { _, err := sem.Acquire(ctx, -1); return err }},
+		badCall{"Election.Campaign(nil ctx)", inv, func() error { _, err := e.Campaign(nilCtx, nil); return err }},
+		badCall{"Election.Observe(nil ctx)", inv, func() error { _, err := e.Observe(nilCtx); return err }},
+		badCall{"Election.Run(nil ctx)", inv, func() error {
+			return e.Run(nilCtx, nil, func(context.Context, *zklock.Term) error { return nil })
+		}},
+		badCall{"Election.Resign(nil ctx)", inv, func() error { return e.Resign(nilCtx) }},
+		badCall{"MultiLock.Lock(nil ctx)", inv, func() error { return ml.Lock(nilCtx) }},
+		badCall{"MultiLock.Unlock(nil ctx)", inv, func() error { return ml.Unlock(nilCtx) }},
+	)
+	runBadCalls(t, cs)
+	l, err := sem.Acquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runBadCalls(t, []badCall{{"Lease.Release(nil ctx)", inv, func() error { return l.Release(nilCtx) }}})
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing above took a hold: the Mutex is free for a rival.
+	if err := m.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock after the bad calls: %v", err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReview48b_NilOptionsAndOps: a nil Option or SessionOption in the
+// variadic list (a conditional option left unset) is a bad option value,
+// ErrInvalidArgument, not a nil-func panic; Multi refuses a typed nil op
+// of every Op type (not only the *CheckOp of a Guard of nothing held) and
+// an empty transaction without panicking, sending nothing.
+func TestReview48b_NilOptionsAndOps(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	p := lockPath(t, "x")
+	inv := zklock.ErrInvalidArgument
+	fresh, err := zklock.NewMutex(s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Client()
+	data := "/review48b-nil-ops"
+	runBadCalls(t, []badCall{
+		{"NewMutex(nil Option)", inv, func() error { _, err := zklock.NewMutex(s, p, nil); return err }},
+		{"NewSemaphore(nil Option)", inv, func() error { _, err := zklock.NewSemaphore(s, p, 1, nil); return err }},
+		{"NewSession(nil SessionOption)", inv, func() error {
+			s, err := zklock.NewSession(ctx, zklock.WithServers(srv.Servers()...), nil)
+			if s != nil {
+				s.Close()
+			}
+			return err
+		}},
+		{"Multi(nil Guard, create)", inv, func() error {
+			_, err := c.Multi(ctx, fresh.Guard(), &zk.CreateOp{Path: data, Mode: zk.ModePersistent})
+			return err
+		}},
+		{"Multi(nil *SetDataOp)", inv, func() error { _, err := c.Multi(ctx, (*zk.SetDataOp)(nil)); return err }},
+		{"Multi(nil *CreateOp)", inv, func() error { _, err := c.Multi(ctx, (*zk.CreateOp)(nil)); return err }},
+		{"Multi(nil *DeleteOp)", inv, func() error { _, err := c.Multi(ctx, (*zk.DeleteOp)(nil)); return err }},
+		{"Multi(untyped nil)", inv, func() error { _, err := c.Multi(ctx, nil); return err }},
+		{"Multi(create, nil *CheckOp)", inv, func() error {
+			_, err := c.Multi(ctx, &zk.CreateOp{Path: data, Mode: zk.ModePersistent}, (*zk.CheckOp)(nil))
+			return err
+		}},
+	})
+	if _, ok, err := c.Exists(ctx, data); err != nil || ok {
+		t.Errorf("after the refused Multis, %s exists=%v (%v): a refused transaction committed", data, ok, err)
+	}
+	if err := callNoPanic(func() error { _, err := c.Multi(ctx); return err }); err != nil && !errors.Is(err, inv) {
+		t.Errorf("Multi of no ops: %v", err)
+	}
+}
+
+// TestReview48b_NilCtxWhileHeld: a release with a nil context while the
+// handle holds is ErrInvalidArgument, not a panic, and leaves the hold in
+// place (a rival's TryLock is still refused; the proper release works).
+func TestReview48b_NilCtxWhileHeld(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	s2 := newSession(t, srv.Servers())
+	var nilCtx context.Context
+	inv := zklock.ErrInvalidArgument
+	m, err := zklock.NewMutex(s, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := zklock.NewReentrantMutex(s, lockPath(t, "r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := zklock.NewRWMutex(s, lockPath(t, "rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []interface{ Lock(context.Context) error }{m, r, rw} {
+		if err := l.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runBadCalls(t, []badCall{
+		{"held Mutex.Unlock(nil ctx)", inv, func() error { return m.Unlock(nilCtx) }},
+		{"held ReentrantMutex.Unlock(nil ctx)", inv, func() error { return r.Unlock(nilCtx) }},
+		{"held RWMutex.Unlock(nil ctx)", inv, func() error { return rw.Unlock(nilCtx) }},
+		{"held RWMutex.Downgrade(nil ctx)", inv, func() error { return rw.Downgrade(nilCtx) }},
+	})
+	for name, p := range map[string]string{"m": lockPath(t, "m"), "r": lockPath(t, "r")} {
+		rival, err := zklock.NewMutex(s2, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rival.TryLock(ctx); !errors.Is(err, zklock.ErrLocked) {
+			t.Errorf("%s: a rival's TryLock after the refused nil-ctx Unlock: %v, want ErrLocked", name, err)
+		}
+	}
+	rival, err := zklock.NewRWMutex(s2, lockPath(t, "rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rival.TryRLock(ctx); !errors.Is(err, zklock.ErrLocked) {
+		t.Errorf("rw: a rival's TryRLock after the refused nil-ctx Unlock/Downgrade: %v, want ErrLocked", err)
+	}
+	for _, l := range []interface{ Unlock(context.Context) error }{m, r, rw} {
+		if err := l.Unlock(ctx); err != nil {
+			t.Errorf("the proper Unlock after the refused one: %v", err)
+		}
+	}
+}
