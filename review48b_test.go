@@ -1,9 +1,20 @@
 package zklock_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/doc"
+	"go/format"
+	"go/parser"
+	gotoken "go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -278,4 +289,92 @@ func TestReview48b_NilCtxWhileHeld(t *testing.T) {
 			t.Errorf("the proper Unlock after the refused one: %v", err)
 		}
 	}
+}
+
+// playPrograms returns, for each example of the package in dir (its test
+// files of package pkg_test and pkg), the program go/doc synthesizes for
+// it, as pkg.go.dev's Run button and a reader copying it get: the body as
+// main, with the imports and the declarations of its own file it uses.
+// An example whose program go/doc cannot synthesize (it uses a
+// declaration of another file) maps to "".
+func playPrograms(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	fset := gotoken.NewFileSet()
+	paths, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPkg := map[string][]*ast.File{}
+	for _, p := range paths {
+		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byPkg[f.Name.Name] = append(byPkg[f.Name.Name], f)
+	}
+	out := map[string]string{}
+	for _, files := range byPkg {
+		for _, e := range doc.Examples(files...) {
+			if e.Play == nil {
+				out["Example"+e.Name] = ""
+				continue
+			}
+			var b bytes.Buffer
+			if err := format.Node(&b, fset, e.Play); err != nil {
+				t.Fatal(err)
+			}
+			out["Example"+e.Name] = b.String()
+		}
+	}
+	return out
+}
+
+// TestReview48b_ExamplesCompileAlone: every example of the root and of zk,
+// as go/doc extracts it into a program of its own (what pkg.go.dev runs
+// and a reader copies), exists and compiles on its own: the standalone
+// claim checked by the compiler, not by a list of helper names.
+func TestReview48b_ExamplesCompileAlone(t *testing.T) {
+	t.Parallel()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	replace := map[string]string{}
+	var pkgs []string
+	n := 0
+	for _, dir := range []string{".", "zk"} {
+		progs := playPrograms(t, dir)
+		if len(progs) < 10 && dir == "." || len(progs) < 3 {
+			t.Fatalf("%s: only %d examples found", dir, len(progs))
+		}
+		for name, src := range progs {
+			if src == "" {
+				t.Errorf("%s: %s: go/doc synthesizes no program for it (it uses a declaration outside its file)", dir, name)
+				continue
+			}
+			n++
+			rel := fmt.Sprintf("review48bplay/%s_%s", strings.ReplaceAll(filepath.Clean(dir), ".", "root"), name)
+			f := filepath.Join(tmp, fmt.Sprintf("%d.go", n))
+			if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			replace[filepath.Join(wd, rel, "main.go")] = f
+			pkgs = append(pkgs, "./"+rel)
+		}
+	}
+	ov, err := json.Marshal(map[string]any{"Replace": replace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ovf := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(ovf, ov, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Several packages: go build compiles them and discards the results.
+	out, err := exec.Command("go", append([]string{"build", "-gcflags=-e", "-overlay=" + ovf}, pkgs...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the examples' programs do not all compile alone: %v\n%s", err, out)
+	}
+	t.Logf("%d example programs compiled alone", n)
 }
