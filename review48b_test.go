@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"go/ast"
 	"go/doc"
+	"go/doc/comment"
 	"go/format"
 	"go/parser"
 	gotoken "go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -377,4 +379,134 @@ func TestReview48b_ExamplesCompileAlone(t *testing.T) {
 		t.Fatalf("the examples' programs do not all compile alone: %v\n%s", err, out)
 	}
 	t.Logf("%d example programs compiled alone", n)
+}
+
+// docCodeBlocks returns the code blocks of the go doc comments of the
+// package in dir (its doc, funcs, types, methods, values and fields), as
+// go doc shows them, each with where it is.
+func docCodeBlocks(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	fset := gotoken.NewFileSet()
+	notTest := func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }
+	pkgs, err := parser.ParseDir(fset, dir, notTest, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	var pr comment.Parser
+	add := func(where, text string) {
+		for i, b := range pr.Parse(text).Content {
+			if c, ok := b.(*comment.Code); ok {
+				out[fmt.Sprintf("%s %s #%d", dir, where, i)] = c.Text
+			}
+		}
+	}
+	for _, p := range pkgs {
+		d := doc.New(p, "x", 0)
+		add("package", d.Doc)
+		for _, f := range d.Funcs {
+			add(f.Name, f.Doc)
+		}
+		for _, v := range append(d.Vars, d.Consts...) {
+			add(strings.Join(v.Names, ","), v.Doc)
+		}
+		for _, ty := range d.Types {
+			add(ty.Name, ty.Doc)
+			for _, f := range append(ty.Funcs, ty.Methods...) {
+				add(ty.Name+"."+f.Name, f.Doc)
+			}
+			for _, v := range append(ty.Vars, ty.Consts...) {
+				add(strings.Join(v.Names, ","), v.Doc)
+			}
+			ast.Inspect(ty.Decl, func(n ast.Node) bool {
+				if fl, ok := n.(*ast.Field); ok && fl.Doc != nil && len(fl.Names) > 0 {
+					add(ty.Name+"."+fl.Names[0].Name, fl.Doc.Text())
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// docFragmentHead declares what the doc comments' fragments name without
+// declaring it: a Session, a held Mutex, a Term, a path and data.
+const docFragmentHead = `package main
+
+import (
+	"context"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
+)
+
+var _ = zk.MaxDataSize
+
+func main() {}
+
+func fragment(ctx context.Context, s *zklock.Session, m *zklock.Mutex, term *zklock.Term, p string, d []byte, password string) {
+`
+
+// TestReview48b_DocCommentCodeCompiles: the code go doc shows in the root's
+// and zk's doc comments (Term's replacement for the removed Term.Context,
+// the CHANGELOG's "the four lines in Term's doc"; WithAuth's replacement
+// for WithDigestAuth; zk's Multi with a Guard) compiles as a fragment,
+// as doccheck checks the Markdown's: a program with the names it uses
+// declared, "declared and not used" of its own results aside.
+func TestReview48b_DocCommentCodeCompiles(t *testing.T) {
+	t.Parallel()
+	blocks := docCodeBlocks(t, ".")
+	for k, v := range docCodeBlocks(t, "zk") {
+		blocks[k] = v
+	}
+	if len(blocks) < 4 {
+		t.Fatalf("found only %d code blocks in the doc comments: %v", len(blocks), blocks)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	replace := map[string]string{}
+	var pkgs []string
+	where := map[string]string{}
+	i := 0
+	for k, code := range blocks {
+		i++
+		body := code
+		if strings.HasSuffix(strings.TrimSpace(code), ",") {
+			// An argument list (of options): the arguments of NewSession.
+			body = "_, _ = zklock.NewSession(ctx,\n" + code + ")\n"
+		}
+		src := docFragmentHead + body + "\n}\n"
+		f := filepath.Join(tmp, fmt.Sprintf("%d.go", i))
+		if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rel := fmt.Sprintf("review48bdoc/b%d", i)
+		replace[filepath.Join(wd, rel, "main.go")] = f
+		pkgs = append(pkgs, "./"+rel)
+		where[rel] = k
+	}
+	ov, err := json.Marshal(map[string]any{"Replace": replace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ovf := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(ovf, ov, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command("go", append([]string{"build", "-gcflags=-e", "-overlay=" + ovf}, pkgs...)...).CombinedOutput()
+	for _, l := range strings.Split(string(out), "\n") {
+		if l == "" || strings.HasPrefix(l, "#") || strings.Contains(l, "declared and not used") {
+			continue
+		}
+		for rel, k := range where {
+			if strings.Contains(l, rel+"/") {
+				l += " (code block of " + k + ")"
+			}
+		}
+		t.Errorf("a doc comment's code does not compile: %s", l)
+	}
+	t.Logf("%d code blocks of doc comments compiled", len(blocks))
 }
