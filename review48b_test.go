@@ -510,3 +510,166 @@ func TestReview48b_DocCommentCodeCompiles(t *testing.T) {
 	}
 	t.Logf("%d code blocks of doc comments compiled", len(blocks))
 }
+
+// TestReview48b_CloseWhileWaiting: errors.go's ErrSessionClosed is "a
+// blocking call whose Session is closed while it waits": every acquiring
+// call of every primitive, waiting behind a rival on another Session, and
+// a MultiLock's, returns ErrSessionClosed (through a caller's wrapping)
+// when its Session is closed, and no other sentinel of the set; an
+// operation after the Close (Unlock of a hold the Close ended, a new
+// Lock) returns it too.
+func TestReview48b_CloseWhileWaiting(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s1 := newSession(t, srv.Servers())
+	s2 := newSession(t, srv.Servers())
+	all := []error{zklock.ErrInvalidArgument, zklock.ErrWrongKind, zklock.ErrTimingUnknown, zklock.ErrNotRevocable,
+		zklock.ErrLocked, zklock.ErrHolderAlive, zklock.ErrLockLost, zklock.ErrResigned, zklock.ErrSessionClosed,
+		zklock.ErrNotLocked, zklock.ErrAlreadyLocked, zklock.ErrNotOwner}
+	// The rivals, on s1, hold every path.
+	hm, err := zklock.NewMutex(s1, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hrw, err := zklock.NewRWMutex(s1, lockPath(t, "rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hsem, err := zklock.NewSemaphore(s1, lockPath(t, "sem"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	he, err := zklock.NewElection(s1, lockPath(t, "e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hm.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := hrw.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hsem.Acquire(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := he.Campaign(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The waiters, on s2.
+	m, err := zklock.NewMutex(s2, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := zklock.NewReentrantMutex(s2, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := zklock.NewRWMutex(s2, lockPath(t, "rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := zklock.NewRWMutex(s2, lockPath(t, "rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sem, err := zklock.NewSemaphore(s2, lockPath(t, "sem"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := zklock.NewElection(s2, lockPath(t, "e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, err := zklock.NewElection(s2, lockPath(t, "e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, err := zklock.NewMutex(s2, lockPath(t, "free"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mlm, err := zklock.NewMutex(s2, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml, err := zklock.NewMultiLock(free, mlm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := zklock.NewMutex(s2, lockPath(t, "held"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func() error{
+		"Mutex.Lock":          func() error { return m.Lock(ctx) },
+		"ReentrantMutex.Lock": func() error { return r.Lock(ctx) },
+		"RWMutex.Lock":        func() error { return rw.Lock(ctx) },
+		"RWMutex.RLock":       func() error { return rr.RLock(ctx) },
+		"Semaphore.Acquire":   func() error { _, err := sem.Acquire(ctx, 1); return err },
+		"Election.Campaign":   func() error { _, err := e.Campaign(ctx, nil); return err },
+		"Election.Run": func() error {
+			return e2.Run(ctx, nil, func(context.Context, *zklock.Term) error { return errors.New("ran while another leads") })
+		},
+		"MultiLock.Lock": func() error { return ml.Lock(ctx) },
+	}
+	type result struct {
+		name string
+		err  error
+	}
+	results := make(chan result, len(calls))
+	for name, call := range calls {
+		go func() { results <- result{name, callNoPanic(call)} }()
+	}
+	// Every waiter is queued (its node is among the contenders) before
+	// the Close, so that the Close meets it waiting.
+	eventually(t, 20*time.Second, "every waiter queued", func() bool {
+		n := 0
+		for _, p := range []string{"m", "rw", "sem", "e"} {
+			cs, err := zklock.Contenders(ctx, s1, lockPath(t, p))
+			if err != nil {
+				return false
+			}
+			for _, c := range cs {
+				if c.Session == s2.Client().SessionID() && !c.Holds {
+					n++
+				}
+			}
+		}
+		// m: Mutex, ReentrantMutex, MultiLock's part; rw: two; sem: one
+		// (Curator's layout may queue on its locks first); e: two.
+		return n >= 7
+	})
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range calls {
+		select {
+		case res := <-results:
+			err := fmt.Errorf("app: %w", res.err)
+			if !errors.Is(err, zklock.ErrSessionClosed) {
+				t.Errorf("%s waiting when its Session closed: %v, want ErrSessionClosed", res.name, res.err)
+			}
+			for _, other := range all {
+				if other != zklock.ErrSessionClosed && errors.Is(err, other) {
+					t.Errorf("%s waiting when its Session closed: %v is also %v", res.name, res.err, other)
+				}
+			}
+		case <-ctx.Done():
+			t.Fatal("a waiter did not return after its Session closed")
+		}
+	}
+	// Close "fires every outstanding loss signal", and Unlock returns
+	// ErrLockLost "if Lost fired before the release" (Unlock's doc), though
+	// errors.go says ErrSessionClosed is "any operation on a closed
+	// Session": either is the hold-is-gone group; nil would say released.
+	if err := held.Unlock(ctx); !errors.Is(err, zklock.ErrLockLost) && !errors.Is(err, zklock.ErrSessionClosed) {
+		t.Errorf("Unlock of a hold its Session's Close ended: %v, want ErrLockLost or ErrSessionClosed", err)
+	}
+	if err := free.Lock(ctx); !errors.Is(err, zklock.ErrSessionClosed) {
+		t.Errorf("Lock after Close: %v, want ErrSessionClosed", err)
+	}
+}
