@@ -673,3 +673,70 @@ func TestReview48b_CloseWhileWaiting(t *testing.T) {
 		t.Errorf("Lock after Close: %v, want ErrSessionClosed", err)
 	}
 }
+
+// TestReview48b_GuardSameSessionHandoff: when a hold passes to another
+// handle of the same Session on the same path (a second ReentrantMutex
+// owner, a second Mutex, a second RWMutex writer), the first holder's
+// guard, taken while it held, stops committing: a guard is its own hold's,
+// never its Session's, even when the next holder shares the session (and
+// so could share an ephemeral node's owner).
+func TestReview48b_GuardSameSessionHandoff(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+	type lock interface {
+		Lock(context.Context) error
+		Unlock(context.Context) error
+		Guard() *zk.CheckOp
+	}
+	mk := map[string]func(p string) (lock, error){
+		"ReentrantMutex": func(p string) (lock, error) { return zklock.NewReentrantMutex(s, p) },
+		"Mutex":          func(p string) (lock, error) { return zklock.NewMutex(s, p) },
+		"RWMutex":        func(p string) (lock, error) { return zklock.NewRWMutex(s, p) },
+		"Mutex seq":      func(p string) (lock, error) { return zklock.NewMutex(s, p, zklock.WithSequenceLayout()) },
+		"Mutex listing":  func(p string) (lock, error) { return zklock.NewMutex(s, p, zklock.WithListingHandoff()) },
+	}
+	for name, newLock := range mk {
+		p := lockPath(t, strings.ReplaceAll(name, " ", "-"))
+		a, err := newLock(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := newLock(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ga := a.Guard()
+		if err := guardWrites(ctx, s, data, name+": a holds", ga); err != nil {
+			t.Fatalf("%s: a's guarded write while a holds: %v", name, err)
+		}
+		got := make(chan error, 1)
+		go func() { got <- b.Lock(ctx) }()
+		eventually(t, 10*time.Second, name+": b queued", func() bool {
+			cs, err := zklock.Contenders(ctx, s, p)
+			return err == nil && len(cs) == 2
+		})
+		if err := a.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("%s: b.Lock: %v", name, err)
+		}
+		if err := guardWrites(ctx, s, data, name+": b holds, a's guard", ga); err == nil {
+			t.Errorf("%s: a's guard committed a write while b (same Session) holds", name)
+		} else if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+			t.Errorf("%s: a's guard after the handoff: %v, want zk.ErrNoNode or zk.ErrBadVersion", name, err)
+		}
+		if err := guardWrites(ctx, s, data, name+": b holds", b.Guard()); err != nil {
+			t.Errorf("%s: b's guarded write while b holds: %v", name, err)
+		}
+		if err := b.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
