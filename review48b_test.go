@@ -740,3 +740,77 @@ func TestReview48b_GuardSameSessionHandoff(t *testing.T) {
 		}
 	}
 }
+
+// TestReview48b_ZKErrorsThroughEveryRecipe: errors.go says ZooKeeper's
+// errors are wrapped so errors.Is finds them: every acquiring call of every
+// primitive, on a path under an ephemeral node (where ZooKeeper refuses
+// children), fails at once with an error errors.Is finds
+// zk.ErrNoChildrenForEphemerals in (through a caller's wrapping), and does
+// not retry it until its ctx ends; and a failed Multi's results carry
+// zk's errors (the failing op's, ErrRolledBack for the others).
+func TestReview48b_ZKErrorsThroughEveryRecipe(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+	eph := data + "-eph"
+	if _, err := s.Client().Create(ctx, eph, nil, zk.ModeEphemeral); err != nil {
+		t.Fatal(err)
+	}
+	p := eph + "/lock"
+	m, err := zklock.NewMutex(s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mseq, err := zklock.NewMutex(s, p, zklock.WithSequenceLayout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := zklock.NewReentrantMutex(s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := zklock.NewRWMutex(s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sem, err := zklock.NewSemaphore(s, p, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	psem, err := zklock.NewSemaphore(s, p, 2, zklock.WithPermitLayout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := zklock.NewElection(s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func(ctx context.Context) error{
+		"Mutex.Lock":                   m.Lock,
+		"Mutex.TryLock":                m.TryLock,
+		"Mutex(seq).Lock":              mseq.Lock,
+		"ReentrantMutex.Lock":          r.Lock,
+		"RWMutex.Lock":                 rw.Lock,
+		"RWMutex.RLock":                rw.RLock,
+		"RWMutex.TryRLock":             rw.TryRLock,
+		"Semaphore.Acquire":            func(ctx context.Context) error { _, err := sem.Acquire(ctx, 1); return err },
+		"Semaphore(permit).Acquire":    func(ctx context.Context) error { _, err := psem.Acquire(ctx, 1); return err },
+		"Semaphore(permit).TryAcquire": func(ctx context.Context) error { _, err := psem.TryAcquire(ctx, 1); return err },
+		"Election.Campaign":            func(ctx context.Context) error { _, err := e.Campaign(ctx, nil); return err },
+	}
+	for name, call := range calls {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		start := time.Now()
+		err := callNoPanic(func() error { return call(cctx) })
+		cancel()
+		if !errors.Is(fmt.Errorf("app: %w", err), zk.ErrNoChildrenForEphemerals) {
+			t.Errorf("%s under an ephemeral node: %v (after %v), want errors.Is zk.ErrNoChildrenForEphemerals", name, err, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	res, err := s.Client().Multi(ctx, &zk.CheckOp{Path: data + "-none", Version: -1}, &zk.SetDataOp{Path: data, Version: -1})
+	if !errors.Is(err, zk.ErrNoNode) || len(res) != 2 || !errors.Is(res[0].Err, zk.ErrNoNode) || !errors.Is(res[1].Err, zk.ErrRolledBack) {
+		t.Errorf("a failed Multi: %v, results %+v; want ErrNoNode, then ErrRolledBack", err, res)
+	}
+}
