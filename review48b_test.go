@@ -814,3 +814,55 @@ func TestReview48b_ZKErrorsThroughEveryRecipe(t *testing.T) {
 		t.Errorf("a failed Multi: %v, results %+v; want ErrNoNode, then ErrRolledBack", err, res)
 	}
 }
+
+// TestReview48b_NoAuthThroughReaders: the readers of a lock path
+// (Contenders, Break, Revoke, WatchLock's LockState.Err) on a path whose
+// ACL refuses the session a read return an error errors.Is finds
+// zk.ErrNoAuth in, through a caller's wrapping, and no recipe sentinel
+// that would send the caller elsewhere (ErrNotLocked: "nobody holds").
+func TestReview48b_NoAuthThroughReaders(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+	p := data + "-noread"
+	if _, err := s.Client().Create(ctx, p, nil, zk.ModePersistent, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermWrite|zk.PermAdmin)...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Client().Delete(context.Background(), p, -1) })
+	check := func(what string, err error) {
+		t.Helper()
+		err = fmt.Errorf("app: %w", err)
+		if !errors.Is(err, zk.ErrNoAuth) {
+			t.Errorf("%s of an unreadable path: %v, want errors.Is zk.ErrNoAuth", what, err)
+		}
+		for _, e := range []error{zklock.ErrNotLocked, zklock.ErrInvalidArgument, zklock.ErrLocked, zklock.ErrHolderAlive} {
+			if errors.Is(err, e) {
+				t.Errorf("%s of an unreadable path: %v is also %v", what, err, e)
+			}
+		}
+	}
+	_, err := zklock.Contenders(ctx, s, p)
+	check("Contenders", err)
+	_, err = zklock.Break(ctx, s, p, true)
+	check("Break", err)
+	_, err = zklock.Revoke(ctx, s, p)
+	check("Revoke", err)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	states, err := zklock.WatchLock(wctx, s, p)
+	if err != nil {
+		check("WatchLock", err)
+	} else {
+		select {
+		case st := <-states:
+			check("WatchLock's first LockState.Err", st.Err)
+		case <-ctx.Done():
+			t.Fatal("WatchLock delivered no state")
+		}
+		cancel()
+		for range states {
+		}
+	}
+}
