@@ -866,3 +866,73 @@ func TestReview48b_NoAuthThroughReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestReview48b_SharedReadGuard: an RWMutex handle shared by goroutines
+// read-locked twice ("one handle, many goroutines"): every guard taken
+// from it while read-held (after both RLocks, and after the first
+// RUnlock) stops committing once a rival writer on another Session holds.
+func TestReview48b_SharedReadGuard(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	s2 := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s)
+	p := lockPath(t, "rw")
+	rw, err := zklock.NewRWMutex(s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		go func() { done <- rw.RLock(ctx) }()
+	}
+	for i := 0; i < 2; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	g1 := rw.Guard()
+	if g1 == nil {
+		t.Fatal("no guard while read-held twice")
+	}
+	w, err := zklock.NewRWMutex(s2, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() { wrote <- w.Lock(ctx) }()
+	eventually(t, 10*time.Second, "the writer queued", func() bool {
+		cs, err := zklock.Contenders(ctx, s, p)
+		return err == nil && len(cs) >= 2 && cs[len(cs)-1].Session == s2.Client().SessionID()
+	})
+	if err := rw.RUnlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g2 := rw.Guard()
+	if g2 != nil {
+		if err := guardWrites(ctx, s, data, "one reader left", g2); err != nil {
+			t.Logf("the guard after the first of two RUnlocks: %v", err)
+		}
+	}
+	select {
+	case err := <-wrote:
+		t.Fatalf("the writer got the lock (%v) while one read lock of the shared handle is held", err)
+	default:
+	}
+	if err := rw.RUnlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	defer w.Unlock(ctx)
+	for name, g := range map[string]*zk.CheckOp{"g1": g1, "g2": g2} {
+		if g == nil {
+			continue
+		}
+		if err := guardWrites(ctx, s, data, "writer holds", g); err == nil {
+			t.Errorf("%s (%s), taken while read-held, committed a write while a rival writer holds", name, g.Path)
+		}
+	}
+}
