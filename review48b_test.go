@@ -936,3 +936,36 @@ func TestReview48b_SharedReadGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestReview48b_SessionOptionValues: bad option values NewSession's docs
+// refuse are ErrInvalidArgument at NewSession (no session left open): a
+// digest credential without ':' or with an empty user (WithAuth's doc),
+// an ACL entry with an empty scheme (WithACL's), an empty WithACL (no
+// node could be created), a non-positive WithMaxRequestSize.
+func TestReview48b_SessionOptionValues(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	for name, opt := range map[string]zklock.SessionOption{
+		"WithAuth digest without ':'":   zklock.WithAuth("digest", []byte("billing")),
+		"WithAuth digest, empty user":   zklock.WithAuth("digest", []byte(":pw")),
+		"WithAuth empty scheme":         zklock.WithAuth("", []byte("x")),
+		"WithACL empty scheme":          zklock.WithACL(zk.ACL{Perms: zk.PermAll, Scheme: "", ID: "anyone"}),
+		"WithACL of no entry":           zklock.WithACL(),
+		"WithMaxRequestSize(0)":         zklock.WithMaxRequestSize(0),
+		"WithMaxRequestSize(-1)":        zklock.WithMaxRequestSize(-1),
+		"WithSafetyMargin(-1s)":         zklock.WithSafetyMargin(-time.Second),
+		"WithEnsembleTiming(-1s, 5)":    zklock.WithEnsembleTiming(-time.Second, 5),
+		"WithServers(\"\")":             zklock.WithServers(""),
+		"WithServers(\"no-port-here\")": zklock.WithServers("no-port-here"),
+	} {
+		opts := []zklock.SessionOption{zklock.WithServers(srv.Servers()...), opt}
+		s, err := zklock.NewSession(ctx, opts...)
+		if s != nil {
+			s.Close()
+		}
+		if !errors.Is(err, zklock.ErrInvalidArgument) {
+			t.Errorf("%s: NewSession: %v, want ErrInvalidArgument", name, err)
+		}
+	}
+}
