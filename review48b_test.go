@@ -969,3 +969,48 @@ func TestReview48b_SessionOptionValues(t *testing.T) {
 		}
 	}
 }
+
+// TestReview48b_GuardAppendAliasing: the documented composition is
+// append(l.Guard(), writes...): two callers appending to the guards of
+// one Lease or MultiLock (one handle, many goroutines) must not share a
+// backing array, else one's write lands in the other's transaction. Each
+// Guard has no spare capacity, or a fresh array each call.
+func TestReview48b_GuardAppendAliasing(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s := newSession(t, srv.Servers())
+	sem, err := zklock.NewSemaphore(s, lockPath(t, "sem"), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := sem.Acquire(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx)
+	m, err := zklock.NewMutex(s, lockPath(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml, err := zklock.NewMultiLock(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ml.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer ml.Unlock(ctx)
+	for name, guard := range map[string]func() []zk.Op{"Lease": l.Guard, "MultiLock": ml.Guard} {
+		x := &zk.SetDataOp{Path: "/x", Version: -1}
+		y := &zk.SetDataOp{Path: "/y", Version: -1}
+		a := append(guard(), x)
+		b := append(guard(), y)
+		if a[len(a)-1] != zk.Op(x) {
+			t.Errorf("%s: append(Guard(), y) by a second caller overwrote the first caller's write: %v", name, a[len(a)-1])
+		}
+		if b[len(b)-1] != zk.Op(y) {
+			t.Errorf("%s: second append lost its write", name)
+		}
+	}
+}
