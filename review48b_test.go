@@ -10,8 +10,10 @@ import (
 	"go/doc"
 	"go/doc/comment"
 	"go/format"
+	"go/importer"
 	"go/parser"
 	gotoken "go/token"
+	"go/types"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -1013,4 +1015,56 @@ func TestReview48b_GuardAppendAliasing(t *testing.T) {
 			t.Errorf("%s: second append lost its write", name)
 		}
 	}
+}
+
+// TestReview48b_APICountByTypes: issue 48's bound counted another way than
+// TestAPISize's (go/doc of the source): by the type checker, every exported
+// package-level name and every exported method in the method set of *T
+// for each exported type T (promoted methods included; an interface's
+// methods, Metrics' six, counted as TestAPISize's ceiling does). It must be
+// at most 126, and at most 120 without the Metrics interface's methods.
+func TestReview48b_APICountByTypes(t *testing.T) {
+	t.Parallel()
+	fset := gotoken.NewFileSet()
+	p, err := importer.ForCompiler(fset, "source", nil).Import("github.com/zklock/zklock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := p.Scope()
+	var names []string
+	ifaceMethods := 0
+	for _, n := range sc.Names() {
+		o := sc.Lookup(n)
+		if !o.Exported() {
+			continue
+		}
+		names = append(names, n)
+		tn, ok := o.(*types.TypeName)
+		if !ok {
+			continue
+		}
+		var ms *types.MethodSet
+		_, isIface := tn.Type().Underlying().(*types.Interface)
+		if isIface {
+			ms = types.NewMethodSet(tn.Type())
+		} else {
+			ms = types.NewMethodSet(types.NewPointer(tn.Type()))
+		}
+		for i := 0; i < ms.Len(); i++ {
+			if f := ms.At(i).Obj(); f.Exported() {
+				names = append(names, n+"."+f.Name())
+				if isIface {
+					ifaceMethods++
+				}
+			}
+		}
+	}
+	if len(names) < 60 {
+		t.Fatalf("counted only %d names: the count is broken", len(names))
+	}
+	if len(names) > 126 || len(names)-ifaceMethods > 120 {
+		t.Errorf("the root exports %d names and methods (%d without interface methods), over 126/120:\n%s",
+			len(names), len(names)-ifaceMethods, strings.Join(names, "\n"))
+	}
+	t.Logf("%d exported names and methods by the type checker, %d of them interface methods", len(names), ifaceMethods)
 }
