@@ -1068,3 +1068,92 @@ func TestReview48b_APICountByTypes(t *testing.T) {
 	}
 	t.Logf("%d exported names and methods by the type checker, %d of them interface methods", len(names), ifaceMethods)
 }
+
+// TestReview48b_GuardAfterContainerReaped: the guard of a released hold,
+// once the server reaped the lock path's empty CONTAINER and a rival on
+// another Session re-created it and holds, still fails, for every layout
+// whose node names carry a unique "_c_<uuid>-" part: the default Mutex,
+// ReentrantMutex, RWMutex (write and read), Semaphore (Curator's layout and
+// the permit layout) and an Election's Term. (WithSequenceLayout's does
+// not: TestReview48bBreak_SeqLayoutGuardReused, tag review.)
+func TestReview48b_GuardAfterContainerReaped(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s1 := newSession(t, srv.Servers())
+	s2 := newSession(t, srv.Servers())
+	data := dataNode(ctx, t, s1)
+	// hold acquires on s, and returns its guard and its release.
+	type hold func(s *zklock.Session, p string) (guard []zk.Op, release func() error)
+	lock := func(l interface {
+		Lock(context.Context) error
+		Unlock(context.Context) error
+		Guard() *zk.CheckOp
+	}, err error) ([]zk.Op, func() error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return []zk.Op{l.Guard()}, func() error { return l.Unlock(ctx) }
+	}
+	lease := func(sem *zklock.Semaphore, err error) ([]zk.Op, func() error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := sem.Acquire(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Guard(), func() error { return l.Release(ctx) }
+	}
+	holds := map[string]hold{
+		"Mutex":          func(s *zklock.Session, p string) ([]zk.Op, func() error) { return lock(zklock.NewMutex(s, p)) },
+		"ReentrantMutex": func(s *zklock.Session, p string) ([]zk.Op, func() error) { return lock(zklock.NewReentrantMutex(s, p)) },
+		"RWMutex":        func(s *zklock.Session, p string) ([]zk.Op, func() error) { return lock(zklock.NewRWMutex(s, p)) },
+		"RWMutex read": func(s *zklock.Session, p string) ([]zk.Op, func() error) {
+			rw, err := zklock.NewRWMutex(s, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rw.RLock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return []zk.Op{rw.Guard()}, func() error { return rw.RUnlock(ctx) }
+		},
+		"Semaphore": func(s *zklock.Session, p string) ([]zk.Op, func() error) { return lease(zklock.NewSemaphore(s, p, 1)) },
+		"Semaphore permit": func(s *zklock.Session, p string) ([]zk.Op, func() error) {
+			return lease(zklock.NewSemaphore(s, p, 1, zklock.WithPermitLayout()))
+		},
+		"Election": func(s *zklock.Session, p string) ([]zk.Op, func() error) {
+			e, err := zklock.NewElection(s, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			term, err := e.Campaign(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []zk.Op{term.Guard()}, func() error { return e.Resign(ctx) }
+		},
+	}
+	for name, h := range holds {
+		p := lockPath(t, strings.ReplaceAll(name, " ", "-"))
+		g, release := h(s1, p)
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, name+": the empty container reaped", func() bool {
+			_, ok, err := s1.Client().Exists(ctx, p)
+			return err == nil && !ok
+		})
+		rg, rrelease := h(s2, p)
+		if err := guardWrites(ctx, s1, data, name+": a rival holds", g...); err == nil {
+			t.Errorf("%s: a released hold's guard %v committed a write while a rival holds %v", name, g[0], rg[0])
+		}
+		if err := rrelease(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
