@@ -43,8 +43,8 @@ func Break(ctx context.Context, s *Session, path string, force bool) ([]Contende
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
-	if s == nil {
-		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	if err := checkSession(s); err != nil {
+		return nil, err
 	}
 	if err := queue.CheckPath(path); err != nil {
 		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)

@@ -61,8 +61,8 @@ func build(s *Session, path string, sp spec, opts []Option) (*queue.Queue, primi
 // buildQueue is build with the queue as a value, for a handle that keeps
 // it in place.
 func buildQueue(s *Session, path string, sp spec, opts []Option) (queue.Queue, primitiveOptions, error) {
-	if s == nil {
-		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	if err := checkSession(s); err != nil {
+		return queue.Queue{}, primitiveOptions{}, err
 	}
 	if err := queue.CheckPath(path); err != nil {
 		return queue.Queue{}, primitiveOptions{}, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)

@@ -67,8 +67,8 @@ func Revoke(ctx context.Context, s *Session, p string) ([]string, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
-	if s == nil {
-		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	if err := checkSession(s); err != nil {
+		return nil, err
 	}
 	if err := queue.CheckPath(p); err != nil {
 		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)

@@ -128,6 +128,9 @@ func (m *RWMutex) Downgrade(ctx context.Context) error {
 }
 
 func (m *RWMutex) downgrade(ctx context.Context) error {
+	if err := checkCtx(ctx); err != nil {
+		return err // the argument first, as every blocking method: fix the call
+	}
 	w := m.w.Current()
 	if w == nil {
 		return ErrNotLocked

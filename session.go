@@ -126,6 +126,9 @@ func (s *Session) onState(st session.State, sid int64, at time.Time) {
 // then closes Done. Blocking calls in progress return ErrSessionClosed.
 // Close is idempotent and always returns nil.
 func (s *Session) Close() error {
+	if err := checkSession(s); err != nil {
+		return err
+	}
 	s.closeOnce.Do(func() {
 		s.c.Close()
 		s.metrics.wait() // the StateClosed report is the reporter's last
@@ -148,6 +151,18 @@ func (s *Session) closed() bool { return s.c != nil && s.c.State() == session.St
 // queued acquisitions re-enqueue), so "lost" is per hold: use each hold's
 // Lost (and OwnershipDeadline for the current epoch's deadline).
 func (s *Session) Done() <-chan struct{} { return s.done }
+
+// checkSession refuses a nil Session, and one not made by NewSession (the
+// zero value), with ErrInvalidArgument.
+func checkSession(s *Session) error {
+	switch {
+	case s == nil:
+		return fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	case s.c == nil && s.qc == nil:
+		return fmt.Errorf("%w: a Session not made by NewSession", ErrInvalidArgument)
+	}
+	return nil
+}
 
 // conn is the queue.Conn the primitives, Break and Revoke run on: the
 // session machine, or the in-memory server of the package's internal tests

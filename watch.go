@@ -76,8 +76,8 @@ func WatchLock(ctx context.Context, s *Session, path string) (<-chan LockState, 
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
-	if s == nil {
-		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	if err := checkSession(s); err != nil {
+		return nil, err
 	}
 	if err := queue.CheckPath(path); err != nil {
 		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
@@ -138,8 +138,8 @@ func Contenders(ctx context.Context, s *Session, path string) ([]Contender, erro
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
-	if s == nil {
-		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	if err := checkSession(s); err != nil {
+		return nil, err
 	}
 	if err := queue.CheckPath(path); err != nil {
 		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidPath, err)
