@@ -26,7 +26,7 @@ import (
 // the ephemerals a released lock leaves are gone when Unlock returns. Only
 // after a lost epoch (settle), whose nodes the session deletes in the
 // background, does it wait for them, a bounded while.
-func requireNoEphemerals(t *testing.T, c *zktest.Cluster, sid int64, root string, settle bool) {
+func requireNoEphemerals(t *testing.T, c server, sid int64, root string, settle bool) {
 	t.Helper()
 	left := func() []string {
 		nodes, err := c.Ephemerals(ctxFor(t))
@@ -184,7 +184,7 @@ func TestFreshPathsEveryPrimitive(t *testing.T) {
 // below the server's 1 MiB limit.
 func TestLockLongPathLeavesNothing(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	s := newSession(t, c.Servers())
 	ctx := ctxFor(t)
 	root := lockPath(t, "long")

@@ -206,7 +206,7 @@ func TestWatchLockSemaphore(t *testing.T) {
 // state the lock reached meanwhile.
 func TestWatchLockReconnectAndExpiry(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx, p := ctxFor(t), lockPath(t, "lock")
 	s := newSession(t, c.Servers())
 	px := zktest.NewProxy(t, c.Servers())
@@ -225,7 +225,7 @@ func TestWatchLockReconnectAndExpiry(t *testing.T) {
 	nextState(t, states, "mutex/0 holders=a waiting= revoking=")
 
 	old := ws.Client().SessionID()
-	require.NoError(t, zktest.ExpireSession(ctx, c, px, old))
+	require.NoError(t, c.ExpireSession(ctx, px, old))
 	awaitState(t, events, zk.StateExpired)
 	// The watches of the old session are gone: a change now is seen only
 	// through the new session's.
@@ -259,7 +259,7 @@ func awaitState(t *testing.T, events <-chan zk.Event, want zk.State) {
 // contenders nothing more than without a watcher.
 func TestWatchLockWatchesNoWaiter(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx, p := ctxFor(t), lockPath(t, "lock")
 	s := newSession(t, c.Servers())
 	ws := newSession(t, c.Servers())
