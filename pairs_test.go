@@ -95,7 +95,7 @@ type timedErr struct {
 // rival holds; re-entry then fails; the release reports the loss, and
 // nothing is left.
 func TestPairsMaxHold(t *testing.T) {
-	c := shared(t)
+	c := standalone(t)
 	for _, k := range lockKinds {
 		t.Run(k.name, func(t *testing.T) {
 			ctx := ctxFor(t)

@@ -206,7 +206,7 @@ func TestWatchLockSemaphore(t *testing.T) {
 // state the lock reached meanwhile.
 func TestWatchLockReconnectAndExpiry(t *testing.T) {
 	t.Parallel()
-	c := shared(t)
+	c := standalone(t)
 	ctx, p := ctxFor(t), lockPath(t, "lock")
 	s := newSession(t, c.Servers())
 	px := zktest.NewProxy(t, c.Servers())
@@ -225,7 +225,7 @@ func TestWatchLockReconnectAndExpiry(t *testing.T) {
 	nextState(t, states, "mutex/0 holders=a waiting= revoking=")
 
 	old := ws.Client().SessionID()
-	require.NoError(t, c.ExpireSession(ctx, px, old))
+	require.NoError(t, zktest.ExpireSession(ctx, c, px, old))
 	awaitState(t, events, zk.StateExpired)
 	// The watches of the old session are gone: a change now is seen only
 	// through the new session's.
