@@ -58,6 +58,11 @@ lint-modules:
 # over 650s): on two cores more jobs mostly add to the load. With four
 # jobs and one process of unmarked tests, on a quiet machine, make test
 # took 488s, that process 484s of it (the rest of the package 324s).
+# Five jobs, two processes of unmarked tests: 481-502s on a quiet machine,
+# 993 CPU-seconds. With shared servers where tests allow, the class data
+# archive (zktest) and test-root-build, beside other helpers' work (load
+# median 27, max 39): 562s, 809 CPU-seconds, the root processes 257s,
+# 273s and 358s.
 TEST_PARALLEL ?= 4
 TEST_JOBS ?= 5
 GO_TEST := go test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 14m
