@@ -160,7 +160,7 @@ func campaign(ctx context.Context, s *zklock.Session, path string) error {
 // least a quarter of the queued attempts must have reached the server (a
 // parent's children changed while they ran); most do.
 func TestCancelledAcquisitionLeavesNothing(t *testing.T) {
-	c := standalone(t)
+	c := shared(t)
 	for name, p := range blockedPrimitives {
 		t.Run(name, func(t *testing.T) {
 			ctx := ctxFor(t)

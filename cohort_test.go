@@ -185,7 +185,7 @@ func TestCohortBoundsRemoteWait(t *testing.T) {
 // holder's Guard commits.
 func TestCohortGuard(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	path := lockPath(t, "cohort")
 	s := newSession(t, c.Servers())
 	ctx := ctxFor(t)
@@ -220,7 +220,7 @@ func TestCohortGuard(t *testing.T) {
 // leaves nothing behind.
 func TestCohortMisuseAndCancel(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	path := lockPath(t, "cohort")
 	s := newSession(t, c.Servers())
 	ctx := ctxFor(t)
@@ -282,7 +282,7 @@ func TestCohortLoss(t *testing.T) {
 // the queue, takes the node out with it: nothing is left on the server.
 func TestCohortCancelOnlyWaiter(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "cohort")
 	s := newSession(t, c.Servers())

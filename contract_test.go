@@ -326,7 +326,7 @@ func contractLossBeforeRival(t *testing.T, _ string, p primitive) {
 // releases (never on the strength of its old node: CURATOR-604,
 // etcd#19597).
 func contractReenqueue(t *testing.T, _ string, p primitive) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	hs := newSession(t, c.Servers())
@@ -339,7 +339,7 @@ func contractReenqueue(t *testing.T, _ string, p primitive) {
 	old := ws.Client().SessionID()
 	awaitEphemeralOf(t, hs.Client(), path, old)
 
-	require.NoError(t, zktest.ExpireSession(ctx, c, px, old))
+	require.NoError(t, c.ExpireSession(ctx, px, old))
 	eventually(t, 20*time.Second, "a new session", func() bool { return ws.Client().SessionID() != old })
 	sid := ws.Client().SessionID()
 	awaitEphemeralOf(t, hs.Client(), path, sid) // queued again
@@ -371,7 +371,7 @@ const (
 // clean up), a waiter acquires once the server expires the holder's
 // session: within its timeout plus a bound.
 func contractKilled(t *testing.T, name string, p primitive) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestContractHelperProcess$", "-test.count=1")

@@ -34,7 +34,7 @@ func next(t *testing.T, ch <-chan zklock.LeaderInfo, d time.Duration) zklock.Lea
 
 func TestElectionObserveSeesEveryChangeInOrder(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "e")
 	obs := newElection(t, newSession(t, c.Servers()), path)

@@ -125,7 +125,7 @@ func TestElectionCampaignCancelledLeavesNothing(t *testing.T) {
 
 func TestElectionResignHandsOver(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "e")
 	var es []*zklock.Election

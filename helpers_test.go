@@ -63,18 +63,55 @@ var sharedZK struct {
 }
 
 // sharedServer is what shared returns: the addresses of a server that other
-// tests use at the same time, and no way to stop, kill, pause or inspect
-// it, so a test that does any of these does not compile with it.
-type sharedServer struct{ addrs []string }
+// tests use at the same time, what it holds by session, and no way to
+// stop, kill, pause, count or configure it, so a test that does any of
+// these does not compile with it.
+type sharedServer struct {
+	addrs []string
+	c     *zktest.Cluster
+}
 
 // Servers returns the server's client address.
 func (s sharedServer) Servers() []string { return s.addrs }
 
+// Ephemerals returns the server's ephemeral nodes by owning session, every
+// test's: a test looks only at its own sessions' (see zktest's).
+func (s sharedServer) Ephemerals(ctx context.Context) (map[int64][]string, error) {
+	return s.c.Ephemerals(ctx)
+}
+
+// Watches returns the server's data and exists watches by session, every
+// test's: a test looks only at its own sessions' (see zktest's).
+func (s sharedServer) Watches(ctx context.Context) (map[int64][]string, error) {
+	return s.c.Watches(ctx)
+}
+
+// TickTime returns the server's tick.
+func (s sharedServer) TickTime() time.Duration { return s.c.TickTime() }
+
+// ExpireSession expires session sid, whose client is connected through p
+// alone, as zktest.ExpireSession does: no other session is touched.
+func (s sharedServer) ExpireSession(ctx context.Context, p *zktest.Proxy, sid int64) error {
+	return zktest.ExpireSession(ctx, s.c, p, sid)
+}
+
+// server is what a test or helper that reads only its own sessions'
+// entries uses: a server of the test's own or the shared one.
+type server interface {
+	Servers() []string
+	Ephemerals(ctx context.Context) (map[int64][]string, error)
+	Watches(ctx context.Context) (map[int64][]string, error)
+}
+
+var _, _ server = (*zktest.Cluster)(nil), sharedServer{}
+
 // shared returns a standalone server that tests running in parallel share,
-// each on its own paths (lockPath), sparing each a JVM's start (about
-// half a second of CPU on two cores). It is for tests that only talk to
-// the server: one that faults it, counts its watches or sessions, or sets
-// an ACL on a parent it does not own needs standalone.
+// each on its own paths (lockPath), sparing each a JVM's start (0.7s of
+// CPU). It is for tests that talk to the server, read their own sessions'
+// ephemeral nodes and watches, and expire their own sessions through a
+// proxy: one that faults the server, counts its watches, packets or
+// sessions, reads another session's entries, or sets an ACL on a parent
+// it does not own needs standalone.
 func shared(t *testing.T) sharedServer {
 	t.Helper()
 	z := &sharedZK
@@ -91,7 +128,7 @@ func shared(t *testing.T) sharedServer {
 			t.Logf("the shared ZooKeeper's log (all tests'), last lines:\n%s", lastLines(z.c.Server(0).Log(), 60))
 		}
 	})
-	return sharedServer{addrs: z.c.Servers()}
+	return sharedServer{addrs: z.c.Servers(), c: z.c}
 }
 
 // stopShared stops the shared server if a test started it.

@@ -232,7 +232,7 @@ func TestWrongKindRefused(t *testing.T) {
 // of no known kind are ignored; a Curator LeaderLatch node is refused.
 func TestWrongKindSharedKinds(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	s := newSession(t, c.Servers())
 	path := lockPath(t, "p")

@@ -214,7 +214,7 @@ func (b *syncBuffer) records(t *testing.T, msg string) []map[string]any {
 // order.
 func TestMetricsLossIsReportedAndLogged(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
 	rec := &metricsRecorder{}
@@ -228,7 +228,7 @@ func TestMetricsLossIsReportedAndLogged(t *testing.T) {
 	node := zklock.NodeOf(m)
 	rec.take()
 
-	require.NoError(t, zktest.ExpireSession(ctx, c, p, s.Client().SessionID()))
+	require.NoError(t, c.ExpireSession(ctx, p, s.Client().SessionID()))
 	<-m.Lost()
 	eventually(t, 30*time.Second, "Loss reported", func() bool {
 		rec.mu.Lock()

@@ -43,7 +43,7 @@ func multiParts(t *testing.T, s *zklock.Session, paths []string) []zklock.Part {
 // bound), and never two holders of one path.
 func TestMultiLockOppositeOrders(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	root := lockPath(t, "multi")
 	paths := []string{root + "/a-m", root + "/b-w", root + "/c-s"}
 	reversed := []string{paths[2], paths[1], paths[0]}
@@ -90,7 +90,7 @@ func TestMultiLockOppositeOrders(t *testing.T) {
 // held are released, the one it waited for is withdrawn.
 func TestMultiLockCancelAtEveryStage(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	for stage := range 3 {
 		t.Run(fmt.Sprintf("waiting for part %d", stage), func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestMultiLockCancelAtEveryStage(t *testing.T) {
 // reports the loss while releasing the other parts.
 func TestMultiLockLossOfOnePart(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")
 	p := zktest.NewProxy(t, c.Servers())
@@ -155,7 +155,7 @@ func TestMultiLockLossOfOnePart(t *testing.T) {
 // Unlock. Bad arguments are refused.
 func TestMultiLockGuardAndArguments(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")
 	s := newSession(t, c.Servers())

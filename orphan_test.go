@@ -26,7 +26,7 @@ import (
 // the ephemerals a released lock leaves are gone when Unlock returns. Only
 // after a lost epoch (settle), whose nodes the session deletes in the
 // background, does it wait for them, a bounded while.
-func requireNoEphemerals(t *testing.T, c *zktest.Cluster, sid int64, root string, settle bool) {
+func requireNoEphemerals(t *testing.T, c server, sid int64, root string, settle bool) {
 	t.Helper()
 	left := func() []string {
 		nodes, err := c.Ephemerals(ctxFor(t))
@@ -184,7 +184,7 @@ func TestFreshPathsEveryPrimitive(t *testing.T) {
 // below the server's 1 MiB limit.
 func TestLockLongPathLeavesNothing(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	s := newSession(t, c.Servers())
 	ctx := ctxFor(t)
 	root := lockPath(t, "long")
@@ -272,11 +272,14 @@ var primitiveCycles = map[string]cycler{
 }
 
 // TestPrimitivesWhilePlainCreates: 32 goroutines cycle a primitive on 32
-// existing paths while the same session makes 16,000 plain creates through
+// existing paths while the same session makes 8,500 plain creates through
 // Session.Client. Those creates once filled the wire observer's records,
-// whose wholesale clear made a concurrent lock create fail and leave its
-// node; the observer is gone (a create's reply carries its czxid and
-// owner), and creates zklock did not send must still disturb nothing.
+// whose wholesale clear past 4,096 made a concurrent lock create fail and
+// leave its node; the observer is gone (a create's reply carries its czxid
+// and owner), and creates zklock did not send must still disturb nothing.
+// 8,500 crosses that old bound twice for each primitive (16,000, four
+// times, cost 42 CPU-seconds under -race, most of make test's share of
+// this file).
 func TestPrimitivesWhilePlainCreates(t *testing.T) {
 	t.Parallel()
 	c := standalone(t)
@@ -285,7 +288,7 @@ func TestPrimitivesWhilePlainCreates(t *testing.T) {
 			s := newSession(t, c.Servers(), zklock.WithSessionTimeout(10*time.Second))
 			ctx := workCtx(t)
 			root := lockPath(t, "p")
-			const g, plain = 32, 16000
+			const g, plain = 32, 8500
 			check := watchLoss(t, s)
 			for i := 0; i < g; i++ { // the paths exist: only plain creates cross the observer's bound
 				require.NoError(t, cycle(ctx, s, fmt.Sprintf("%s/%d", root, i)))

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zk"
-	"github.com/zklock/zklock/zktest"
 )
 
 // The pairs of primitive and feature (issue 34), on a real ZooKeeper
@@ -79,7 +78,7 @@ var lockKinds = []lockKind{
 
 // rivalWaits starts rival.lock and returns its outcome, once rs's node is
 // queued at path and watches node.
-func rivalWaits(ctx context.Context, t *testing.T, c *zktest.Cluster, rs *zklock.Session, rival lockHolder, node string) <-chan timedErr {
+func rivalWaits(ctx context.Context, t *testing.T, c server, rs *zklock.Session, rival lockHolder, node string) <-chan timedErr {
 	t.Helper()
 	got := make(chan timedErr, 1)
 	go func() { err := rival.lock(ctx); got <- timedErr{err, time.Now()} }()
@@ -137,7 +136,7 @@ func TestPairsMaxHold(t *testing.T) {
 // holder lets go.
 func TestPairsRevocable(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	for _, k := range lockKinds {
 		t.Run(k.name, func(t *testing.T) {
 			ctx := ctxFor(t)
@@ -180,7 +179,7 @@ func TestPairsRevocable(t *testing.T) {
 // holder's node, never the new holder's.
 func TestPairsBreak(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	kinds := append(lockKinds[:len(lockKinds):len(lockKinds)],
 		lockKind{"Mutex WithMaxHold", func(t *testing.T, s *zklock.Session, p string, _ ...zklock.Option) lockHolder {
 			return mutexHolder(t, s, p, zklock.WithMaxHold(2*time.Second))
@@ -273,7 +272,7 @@ func waitCandidates(t *testing.T, e *zklock.Election, n int) {
 // candidate's node and a cohort's node, where it lets nobody in.
 func TestPairsRevokeTargets(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	op := newSession(t, c.Servers())
 	for _, layout := range semLayouts {
 		t.Run(layout.name, func(t *testing.T) {
@@ -328,7 +327,7 @@ func TestPairsRevokeTargets(t *testing.T) {
 // nobody and lets nobody in; the Guard its holder took before fails, and
 // the next handoff, whose guard bump fails, releases the node instead: the
 // remote waiter holds next, and the local one after it.
-func revokeCohort(t *testing.T, c *zktest.Cluster, op *zklock.Session) {
+func revokeCohort(t *testing.T, c server, op *zklock.Session) {
 	ctx := ctxFor(t)
 	path := lockPath(t, "cohort")
 	s := newSession(t, c.Servers())
@@ -379,7 +378,7 @@ func revokeCohort(t *testing.T, c *zktest.Cluster, op *zklock.Session) {
 // every part's Guard commits, and nothing is left once it lets go.
 func TestPairsMultiLockParts(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")
 	s := newSession(t, c.Servers())
@@ -461,7 +460,7 @@ func errorsIsAny(err error, targets ...error) bool {
 // holds: the MultiLock's Lost fires before a rival of that part holds, and
 // Unlock reports the loss while it releases the rest.
 func TestPairsMultiLockBoundedPart(t *testing.T) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")
 	s := newSession(t, c.Servers())
@@ -485,7 +484,7 @@ func TestPairsMultiLockBoundedPart(t *testing.T) {
 // in grant order across local handoffs and remote grants.
 func TestPairsReentrantCohort(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "cohort")
 	local := newSession(t, c.Servers())
@@ -534,7 +533,7 @@ func TestPairsReentrantCohort(t *testing.T) {
 // then report nothing held by it any more.
 func TestBreakDowngradedHolder(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "rw")
 	as := newSession(t, c.Servers())

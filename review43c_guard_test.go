@@ -24,7 +24,7 @@ import (
 //	while the rival holds /a (Guard returned [] ops)
 func TestReviewBreak_MLGuardOfNothingHeldCommits(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())
@@ -65,7 +65,7 @@ func TestReviewBreak_MLGuardOfNothingHeldCommits(t *testing.T) {
 //	holds the lease (Guard returned [] ops)
 func TestReviewBreak_MLLeaseGuardAfterReleaseCommits(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())

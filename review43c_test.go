@@ -23,7 +23,7 @@ import (
 // Lock must see it on the server before it returns.
 
 // rvNodesOf returns session sid's ephemeral nodes under dir.
-func rvNodesOf(t *testing.T, c *zktest.Cluster, sid int64, dir string) []string {
+func rvNodesOf(t *testing.T, c server, sid int64, dir string) []string {
 	t.Helper()
 	nodes, err := c.Ephemerals(ctxFor(t))
 	require.NoError(t, err)
@@ -59,7 +59,7 @@ func rvRequireLive(ctx context.Context, t *testing.T, ms *zklock.Session, ml *zk
 // (rival) then holds victim, and h lets go. Lock must not return nil while
 // the rival holds; once the rival lets go (unrival) Lock returns and the
 // hold is live; after Unlock nothing is left.
-func rvBreakWhileWaiting(t *testing.T, c *zktest.Cluster, ms *zklock.Session, root, victim string, ml *zklock.MultiLock, nparts int,
+func rvBreakWhileWaiting(t *testing.T, c server, ms *zklock.Session, root, victim string, ml *zklock.MultiLock, nparts int,
 	del func(ctx context.Context, node string), rival func(ctx context.Context), unrival func(ctx context.Context)) {
 	t.Helper()
 	rvBreakWhileWaitingAfter(t, c, ms, root, victim, ml, nparts, nil, del, rival, unrival, nil)
@@ -68,7 +68,7 @@ func rvBreakWhileWaiting(t *testing.T, c *zktest.Cluster, ms *zklock.Session, ro
 // rvBreakWhileWaitingAfter is rvBreakWhileWaiting with started (if not nil)
 // called once Lock is under way, and unlocked (if not nil) once the
 // MultiLock let go, before nothing of the session may be left.
-func rvBreakWhileWaitingAfter(t *testing.T, c *zktest.Cluster, ms *zklock.Session, root, victim string, ml *zklock.MultiLock, nparts int,
+func rvBreakWhileWaitingAfter(t *testing.T, c server, ms *zklock.Session, root, victim string, ml *zklock.MultiLock, nparts int,
 	started func(ctx context.Context), del func(ctx context.Context, node string), rival func(ctx context.Context), unrival func(ctx context.Context),
 	unlocked func(ctx context.Context)) {
 	t.Helper()
@@ -117,7 +117,7 @@ func rvBreakWhileWaitingAfter(t *testing.T, c *zktest.Cluster, ms *zklock.Sessio
 // sequence layout and the last, a Mutex) while Lock waits for the last.
 func TestReviewBreak_MLMiddleReadPartOfThree(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())
 	pa, err := zklock.NewMutex(ms, root+"/a", zklock.WithSequenceLayout())
@@ -144,7 +144,7 @@ func TestReviewBreak_MLMiddleReadPartOfThree(t *testing.T) {
 // The write lock of an RWMutex as the middle part, broken while Lock waits.
 func TestReviewBreak_MLMiddleWritePartOfThree(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())
 	pa, err := zklock.NewReentrantMutex(ms, root+"/a")
@@ -173,7 +173,7 @@ func TestReviewBreak_MLMiddleWritePartOfThree(t *testing.T) {
 // node is deleted directly).
 func TestReviewBreak_MLSemaphoreLeaseDeleted(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())
 	sem, err := zklock.NewSemaphore(ms, root+"/a", 1)
@@ -203,7 +203,7 @@ func TestReviewBreak_MLSemaphoreLeaseDeleted(t *testing.T) {
 // nothing on the server once the owner let go.
 func TestReviewBreak_MLReenteredPartBroken(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())
@@ -264,7 +264,7 @@ func TestReviewBreak_MLReenteredPartBroken(t *testing.T) {
 // matches ctx.Err() and nothing of the session is left on the server.
 func TestReviewBreak_MLCtxEndsAfterBreakRestart(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())
@@ -319,7 +319,7 @@ func TestReviewBreak_MLCtxEndsAfterBreakRestart(t *testing.T) {
 // nothing of the session is left.
 func TestReviewBreak_MLBreakRacesLastGrant(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	ms := newSession(t, c.Servers())
 	hs := newSession(t, c.Servers())
@@ -389,7 +389,7 @@ func TestReviewBreak_MLBreakRacesLastGrant(t *testing.T) {
 // cohort that took a Guard, broken while Lock waits for the last part.
 func TestReviewBreak_MLCohortPartBroken(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())
@@ -424,7 +424,7 @@ func TestReviewBreak_MLCohortPartBroken(t *testing.T) {
 // Unlock the owner still holds, once: its own Unlock gives the node back.
 func TestReviewBreak_MLRestartKeepsOwnersReentrantCount(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())
@@ -465,7 +465,7 @@ func TestReviewBreak_MLRestartKeepsOwnersReentrantCount(t *testing.T) {
 // must not return nil.
 func TestReviewBreak_MLLastPartReenteredAlreadyBroken(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())
@@ -500,7 +500,7 @@ func TestReviewBreak_MLLastPartReenteredAlreadyBroken(t *testing.T) {
 // leaves nothing of the session on the server.
 func TestReviewBreak_MLFinalReadReplyLost(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "ml43c")
 	p := zktest.NewProxy(t, c.Servers())
@@ -554,7 +554,7 @@ func TestReviewBreak_MLFinalReadReplyLost(t *testing.T) {
 // still not return nil while the rival holds.
 func TestReviewBreak_MLBrokenAndFinalReadReplyLost(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	root := lockPath(t, "ml43c")
 	p := zktest.NewProxy(t, c.Servers())
 	ms := newSession(t, p.Addrs())
@@ -597,7 +597,7 @@ func TestReviewBreak_MLBrokenAndFinalReadReplyLost(t *testing.T) {
 // partial set of checks: nil until every part is held, then one per part.
 func TestReviewBreak_MLSharedWhileBroken(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	root := lockPath(t, "ml43c")
 	ms := newSession(t, c.Servers())
 	pa, err := zklock.NewMutex(ms, root+"/a")

@@ -16,7 +16,7 @@ import (
 // holds only once the holder lets go.
 func TestRevokeHolder(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "revoke")
 	m, err := zklock.NewMutex(newSession(t, c.Servers()), path, zklock.WithRevocable(func() {}))
@@ -171,7 +171,7 @@ func TestRevokeRightAfterLock(t *testing.T) {
 // Unlock then returns ErrLockLost, and nothing is left behind. Released in
 // time, the hold is not lost.
 func TestMaxHold(t *testing.T) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "maxhold")
 	s := newSession(t, c.Servers())
@@ -210,7 +210,7 @@ func TestMaxHold(t *testing.T) {
 // below the new one's. A client that may not delete cannot break.
 func TestBreak(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "break")
 	owner := newSession(t, c.Servers(), zklock.WithAuth("digest", []byte("owner:secret")), zklock.WithACL(zk.AuthACL(zk.PermAll)...))

@@ -28,7 +28,7 @@ func waitQueued(t *testing.T, m *zklock.RWMutex, n int) {
 
 func TestRWMutexReadersShare(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "rw")
 	ss := manySessions(t, c.Servers(), 4)

@@ -13,7 +13,7 @@ import (
 // again, behind the rival, and the old holder's Unlock reports the loss.
 func TestCohortAfterBreakZK(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "cohort")
 	s := newSession(t, c.Servers())

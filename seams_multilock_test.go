@@ -15,7 +15,7 @@ import (
 // first: it starts over, and holds every part, live, in the end.
 func TestMultiLockPartLostWhileAcquiringZK(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")
 	p := zktest.NewProxy(t, c.Servers())
@@ -35,7 +35,7 @@ func TestMultiLockPartLostWhileAcquiringZK(t *testing.T) {
 		return zklock.NodeOf(pa) != "" && watches(t, c, ms.Client().SessionID(), zklock.NodeOf(h))
 	})
 	old := ms.Client().SessionID()
-	require.NoError(t, zktest.ExpireSession(ctx, c, p, old))
+	require.NoError(t, c.ExpireSession(ctx, p, old))
 	eventually(t, 20*time.Second, "the MultiLock waits for /b under its new session", func() bool {
 		return ms.Client().SessionID() != old && watches(t, c, ms.Client().SessionID(), zklock.NodeOf(h))
 	})
@@ -71,7 +71,7 @@ func TestMultiLockPartLostWhileAcquiringZK(t *testing.T) {
 // its node(s) [/ml/a/...] are gone).
 func TestMultiLockPartBrokenWhileAcquiringZK(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")
 	ms := newSession(t, c.Servers())

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/zktest"
 )
 
 // The seams between features (issue 34), on a real ZooKeeper through the
@@ -17,7 +16,7 @@ import (
 // (seams_internal_test.go, seams_downgrade_internal_test.go).
 
 // watches reports whether session sid has a watch on node.
-func watches(t *testing.T, c *zktest.Cluster, sid int64, node string) bool {
+func watches(t *testing.T, c server, sid int64, node string) bool {
 	t.Helper()
 	all, err := c.Watches(ctxFor(t))
 	require.NoError(t, err)
@@ -83,7 +82,7 @@ func readNodeOf(t *testing.T, m *zklock.RWMutex, sid int64) string {
 // hold beside the read lock. The read lock ends at the same bound.
 func TestMaxHoldBesideDowngradeZK(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	// The downgrade must come before the bound passes; on a machine loaded
 	// enough to delay it past the bound, try again with a longer one.
 	for _, bound := range []time.Duration{2 * time.Second, 8 * time.Second} {
@@ -95,7 +94,7 @@ func TestMaxHoldBesideDowngradeZK(t *testing.T) {
 	t.Fatal("the downgrade never came before the bound")
 }
 
-func maxHoldBesideDowngrade(t *testing.T, c *zktest.Cluster, path string, bound time.Duration) bool {
+func maxHoldBesideDowngrade(t *testing.T, c server, path string, bound time.Duration) bool {
 	ctx := ctxFor(t)
 	x := newRW(t, newSession(t, c.Servers()), path)
 	require.NoError(t, x.Lock(ctx))
@@ -163,7 +162,7 @@ func closed(ch <-chan struct{}) bool {
 // held without waiting, and the test timed out on its precondition.)
 func TestDowngradeAfterLossZK(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	for _, tc := range []struct {
 		name string
 		opts []zklock.Option

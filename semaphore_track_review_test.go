@@ -28,7 +28,7 @@ import (
 // path, and holds.
 func TestReviewTrackedWaiterBesideWatchLockOfItsSession(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	for _, watch := range []bool{false, true} {
 		name := map[bool]string{false: "alone", true: "beside WatchLock"}[watch]
 		t.Run(name, func(t *testing.T) { advTrackedWaiter(t, c, watch) })
@@ -38,7 +38,7 @@ func TestReviewTrackedWaiterBesideWatchLockOfItsSession(t *testing.T) {
 // advTrackedWaiter: a holder and two waiters, the middle one cancels, the
 // holder releases; with watch, the last waiter's session runs WatchLock on
 // the path.
-func advTrackedWaiter(t *testing.T, c *zktest.Cluster, watch bool) {
+func advTrackedWaiter(t *testing.T, c server, watch bool) {
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
 	holderS, midS, waiterS := newSession(t, c.Servers()), newSession(t, c.Servers()), newSession(t, c.Servers())
@@ -96,7 +96,7 @@ func advTrackedWaiter(t *testing.T, c *zktest.Cluster, watch bool) {
 // again at the reconnect.
 func TestReviewTrackedWaiterReconnectLosesEvents(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
 	px := zktest.NewProxy(t, c.Servers())
@@ -139,7 +139,7 @@ func mustSessionOfLease(t *testing.T, s *zklock.Session, l *zklock.Lease) int64 
 // release (which stops its tracking) does not stop the second's.
 func TestReviewTrackedTwoWaitersOneSession(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
 	h1S, h2S, ws := trackedSession(t, c.Servers()), trackedSession(t, c.Servers()), trackedSession(t, c.Servers())
@@ -175,14 +175,14 @@ func TestReviewTrackedTwoWaitersOneSession(t *testing.T) {
 // failed before): on 3.8 no addWatch is set.
 func TestReviewWatchLockBeforeTrackedWaiterOfItsSession(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	for _, own := range []bool{false, true} {
 		name := map[bool]string{false: "waiter of another session", true: "waiter of its session"}[own]
 		t.Run(name, func(t *testing.T) { advWatchLockBeforeTracked(t, c, own) })
 	}
 }
 
-func advWatchLockBeforeTracked(t *testing.T, c *zktest.Cluster, own bool) {
+func advWatchLockBeforeTracked(t *testing.T, c server, own bool) {
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
 	holderS, watchS, otherS := newSession(t, c.Servers()), newSession(t, c.Servers()), newSession(t, c.Servers())

@@ -18,7 +18,7 @@ import (
 // for the session, and no node's.
 
 // watchesOf returns the paths session sid watches, from the server's wchc.
-func watchesOf(t *testing.T, c *zktest.Cluster, sid int64) []string {
+func watchesOf(t *testing.T, c server, sid int64) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -29,7 +29,7 @@ func watchesOf(t *testing.T, c *zktest.Cluster, sid int64) []string {
 
 // awaitTracks waits until session s watches path, the semaphore's, and
 // nothing else.
-func awaitTracks(t *testing.T, c *zktest.Cluster, s *zklock.Session, path string) {
+func awaitTracks(t *testing.T, c server, s *zklock.Session, path string) {
 	t.Helper()
 	eventually(t, 10*time.Second, "the session's one watch on the semaphore's path", func() bool {
 		return slices.Equal(watchesOf(t, c, s.Client().SessionID()), []string{path})
@@ -53,7 +53,7 @@ func awaitRank(t *testing.T, s *zklock.Session, l *zklock.Lease, rank int) {
 // granted. The crashed holder's lease reports its loss.
 func TestSemaphoreQueueTrackedCrashedHolder(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
 	px := zktest.NewProxy(t, c.Servers())
@@ -72,7 +72,7 @@ func TestSemaphoreQueueTrackedCrashedHolder(t *testing.T) {
 	pending(t, resW, 200*time.Millisecond, "the waiter behind two holders")
 	require.Equal(t, []string{path}, watchesOf(t, c, fol.Client().SessionID()), "the holder still counts, by its session's one watch")
 
-	require.NoError(t, zktest.ExpireSession(ctx, c, px, mid.Client().SessionID()))
+	require.NoError(t, c.ExpireSession(ctx, px, mid.Client().SessionID()))
 	require.NoError(t, await(t, resW, 10*time.Second, "the waiter, once the crashed holder's node went").err)
 	awaitRank(t, fol, *lf, 1) // the holder behind the crashed one saw it go
 	select {
@@ -95,7 +95,7 @@ func TestSemaphoreQueueTrackedCrashedHolder(t *testing.T) {
 // for an event that came and went.
 func TestSemaphoreQueueTrackedReconnect(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "semq")
 	px := zktest.NewProxy(t, c.Servers())

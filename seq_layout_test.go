@@ -51,7 +51,7 @@ func seqNodes(t *testing.T, s *zklock.Session, path string) []string {
 
 // awaitWatchOn waits until session sid has a watch on node: its waiter
 // has found the node ahead and waits for it.
-func awaitWatchOn(t *testing.T, c *zktest.Cluster, sid int64, node string) {
+func awaitWatchOn(t *testing.T, c server, sid int64, node string) {
 	t.Helper()
 	eventually(t, 20*time.Second, fmt.Sprintf("session %#x watches %s", sid, node), func() bool {
 		ws, err := c.Watches(t.Context())
@@ -114,7 +114,7 @@ func (q *seqQueue) enqueue(t *testing.T, ctx context.Context, obs *zklock.Sessio
 // on in the order it was enqueued, one holder at a time.
 func TestSeqLayoutHandoffInOrder(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 4)
 	path := lockPath(t, "lock")
@@ -137,7 +137,7 @@ func TestSeqLayoutHandoffInOrder(t *testing.T) {
 // expired one re-enqueues under its new session, last.
 func TestSeqLayoutWaiterLeavesMiddle(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 3)
 	px := zktest.NewProxy(t, c.Servers())
@@ -161,7 +161,7 @@ func TestSeqLayoutWaiterLeavesMiddle(t *testing.T) {
 	q.cancel[cancelled]()
 	require.ErrorIs(t, await(t, q.done[cancelled], 10*time.Second, "the cancelled waiter").err, context.Canceled)
 	oldSID := crashed.Client().SessionID()
-	require.NoError(t, zktest.ExpireSession(ctx, c, px, oldSID))
+	require.NoError(t, c.ExpireSession(ctx, px, oldSID))
 	eventually(t, 10*time.Second, "the expired waiter enqueued again", func() bool {
 		got := seqNodes(t, ss[0], path)
 		return !slices.Contains(got, nodes[expired+1]) && !slices.Contains(got, nodes[cancelled+1]) &&
@@ -194,7 +194,7 @@ func TestSeqLayoutWaiterLeavesMiddle(t *testing.T) {
 // walked, not listed: they count among the children.
 func TestSeqLayoutGaps(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	for _, tc := range []struct {
 		name  string
 		pairs int // creates and deletes between the holder's create and the waiter's
@@ -270,7 +270,7 @@ func mkdirs(t *testing.T, cl *zk.Client, p string) {
 // layout's holder. Neither leaves a node.
 func TestSeqLayoutRefusesWalkedPath(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 2)
 	path := lockPath(t, "lock")
@@ -309,7 +309,7 @@ func TestSeqLayoutRefusesWalkedPath(t *testing.T) {
 // release, looks again and holds.
 func TestSeqLayoutWatchAndBreak(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 3)
 	path := lockPath(t, "lock")
@@ -344,7 +344,7 @@ func TestSeqLayoutWatchAndBreak(t *testing.T) {
 // goes on in order.
 func TestSeqLayoutHolderExpires(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 3)
 	px := zktest.NewProxy(t, c.Servers())
@@ -357,7 +357,7 @@ func TestSeqLayoutHolderExpires(t *testing.T) {
 		q.enqueue(t, ctx, ss[0], path, i, seqMutex(t, ss[i%len(ss)], path), i+2)
 	}
 	awaitWatchOn(t, c, ss[0].Client().SessionID(), zklock.NodeOf(holder))
-	require.NoError(t, zktest.ExpireSession(ctx, c, px, hs.Client().SessionID()))
+	require.NoError(t, c.ExpireSession(ctx, px, hs.Client().SessionID()))
 	select {
 	case <-holder.Lost():
 	case <-time.After(10 * time.Second):
@@ -373,7 +373,7 @@ func TestSeqLayoutHolderExpires(t *testing.T) {
 // left behind; a rival of the same layout waits for the MultiLock.
 func TestSeqLayoutInMultiLock(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	root := lockPath(t, "multi")
 	s, rs := newSession(t, c.Servers()), newSession(t, c.Servers())

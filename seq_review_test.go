@@ -25,7 +25,7 @@ import (
 func TestReviewSeqMixedLayoutsNeverOverlap(t *testing.T) {
 	t.Parallel()
 	const perLayout, rounds = 3, 25
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), 2*perLayout)
 	path := lockPath(t, "lock")
@@ -101,7 +101,7 @@ func TestReviewSeqMixedLayoutsNeverOverlap(t *testing.T) {
 // in turn, alone, and nothing stays behind.
 func TestReviewSeqManyLeaveWhileWalking(t *testing.T) {
 	const sessions, perSession = 6, 6
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	ss := manySessions(t, c.Servers(), sessions+1)
 	path := lockPath(t, "lock")

@@ -309,7 +309,7 @@ func (h blockingHandler) Handle(ctx context.Context, r slog.Record) error {
 // A logger that blocks must not hold back the loss signal: the signal
 // comes first, the log line after, off the session's lock.
 func TestLossSignalNotHeldByBlockingLogger(t *testing.T) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	p := zktest.NewProxy(t, c.Servers())
 	release := make(chan struct{})

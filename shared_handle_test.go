@@ -39,7 +39,7 @@ func TestSharedHandleLockAfterLoss(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := standalone(t)
+			c := shared(t)
 			ctx := ctxFor(t)
 			path := lockPath(t, "lock")
 			const bound = 700 * time.Millisecond
@@ -134,7 +134,7 @@ func isClosed(ch <-chan struct{}) bool {
 // deadlock: the owner unlocks only after that Lock returns). That Lock
 // waits for the first, then counts.
 func TestReentrantTryLockBesideWaitingLock(t *testing.T) {
-	c := standalone(t)
+	c := shared(t)
 	ctx := ctxFor(t)
 	path := lockPath(t, "lock")
 	s := newSession(t, c.Servers())

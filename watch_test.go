@@ -259,7 +259,7 @@ func awaitState(t *testing.T, events <-chan zk.Event, want zk.State) {
 // contenders nothing more than without a watcher.
 func TestWatchLockWatchesNoWaiter(t *testing.T) {
 	t.Parallel()
-	c := standalone(t)
+	c := shared(t)
 	ctx, p := ctxFor(t), lockPath(t, "lock")
 	s := newSession(t, c.Servers())
 	ws := newSession(t, c.Servers())

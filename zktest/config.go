@@ -126,6 +126,10 @@ func javaArgs(in *install, o options, n *node, ensemble bool) []string {
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
 		"-Dzktest.server="+strconv.Itoa(n.id),
 	)
+	if o.cdsDump != "" {
+		args = append(args, "-XX:ArchiveClassesAtExit="+o.cdsDump)
+	}
+	args = append(args, o.cds...)
 	args = append(args, o.jvmFlags...)
 	main := standaloneMain
 	if ensemble {

@@ -19,6 +19,7 @@ const portAttempts = 3
 // startLocal runs n servers from a local installation.
 func startLocal(t testing.TB, in *install, n int, o options) *Cluster {
 	t.Helper()
+	o.cds = cdsFlags(in, o)
 	base := t.TempDir()
 	c := &Cluster{t: t, opts: o, source: in.where}
 	if o.tls {

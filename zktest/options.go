@@ -40,12 +40,14 @@ type options struct {
 	containerInterval time.Duration
 	startTimeout      time.Duration
 	jvmFlags          []string
-	tls               bool   // WithSelfSignedTLS
-	peerNet           bool   // WithPeerNetwork
-	keepDir           string // WithKeepOnFailure
-	fsync             bool   // WithFsync
-	syncLimit         int    // in ticks
-	fourLetterWords   string // 4lw.commands.whitelist
+	tls               bool     // WithSelfSignedTLS
+	peerNet           bool     // WithPeerNetwork
+	keepDir           string   // WithKeepOnFailure
+	fsync             bool     // WithFsync
+	syncLimit         int      // in ticks
+	fourLetterWords   string   // 4lw.commands.whitelist
+	cds               []string // the JVM flags of the class data archive, see cdsFlags
+	cdsDump           string   // where the JVM writes a class data archive as it exits, see makeCDS
 }
 
 // WithTickTime sets ZooKeeper's tickTime, the unit of all its timeouts.

@@ -17,7 +17,7 @@ import (
 // exit with its code; --observe prints each leader and then no leader.
 func TestElectRunsWhileLeadingAndObserve(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "election")
 	observer := start(t, servers, "elect", "--observe", "--json", path)
 	eventually(t, 30*time.Second, "the observer to report no leader", func() bool {
@@ -83,7 +83,7 @@ func leaders(t *testing.T, out string) []string {
 // A leader cut off from ZooKeeper: its command gets SIGTERM and zklock
 // exits exitLost.
 func TestElectLostSendsSIGTERM(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	p := zktest.NewProxy(t, c.Servers())
 	file := filepath.Join(t.TempDir(), "log")
 	leader := start(t, "", "elect", "--servers", strings.Join(p.Addrs(), ","), "--session-timeout", "2s",

@@ -52,7 +52,7 @@ func TestFlagsAfterPath(t *testing.T) {
 // zklock does for a usage error; a usage error left a FILE of an earlier
 // run as it was, so it empties FILE too (once it has read the flag).
 func TestExitCodeFile(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	for _, tc := range []struct {
 		name  string
 		flags []string // after --exit-code-file

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/zktest"
 	"go.uber.org/goleak"
 )
 
@@ -39,10 +40,54 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}))
+	code := m.Run()
+	stopShared()
+	// As goleak.VerifyTestMain, once the shared server is gone.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// sharedZK is the server of shared: started by the first test that asks,
+// stopped by TestMain.
+var sharedZK struct {
+	once sync.Once
+	c    *zktest.Cluster
+	err  error
+}
+
+// shared returns a standalone server that this package's tests share, each
+// on its own paths (lockPath), sparing each a JVM's start (0.7s of CPU):
+// the commands and sessions of a test only talk to it, and a test cuts
+// its own holder off through a proxy of its own. A test that lists
+// everything under /zklock-cmd-test, or whose nodes carry an ACL
+// (--auth), has a server of its own (zktest.Start).
+func shared(t *testing.T) *zktest.Cluster {
+	t.Helper()
+	z := &sharedZK
+	z.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		z.c, z.err = zktest.Launch(ctx, 1)
+	})
+	if z.err != nil {
+		t.Fatalf("the shared ZooKeeper: %v", z.err)
+	}
+	return z.c
+}
+
+// stopShared stops the shared server if a test started it.
+func stopShared() {
+	if sharedZK.c != nil {
+		if err := sharedZK.c.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
 }
 
 // sigCountEnv makes the test binary a command that counts signals: run

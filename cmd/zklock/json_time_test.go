@@ -7,8 +7,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/zklock/zklock/zktest"
 )
 
 // jsonStamp is the one form of a time in --json output: RFC 3339, UTC,
@@ -23,7 +21,7 @@ var jsonStamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 // elect --observe, run in a zone far from UTC.
 func TestJSONTimesAreOneForm(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, lock, election := c.ConnectString(), lockPath(t, "lock"), lockPath(t, "election")
 	env := append(envWith(servers), "TZ=Asia/Kolkata") // +05:30: a local time cannot pass for UTC
 

@@ -15,7 +15,7 @@ import (
 // acquires (its child writes a "start" line); the cut-off zklock exits
 // exitLost.
 func TestRunLostSendsSIGTERMBeforeNextHolder(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	p := zktest.NewProxy(t, c.Servers())
 	path := lockPath(t, "lock")
 	file := filepath.Join(t.TempDir(), "log")
@@ -57,7 +57,7 @@ func TestRunLostSendsSIGTERMBeforeNextHolder(t *testing.T) {
 // second SIGTERM for "stop now, without cleaning up"). The counting
 // command tells two signals a millisecond apart from one.
 func TestRunLostSendsOneSIGTERM(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	p := zktest.NewProxy(t, c.Servers())
 	argv, file := sigCounter(t)
 	first := start(t, "", append([]string{"run", "--servers", strings.Join(p.Addrs(), ","), "--session-timeout", "2s",

@@ -12,7 +12,6 @@ import (
 
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zk"
-	"github.com/zklock/zklock/zktest"
 )
 
 // newSession connects a library session, closed at cleanup.
@@ -118,7 +117,7 @@ func check(t *testing.T, err error) {
 // token as the library reports it) and queue lengths, in JSON and in the
 // table; a zklock Mutex is told from an election by its node's data.
 func TestLsListsEveryKind(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	f := newLsFixture(t, servers)
 	session := fmt.Sprintf("0x%x", f.one.Client().SessionID())
@@ -210,7 +209,7 @@ func checkLsTable(t *testing.T, out string, rows []string) {
 // found.
 func TestLsEmptyMissingAndCapped(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	s := newSession(t, servers)
 	empty := lockPath(t, "empty")

@@ -48,7 +48,7 @@ func cutHolder(t *testing.T, c *zktest.Cluster, path, script string, n int, flag
 // Issue 35, item 1: SIGTERM and SIGKILL reach every process of the
 // command, not only the one zklock started.
 func TestRunLossStopsEveryProcessOfTheCommand(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	first, p, w, r := cutHolder(t, c, lockPath(t, "lock"), treeScript, 4)
 	p.Blackhole()
 	r.check(t, w)
@@ -61,7 +61,7 @@ func TestRunLossStopsEveryProcessOfTheCommand(t *testing.T) {
 // Issue 35, item 1: like flock(1), the lock is held until no process of
 // the command is left, here a background child of a shell that exited.
 func TestRunHoldsTheLockUntilEveryProcessEnds(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	first := start(t, servers, "run", path, "--", "sh", "-c", `sleep 2 & echo $! >> "$0"`, pidFile)
@@ -76,7 +76,7 @@ func TestRunHoldsTheLockUntilEveryProcessEnds(t *testing.T) {
 // Issue 35, item 2: a zklock killed with SIGKILL takes its command, and
 // everything the command started, with it.
 func TestRunKilledZklockTakesItsCommandWithIt(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	first, p, w, r := cutHolder(t, c, lockPath(t, "lock"), treeScript, 4)
 	p.Blackhole()
 	first.signal(t, syscall.SIGKILL)
@@ -87,7 +87,7 @@ func TestRunKilledZklockTakesItsCommandWithIt(t *testing.T) {
 // Issue 35, item 3: with stderr a pipe nobody reads any more, the warning
 // zklock writes on loss must not stop it from signalling the command.
 func TestRunLossWithStderrAClosedPipe(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	p := zktest.NewProxy(t, c.Servers())
 	path, pidFile := lockPath(t, "lock"), filepath.Join(t.TempDir(), "pids")
 	first := startWithStderr(t, brokenPipe(t), "run", "--servers", strings.Join(p.Addrs(), ","),
@@ -106,7 +106,7 @@ func TestRunLossWithStderrAClosedPipe(t *testing.T) {
 // filled it), a write to it blocks; zklock must still send SIGTERM, and
 // SIGKILL at the end of the grace period to a command that ignores SIGTERM.
 func TestRunLossWithStderrAFullPipe(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	p := zktest.NewProxy(t, c.Servers())
 	path, pidFile := lockPath(t, "lock"), filepath.Join(t.TempDir(), "pids")
 	pr, pw, err := os.Pipe()
@@ -130,7 +130,7 @@ func TestRunLossWithStderrAFullPipe(t *testing.T) {
 // Issue 35, item 4: by default, a command that ignores SIGTERM is killed
 // before a rival can be granted the lock.
 func TestRunLossDefaultGraceEndsBeforeRival(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	first, p, w, r := cutHolder(t, c, lockPath(t, "lock"),
 		`trap '' TERM; echo $$ >> "$0"; while :; do sleep 0.05; done`, 1)
 	p.Blackhole()
@@ -146,7 +146,7 @@ func TestRunLossDefaultGraceEndsBeforeRival(t *testing.T) {
 // session timeout before connecting, and against the negotiated one after
 // (zktest's servers grant at most 2s, so a margin of 400ms).
 func TestRunRefusesGraceBeyondMargin(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	for _, tc := range []struct {
 		args []string
 		want string // in the message
@@ -170,7 +170,7 @@ func TestRunRefusesGraceBeyondMargin(t *testing.T) {
 // gets SIGKILL from the kernel (parent-death signal), its orphans come back
 // to zklock, which kills them, and zklock exits 125 once none is left.
 func TestRunSupervisorKilled(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	first := start(t, c.ConnectString(), "run", lockPath(t, "lock"), "--", "sh", "-c", treeScript, pidFile)
 	w := watchExits(t, readPids(t, pidFile, 4))

@@ -16,7 +16,6 @@ import (
 	"unsafe"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/zktest"
 	"golang.org/x/sys/unix"
 )
 
@@ -76,7 +75,7 @@ func startOnTerminal(t *testing.T, servers string, args ...string) (*exec.Cmd, *
 // exits 0, and so does zklock. (That it reaches the command once is
 // TestTerminalCtrlCReachesTheCommandOnce.)
 func TestTerminalProgressAndCtrlC(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	holder := holdLock(t, servers, path, "--data", "the-holder")
 	cmd, master, out := startOnTerminal(t, servers, "run", path, "--", "sh", "-c",
@@ -101,7 +100,7 @@ func TestTerminalProgressAndCtrlC(t *testing.T) {
 // On a terminal, status --watch redraws the screen for each state, and
 // Ctrl-C stops it with exit 0.
 func TestStatusWatchOnTerminal(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	cmd, master, out := startOnTerminal(t, servers, "status", "--watch", path)
 	eventually(t, 30*time.Second, "the first state", func() bool {
@@ -143,7 +142,7 @@ func foreground(t *testing.T, master *os.File) int {
 // is the terminal's foreground group while it runs, so the terminal's
 // Ctrl-C reaches the command once, from the terminal, and not zklock.
 func TestTerminalCtrlCReachesTheCommandOnce(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	argv, file := sigCounter(t)
 	cmd, master, out := startOnTerminal(t, c.ConnectString(), append([]string{"run", lockPath(t, "lock"), "--"}, argv...)...)
 	eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(out.String(), "ready") })
@@ -164,7 +163,7 @@ func TestTerminalCtrlCReachesTheCommandOnce(t *testing.T) {
 // Issue 35, item 1: a SIGINT sent with kill to a zklock on a terminal is
 // passed on to the command (it was dropped, taken for the terminal's).
 func TestTerminalKillIsForwarded(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	argv, file := sigCounter(t)
 	cmd, _, out := startOnTerminal(t, c.ConnectString(), append([]string{"run", lockPath(t, "lock"), "--"}, argv...)...)
 	eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(out.String(), "ready") })
@@ -181,7 +180,7 @@ func TestTerminalKillIsForwarded(t *testing.T) {
 
 // The command, in the foreground, reads the terminal.
 func TestTerminalCommandReadsItsInput(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	cmd, master, out := startOnTerminal(t, c.ConnectString(), "run", lockPath(t, "lock"), "--",
 		"sh", "-c", `echo started; read line; echo "got $line"`)
 	eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(out.String(), "started") })
@@ -199,7 +198,7 @@ func TestTerminalCommandReadsItsInput(t *testing.T) {
 // Ctrl-Z stops the command and zklock, so that a shell gets the terminal
 // back; a SIGCONT to zklock's group (a shell's fg) resumes both.
 func TestTerminalCtrlZStopsAndResumes(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	cmd, master, out := startOnTerminal(t, c.ConnectString(), "run", lockPath(t, "lock"), "--",
 		"sh", "-c", `echo started; sleep 1; echo resumed`)
 	eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(out.String(), "started") })

@@ -26,7 +26,7 @@ import (
 // session); b gives up; a ends. The slot is free and c is first in line.
 func TestReviewRunQueueSemaphoreWaiterAheadLeaves(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	px := zktest.NewProxy(t, c.Servers())
 	sem := lockPath(t, "semq")

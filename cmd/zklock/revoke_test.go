@@ -9,14 +9,13 @@ import (
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/internal/queue"
 	"github.com/zklock/zklock/zk"
-	"github.com/zklock/zklock/zktest"
 )
 
 // zklock revoke tells a revocable holder, refuses one that is not, and
 // reports a path nobody holds.
 func TestRevokeCommand(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -66,7 +65,7 @@ func TestRevokeCommand(t *testing.T) {
 // holder's node goes and the waiter holds.
 func TestBreakCommand(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -112,7 +111,7 @@ func TestBreakCommand(t *testing.T) {
 // process of the command's is left, then the release lets the waiter in.
 // Without it, revoke is refused and the holder runs on.
 func TestRunRevocable(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	path := lockPath(t, "revocable")
 	code, _, errOut := runZklock(t, servers, "run", "-n", "2", "--revocable", path+"-sem", "--", "true")

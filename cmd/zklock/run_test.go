@@ -9,15 +9,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/zklock/zklock/zktest"
 )
 
 // Children of concurrent 'zklock run' on one path append "start ID T" and
 // "end ID T" lines to one file; the intervals must not overlap.
 func TestRunExcludes(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	file := filepath.Join(t.TempDir(), "log")
 	const workers = 4
@@ -58,7 +56,7 @@ func checkNoOverlap(t *testing.T, lines []stamped, n int) {
 
 func TestRunExitCodes(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	notExec := filepath.Join(t.TempDir(), "not-executable")
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -86,7 +84,7 @@ func TestRunExitCodes(t *testing.T) {
 
 func TestRunEnvironment(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	path := lockPath(t, "lock")
 	code, out, errOut := runZklock(t, c.ConnectString(), "run", path, "--", "sh", "-c",
 		`echo "$ZKLOCK_PATH $ZKLOCK_HELD $ZKLOCK_TOKEN $ZKLOCK_NODE"`)
@@ -117,7 +115,7 @@ func holdLock(t *testing.T, servers, path string, extra ...string) *proc {
 }
 
 func TestRunTryTimeoutAndSignals(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	holder := holdLock(t, servers, path)
 

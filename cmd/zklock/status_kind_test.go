@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/zktest"
 )
 
 // status --kind is a check since WatchLock tells the kind from the nodes:
@@ -16,7 +15,7 @@ import (
 // read as the kind asked for, and shown as a free read-write lock).
 func TestStatusKindChecks(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

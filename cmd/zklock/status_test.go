@@ -4,15 +4,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/zklock/zklock/zktest"
 )
 
 // status lists the holder first, then the waiters in the order they queued,
 // each with its --data; as JSON and as a table.
 func TestStatusListsHolderThenWaitersInOrder(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	holder := holdLock(t, servers, path, "--data", "holder-data")
 	var waiters []*proc
@@ -77,7 +75,7 @@ func checkTableOrder(t *testing.T, out string, data ...string) {
 // listed as such, and a plain lock on their path is refused.
 func TestStatusDetectsSemaphoreAndRW(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	sem, rw := lockPath(t, "sem"), lockPath(t, "rw")
 	a := holdLock(t, servers, sem, "-n", "2", "--data", "a")
@@ -114,7 +112,7 @@ func TestStatusDetectsSemaphoreAndRW(t *testing.T) {
 // lock) is refused on its path.
 func TestRunSemaphoreQueueLayout(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	sem := lockPath(t, "semq")
 	a := holdLock(t, servers, sem, "-n", "2", "--queue", "--data", "a")

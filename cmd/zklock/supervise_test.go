@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/zklock/zklock/zktest"
 )
 
 // killLeft SIGKILLs the processes of the first command that still run, at
@@ -35,7 +33,7 @@ func killLeft(t *testing.T, w *exitWatch) {
 // supervisor, which is not stopped, has the ownership deadline and ends the
 // command before the next holder starts; zklock, continued, exits 123.
 func TestRunZklockStoppedAloneLosesTheCommand(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	first, _, w, r := cutHolder(t, c, lockPath(t, "lock"), `echo $$ >> "$0"; exec sleep 300`, 1)
 	killLeft(t, w)
 	t.Cleanup(func() { _ = first.cmd.Process.Signal(syscall.SIGCONT) })
@@ -56,7 +54,7 @@ func TestRunZklockStoppedAloneLosesTheCommand(t *testing.T) {
 // The test does not run pkill, which would hit every zklock on the machine:
 // it asks pgrep and pidof, which match as pkill and killall do.
 func TestRunPkillZklockSparesTheSupervisor(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	first, _, w, r := cutHolder(t, c, lockPath(t, "lock"), treeScript, 4)
 	killLeft(t, w)
 	sup := childrenOf(t, first.cmd.Process.Pid)
@@ -92,7 +90,7 @@ func TestRunPkillZklockSparesTheSupervisor(t *testing.T) {
 // with it.
 func TestRunZklockAndSupervisorKilledLeaveOrphans(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	pidFile := t.TempDir() + "/pids"
 	first := start(t, servers, "run", path, "--", "sh", "-c", treeScript, pidFile)
@@ -133,7 +131,7 @@ func TestRunZklockAndSupervisorKilledLeaveOrphans(t *testing.T) {
 // the command (SIGTERM with SIGCONT, then SIGKILL) while the job is still
 // stopped, and the shell's fg finds zklock exiting 123.
 func TestTerminalCtrlZPastTheDeadlineEndsTheCommand(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	pidFile := t.TempDir() + "/pids"
 	cmd, master, out := startOnTerminal(t, c.ConnectString(), "run", "--session-timeout", "2s", lockPath(t, "lock"),
 		"--", "sh", "-c", `echo $$ >> "$0"; echo started; exec sleep 300`, pidFile)

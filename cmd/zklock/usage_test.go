@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/zklock/zklock/zktest"
 )
 
 // Bad flags and missing arguments are usage errors (exit 2) reported on one
@@ -115,7 +113,7 @@ func TestHelp(t *testing.T) {
 // The binary exits 2 too, and also for a path ZooKeeper would refuse,
 // which is checked once connected.
 func TestUsageErrorsFromBinary(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	for _, args := range [][]string{
 		{"run", "--bogus", "/p", "--", "true"},
 		{"run", "relative/path", "--", "true"},

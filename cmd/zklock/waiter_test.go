@@ -17,7 +17,7 @@ import (
 // connection lost and back, acquired.
 func TestWaiterReportsEachChangeOfState(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	holder := holdLock(t, servers, path, "--data", "the-holder")
 	p := zktest.NewProxy(t, c.Servers())
@@ -68,7 +68,7 @@ func TestWaiterQuiet(t *testing.T) {
 		}
 	}
 
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	holder := holdLock(t, servers, path, "--data", "the-holder")
 	waiter := start(t, servers, "run", "--quiet", path, "--", "true")

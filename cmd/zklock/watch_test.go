@@ -10,14 +10,13 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/zktest"
 )
 
 // status --watch prints each state the lock goes through, once: as blocks
 // separated by blank lines when stdout is not a terminal, as JSON lines
 // with --json; SIGINT stops it with exit 0.
 func TestStatusWatchPrintsEachChange(t *testing.T) {
-	c := zktest.Start(t)
+	c := shared(t)
 	servers, path := c.ConnectString(), lockPath(t, "lock")
 	text := start(t, servers, "status", "--watch", path)
 	jsonl := start(t, servers, "status", "--watch", "--json", path)
