@@ -25,6 +25,16 @@ func Holders(ctx context.Context, conn Conn, p string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	out := HoldersOf(p, names)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no holder under %s", errs.ErrNotLocked, p)
+	}
+	return out, nil
+}
+
+// HoldersOf returns the holders' nodes among names, the children of lock
+// path p, as Holders finds them.
+func HoldersOf(p string, names []string) []string {
 	cs := Sort(names, KindLock, KindKazooLock, KindRead, KindWrite, KindSeqLock)
 	var out []string
 	for i, c := range cs {
@@ -37,10 +47,7 @@ func Holders(ctx context.Context, conn Conn, p string) ([]string, error) {
 		}
 		out = append(out, p+"/"+c.Name)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no holder under %s", errs.ErrNotLocked, p)
-	}
-	return out, nil
+	return out
 }
 
 // beside returns the read nodes among cs (sorted) at w's sequence number:
