@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/internal/queue"
@@ -35,7 +36,7 @@ func (c *cli) revoke(args []string) int {
 		return c.failf(exitError, "the holder must be made revocable ('zklock run --revocable'; WithRevocable; "+
 			"Curator: makeRevocable); 'zklock break' deletes its node instead", "%v", err)
 	case errors.Is(err, zklock.ErrNotLocked):
-		return c.failf(exitError, "", "%v", err)
+		return c.failf(exitError, semaphoreHint(err), "%v", err)
 	case err != nil:
 		return c.opFailed(err)
 	}
@@ -113,7 +114,7 @@ func (c *cli) breakLock(args []string) int {
 		return c.failf(exitError, "ask it to let go with 'zklock revoke', or wait for its session to expire; --force deletes its node",
 			"the holder's session is alive: it may be working, and breaking the lock will not stop it")
 	case errors.Is(err, zklock.ErrNotLocked):
-		return c.failf(exitError, "", "%v", err)
+		return c.failf(exitError, semaphoreHint(err), "%v", err)
 	case err != nil:
 		return c.opFailed(err)
 	}
@@ -122,4 +123,14 @@ func (c *cli) breakLock(args []string) int {
 	}
 	c.warnf("the old holder was not told and may still act; only fencing (its Guard fails, the next Token is larger) protects the resource")
 	return exitOK
+}
+
+// semaphoreHint is what to do instead when err says the path is a
+// semaphore's, "" otherwise.
+func semaphoreHint(err error) string {
+	if !strings.Contains(err.Error(), "is a semaphore") {
+		return ""
+	}
+	return "'zklock status PATH' lists its lease nodes and their sessions; a lease ends when its holder " +
+		"releases it or its session ends"
 }

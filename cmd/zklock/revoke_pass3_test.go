@@ -89,3 +89,32 @@ func TestRevokedLeaderShownAsRequested(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// zklock revoke and break of a semaphore's path, one of its two leases
+// held, do not say "no holder" (ls lists it held): they say that a
+// semaphore's leases are not revoked or broken, and exit 125 (issue 47).
+func TestRevokeAndBreakOfSemaphoreSayWhy(t *testing.T) {
+	t.Parallel()
+	c := zktest.Start(t)
+	servers := c.ConnectString()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	path := lockPath(t, "gpu")
+	sem, err := zklock.NewSemaphore(newSession(t, servers), path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := sem.Acquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"revoke", "break"} {
+		code, out, errOut := runZklock(t, servers, cmd, path)
+		if code != exitError || strings.Contains(errOut, "no holder") || !strings.Contains(errOut, "semaphore") {
+			t.Errorf("%s of a semaphore with a lease held: exit %d, stdout %q, stderr %q", cmd, code, out, errOut)
+		}
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

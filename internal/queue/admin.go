@@ -26,10 +26,27 @@ func Holders(ctx context.Context, conn Conn, p string) ([]string, error) {
 		return nil, err
 	}
 	out := HoldersOf(p, names)
+	if len(out) == 0 && semaphore(names) {
+		// ls lists its leases held: "no holder" would read as a lie.
+		return nil, fmt.Errorf("%w: %s is a semaphore, whose leases are neither revoked nor broken "+
+			"(Contenders lists them)", errs.ErrNotLocked, p)
+	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: no holder under %s", errs.ErrNotLocked, p)
 	}
 	return out, nil
+}
+
+// semaphore reports whether names, the children of a path, are a
+// semaphore's: Curator's "locks" and "leases", lease nodes, or the permit
+// layout's nodes.
+func semaphore(names []string) bool {
+	for _, n := range names {
+		if c, ok := Parse(n); n == "locks" || n == "leases" || ok && (c.Kind == KindLease || c.Kind == KindPermit) {
+			return true
+		}
+	}
+	return false
 }
 
 // HoldersOf returns the holders' nodes among names, the children of lock
