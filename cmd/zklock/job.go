@@ -196,6 +196,9 @@ func (j *job) waitFailed(ctx context.Context, err error) int {
 	var le *layoutError
 	var locked *zklock.LockedError
 	switch {
+	case errors.As(err, &locked) && locked.Queued:
+		return j.failf(exitBusy, "", "%s has a writer queued ahead, which readers do not pass (session 0x%x, data %s)",
+			j.path, locked.Session, printable(string(locked.Data), 60))
 	case errors.As(err, &locked) && string(locked.Data) == queue.RevokeMessage:
 		return j.failf(exitBusy, "", "%s is %s session 0x%x (revocation requested)", j.path, j.heldBy(), locked.Session)
 	case errors.As(err, &locked):
