@@ -42,7 +42,7 @@ func Holders(ctx context.Context, conn Conn, p string) ([]string, error) {
 // layout's nodes.
 func semaphore(names []string) bool {
 	for _, n := range names {
-		if c, ok := Parse(n); n == "locks" || n == "leases" || ok && (c.Kind == KindLease || c.Kind == KindPermit) {
+		if c, ok := Parse(n); n == LocksChild || n == LeasesChild || ok && (c.Kind == KindLease || c.Kind == KindPermit) {
 			return true
 		}
 	}
