@@ -24,8 +24,9 @@ const observeRetry = time.Second
 // Observe waits on one ZooKeeper watch at a time: on the leader's node
 // while there is a leader (so it wakes only when the leader changes, not for
 // every candidate that queues), and on the election path while there is
-// none. go-zookeeper cannot remove a watch, so a watch Observe no longer
-// needs stays registered until it fires; watches on a node are shared.
+// none. When ctx ends, Observe does not remove the watch it set (zklock's
+// client could: a Session shares one watch per node among its waiters):
+// it stays on the server until the node changes or the session ends.
 func (e *Election) Observe(ctx context.Context) (<-chan LeaderInfo, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err

@@ -131,6 +131,9 @@ type LockedError struct {
 	Holder  string // the (first) holder's node name
 	Session int64  // its session id (0 if unknown)
 	Data    []byte // its node data (see WithData), without zklock's tags
+	// Queued: Holder holds nothing yet. A TryRLock refused because a
+	// writer is queued ahead (readers may not pass it) names that writer.
+	Queued bool
 	// Holders are the live holders Break found, Holder's first, with their
 	// tokens and node creation times; nil in a Try's error.
 	Holders []Contender
@@ -138,6 +141,9 @@ type LockedError struct {
 
 // Error names the holder.
 func (e *LockedError) Error() string {
+	if len(e.Holders) == 0 && e.Queued {
+		return fmt.Sprintf("%v: behind %s, a writer queued ahead (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
+	}
 	if len(e.Holders) == 0 {
 		return fmt.Sprintf("%v: held by %s (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
 	}

@@ -150,7 +150,9 @@ func WithSafetyMargin(d time.Duration) SessionOption {
 // reads both from each server's 'conf' four-letter word where the servers
 // allow it (4lw.commands.whitelist), at NewSession and again at every
 // connect. Where an ensemble's server does not answer 'conf' (a stock
-// ZooKeeper's whitelist is srvr alone), NewSession returns
+// ZooKeeper's whitelist is srvr alone), or a listed server is not reached
+// and no server reached tells an ensemble's timing (one beside a
+// standalone server might be a follower), NewSession returns
 // ErrTimingUnknown unless this option states the timing; zklock then rests
 // on the statement, logs that once at WARN, and zk.Client.Timing (from
 // Session.Client) reports it as "stated". Without 'conf' the servers' session timeout bounds are

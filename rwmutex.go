@@ -92,7 +92,9 @@ func (m *RWMutex) RLock(ctx context.Context) error {
 	return named(ctx, "read-lock", m.q.Dir, err)
 }
 
-// TryRLock is RLock that fails with a *LockedError rather than wait.
+// TryRLock is RLock that fails with a *LockedError rather than wait; when
+// what it would wait for is a writer queued ahead, the error names that
+// writer (LockedError.Queued).
 func (m *RWMutex) TryRLock(ctx context.Context) error {
 	_, err := m.rlock(ctx, true)
 	return named(ctx, "read-lock", m.q.Dir, err)

@@ -92,8 +92,10 @@ type Timing struct {
 	Tick      time.Duration
 	SyncLimit int
 	// Source is "conf" (the servers' 'conf' told them, re-read at every
-	// connect), "stated" (zklock's WithEnsembleTiming, for servers that do
-	// not answer 'conf'), "standalone" (no ensemble: no follower's replies
+	// connect), "stated" (zklock's WithEnsembleTiming, used when a server
+	// refuses 'conf', or when one was not reached and no server reached
+	// told an ensemble's timing: a standalone server's 'conf' has none),
+	// "standalone" (no ensemble: no follower's replies
 	// trail, and Tick and SyncLimit do not apply) or "unknown" (a server
 	// stopped telling them under a live session: no ownership epoch begins
 	// until one tells again).

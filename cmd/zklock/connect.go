@@ -138,7 +138,10 @@ func (c *cli) connect(ctx context.Context, f *connFlags) (s *zklock.Session, cod
 		return nil, c.failf(exitError, "", "%v", err), d.spoke
 	}
 	if t := s.Client().Timing(); t.Source == "stated" && !f.quiet {
-		c.warnf("the servers do not answer 'conf': the lock's loss signal rests on --ensemble-timing %v,%d, and every reconnect ends the hold", t.Tick, t.SyncLimit)
+		// Stated is used when a server refuses 'conf' or one was not
+		// reached (and might be a follower): the library's WARN says which.
+		c.warnf("the servers' 'conf' did not tell their timing (a server refuses it, or was not reached): the lock's "+
+			"loss signal rests on --ensemble-timing %v,%d; where 'conf' is refused, every reconnect ends the hold", t.Tick, t.SyncLimit)
 		d.spoke = true
 	}
 	return s, 0, d.spoke

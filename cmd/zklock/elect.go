@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 type electFlags struct {
@@ -129,6 +130,9 @@ type leaderLine struct {
 	// clock: when it became a candidate, not when it began to lead (which
 	// ZooKeeper does not record), as status's created is for a holder.
 	Created *stamp `json:"created,omitempty"`
+	// Revoke: a revocation request was written into the leader's node
+	// (zklock revoke, Curator's Revoker); its value is the request.
+	Revoke bool `json:"revocation_requested,omitempty"`
 }
 
 func (c *cli) printLeader(info zklock.LeaderInfo, asJSON bool) {
@@ -138,6 +142,7 @@ func (c *cli) printLeader(info zklock.LeaderInfo, asJSON bool) {
 		l.Value, l.Session, l.Token = string(info.Value), fmt.Sprintf("0x%x", info.Session), info.Token
 		created := stamp(info.Created)
 		l.Node, l.Created = info.Node, &created
+		l.Revoke = l.Value == queue.RevokeMessage
 	}
 	if asJSON {
 		_ = json.NewEncoder(c.stdout).Encode(l)
@@ -148,8 +153,12 @@ func (c *cli) printLeader(info zklock.LeaderInfo, asJSON bool) {
 		fmt.Fprintf(c.stdout, "%s no leader\n", at)
 		return
 	}
+	value := printable(l.Value, 60)
+	if l.Revoke { // its value is the request now, as status says
+		value = "with revocation requested"
+	}
 	fmt.Fprintf(c.stdout, "%s leader %s (session %s, token %d, node created %s)\n", at,
-		printable(l.Value, 60), l.Session, l.Token, info.Created.Format(timeFormat))
+		value, l.Session, l.Token, info.Created.Format(timeFormat))
 }
 
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"

@@ -140,8 +140,13 @@ writer), or into the one node PATH names (a holder or a waiter, as
 Curator holder made revocable (makeRevocable) are told and decide;
 'zklock status' shows the request as the holder's data. A zklock holder
 that is not revocable is refused (exit 125): its node announces its
-release, and a write into it would let the waiter behind it in. Prints
-each node written to.
+release, and a write into it would let the waiter behind it in. An
+election's leader and a reader without --revocable are not refused: their
+nodes cannot be told from Curator's, so they are written, nobody listens,
+the leader keeps leading, and its value (in status, ls, elect --observe)
+then reads __REVOKE__ ("revocation requested"). Prints each node written
+to: "revocation requested: NODE" for a revocable zklock holder's,
+"revocation written: NODE (...)" for one that carries no zklock mark.
 `, &connFlags{}},
 	"break": {`zklock break [--force] [flags] PATH
 

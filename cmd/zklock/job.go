@@ -13,6 +13,7 @@ import (
 
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/internal/errs"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 // grant is what an acquisition gives the command it runs.
@@ -195,6 +196,11 @@ func (j *job) waitFailed(ctx context.Context, err error) int {
 	var le *layoutError
 	var locked *zklock.LockedError
 	switch {
+	case errors.As(err, &locked) && locked.Queued:
+		return j.failf(exitBusy, "", "%s has a writer queued ahead, which readers do not pass (session 0x%x, data %s)",
+			j.path, locked.Session, printable(string(locked.Data), 60))
+	case errors.As(err, &locked) && string(locked.Data) == queue.RevokeMessage:
+		return j.failf(exitBusy, "", "%s is %s session 0x%x (revocation requested)", j.path, j.heldBy(), locked.Session)
 	case errors.As(err, &locked):
 		return j.failf(exitBusy, "", "%s is %s %s (session 0x%x)", j.path, j.heldBy(),
 			printable(string(locked.Data), 60), locked.Session)

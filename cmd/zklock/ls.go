@@ -187,7 +187,7 @@ func printFoundTable(w io.Writer, fs []found) {
 				kind += "/" + e.Mode
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", path, kind, holders, f.WaitingCount, e.Session,
-				age(time.Duration(e.AgeMS)*time.Millisecond), e.Token, printable(e.Data, 40))
+				age(time.Duration(e.AgeMS)*time.Millisecond), e.Token, dataCell(e))
 		}
 	}
 	tw.Flush()

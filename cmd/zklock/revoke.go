@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/queue"
 )
 
 // revoke is 'zklock revoke [flags] PATH': ask the holders of the lock at
@@ -24,20 +29,52 @@ func (c *cli) revoke(args []string) int {
 		return code
 	}
 	defer done()
+	unmarked := unmarkedTargets(ctx, s, pos[0])
 	nodes, err := zklock.Revoke(ctx, s, pos[0])
 	switch {
 	case errors.Is(err, zklock.ErrNotRevocable):
 		return c.failf(exitError, "the holder must be made revocable ('zklock run --revocable'; WithRevocable; "+
 			"Curator: makeRevocable); 'zklock break' deletes its node instead", "%v", err)
 	case errors.Is(err, zklock.ErrNotLocked):
-		return c.failf(exitError, "", "%v", err)
+		return c.failf(exitError, semaphoreHint(err), "%v", err)
 	case err != nil:
 		return c.opFailed(err)
 	}
 	for _, n := range nodes {
+		if unmarked[n] {
+			fmt.Fprintf(c.stdout, "revocation written: %s (no revocable zklock holder's node: a Curator holder made "+
+				"revocable is told; a zklock election leader or reader does not listen, and its value now reads %s)\n",
+				n, queue.RevokeMessage)
+			continue
+		}
 		fmt.Fprintf(c.stdout, "revocation requested: %s\n", n)
 	}
 	return exitOK
+}
+
+// unmarkedTargets returns the nodes Revoke is about to write whose data
+// carries no zklock revocable mark (queue.RevocableTag): an election
+// candidate's, a reader's without --revocable, a cohort's, or Curator's.
+// Revoke writes them (it cannot tell them from Curator's, whose holders
+// it must reach), and the request replaces their data, so they are read
+// before. A node it could not read is left out: only its plain line is
+// printed then.
+func unmarkedTargets(ctx context.Context, s *zklock.Session, p string) map[string]bool {
+	nodes := []string{p}
+	if _, ok := queue.Parse(path.Base(p)); !ok {
+		names, _, err := s.Client().Children(ctx, p)
+		if err != nil {
+			return nil
+		}
+		nodes = queue.HoldersOf(p, names)
+	}
+	out := map[string]bool{}
+	for _, n := range nodes {
+		if data, _, err := s.Client().Get(ctx, n); err == nil && !bytes.HasSuffix(data, []byte(queue.RevocableTag)) {
+			out[n] = true
+		}
+	}
+	return out
 }
 
 // breakLock is 'zklock break [--force] [flags] PATH': delete the holders'
@@ -77,7 +114,7 @@ func (c *cli) breakLock(args []string) int {
 		return c.failf(exitError, "ask it to let go with 'zklock revoke', or wait for its session to expire; --force deletes its node",
 			"the holder's session is alive: it may be working, and breaking the lock will not stop it")
 	case errors.Is(err, zklock.ErrNotLocked):
-		return c.failf(exitError, "", "%v", err)
+		return c.failf(exitError, semaphoreHint(err), "%v", err)
 	case err != nil:
 		return c.opFailed(err)
 	}
@@ -86,4 +123,14 @@ func (c *cli) breakLock(args []string) int {
 	}
 	c.warnf("the old holder was not told and may still act; only fencing (its Guard fails, the next Token is larger) protects the resource")
 	return exitOK
+}
+
+// semaphoreHint is what to do instead when err says the path is a
+// semaphore's, "" otherwise.
+func semaphoreHint(err error) string {
+	if !strings.Contains(err.Error(), "is a semaphore") {
+		return ""
+	}
+	return "'zklock status PATH' lists its lease nodes and their sessions; a lease ends when its holder " +
+		"releases it or its session ends"
 }

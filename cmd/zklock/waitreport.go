@@ -150,6 +150,9 @@ func (j *job) waitLine(r report, sid int64) string {
 		return ""
 	}
 	who := fmt.Sprintf("led by %s (session %s)", printable(holder.Data, 40), holder.Session)
+	if holder.Revoke { // its value is the request now, as status says
+		who = fmt.Sprintf("led by session %s (revocation requested)", holder.Session)
+	}
 	if ahead == 1 {
 		return who + ", 1 candidate ahead"
 	}

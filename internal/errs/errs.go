@@ -64,9 +64,13 @@ type LockedError struct {
 	Holder  string // the holder's node name
 	Session int64  // the holder's session id (0 if unknown)
 	Data    []byte // the holder's node data, without zklock's tags
+	Queued  bool   // Holder holds nothing yet: a writer queued ahead of a reader
 }
 
 func (e *LockedError) Error() string {
+	if e.Queued {
+		return fmt.Sprintf("%v: behind %s, a writer queued ahead (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
+	}
 	return fmt.Sprintf("%v: held by %s (session 0x%x, data %q)", ErrLocked, e.Holder, e.Session, e.Data)
 }
 

@@ -25,6 +25,33 @@ func Holders(ctx context.Context, conn Conn, p string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	out := HoldersOf(p, names)
+	if len(out) == 0 && semaphore(names) {
+		// ls lists its leases held: "no holder" would read as a lie.
+		return nil, fmt.Errorf("%w: %s is a semaphore, whose leases are neither revoked nor broken "+
+			"(Contenders lists them)", errs.ErrNotLocked, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no holder under %s", errs.ErrNotLocked, p)
+	}
+	return out, nil
+}
+
+// semaphore reports whether names, the children of a path, are a
+// semaphore's: Curator's "locks" and "leases", lease nodes, or the permit
+// layout's nodes.
+func semaphore(names []string) bool {
+	for _, n := range names {
+		if c, ok := Parse(n); n == LocksChild || n == LeasesChild || ok && (c.Kind == KindLease || c.Kind == KindPermit) {
+			return true
+		}
+	}
+	return false
+}
+
+// HoldersOf returns the holders' nodes among names, the children of lock
+// path p, as Holders finds them.
+func HoldersOf(p string, names []string) []string {
 	cs := Sort(names, KindLock, KindKazooLock, KindRead, KindWrite, KindSeqLock)
 	var out []string
 	for i, c := range cs {
@@ -37,10 +64,7 @@ func Holders(ctx context.Context, conn Conn, p string) ([]string, error) {
 		}
 		out = append(out, p+"/"+c.Name)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no holder under %s", errs.ErrNotLocked, p)
-	}
-	return out, nil
+	return out
 }
 
 // beside returns the read nodes among cs (sorted) at w's sequence number:

@@ -151,10 +151,16 @@ func (q *Queue) abandon(prefix string) {
 }
 
 // locked is the *errs.LockedError of a Try acquisition that would have to
-// wait: holder is the first contender in the queue, its data and session
-// read if they still can be.
-func (q *Queue) locked(ctx context.Context, holder Contender) error {
-	e := &errs.LockedError{Holder: holder.Name}
+// wait, naming the node that blocks it: the first contender in the queue,
+// or, when that one does not block us (a reader holding, ahead of a
+// reader behind a queued writer), the nearest one ahead that does, which
+// waits too (Queued). Its data and session are read if they still can be.
+func (q *Queue) locked(ctx context.Context, sc Scanned, blocks Blocks) error {
+	holder, queued := sc.First, false
+	if blocks != nil && !blocks(sc.First) {
+		holder, queued = sc.Blocker, true
+	}
+	e := &errs.LockedError{Holder: holder.Name, Queued: queued}
 	if data, st, err := q.Conn.Get(ctx, q.Dir+"/"+holder.Name); err == nil {
 		e.Data, e.Session = UserData(data), st.EphemeralOwner
 	}

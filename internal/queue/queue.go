@@ -319,7 +319,7 @@ func (q *Queue) wait(ctx context.Context, n node, r Request) (*Held, error) {
 			return h, err
 		}
 		if r.Try {
-			return nil, q.locked(ctx, sc.First)
+			return nil, q.locked(ctx, sc, r.Blocks)
 		}
 		ch, err := q.Conn.WaitChange(ctx, q.Dir+"/"+sc.Blocker.Name)
 		if err != nil {

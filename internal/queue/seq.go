@@ -155,7 +155,7 @@ func (s *Seq) wait(ctx context.Context, n node, count int32, r Request) (*Held, 
 				return s.granted(ctx, n, ours, waited)
 			}
 			if r.Try {
-				return nil, q.locked(ctx, sc.First)
+				return nil, q.locked(ctx, sc, r.Blocks)
 			}
 			ahead, alone = sc.Blocker, sc.Blockers == 1
 		}

@@ -56,7 +56,7 @@ func (t Timing) beat() time.Duration { return max(t.Tick/2, 5*time.Millisecond) 
 // The sources of a session's timing (Conn.Timing).
 const (
 	SourceConf       = "conf"       // the servers' 'conf'
-	SourceStated     = "stated"     // WithEnsembleTiming, where a server does not tell
+	SourceStated     = "stated"     // WithEnsembleTiming, where a server refuses 'conf', or was not reached and none reached told
 	SourceStandalone = "standalone" // no ensemble: no timing needed
 	SourceUnknown    = "unknown"    // an ensemble's server does not tell, and nothing was stated
 )
@@ -390,6 +390,16 @@ func (c *Conn) learned(addr string, f serverFacts) {
 // warnStated logs, once, that the deadline rests on WithEnsembleTiming.
 func (c *Conn) warnStated(sv *survey) {
 	if sv.source != SourceStated || !c.ready.Load() || c.warned.Swap(true) {
+		return
+	}
+	if len(sv.refusing) == 0 {
+		// Every server reached told its 'conf'; the stated timing stands in
+		// for one that was not reached (the newcomer's pass of issue 47 read
+		// "servers do not answer 'conf'" beside a standalone server that did).
+		c.logs.add(slog.LevelWarn, "zklock: ensemble timing rests on WithEnsembleTiming: a listed server was not "+
+			"reached, and might be an ensemble's follower, whose timing no server reached told",
+			"tick", c.cfg.Timing.Tick, "syncLimit", c.cfg.Timing.SyncLimit, "unreached", sv.unreached,
+			"fix", "start it, or remove it from the server list")
 		return
 	}
 	c.logs.add(slog.LevelWarn, "zklock: ensemble timing rests on WithEnsembleTiming: servers do not answer 'conf'",
