@@ -284,7 +284,11 @@ func (s *Seq) Take(ctx context.Context, r Request) (*Place, error) {
 // read and the delete are two requests: a node deleted, its path reaped
 // and re-created with our name between them (a holder paused or cut off
 // between the two for longer than the server's container reap interval,
-// 60 s by default) is still deleted by name.
+// 60 s by default; or a release cut off by its ctx, whose node is then
+// deleted by name in the background, hold.drop) is still deleted by name.
+// So is the node of a hold Broken and never given back whose epoch ends
+// while its session survives: the session deletes an ended epoch's nodes
+// by name (session.Conn.goDelete), which this read does not cover.
 func (s *Seq) Give(ctx context.Context, p *Place) error {
 	h := p.Held[0]
 	select {
