@@ -458,9 +458,10 @@ func WithListingHandoff() Option {
 // node is then deleted in the background) for longer than the server's
 // container reap interval (znode.container.checkIntervalMs, 60 s by
 // default), while a Break deleted its node and a rival re-created the
-// path, still deletes the rival's node; so does the session, which deletes
-// by name the nodes of an ownership epoch that ended (a disconnection past
-// Lost that the session survives) when a Broken hold was not Unlocked. The layouts cannot share a path: a
+// path, still deletes the rival's node. (A Broken hold never unlocked is
+// safe when its ownership epoch ends and the session survives: the
+// session's cleanup deletes only a node its session owns, so a rival of
+// the same Session, not of another, is still exposed there.) The layouts cannot share a path: a
 // contender of either that finds the other's nodes ahead of it fails with
 // a *WrongKindError, and so does any other kind of primitive on the path.
 // Curator and Kazoo processes cannot use this layout, and must not use

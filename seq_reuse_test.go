@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
 )
 
 // TestSeqLayoutStaleUnlockAfterBreak: a sequence-layout hold that a Break
@@ -132,5 +133,71 @@ func TestReview48b_SeqLayoutGuardReused(t *testing.T) {
 		if err := b.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSeqLayoutEpochEndAfterBreak: a sequence-layout hold that a Break
+// ended and that was never unlocked must not, when its session's
+// ownership epoch ends and the session survives, have the session delete
+// by name the node of a rival that re-created the reaped path with the
+// same name. The margin is wide (the epoch ends ~0.5 s after the last
+// reply, the session may expire 2 s after it) so that the cut ends the
+// epoch and not the session.
+func TestSeqLayoutEpochEndAfterBreak(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	px := zktest.NewProxy(t, srv.Servers())
+	s1 := newSession(t, px.Addrs(), zklock.WithSessionTimeout(2*time.Second), zklock.WithSafetyMargin(1500*time.Millisecond))
+	s2 := newSession(t, srv.Servers())
+	p := lockPath(t, "seq")
+	a, err := zklock.NewMutex(s1, p, zklock.WithSequenceLayout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zklock.Break(ctx, s2, p, true); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the empty container reaped", func() bool {
+		_, ok, err := s2.Client().Exists(ctx, p)
+		return err == nil && !ok
+	})
+	b, err := zklock.NewMutex(s2, p, zklock.WithSequenceLayout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sid := s1.Client().SessionID()
+	px.Blackhole()
+	select {
+	case <-a.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a's epoch did not end within 5s of the cut")
+	}
+	px.Heal()
+	eventually(t, 10*time.Second, "s1 reconnected", func() bool {
+		_, _, err := s1.Client().Exists(ctx, "/")
+		return err == nil
+	})
+	if got := s1.Client().SessionID(); got != sid {
+		t.Skipf("s1's session expired (0x%x, now 0x%x): the load ended it, not the epoch alone", sid, got)
+	}
+	// The session's cleanup of the ended epoch runs now; give it the time
+	// a delete takes, then look: b's node must stand.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		names, _, err := s2.Client().Children(ctx, p)
+		if err != nil || len(names) != 1 {
+			t.Fatalf("b holds; the queue after a's epoch ended: %v (err %v)", names, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := b.Unlock(ctx); err != nil {
+		t.Errorf("b's Unlock: %v", err)
 	}
 }

@@ -286,9 +286,9 @@ func (s *Seq) Take(ctx context.Context, r Request) (*Place, error) {
 // between the two for longer than the server's container reap interval,
 // 60 s by default; or a release cut off by its ctx, whose node is then
 // deleted by name in the background, hold.drop) is still deleted by name.
-// So is the node of a hold Broken and never given back whose epoch ends
-// while its session survives: the session deletes an ended epoch's nodes
-// by name (session.Conn.goDelete), which this read does not cover.
+// The session's cleanup of an ended epoch's nodes (a hold Broken and never
+// given back, its session surviving) reads the node's owner first
+// (session.Conn.goDelete), which spares a rival of another session only.
 func (s *Seq) Give(ctx context.Context, p *Place) error {
 	h := p.Held[0]
 	select {
