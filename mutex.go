@@ -97,7 +97,8 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 // Unlock releases the lock by deleting our node, retrying through connection
 // loss until the delete succeeds, ctx ends, or ownership is lost. It
 // returns ErrNotLocked if the Mutex does not hold the lock and ErrLockLost
-// if Lost fired before the release. If ctx ends while the delete is under
+// if Lost fired before the release (WithSequenceLayout: or if its node is
+// gone, deleting nothing; see there). If ctx ends while the delete is under
 // way, Unlock cannot know whether it reached the server (a rival may hold
 // by now), so the acquisition is over all the same: Unlock returns an
 // error for which errors.Is(err, ctx.Err()) holds, Lost is closed, the
@@ -133,7 +134,8 @@ func (m *Mutex) Token() int64 { return m.h.Current().Token() }
 // returns nil when the Mutex holds nothing (before Lock, after Unlock).
 // After the loss signal fired and until Unlock it still names the node:
 // the check then fails once the node is gone, which is when a rival can
-// hold.
+// hold. WithSequenceLayout: always nil (Multi refuses it), as its node
+// names repeat; fence with Token.
 func (m *Mutex) Guard() *zk.CheckOp { return checkOp(m.h.Current().Guard()) }
 
 func (m *Mutex) part() hold.Part {

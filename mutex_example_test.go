@@ -126,13 +126,18 @@ func ExampleWithSequenceLayout() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("node:", m.Guard().Path[len("/jobs/shared-queue/"):len("/jobs/shared-queue/seqlock-")])
+	cs, _ := zklock.Contenders(ctx, s, "/jobs/shared-queue")
+	fmt.Println("node:", cs[0].Path[len("/jobs/shared-queue/"):len("/jobs/shared-queue/seqlock-")])
+	// Its node names repeat once the path is reaped and re-created: there
+	// is no Guard, and writes are fenced with Token.
+	fmt.Println("guard:", m.Guard() == nil, "token:", m.Token() == cs[0].Token)
 	// A Mutex of the default layout refuses the path while it is in use.
 	other, _ := zklock.NewMutex(s, "/jobs/shared-queue")
 	fmt.Println("default layout:", errors.Is(other.TryLock(ctx), zklock.ErrWrongKind))
 	fmt.Println("unlock:", m.Unlock(ctx))
 	// Output:
 	// node: seqlock-
+	// guard: true token: true
 	// default layout: true
 	// unlock: <nil>
 }

@@ -447,7 +447,23 @@ func WithListingHandoff() Option {
 // before the server can hand the lock on, fencing tokens, the handoff
 // without a listing, cancellation leaving nothing, a create cut off by
 // connection loss resolved (by a random token in the node's data, since
-// the name has no unique part). The layouts cannot share a path: a
+// the name has no unique part). But names repeat: once the lock path, a
+// CONTAINER, is empty the server reaps it, and the next Lock re-creates
+// it with numbers starting again at 0, so a rival's node may get the name
+// of a hold that is gone (after a Break, of which the holder is not told).
+// So there is no Guard (Mutex.Guard is nil, which Multi refuses): fence
+// with Token, which differs. And Unlock reads the node's czxid before it
+// deletes it (one request more than the default layout's Unlock; Lock
+// costs the same), returning ErrLockLost, with nothing deleted, when the
+// node is gone or a rival's. What remains: a holder paused or cut off
+// between that read and the delete (or whose Unlock its ctx cut off: the
+// node is then deleted in the background) for longer than the server's
+// container reap interval (znode.container.checkIntervalMs, 60 s by
+// default), while a Break deleted its node and a rival re-created the
+// path, still deletes the rival's node. (A Broken hold never unlocked is
+// safe when its ownership epoch ends and the session survives: the
+// session's cleanup deletes only a node its session owns, so a rival of
+// the same Session, not of another, is still exposed there.) The layouts cannot share a path: a
 // contender of either that finds the other's nodes ahead of it fails with
 // a *WrongKindError, and so does any other kind of primitive on the path.
 // Curator and Kazoo processes cannot use this layout, and must not use

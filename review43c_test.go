@@ -43,13 +43,22 @@ func rvRequireLive(ctx context.Context, t *testing.T, ms *zklock.Session, ml *zk
 	require.False(t, closed(ml.Lost()), "MultiLock.Lock returned a lost hold")
 	g := ml.Guard()
 	require.GreaterOrEqual(t, len(g), parts)
+	var checks []zk.Op // the guard of every part but a sequence-layout one (nil: none)
 	for _, op := range g {
+		if op.(*zk.CheckOp) == nil {
+			continue
+		}
+		checks = append(checks, op)
 		n := op.(*zk.CheckOp).Path
 		_, st, err := ms.Client().Get(ctx, n)
 		require.NoError(t, err, "the MultiLock's node %s", n)
 		require.Equal(t, ms.Client().SessionID(), st.EphemeralOwner, "the MultiLock's node %s", n)
 	}
-	_, err := ms.Client().Multi(ctx, g...)
+	if len(checks) < len(g) {
+		_, err := ms.Client().Multi(ctx, g...)
+		require.ErrorIs(t, err, zk.ErrInvalidArgument, "a Multi guarded by a guard with a sequence-layout part")
+	}
+	_, err := ms.Client().Multi(ctx, checks...)
 	require.NoError(t, err, "a Multi guarded by ml.Guard() commits")
 }
 

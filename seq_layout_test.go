@@ -369,7 +369,7 @@ func TestSeqLayoutHolderExpires(t *testing.T) {
 
 // A sequence-layout Mutex is a MultiLock part like any other: the
 // MultiLock holds it beside a Mutex of the default layout, its guard
-// fences a write while held and refuses it after Unlock, and nothing is
+// (with the part's nil guard) is refused by Multi, and nothing is
 // left behind; a rival of the same layout waits for the MultiLock.
 func TestSeqLayoutInMultiLock(t *testing.T) {
 	t.Parallel()
@@ -393,11 +393,13 @@ func TestSeqLayoutInMultiLock(t *testing.T) {
 		_, err := s.Client().Multi(ctx, append(guard, &zk.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
 		return err
 	}
+	// A sequence-layout part has no guard (its node names repeat), so the
+	// MultiLock's guard is refused whole, held or not.
 	guard := ml.Guard()
 	require.Len(t, guard, 2)
-	require.NoError(t, write(guard))
+	require.ErrorIs(t, write(guard), zklock.ErrInvalidArgument, "a guard with a sequence-layout part")
 	require.NoError(t, ml.Unlock(ctx))
-	require.Error(t, write(guard), "a guard used after Unlock")
+	require.ErrorIs(t, write(guard), zklock.ErrInvalidArgument, "a guard used after Unlock")
 	require.NoError(t, await(t, rival, 10*time.Second, "the rival after the MultiLock's Unlock").err)
 	requireNoEphemerals(t, c, s.Client().SessionID(), root, false)
 }

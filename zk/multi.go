@@ -92,7 +92,8 @@ type OpResult struct {
 //	s.Client().Multi(ctx, m.Guard(), &zk.SetDataOp{Path: p, Data: d, Version: -1})
 //
 // Multi is not retried on connection loss: its outcome is then unknown
-// (ErrConnectionLoss). A nil op (the Guard of nothing held) or a CreateOp
+// (ErrConnectionLoss). A nil op (the Guard of nothing held, or of a
+// sequence-layout Mutex, whose node names repeat) or a CreateOp
 // of an unknown mode fails with ErrInvalidArgument, and nothing is sent.
 func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	if err := checkCtx(ctx); err != nil {
@@ -101,7 +102,7 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	cops := make([]client.Op, len(ops))
 	for i, o := range ops {
 		if isNilOp(o) {
-			return nil, fmt.Errorf("%w: op %d of Multi is nil (the Guard of nothing held)", ErrInvalidArgument, i)
+			return nil, fmt.Errorf("%w: op %d of Multi is nil (the Guard of nothing held, or of a sequence-layout Mutex)", ErrInvalidArgument, i)
 		}
 		co, err := o.clientOp(c.acl)
 		if err != nil {

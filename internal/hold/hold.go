@@ -119,8 +119,12 @@ type Guard struct {
 
 // Guard returns the hold's guard: its node exists, whatever its data. (A
 // cohort's local holds check the data version the cohort wrote: cohort.go.)
+// A sequence-layout hold has none (nil): its node's name repeats once the
+// lock path is reaped and re-created, and a re-created node starts at data
+// version 0 as ours did, so no check op tells a rival's node from ours
+// (queue.Seq.Give).
 func (h *Hold) Guard() *Guard {
-	if h == nil {
+	if h == nil || h.place.Last().Node().Kind == queue.KindSeqLock {
 		return nil
 	}
 	if h.co != nil {

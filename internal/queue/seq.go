@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zklock/zklock/internal/client"
+	"github.com/zklock/zklock/internal/errs"
 )
 
 // KindSeqLock is a node of the sequence layout (Seq).
@@ -269,6 +270,55 @@ func (s *Seq) Take(ctx context.Context, r Request) (*Place, error) {
 // listing waiter needs): a waiter that walked does not know whether it was
 // the only contender ahead, and without the announcement it would walk
 // again below a holder's number, where nothing is.
+//
+// It deletes only the node it holds, told by its czxid (the hold's Token),
+// read first: one request more than the other layouts' release. Names
+// repeat in this layout: once our node is gone (a Break, of which the
+// holder is not told), the lock path, an empty CONTAINER, is reaped, and
+// the next contender re-creates it, its numbers start again at 0 and its
+// node may get our name; a delete by name (ZooKeeper's delete checks the
+// data version alone, and a new node's is 0 as ours was) would delete the
+// rival's node and let a third contender hold beside it. A node gone or
+// not ours is a hold lost: errs.ErrLockLost, nothing deleted, our
+// tracking dropped so that the epoch's end deletes nothing either. The
+// read and the delete are two requests: a node deleted, its path reaped
+// and re-created with our name between them (a holder paused or cut off
+// between the two for longer than the server's container reap interval,
+// 60 s by default; or a release cut off by its ctx, whose node is then
+// deleted by name in the background, hold.drop) is still deleted by name.
+// The session's cleanup of an ended epoch's nodes (a hold Broken and never
+// given back, its session surviving) reads the node's owner first
+// (session.Conn.goDelete), which spares a rival of another session only.
 func (s *Seq) Give(ctx context.Context, p *Place) error {
-	return s.Q.release(ctx, p.Held[0], s.Q.Handoff)
+	h := p.Held[0]
+	select {
+	case <-h.Epoch.Done:
+		return errs.ErrLockLost
+	default:
+	}
+	// The read gives up at the epoch's end, as the delete does (Stat
+	// retries through connection loss until its ctx ends).
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-h.Epoch.Done:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
+	st, err := s.Q.Conn.Stat(sctx, h.Path)
+	if err != nil {
+		select {
+		case <-h.Epoch.Done:
+			return errs.ErrLockLost
+		default:
+			return err
+		}
+	}
+	if st == nil || st.Czxid != h.Token {
+		s.Q.Conn.Untrack(h.Epoch, &h.Tracked)
+		return errs.ErrLockLost
+	}
+	return s.Q.release(ctx, h, s.Q.Handoff)
 }

@@ -21,7 +21,7 @@ func (c *Conn) cleanAbandoned(k *client.Call, path string) {
 	}
 	switch {
 	case k.Err == nil:
-		<-c.goDelete(k.Path, k.Stat.EphemeralOwner, 0)
+		<-c.goDelete(k.Path, k.Stat.EphemeralOwner, 0, false)
 	case transient(k.Err):
 		c.deletePrefixed(path)
 	}
@@ -43,7 +43,7 @@ func (c *Conn) deletePrefixed(path string) {
 	}
 	for _, n := range names {
 		if strings.HasPrefix(n, prefix) {
-			<-c.goDelete(dir+"/"+n, ep.sid, 0)
+			<-c.goDelete(dir+"/"+n, ep.sid, 0, false)
 		}
 	}
 }
@@ -52,7 +52,7 @@ func (c *Conn) deletePrefixed(path string) {
 // grace, so that in the common case (server reachable) the node is gone
 // when the failed call returns.
 func (c *Conn) Discard(path string, sid int64) {
-	c.settle(c.goDelete(path, sid, 0), path)
+	c.settle(c.goDelete(path, sid, 0, false), path)
 }
 
 // settle waits for a cleanup to finish, for at most the cleanup grace:
@@ -78,8 +78,13 @@ func cleanupGrace(timeout time.Duration) time.Duration {
 // goDelete deletes an ephemeral node of session sid in the background until
 // it is gone, the session that owned it is gone (its ephemerals went with
 // it), or the Session closes. The returned channel is closed when it stops.
-// c.mu may be held.
-func (c *Conn) goDelete(path string, sid int64, notBefore int64) <-chan struct{} {
+// c.mu may be held. With owned, it first reads the node and deletes it
+// only if sid owns it: an ended epoch's node may have been deleted by
+// another client (a Break) long ago, and a name of the sequence layout
+// repeats once its lock path is reaped and re-created, so the node of that
+// name may be a rival's (queue.Seq.Give). It costs a read, at an epoch's
+// end only; a rival of the same session is not told apart.
+func (c *Conn) goDelete(path string, sid int64, notBefore int64, owned bool) <-chan struct{} {
 	done := make(chan struct{})
 	if !c.spawn(func() {
 		defer close(done)
@@ -96,6 +101,12 @@ func (c *Conn) goDelete(path string, sid int64, notBefore int64) <-chan struct{}
 			ep, err := c.awaitEpoch(c.bg)
 			if err != nil || ep.sid != sid {
 				return
+			}
+			if owned {
+				// get retries through connection loss until the Session closes.
+				if _, st, err := c.get(c.bg, path); err != nil || st.EphemeralOwner != sid {
+					return // gone, a rival's, or closing (Close ends the session's nodes)
+				}
 			}
 			if err := c.delete(c.bg, path, nil); err == nil || !transient(err) {
 				return

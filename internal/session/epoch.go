@@ -263,7 +263,7 @@ func (c *Conn) endEpochLocked(closing bool) {
 	}
 	for _, t := range nodes {
 		c.logs.add(level, msg, "path", c.primitivePath(t.Path), "node", t.Path, "session", fmt.Sprintf("0x%x", ep.sid))
-		c.goDelete(t.Path, ep.sid, ep.told.Load())
+		c.goDelete(t.Path, ep.sid, ep.told.Load(), true)
 	}
 	if c.cfg.OnEpochEnd != nil {
 		c.cfg.OnEpochEnd(ep, closing)
