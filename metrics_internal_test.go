@@ -12,7 +12,7 @@ import (
 // releases read no clock and report nothing (the engine calls Events only
 // when set).
 func TestNoEventsWithoutMetrics(t *testing.T) {
-	s := &Session{opts: defaultSessionOptions()}
+	s := &Session{opts: defaultSessionOptions(), done: make(chan struct{})}
 	q := &queue.Queue{Dir: "/p", Rules: &queue.Rules{}}
 	l, _ := s.line(q, q, mutexSpec, defaultPrimitiveOptions())
 	if l.Events != nil {

@@ -158,7 +158,7 @@ func checkSession(s *Session) error {
 	switch {
 	case s == nil:
 		return fmt.Errorf("%w: nil session", ErrInvalidArgument)
-	case s.c == nil && s.qc == nil:
+	case s.done == nil: // NewSession makes it
 		return fmt.Errorf("%w: a Session not made by NewSession", ErrInvalidArgument)
 	}
 	return nil

@@ -264,7 +264,7 @@ func TestReentryLooksAtItsNode(t *testing.T) {
 	srv := queuetest.NewServer()
 	a := srv.Connect()
 	ctx := fakeCtx(t)
-	r, err := NewReentrantMutex(&Session{opts: defaultSessionOptions(), qc: a}, "/re")
+	r, err := NewReentrantMutex(&Session{opts: defaultSessionOptions(), qc: a, done: make(chan struct{})}, "/re")
 	if err != nil {
 		t.Fatal(err)
 	}
