@@ -94,13 +94,14 @@ test-root-alone1 test-root-alone2: test-root-alone%:
 test-root-rest:
 	$(GO_TEST) -skip "$$(bash scripts/alone-tests.sh)" .
 
-# The root module's packages but the root package.
-# The jobs beside the root package's run at a lower priority (OTHERS_NICE):
-# the machine is CPU-bound for the whole run (a clean clone on a quiet
-# 2-core machine: 804 CPU-s in 412 s), and at equal priority the root's
-# slowest process took 344 s of the 412. Niced, the others take the CPU
-# the root's processes leave.
+# The chaos and fence modules and lint run at a lower priority
+# (OTHERS_NICE): the machine is CPU-bound for the whole run (a clean clone
+# on a quiet 2-core machine: 804 CPU-s in 412 s), and at equal priority
+# the root's slowest process took 344 s of the 412. Niced, they take the
+# CPU the others leave.
 OTHERS_NICE ?= nice -n 10
+
+# The root module's packages but the root package.
 test-module/root-others:
 	$(GO_TEST) $$(go list ./... | grep -vx "$$(go list -m)")
 
