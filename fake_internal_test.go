@@ -21,7 +21,9 @@ import (
 // passes when the test fires its timer.
 
 // fakeSession returns a Session for handles on the in-memory server.
-func fakeSession() *Session { return &Session{opts: defaultSessionOptions(), done: make(chan struct{})} }
+func fakeSession() *Session {
+	return &Session{opts: defaultSessionOptions(), done: make(chan struct{})}
+}
 
 func fakeMutex(t *testing.T, s *Session, c *queuetest.Conn, path string, opts ...Option) *Mutex {
 	t.Helper()
