@@ -39,7 +39,8 @@ import (
 // Methods are safe for concurrent use. An Election campaigns once at a
 // time: while a Campaign waits, a term is current or Run runs, another
 // Campaign or Run on it returns ErrAlreadyLocked at once and queues
-// nothing. An Election must not be copied.
+// nothing. An Election must not be copied, nor used unless NewElection
+// made it (else ErrInvalidArgument).
 type Election struct {
 	s    *Session
 	q    *queue.Queue

@@ -20,7 +20,8 @@ import (
 //
 // Once Lost is closed the candidate must assume it no longer leads. A Term
 // never restarts; campaigning again yields a new Term with a larger Token.
-// Its methods are safe for concurrent use.
+// Its methods are safe for concurrent use. A zero Term is over: its Err is
+// ErrInvalidArgument.
 //
 // Run's fn gets a context that ends with the term. After Campaign, make one
 // the same way (context.Cause(work) is then Err):

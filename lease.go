@@ -9,7 +9,7 @@ import (
 
 // Lease is a set of leases of a Semaphore acquired together: it is one
 // holder. Its methods are safe for concurrent use; a Lease must not be
-// copied.
+// copied. A zero Lease holds nothing; its Release returns ErrInvalidArgument.
 //
 // Holding is not guaranteed once Lost fires: the session may have expired,
 // taking the lease nodes with it, and others may hold the leases.

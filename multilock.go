@@ -29,8 +29,8 @@ import (
 //
 // A MultiLock is not reentrant: Lock while it holds or acquires returns
 // ErrAlreadyLocked. Its methods are safe for concurrent use; it must not be
-// copied, and its parts' handles must not be used on their own while it
-// holds.
+// copied, nor used unless NewMultiLock made it (else ErrInvalidArgument),
+// and its parts' handles must not be used on their own while it holds.
 type MultiLock struct {
 	m     *hold.Multi
 	parts []Part

@@ -19,7 +19,8 @@ import (
 // (Lost, Token, Guard) describe the current holder's
 // acquisition. It is not reentrant: a goroutine that calls Lock while it
 // holds waits forever, as with sync.Mutex (use ReentrantMutex for nesting).
-// Methods are safe for concurrent use; a Mutex must not be copied.
+// Methods are safe for concurrent use; a Mutex must not be copied. Those
+// of a zero or nil Mutex return ErrInvalidArgument: NewMutex makes one.
 //
 // Fairness: contenders are granted in the order they enqueued (their node's
 // sequence number); each watches only the node directly ahead of it, so a

@@ -29,7 +29,8 @@ import (
 //
 // Methods are safe for concurrent use. A Lock that starts while the
 // owner's first is still waiting waits for it, then counts. A
-// ReentrantMutex must not be copied. Lost, Token and Guard behave as on
+// ReentrantMutex must not be copied, nor used unless NewReentrantMutex
+// made it (else ErrInvalidArgument). Lost, Token and Guard behave as on
 // Mutex.
 type ReentrantMutex struct {
 	s    *Session

@@ -20,7 +20,8 @@ import (
 // reentrant: a goroutine that holds a read lock and calls Lock waits
 // forever. Any goroutine may Unlock or RUnlock. Lost, Token and Guard
 // describe the write lock while it is held, else the handle's oldest read
-// lock. Methods are safe for concurrent use; an RWMutex must not be copied.
+// lock. Methods are safe for concurrent use; an RWMutex must not be copied,
+// nor used unless NewRWMutex made it (else ErrInvalidArgument).
 //
 // Fairness: owners are granted in the order they enqueued; a reader waits
 // only for earlier writers, so readers that arrive after a waiting writer

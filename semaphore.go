@@ -36,7 +36,8 @@ import (
 //
 // A Semaphore is safe for concurrent use: each Acquire returns its own
 // Lease, and two goroutines holding one lease each count as two holders. It
-// must not be copied.
+// must not be copied, nor used unless NewSemaphore made it (else
+// ErrInvalidArgument).
 type Semaphore struct {
 	line  *hold.Line
 	q     *queue.Queue // the lease or permit queue, for listings

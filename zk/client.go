@@ -15,7 +15,7 @@ import (
 // Client makes ZooKeeper requests outside zklock's recipes, through a
 // zklock Session's connection (Session.Client). It is safe for concurrent
 // use, may be copied, and is valid for the Session's life; the zero Client
-// is not usable.
+// is not usable (its requests return ErrInvalidArgument).
 //
 // Every request takes ctx first and returns ctx's error when ctx ends (a
 // write may then have been applied or not). A request made while

@@ -53,7 +53,7 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, Stat, *W
 // Session closed). No event is ever dropped. The server keeps the watch
 // across reconnects of the same ZooKeeper session, and fires it at once on
 // reconnect if its node changed meanwhile. A Watch is safe for concurrent
-// use.
+// use; a zero Watch is ended, and its Remove returns ErrInvalidArgument.
 type Watch struct {
 	w    *client.Watch
 	once sync.Once
