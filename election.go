@@ -39,7 +39,8 @@ import (
 // Methods are safe for concurrent use. An Election campaigns once at a
 // time: while a Campaign waits, a term is current or Run runs, another
 // Campaign or Run on it returns ErrAlreadyLocked at once and queues
-// nothing. An Election must not be copied.
+// nothing. An Election must not be copied, nor used unless NewElection
+// made it (else ErrInvalidArgument).
 type Election struct {
 	s    *Session
 	q    *queue.Queue
@@ -92,6 +93,9 @@ func NewElection(s *Session, path string, opts ...Option) (*Election, error) {
 // bytes zklock reserves for its tags (see WithData); and a *WrongKindError (wrapping ErrWrongKind), at
 // once, when the path holds another kind of primitive's nodes.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Term, error) {
+	if e.unmade() {
+		return nil, unmade("Election", "NewElection")
+	}
 	t, err := e.campaign(ctx, value, false)
 	return t, named(ctx, "campaign", e.q.Dir, err)
 }
@@ -164,8 +168,14 @@ func (e *Election) busyLocked() bool {
 // succeeds or the session is gone. In every case the Election may Campaign
 // again.
 func (e *Election) Resign(ctx context.Context) error {
+	if e.unmade() {
+		return unmade("Election", "NewElection")
+	}
 	return named(ctx, "resign", e.q.Dir, e.resign(ctx))
 }
+
+// unmade reports that NewElection did not make e (unmade).
+func (e *Election) unmade() bool { return e == nil || e.line == nil }
 
 func (e *Election) resign(ctx context.Context) error {
 	if err := hold.CheckCtx(ctx); err != nil {

@@ -28,6 +28,9 @@ const observeRetry = time.Second
 // client could: a Session shares one watch per node among its waiters):
 // it stays on the server until the node changes or the session ends.
 func (e *Election) Observe(ctx context.Context) (<-chan LeaderInfo, error) {
+	if e.unmade() {
+		return nil, unmade("Election", "NewElection")
+	}
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}

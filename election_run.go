@@ -29,6 +29,9 @@ const minResignTimeout = time.Second
 // Run on the Election return ErrAlreadyLocked too, even between two
 // terms. Run returns ErrInvalidArgument for a nil fn.
 func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Context, t *Term) error) error {
+	if e.unmade() {
+		return unmade("Election", "NewElection")
+	}
 	if err := checkCtx(ctx); err != nil {
 		return named(ctx, "campaign", e.q.Dir, err)
 	}

@@ -20,7 +20,8 @@ import (
 //
 // Once Lost is closed the candidate must assume it no longer leads. A Term
 // never restarts; campaigning again yields a new Term with a larger Token.
-// Its methods are safe for concurrent use.
+// Its methods are safe for concurrent use. A zero Term is over: its Err is
+// ErrInvalidArgument.
 //
 // Run's fn gets a context that ends with the term. After Campaign, make one
 // the same way (context.Cause(work) is then Err):
@@ -127,13 +128,21 @@ func (t *Term) end(err error) {
 // have been lost (ownership deadline, expiry, Close, our node deleted) or
 // was resigned; Err says which. Like every hold's Lost, it is closed once
 // nothing is held.
-func (t *Term) Lost() <-chan struct{} { return t.done }
+func (t *Term) Lost() <-chan struct{} {
+	if t.done == nil { // a zero Term: not Campaign's, over (Err)
+		return closedCh
+	}
+	return t.done
+}
 
 // Err returns nil while the term lasts, then why it ended: ErrLockLost,
 // ErrResigned, or after Session.Close an error for which both
 // errors.Is(err, ErrSessionClosed) and errors.Is(err, ErrLockLost)
 // hold.
 func (t *Term) Err() error {
+	if t.done == nil {
+		return unmade("Term", "Election.Campaign")
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.err
@@ -152,6 +161,9 @@ func (t *Term) Token() int64 { return t.token }
 // still first in the queue. A Term is one term: after it ended (Resign,
 // loss) Guard still names its node, whose check fails once it is gone.
 func (t *Term) Guard() *zk.CheckOp {
+	if t.done == nil {
+		return nil // a zero Term's: nothing held, and Multi refuses nil
+	}
 	return checkOp(&hold.Guard{Path: t.node, Version: -1})
 }
 

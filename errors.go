@@ -26,7 +26,9 @@ import (
 //     context; NewSemaphore for a limit below 1, Acquire and TryAcquire
 //     for a count outside 1..limit, or when the limit stored on the server
 //     for the path differs from the Semaphore's (processes must agree on
-//     it; it comes before any wait); Election.Run for a nil function.
+//     it; it comes before any wait); Election.Run for a nil function;
+//     every method of a handle its constructor did not make (a zero
+//     value, or nil) that would act, as os.File's on a nil *File.
 //   - ErrWrongKind: the path holds another kind of primitive's nodes (an
 //     RWMutex's beside a Mutex, a Semaphore's, Curator's LeaderLatch or
 //     Kazoo's ReadLock), which would not exclude each other: use one kind

@@ -223,7 +223,7 @@ var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return
 // *Semaphore (one lease of it), as in NewMultiLock(m, rw.ReadPart(), sem).
 // Only zklock's handles are Parts.
 type Part interface {
-	part() hold.Part // the zero hold.Part for a nil handle: NewMultiLock refuses it
+	part() hold.Part // the zero hold.Part for a nil or zero handle: NewMultiLock refuses it
 }
 
 // slotPart is the Part of a handle whose hold is its slot's: the MultiLock
@@ -260,4 +260,13 @@ func named(ctx context.Context, call, path string, err error) error {
 		return err
 	}
 	return fmt.Errorf("zklock: %s %s: %w", call, path, err)
+}
+
+// unmade is the error of an acting method of a handle its constructor did
+// not make (its zero value, or a nil pointer): misuse, reported as os.File's
+// methods on a nil *File report os.ErrInvalid, not as a nil dereference
+// deep in the engine. Each handle tests for it with one comparison (a field
+// only its constructor sets), before anything else.
+func unmade(typ, maker string) error {
+	return fmt.Errorf("%w: zero %s: make it with %s", ErrInvalidArgument, typ, maker)
 }

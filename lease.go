@@ -9,13 +9,21 @@ import (
 
 // Lease is a set of leases of a Semaphore acquired together: it is one
 // holder. Its methods are safe for concurrent use; a Lease must not be
-// copied.
+// copied. A zero Lease holds nothing; its Release returns ErrInvalidArgument.
 //
 // Holding is not guaranteed once Lost fires: the session may have expired,
 // taking the lease nodes with it, and others may hold the leases.
 type Lease struct {
 	line *hold.Line
 	h    *hold.Hold
+}
+
+// cur is the lease's hold; nil (nothing held) for a zero or nil Lease.
+func (l *Lease) cur() *hold.Hold {
+	if l == nil {
+		return nil
+	}
+	return l.h
 }
 
 // Release gives the leases back by deleting their nodes, retrying through
@@ -27,6 +35,9 @@ type Lease struct {
 // closed, the nodes left are deleted in the background, and a second
 // Release returns ErrNotLocked.
 func (l *Lease) Release(ctx context.Context) error {
+	if l == nil || l.line == nil {
+		return unmade("Lease", "Semaphore.Acquire")
+	}
 	return named(ctx, "release", l.line.Q.Dir, l.line.Release(ctx, l.h))
 }
 
@@ -34,13 +45,13 @@ func (l *Lease) Release(ctx context.Context) error {
 // ended: at the session's ownership deadline or on expiry, before the server
 // can hand the leases to others (see Mutex.Lost). It is closed once the
 // lease is released.
-func (l *Lease) Lost() <-chan struct{} { return l.h.Lost() }
+func (l *Lease) Lost() <-chan struct{} { return l.cur().Lost() }
 
 // Token returns the lease's fencing token, made from the creation zxid of
 // its last node as Mutex.Token's is: it increases over successive leases
 // of the semaphore. It is 0 once the lease is released.
 func (l *Lease) Token() int64 {
-	if l.h.Released() {
+	if h := l.cur(); h == nil || h.Released() {
 		return 0
 	}
 	return l.h.Token()
@@ -55,7 +66,7 @@ func (l *Lease) Token() int64 {
 // Contenders lists the lease's nodes (those whose Session is ours and
 // Holds).
 func (l *Lease) Guard() []zk.Op {
-	if l.h.Released() {
+	if h := l.cur(); h == nil || h.Released() {
 		return noGuard()
 	}
 	nodes := l.h.Nodes()

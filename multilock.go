@@ -29,8 +29,8 @@ import (
 //
 // A MultiLock is not reentrant: Lock while it holds or acquires returns
 // ErrAlreadyLocked. Its methods are safe for concurrent use; it must not be
-// copied, and its parts' handles must not be used on their own while it
-// holds.
+// copied, nor used unless NewMultiLock made it (else ErrInvalidArgument),
+// and its parts' handles must not be used on their own while it holds.
 type MultiLock struct {
 	m     *hold.Multi
 	parts []Part
@@ -78,6 +78,9 @@ func NewMultiLock(parts ...Part) (*MultiLock, error) {
 // reads the nodes of each part but the last on the server (one request per
 // node) and starts over if one is gone.
 func (m *MultiLock) Lock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("MultiLock", "NewMultiLock")
+	}
 	if err := checkCtx(ctx); err != nil {
 		// Named as a part's error is, by the part Lock begins with: the
 		// first in path order.
@@ -106,6 +109,9 @@ func (m *MultiLock) Lock(ctx context.Context) error {
 	return nil
 }
 
+// unmade reports that NewMultiLock did not make m (unmade).
+func (m *MultiLock) unmade() bool { return m == nil || m.m == nil }
+
 // Unlock releases every part, in reverse path order, each retrying as its
 // own Unlock does. It returns ErrNotLocked if the MultiLock does not hold,
 // and the parts' errors joined; a part whose loss signal fired counts as
@@ -119,6 +125,9 @@ func (m *MultiLock) Lock(ctx context.Context) error {
 // any part's release has ended, Lost is closed (every channel it returned
 // during the hold too): the MultiLock no longer holds every part.
 func (m *MultiLock) Unlock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("MultiLock", "NewMultiLock")
+	}
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}

@@ -19,7 +19,8 @@ import (
 // (Lost, Token, Guard) describe the current holder's
 // acquisition. It is not reentrant: a goroutine that calls Lock while it
 // holds waits forever, as with sync.Mutex (use ReentrantMutex for nesting).
-// Methods are safe for concurrent use; a Mutex must not be copied.
+// Methods are safe for concurrent use; a Mutex must not be copied. Those
+// of a zero or nil Mutex return ErrInvalidArgument: NewMutex makes one.
 //
 // Fairness: contenders are granted in the order they enqueued (their node's
 // sequence number); each watches only the node directly ahead of it, so a
@@ -80,6 +81,9 @@ func newMutex(s *Session, path string, sp spec, opts []Option) (*Mutex, error) {
 // waiting, when the path holds another kind of primitive's nodes, such as
 // an RWMutex's or a Semaphore's; that costs no extra request.
 func (m *Mutex) Lock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("Mutex", "NewMutex")
+	}
 	return named(ctx, "lock", m.q.Dir, m.h.Lock(ctx, queue.Request{Data: m.l.Data}))
 }
 
@@ -91,6 +95,9 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // read for the error, and our node is deleted), and it leaves nothing
 // behind.
 func (m *Mutex) TryLock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("Mutex", "NewMutex")
+	}
 	return named(ctx, "lock", m.q.Dir, m.h.Lock(ctx, queue.Request{Data: m.l.Data, Try: true}))
 }
 
@@ -107,6 +114,9 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 // was called changes nothing. In every case the Mutex may Lock again,
 // with a new node.
 func (m *Mutex) Unlock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("Mutex", "NewMutex")
+	}
 	return named(ctx, "unlock", m.q.Dir, m.h.Unlock(ctx))
 }
 
@@ -115,7 +125,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // Session.OwnershipDeadline) or on expiry, before the server can grant the
 // lock to another client, or at its bound (WithMaxHold). It never reopens;
 // a later Lock has its own. It is closed when nothing is held.
-func (m *Mutex) Lost() <-chan struct{} { return m.h.Current().Lost() }
+func (m *Mutex) Lost() <-chan struct{} { return m.current().Lost() }
 
 // Token returns the fencing token of the current acquisition, or 0 when
 // nothing is held. A token is the lock node's creation zxid shifted left
@@ -125,7 +135,7 @@ func (m *Mutex) Lost() <-chan struct{} { return m.h.Current().Lost() }
 // parent node was reaped and re-created, and over a cohort's local
 // handoffs. Every zklock primitive makes its tokens this way, so tokens of
 // zklock processes with and without cohorting compare.
-func (m *Mutex) Token() int64 { return m.h.Current().Token() }
+func (m *Mutex) Token() int64 { return m.current().Token() }
 
 // Guard returns a ZooKeeper check operation that succeeds only while this
 // acquisition holds: its node exists (with WithCohort, and no later local
@@ -136,10 +146,21 @@ func (m *Mutex) Token() int64 { return m.h.Current().Token() }
 // the check then fails once the node is gone, which is when a rival can
 // hold. WithSequenceLayout: always nil (Multi refuses it), as its node
 // names repeat; fence with Token.
-func (m *Mutex) Guard() *zk.CheckOp { return checkOp(m.h.Current().Guard()) }
+func (m *Mutex) Guard() *zk.CheckOp { return checkOp(m.current().Guard()) }
+
+// unmade reports that NewMutex did not make m (unmade).
+func (m *Mutex) unmade() bool { return m == nil || m.h.A == nil }
+
+// current is the slot's hold; nil (nothing held) for a nil Mutex.
+func (m *Mutex) current() *hold.Hold {
+	if m == nil {
+		return nil
+	}
+	return m.h.Current()
+}
 
 func (m *Mutex) part() hold.Part {
-	if m == nil {
+	if m.unmade() {
 		return hold.Part{}
 	}
 	return slotPart(m.q.Dir, m, &m.h, m.l.Data)

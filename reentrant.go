@@ -29,7 +29,8 @@ import (
 //
 // Methods are safe for concurrent use. A Lock that starts while the
 // owner's first is still waiting waits for it, then counts. A
-// ReentrantMutex must not be copied. Lost, Token and Guard behave as on
+// ReentrantMutex must not be copied, nor used unless NewReentrantMutex
+// made it (else ErrInvalidArgument). Lost, Token and Guard behave as on
 // Mutex.
 type ReentrantMutex struct {
 	s    *Session
@@ -65,6 +66,9 @@ func NewReentrantMutex(s *Session, path string, opts ...Option) (*ReentrantMutex
 // as Mutex.Lock, refusing a path that holds another kind of primitive's
 // nodes with ErrWrongKind.
 func (r *ReentrantMutex) Lock(ctx context.Context) error {
+	if r.unmade() {
+		return unmade("ReentrantMutex", "NewReentrantMutex")
+	}
 	return named(ctx, "lock", r.q.Dir, r.lock(ctx, false))
 }
 
@@ -72,6 +76,9 @@ func (r *ReentrantMutex) Lock(ctx context.Context) error {
 // than wait for another owner, or for the owner's own first Lock still in
 // flight (the lock is not the owner's until that returns).
 func (r *ReentrantMutex) TryLock(ctx context.Context) error {
+	if r.unmade() {
+		return unmade("ReentrantMutex", "NewReentrantMutex")
+	}
 	return named(ctx, "lock", r.q.Dir, r.lock(ctx, true))
 }
 
@@ -151,6 +158,9 @@ func (r *ReentrantMutex) reenter(ctx context.Context) (again bool, err error) {
 // whatever its outcome (a release cut off by ctx gives the hold up, see
 // Mutex.Unlock), and the owner's next Lock acquires anew.
 func (r *ReentrantMutex) Unlock(ctx context.Context) error {
+	if r.unmade() {
+		return unmade("ReentrantMutex", "NewReentrantMutex")
+	}
 	return named(ctx, "unlock", r.q.Dir, r.unlock(ctx))
 }
 
@@ -195,8 +205,11 @@ func (r *ReentrantMutex) Token() int64 { return r.h.Current().Token() }
 // Guard is Mutex.Guard for this owner's acquisition.
 func (r *ReentrantMutex) Guard() *zk.CheckOp { return checkOp(r.h.Current().Guard()) }
 
+// unmade reports that NewReentrantMutex did not make r (unmade).
+func (r *ReentrantMutex) unmade() bool { return r == nil || r.q == nil }
+
 func (r *ReentrantMutex) part() hold.Part {
-	if r == nil {
+	if r.unmade() {
 		return hold.Part{}
 	}
 	return hold.Part{Path: r.q.Dir, Key: r,

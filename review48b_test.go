@@ -27,8 +27,8 @@ import (
 )
 
 // Issue 48, second review (r48b): attacks on the public API as a careless
-// caller meets it. Attacks that held live here; those that broke a claim
-// are in review48b_break_test.go behind the build tag "review".
+// caller meets it. Attacks that held live here; the one that broke a
+// claim (zero and nil handles panicked) is zero_handles_test.go's now.
 
 // callNoPanic runs f, turning a panic into an error naming it, so that one
 // bad call does not hide the others.

@@ -20,7 +20,8 @@ import (
 // reentrant: a goroutine that holds a read lock and calls Lock waits
 // forever. Any goroutine may Unlock or RUnlock. Lost, Token and Guard
 // describe the write lock while it is held, else the handle's oldest read
-// lock. Methods are safe for concurrent use; an RWMutex must not be copied.
+// lock. Methods are safe for concurrent use; an RWMutex must not be copied,
+// nor used unless NewRWMutex made it (else ErrInvalidArgument).
 //
 // Fairness: owners are granted in the order they enqueued; a reader waits
 // only for earlier writers, so readers that arrive after a waiting writer
@@ -77,17 +78,26 @@ func writer(c queue.Contender) bool { return c.Kind == queue.KindWrite }
 // Lock acquires the write lock, waiting while any read or write lock is
 // held; otherwise as Mutex.Lock.
 func (m *RWMutex) Lock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("RWMutex", "NewRWMutex")
+	}
 	return named(ctx, "lock", m.q.Dir, m.w.Lock(ctx, queue.Request{Data: m.data}))
 }
 
 // TryLock is Lock that fails with a *LockedError rather than wait.
 func (m *RWMutex) TryLock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("RWMutex", "NewRWMutex")
+	}
 	return named(ctx, "lock", m.q.Dir, m.w.Lock(ctx, queue.Request{Data: m.data, Try: true}))
 }
 
 // RLock acquires a read lock, waiting while a writer holds or waits ahead;
 // otherwise as Mutex.Lock.
 func (m *RWMutex) RLock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("RWMutex", "NewRWMutex")
+	}
 	_, err := m.rlock(ctx, false)
 	return named(ctx, "read-lock", m.q.Dir, err)
 }
@@ -96,6 +106,9 @@ func (m *RWMutex) RLock(ctx context.Context) error {
 // what it would wait for is a writer queued ahead, the error names that
 // writer (LockedError.Queued).
 func (m *RWMutex) TryRLock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("RWMutex", "NewRWMutex")
+	}
 	_, err := m.rlock(ctx, true)
 	return named(ctx, "read-lock", m.q.Dir, err)
 }
@@ -126,6 +139,9 @@ func (m *RWMutex) rlock(ctx context.Context, try bool) (*hold.Hold, error) {
 // of the write node). Upgrade has no counterpart: release the read lock,
 // then Lock.
 func (m *RWMutex) Downgrade(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("RWMutex", "NewRWMutex")
+	}
 	return named(ctx, "downgrade", m.q.Dir, m.downgrade(ctx))
 }
 
@@ -150,12 +166,18 @@ func (m *RWMutex) downgrade(ctx context.Context) error {
 // Unlock releases the write lock, as Mutex.Unlock does. After a Downgrade
 // the read lock stays held.
 func (m *RWMutex) Unlock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("RWMutex", "NewRWMutex")
+	}
 	return named(ctx, "unlock", m.q.Dir, m.w.Unlock(ctx))
 }
 
 // RUnlock releases the oldest read lock of the handle, as Mutex.Unlock
 // does; ErrNotLocked when it holds none.
 func (m *RWMutex) RUnlock(ctx context.Context) error {
+	if m.unmade() {
+		return unmade("RWMutex", "NewRWMutex")
+	}
 	return named(ctx, "read-unlock", m.q.Dir, m.rUnlock(ctx))
 }
 
@@ -217,9 +239,12 @@ func (m *RWMutex) Token() int64 { return m.current().Token() }
 // Guard is Mutex.Guard for the current acquisition.
 func (m *RWMutex) Guard() *zk.CheckOp { return checkOp(m.current().Guard()) }
 
+// unmade reports that NewRWMutex did not make m (unmade).
+func (m *RWMutex) unmade() bool { return m == nil || m.q == nil }
+
 // part is m's write lock as a part of a MultiLock.
 func (m *RWMutex) part() hold.Part {
-	if m == nil {
+	if m.unmade() {
 		return hold.Part{}
 	}
 	return slotPart(m.q.Dir, m, &m.w, m.data)
@@ -233,7 +258,7 @@ type readPart struct{ m *RWMutex }
 
 func (r readPart) part() hold.Part {
 	m := r.m
-	if m == nil {
+	if m.unmade() {
 		return hold.Part{}
 	}
 	return hold.Part{Path: m.q.Dir, Key: m,

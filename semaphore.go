@@ -36,7 +36,8 @@ import (
 //
 // A Semaphore is safe for concurrent use: each Acquire returns its own
 // Lease, and two goroutines holding one lease each count as two holders. It
-// must not be copied.
+// must not be copied, nor used unless NewSemaphore made it (else
+// ErrInvalidArgument).
 type Semaphore struct {
 	line  *hold.Line
 	q     *queue.Queue // the lease or permit queue, for listings
@@ -102,6 +103,9 @@ var leaseErrs = &hold.Errs{Lost: errs.ErrLeaseLost, NotHeld: errs.ErrLeaseReleas
 // (wrapping ErrWrongKind) without waiting. If the session expires while
 // Acquire waits, it starts over under the new session.
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
+	if s.unmade() {
+		return nil, unmade("Semaphore", "NewSemaphore")
+	}
 	l, err := s.acquire(ctx, n, false)
 	return l, named(ctx, "acquire", s.path, err)
 }
@@ -112,6 +116,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 // s's returns ErrInvalidArgument, never ErrLocked: retrying cannot help.
 // Another kind of primitive on the path returns a *WrongKindError.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
+	if s.unmade() {
+		return nil, unmade("Semaphore", "NewSemaphore")
+	}
 	l, err := s.acquire(ctx, n, true)
 	return l, named(ctx, "acquire", s.path, err)
 }
@@ -130,10 +137,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (*Lease, error
 	return &Lease{line: s.line, h: h}, nil
 }
 
+// unmade reports that NewSemaphore did not make s (unmade).
+func (s *Semaphore) unmade() bool { return s == nil || s.line == nil }
+
 // part is one lease of s as a part of a MultiLock; a MultiLock holds one
 // lease of the semaphore at a time.
 func (s *Semaphore) part() hold.Part {
-	if s == nil {
+	if s.unmade() {
 		return hold.Part{}
 	}
 	return hold.Part{Path: s.path, Key: s,

@@ -15,7 +15,7 @@ import (
 // Client makes ZooKeeper requests outside zklock's recipes, through a
 // zklock Session's connection (Session.Client). It is safe for concurrent
 // use, may be copied, and is valid for the Session's life; the zero Client
-// is not usable.
+// is not usable (its requests return ErrInvalidArgument).
 //
 // Every request takes ctx first and returns ctx's error when ctx ends (a
 // write may then have been applied or not). A request made while
@@ -44,6 +44,22 @@ func init() {
 }
 
 func (c *Client) cl() *client.Client { return c.conn.Client() }
+
+// check is checkCtx for a Client's request, which first refuses a Client
+// zklock's Session did not make (its zero value, or a nil pointer) with
+// ErrInvalidArgument, as os.File's methods on a nil *File return
+// os.ErrInvalid, rather than dereference nil further down.
+func (c *Client) check(ctx context.Context) error {
+	if c.unmade() {
+		return errUnmadeClient
+	}
+	return checkCtx(ctx)
+}
+
+// unmade reports that no zklock Session made c.
+func (c *Client) unmade() bool { return c == nil || c.conn == nil }
+
+var errUnmadeClient = fmt.Errorf("%w: zero zk.Client: get it from a zklock Session's Client", ErrInvalidArgument)
 
 // checkCtx rejects a nil or finished ctx before anything is sent.
 func checkCtx(ctx context.Context) error {
@@ -101,7 +117,7 @@ func publicErr(err error) error {
 // gives it the session's (zklock's WithACL). A mode that
 // is none of the Mode constants fails with ErrInvalidArgument.
 func (c *Client) Create(ctx context.Context, path string, data []byte, mode CreateMode, acl ...ACL) (string, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return "", err
 	}
 	if !mode.valid() {
@@ -117,7 +133,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, mode Crea
 
 // Get returns the data and Stat of the node at path.
 func (c *Client) Get(ctx context.Context, path string) ([]byte, Stat, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return nil, Stat{}, err
 	}
 	data, st, err := c.cl().Get(ctx, path)
@@ -127,7 +143,7 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, Stat, error) {
 // Set sets the data of the node at path if its version is version (-1:
 // any), and returns its new Stat.
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (Stat, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return Stat{}, err
 	}
 	st, err := c.cl().Set(ctx, path, data, version)
@@ -136,7 +152,7 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 
 // Delete deletes the node at path if its version is version (-1: any).
 func (c *Client) Delete(ctx context.Context, path string, version int32) error {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return err
 	}
 	return publicErr(c.cl().Delete(ctx, path, version))
@@ -145,7 +161,7 @@ func (c *Client) Delete(ctx context.Context, path string, version int32) error {
 // Exists returns the Stat of the node at path and true, or false (and no
 // error) if there is none.
 func (c *Client) Exists(ctx context.Context, path string) (Stat, bool, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return Stat{}, false, err
 	}
 	st, ok, err := c.cl().Exists(ctx, path)
@@ -155,7 +171,7 @@ func (c *Client) Exists(ctx context.Context, path string) (Stat, bool, error) {
 // Children returns the names of the children of the node at path, in no
 // particular order, and the node's Stat.
 func (c *Client) Children(ctx context.Context, path string) ([]string, Stat, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return nil, Stat{}, err
 	}
 	names, st, err := c.cl().Children(ctx, path)
@@ -164,7 +180,7 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, Stat, err
 
 // GetACL returns the ACL and Stat of the node at path.
 func (c *Client) GetACL(ctx context.Context, path string) ([]ACL, Stat, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return nil, Stat{}, err
 	}
 	acl, st, err := c.cl().GetACL(ctx, path)
@@ -174,7 +190,7 @@ func (c *Client) GetACL(ctx context.Context, path string) ([]ACL, Stat, error) {
 // SetACL sets the ACL of the node at path if its ACL version is version
 // (-1: any), and returns its new Stat.
 func (c *Client) SetACL(ctx context.Context, path string, acl []ACL, version int32) (Stat, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return Stat{}, err
 	}
 	st, err := c.cl().SetACL(ctx, path, toClientACL(acl), version)

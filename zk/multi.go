@@ -96,7 +96,7 @@ type OpResult struct {
 // sequence-layout Mutex, whose node names repeat) or a CreateOp
 // of an unknown mode fails with ErrInvalidArgument, and nothing is sent.
 func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return nil, err
 	}
 	cops := make([]client.Op, len(ops))

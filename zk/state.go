@@ -58,10 +58,20 @@ type Event struct {
 // SessionID returns the id of the current ZooKeeper session, or of the
 // last one while none is established. It changes after StateExpired: the
 // zklock Session then establishes a new ZooKeeper session.
-func (c *Client) SessionID() int64 { return c.conn.SessionID() }
+func (c *Client) SessionID() int64 {
+	if c.unmade() {
+		return 0
+	}
+	return c.conn.SessionID()
+}
 
 // State returns the current state of the session and its connection.
-func (c *Client) State() State { return State(c.conn.State()) }
+func (c *Client) State() State {
+	if c.unmade() {
+		return StateClosed // of no session: nothing follows
+	}
+	return State(c.conn.State())
+}
 
 // Subscribe returns a channel of every state transition of the session
 // from now on, in order (go-zookeeper's event channel, with every
@@ -71,6 +81,9 @@ func (c *Client) State() State { return State(c.conn.State()) }
 // ctx ends. Subscribing once the zklock Session is closed yields its
 // StateClosed event alone.
 func (c *Client) Subscribe(ctx context.Context) (<-chan Event, error) {
+	if c.unmade() {
+		return nil, errUnmadeClient
+	}
 	if ctx == nil {
 		return nil, errs.ErrNilContext
 	}
@@ -105,6 +118,9 @@ type Timing struct {
 // Timing returns the session timeout and the servers' timing in use, and
 // their source.
 func (c *Client) Timing() Timing {
+	if c.unmade() {
+		return Timing{}
+	}
 	t, src := c.conn.Timing()
 	return Timing{Timeout: c.conn.Timeout(), Tick: t.Tick, SyncLimit: t.SyncLimit, Source: src}
 }

@@ -2,6 +2,7 @@ package zk
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/zklock/zklock/internal/client"
@@ -10,7 +11,7 @@ import (
 // ExistsW is Exists that also sets a watch: on the node's deletion or data
 // change if it exists, on its creation if not.
 func (c *Client) ExistsW(ctx context.Context, path string) (Stat, bool, *Watch, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return Stat{}, false, nil, err
 	}
 	st, ok, w, err := c.cl().ExistsW(ctx, path)
@@ -23,7 +24,7 @@ func (c *Client) ExistsW(ctx context.Context, path string) (Stat, bool, *Watch, 
 // GetW is Get that also sets a watch on the node's data change or
 // deletion.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, Stat, *Watch, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return nil, Stat{}, nil, err
 	}
 	data, st, w, err := c.cl().GetW(ctx, path)
@@ -36,7 +37,7 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, Stat, *Watch, e
 // ChildrenW is Children that also sets a watch on a change of the node's
 // children, or its deletion.
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, Stat, *Watch, error) {
-	if err := checkCtx(ctx); err != nil {
+	if err := c.check(ctx); err != nil {
 		return nil, Stat{}, nil, err
 	}
 	names, st, w, err := c.cl().ChildrenW(ctx, path)
@@ -52,7 +53,7 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, Stat, *W
 // Session closed). No event is ever dropped. The server keeps the watch
 // across reconnects of the same ZooKeeper session, and fires it at once on
 // reconnect if its node changed meanwhile. A Watch is safe for concurrent
-// use.
+// use; a zero Watch is ended, and its Remove returns ErrInvalidArgument.
 type Watch struct {
 	w    *client.Watch
 	once sync.Once
@@ -61,11 +62,29 @@ type Watch struct {
 
 // Done returns a channel that is closed once the watch has fired or
 // ended; Event then tells what happened.
-func (w *Watch) Done() <-chan struct{} { return w.w.Ready() }
+func (w *Watch) Done() <-chan struct{} {
+	if w.unmade() {
+		return closed
+	}
+	return w.w.Ready()
+}
+
+// unmade reports that no Client made w: such a Watch is ended (Done
+// closed, Event NodeWatchEnded with ErrInvalidArgument), and Remove
+// returns ErrInvalidArgument, rather than dereference nil.
+func (w *Watch) unmade() bool { return w == nil || w.w == nil }
+
+var (
+	errUnmadeWatch = fmt.Errorf("%w: zero zk.Watch: get it from Client.ExistsW, GetW or ChildrenW", ErrInvalidArgument)
+	closed         = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+)
 
 // Event returns what fired the watch, once Done is closed; before, the
 // zero NodeEvent.
 func (w *Watch) Event() NodeEvent {
+	if w.unmade() {
+		return NodeEvent{Type: NodeWatchEnded, Err: errUnmadeWatch}
+	}
 	select {
 	case <-w.w.Ready():
 	default:
@@ -88,6 +107,9 @@ func (w *Watch) Event() NodeEvent {
 // Remove ends the watch (its Event is NodeWatchEnded) and asks the server
 // to drop it, unless another Watch shares it; ctx bounds that request.
 func (w *Watch) Remove(ctx context.Context) error {
+	if w.unmade() {
+		return errUnmadeWatch
+	}
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
