@@ -45,6 +45,10 @@ func (h *Hold) finish() { h.state.Store(released) }
 // Released reports whether the hold was given back (or counted so, lost).
 func (h *Hold) Released() bool { return h.state.Load() == released }
 
+// Releasing reports whether a release of h began: under way or done. Its
+// node may be gone from the server before Released says so.
+func (h *Hold) Releasing() bool { return h.state.Load() != held }
+
 // closed is the loss signal of nothing held.
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
