@@ -309,6 +309,13 @@ var sharedSeeds = [][]byte{
 	// s0's owner holds /re; s1 Breaks it (force); s1's owner holds; s0's
 	// owner re-enters: not nil.
 	seed(0, 0, 0, 0, st(0, 5, 0), st(10, 1, 7), st(0, perSession+5, 0), st(0, 6, 0)),
+	// Review 43m (its seed S): s0's owner holds /re; lane 1 Unlocks while
+	// a re-entry runs (the chain step at request #6). The library passes;
+	// with an Unlock that releases without the ReentrantMutex's lock (its
+	// mutation M9) the re-entry returns nil for a hold whose release had
+	// begun, which the model must report, not excuse as a sibling's.
+	seed(0, 0, 0, schedBit, st(0, 5, 0), st(chainOp, 6, 0x08)),
+	seed(0, 0, 0, schedBit, st(0, 5, 0), st(chainOp, 6, 0x48)),
 }
 
 // sharedWalks are FuzzSharedHandles' seeds that reproduce no finding: the
