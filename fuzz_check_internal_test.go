@@ -52,9 +52,6 @@ func (r *run) granted(h *handle, what string, gen int64, hs []*hold.Hold, lost <
 }
 
 func (r *run) admit(b *belief, toks []int64) {
-	// Whether a release of the hold had begun when the call returned (read
-	// first, before any server read): a success for such a hold is judged.
-	relAtReturn := releasing(b.hs)
 	lostNow, missing := closed(b.lost), r.missing(b.nodes)
 	judged := b.gen%2 == 0 && r.gen.Load() == b.gen && !r.applying.Load()
 	r.mu.Lock()
@@ -71,12 +68,12 @@ func (r *run) admit(b *belief, toks []int64) {
 	}
 	b.broken = excused
 	// A goroutine sharing the handle may have released the hold between
-	// the return and the read of its nodes (its captured Lost stays open:
-	// it is the epoch's): a hold whose release began after the return, by
-	// the read, is not judged. One whose release had begun at the return
-	// is (a success handed out for a hold being given back: review 43m's
-	// mutation M9, an Unlock not holding the ReentrantMutex's lock).
-	if !lostNow && len(missing) > 0 && judged && !excused && (relAtReturn || !releasing(b.hs)) {
+	// its placing in the handle and the read of its nodes (its captured
+	// Lost stays open: it is the epoch's), even before the call returned
+	// (any goroutine may Unlock a shared handle's hold once it is placed):
+	// one whose release began by the read is not judged. (A re-entry is
+	// judged more closely: reentered.)
+	if !lostNow && len(missing) > 0 && judged && !excused && !releasing(b.hs) {
 		r.failf("%s: %s returned success with Lost open while its node(s) %v were gone", b.h.name, b.what, missing)
 	}
 	r.mu.Lock()
@@ -108,7 +105,11 @@ func (r *run) reentered(h *handle, what string, gen int64, hd *hold.Hold) {
 	if hd == nil || gen%2 != 0 || r.gen.Load() != gen || r.applying.Load() {
 		return
 	}
-	relAtReturn := hd.Releasing() // read before the server's, as in admit
+	// Read at the return, before the server: a release under way while the
+	// owner's count is still above 0 is one the re-entry counted on (review
+	// 43m's mutation M9: an Unlock releasing without the handle's lock).
+	// Siblings that unlocked the re-entry's count too leave it at 0: theirs.
+	relAtReturn := hd.Releasing() && h.re.holdCount() > 0
 	missing := r.missing(hd.Nodes())
 	r.mu.Lock()
 	seen := r.believed(h, hd)
@@ -116,8 +117,8 @@ func (r *run) reentered(h *handle, what string, gen int64, hd *hold.Hold) {
 	r.mu.Unlock()
 	// As in admit: a release by another goroutine of the handle may
 	// delete the node before the model hears of it (released); a hold
-	// whose release began after the return, by the read, is not judged,
-	// one whose release had begun at the return is.
+	// whose release began by the read is not judged, unless the re-entry
+	// counted on it (relAtReturn).
 	if seen && len(missing) > 0 && !excused && (relAtReturn || !hd.Releasing()) {
 		r.failf("%s: %s returned success, a re-entry, while its hold's node(s) %v were gone (Lost closed: %v)", h.name, what, missing, closed(hd.Lost()))
 	}
