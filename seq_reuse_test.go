@@ -1,6 +1,7 @@
 package zklock_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -20,27 +21,7 @@ func TestSeqLayoutStaleUnlockAfterBreak(t *testing.T) {
 	ctx := ctxFor(t)
 	s1, s2, s3 := newSession(t, srv.Servers()), newSession(t, srv.Servers()), newSession(t, srv.Servers())
 	p := lockPath(t, "seq")
-	a, err := zklock.NewMutex(s1, p, zklock.WithSequenceLayout())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zklock.Break(ctx, s2, p, true); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 20*time.Second, "the empty container reaped", func() bool {
-		_, ok, err := s1.Client().Exists(ctx, p)
-		return err == nil && !ok
-	})
-	b, err := zklock.NewMutex(s2, p, zklock.WithSequenceLayout())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a, b := brokenThenReused(ctx, t, s1, s2, p)
 	before, _, err := s2.Client().Children(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -151,27 +132,7 @@ func TestSeqLayoutEpochEndAfterBreak(t *testing.T) {
 	s1 := newSession(t, px.Addrs(), zklock.WithSessionTimeout(2*time.Second), zklock.WithSafetyMargin(1500*time.Millisecond))
 	s2 := newSession(t, srv.Servers())
 	p := lockPath(t, "seq")
-	a, err := zklock.NewMutex(s1, p, zklock.WithSequenceLayout())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zklock.Break(ctx, s2, p, true); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 20*time.Second, "the empty container reaped", func() bool {
-		_, ok, err := s2.Client().Exists(ctx, p)
-		return err == nil && !ok
-	})
-	b, err := zklock.NewMutex(s2, p, zklock.WithSequenceLayout())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a, b := brokenThenReused(ctx, t, s1, s2, p)
 	sid := s1.Client().SessionID()
 	px.Blackhole()
 	select {
@@ -200,4 +161,33 @@ func TestSeqLayoutEpochEndAfterBreak(t *testing.T) {
 	if err := b.Unlock(ctx); err != nil {
 		t.Errorf("b's Unlock: %v", err)
 	}
+}
+
+// brokenThenReused makes a sequence-layout Mutex of s1 hold p, Breaks it
+// from s2, waits until the server reaped the empty container, and makes a
+// rival Mutex of s2 hold p again: its node has the broken one's name.
+func brokenThenReused(ctx context.Context, t *testing.T, s1, s2 *zklock.Session, p string) (a, b *zklock.Mutex) {
+	t.Helper()
+	a, err := zklock.NewMutex(s1, p, zklock.WithSequenceLayout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zklock.Break(ctx, s2, p, true); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the empty container reaped", func() bool {
+		_, ok, err := s2.Client().Exists(ctx, p)
+		return err == nil && !ok
+	})
+	b, err = zklock.NewMutex(s2, p, zklock.WithSequenceLayout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
 }
