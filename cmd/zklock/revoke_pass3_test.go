@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/zktest"
 )
 
 // zklock revoke of an election's leader writes the request (the node
@@ -18,7 +17,7 @@ import (
 // says so too, rather than promising a refusal (issue 47).
 func TestRevokeElectionLeaderSaysWritten(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -52,7 +51,7 @@ func TestRevokeElectionLeaderSaysWritten(t *testing.T) {
 // waiting candidate's "led by" line, not as the raw __REVOKE__ (issue 47).
 func TestRevokedLeaderShownAsRequested(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -95,7 +94,7 @@ func TestRevokedLeaderShownAsRequested(t *testing.T) {
 // semaphore's leases are not revoked or broken, and exit 125 (issue 47).
 func TestRevokeAndBreakOfSemaphoreSayWhy(t *testing.T) {
 	t.Parallel()
-	c := zktest.Start(t)
+	c := shared(t)
 	servers := c.ConnectString()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
