@@ -127,9 +127,10 @@ func ExampleWithSequenceLayout() {
 		return
 	}
 	cs, _ := zklock.Contenders(ctx, s, "/jobs/shared-queue")
-	fmt.Println("node:", cs[0].Path[len("/jobs/shared-queue/"):len("/jobs/shared-queue/seqlock-")])
-	// Its node names repeat once the path is reaped and re-created: there
-	// is no Guard, and writes are fenced with Token.
+	name := cs[0].Path[len("/jobs/shared-queue/"):]
+	fmt.Println("node:", name[strings.Index(name, "-")+1:len(name)-10]) // "<the path's czxid, hex>-seqlock-<seq>"
+	// A node of a reaped path's earlier life may have its name for a
+	// moment: there is no Guard, and writes are fenced with Token.
 	fmt.Println("guard:", m.Guard() == nil, "token:", m.Token() == cs[0].Token)
 	// A Mutex of the default layout refuses the path while it is in use.
 	other, _ := zklock.NewMutex(s, "/jobs/shared-queue")

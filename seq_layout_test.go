@@ -41,7 +41,7 @@ func seqNodes(t *testing.T, s *zklock.Session, path string) []string {
 	t.Helper()
 	var out []string
 	for _, n := range nodeNames(t, s, path) {
-		if strings.HasPrefix(n, "seqlock-") {
+		if strings.Contains(n, "-seqlock-") {
 			out = append(out, path+"/"+n)
 		}
 	}

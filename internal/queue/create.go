@@ -48,7 +48,7 @@ func (q *Queue) create(ctx context.Context, data []byte, list bool) (node, error
 		var czxid, owner int64
 		var names []string
 		if list {
-			p, czxid, owner, names, err = q.Conn.CreateAndList(ctx, parents, path, data)
+			p, czxid, owner, names, _, err = q.Conn.CreateAndList(ctx, parents, path, data)
 		} else {
 			p, czxid, owner, err = q.Conn.CreateSeq(ctx, path, data)
 		}

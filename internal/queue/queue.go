@@ -49,12 +49,13 @@ type Conn interface {
 	// than on an existing one. A parent it took for existing may have been
 	// reaped: the create then fails with NoNode, and a retry creates it.
 	// When the create finds no parent because a parent create failed, err
-	// is that one's error.
-	CreateAndList(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, names []string, err error)
+	// is that one's error. parent is the parent's czxid, from the same
+	// reply as names (0 when names is nil).
+	CreateAndList(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, names []string, parent int64, err error)
 	// CreateAndStat is CreateAndList with the parent's child count, from
 	// an exists request pipelined behind the create, in place of its
-	// listing; children is -1 when it is not known.
-	CreateAndStat(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, children int32, err error)
+	// listing; children is -1, and parent 0, when they are not known.
+	CreateAndStat(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, children int32, parent int64, err error)
 	// Exist reports whether each of paths exists, its requests sent as one
 	// pipeline, without watches.
 	Exist(ctx context.Context, paths []string) ([]bool, error)
@@ -73,6 +74,11 @@ type Conn interface {
 	// sets the node's data, then deletes it, so a watcher of its data sees
 	// NodeDataChanged, which a plain deletion never causes (see Released).
 	ReleaseUntil(ctx context.Context, path string, ep Epoch) error
+	// ReleaseOwnUntil is ReleaseUntil for a node whose name no other node
+	// has had since its create (Seq): a node missing at the first attempt
+	// is an error wrapping client.ErrNoNode; at a retry after a connection
+	// loss, deleted.
+	ReleaseOwnUntil(ctx context.Context, path string, ep Epoch) error
 	// Discard deletes an ephemeral node of session sid: now if it can, and
 	// in the background until it is gone or the session is otherwise.
 	Discard(path string, sid int64)

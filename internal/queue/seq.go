@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/zklock/zklock/internal/client"
@@ -89,6 +91,9 @@ type Seq struct {
 	// short: the last enqueue found at most SeqListBelow children, so the
 	// next one pipelines the listing behind its create, not the count.
 	short atomic.Bool
+	// inc is the czxid of the lock path as last learnt (0: not yet), which
+	// our next node's name carries (SeqPrefix).
+	inc atomic.Int64
 }
 
 // SeqWindows are the walk's windows: how many numbers below the last one
@@ -101,9 +106,53 @@ var SeqWindows = []int{2, 16}
 // walked.
 const SeqListBelow = 16
 
-// SeqName returns the name of the sequence-layout node numbered seq, as
-// the server formats it (%010d of a signed 32-bit counter).
-func SeqName(seq int32) string { return fmt.Sprintf("%s%010d", KindSeqLock, seq) }
+// SeqPrefix is what a sequence-layout node's name starts with: the czxid
+// of its lock path, in hex, "-", and KindSeqLock; the server appends the
+// sequence number.
+func SeqPrefix(inc int64) string { return strconv.FormatInt(inc, 16) + "-" + KindSeqLock }
+
+// SeqName returns the name of the sequence-layout node numbered seq under
+// prefix (SeqPrefix), as the server formats it (%010d of a signed 32-bit
+// counter).
+func SeqName(prefix string, seq int32) string { return fmt.Sprintf("%s%010d", prefix, seq) }
+
+// seqPrefixOf returns the SeqPrefix a sequence-layout node's name starts
+// with.
+func seqPrefixOf(name string) string {
+	return name[:strings.LastIndex(name, KindSeqLock)+len(KindSeqLock)]
+}
+
+// sameLock returns names without the sequence-layout nodes whose prefix
+// is not prefix: nodes named after a lock path's earlier life (a contender
+// that took the path's old czxid for its create, and deletes its node
+// once it learns the path's), never contenders. A release of ours whose
+// node was deleted (a Break) and whose path was reaped may set the data of
+// such a node and delete it (Give): a waiter that took it for the node
+// ahead would take that for a release.
+func sameLock(names []string, prefix string) []string {
+	var out []string
+	for i, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			if out != nil {
+				out = append(out, n)
+			}
+			continue
+		}
+		if c, ok := Parse(n); !ok || c.Kind != KindSeqLock {
+			if out != nil {
+				out = append(out, n)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]string, 0, len(names)-1), names[:i]...)
+		}
+	}
+	if out == nil {
+		return names
+	}
+	return out
+}
 
 // Acquire is Queue.Acquire in the sequence layout.
 func (s *Seq) Acquire(ctx context.Context, r Request) (*Held, error) {
@@ -136,18 +185,19 @@ func (s *Seq) wait(ctx context.Context, n node, count int32, r Request) (*Held, 
 	if count == 1 { // ours is the parent's only child
 		return q.grant(ctx, n)
 	}
+	prefix := seqPrefixOf(n.name)
 	below, list := ours.Seq, r.Try || n.listing != nil || (count > 1 && count <= SeqListBelow)
 	for waited := false; ; waited = true {
 		var ahead Contender
 		found, alone := false, false
 		if !list {
 			var err error
-			if ahead, found, err = s.walk(ctx, n, below, waited); err != nil {
+			if ahead, found, err = s.walk(ctx, n, prefix, below, waited); err != nil {
 				return nil, err
 			}
 		}
 		if !found {
-			sc, err := s.look(ctx, n, ours, n.listing)
+			sc, err := s.look(ctx, n, ours, prefix, n.listing)
 			n.listing = nil // only the first look may use it
 			if err != nil {
 				return nil, err
@@ -187,14 +237,14 @@ func (s *Seq) granted(ctx context.Context, n node, ours Contender, waited bool) 
 // window by window; found is false when every window was empty. With
 // checkOurs, our own node's existence is asked in the first pipeline, and
 // errGone returned when it is gone.
-func (s *Seq) walk(ctx context.Context, n node, below int32, checkOurs bool) (Contender, bool, error) {
+func (s *Seq) walk(ctx context.Context, n node, prefix string, below int32, checkOurs bool) (Contender, bool, error) {
 	for _, w := range SeqWindows {
 		paths := make([]string, 0, w+1)
 		if checkOurs {
 			paths = append(paths, n.path)
 		}
 		for i := 1; i <= w; i++ {
-			paths = append(paths, s.Q.Dir+"/"+SeqName(below-int32(i)))
+			paths = append(paths, s.Q.Dir+"/"+SeqName(prefix, below-int32(i)))
 		}
 		ex, err := s.Q.Conn.Exist(ctx, paths)
 		if err != nil {
@@ -208,7 +258,7 @@ func (s *Seq) walk(ctx context.Context, n node, below int32, checkOurs bool) (Co
 		}
 		if i := slices.Index(ex, true); i >= 0 {
 			seq := below - int32(i+1)
-			return Contender{Name: SeqName(seq), Kind: KindSeqLock, Seq: seq}, true, nil
+			return Contender{Name: SeqName(prefix, seq), Kind: KindSeqLock, Seq: seq}, true, nil
 		}
 		below -= int32(w)
 	}
@@ -216,9 +266,10 @@ func (s *Seq) walk(ctx context.Context, n node, below int32, checkOurs bool) (Co
 }
 
 // look lists the queue (unless names is the listing taken with our
-// create): what Queue.wait reads from a listing, after refusing a path
-// where another kind's node is ahead of ours.
-func (s *Seq) look(ctx context.Context, n node, ours Contender, names []string) (Scanned, error) {
+// create): what Queue.wait reads from a listing of the nodes named with
+// prefix (sameLock), after refusing a path where another kind's node is
+// ahead of ours.
+func (s *Seq) look(ctx context.Context, n node, ours Contender, prefix string, names []string) (Scanned, error) {
 	q := s.Q
 	if names == nil {
 		var err error
@@ -233,7 +284,7 @@ func (s *Seq) look(ctx context.Context, n node, ours Contender, names []string) 
 	if c, ok := foreignAhead(names, ours, q.Accept); ok {
 		return Scanned{}, WrongKind(q.Dir, c)
 	}
-	sc, ok := Scan(names, n.name, nil, q.Accept...)
+	sc, ok := Scan(sameLock(names, prefix), n.name, nil, q.Accept...)
 	if !ok {
 		return Scanned{}, errGone
 	}
@@ -271,54 +322,40 @@ func (s *Seq) Take(ctx context.Context, r Request) (*Place, error) {
 // the only contender ahead, and without the announcement it would walk
 // again below a holder's number, where nothing is.
 //
-// It deletes only the node it holds, told by its czxid (the hold's Token),
-// read first: one request more than the other layouts' release. Names
-// repeat in this layout: once our node is gone (a Break, of which the
-// holder is not told), the lock path, an empty CONTAINER, is reaped, and
-// the next contender re-creates it, its numbers start again at 0 and its
-// node may get our name; a delete by name (ZooKeeper's delete checks the
-// data version alone, and a new node's is 0 as ours was) would delete the
-// rival's node and let a third contender hold beside it. A node gone or
-// not ours is a hold lost: errs.ErrLockLost, nothing deleted, our
-// tracking dropped so that the epoch's end deletes nothing either. The
-// read and the delete are two requests: a node deleted, its path reaped
-// and re-created with our name between them (a holder paused or cut off
-// between the two for longer than the server's container reap interval,
-// 60 s by default; or a release cut off by its ctx, whose node is then
-// deleted by name in the background, hold.drop) is still deleted by name.
-// The session's cleanup of an ended epoch's nodes (a hold Broken and never
-// given back, its session surviving) reads the node's owner first
-// (session.Conn.goDelete), which spares a rival of another session only.
+// It deletes by name, without reading the node first: the name is the
+// holder's alone. A sequence number is given once in a lock path's life,
+// and a path reaped and re-created (once every node is gone, a Break's
+// deletion of ours among them, of which the holder is not told) has a new
+// czxid, which the names of its contenders carry (SeqPrefix), so no
+// contender's node is ever named like ours again. The one node that may
+// be is a non-contender's: a create made under the old czxid by a
+// contender that learnt it before the reap, which deletes its node as
+// soon as its reply tells it the path's (Seq.create); a release that
+// deletes it instead returns nil, and no waiter takes its announcement
+// for a release (sameLock). A node missing at the first attempt is a hold
+// lost: errs.ErrLockLost, our tracking dropped so that the epoch's end
+// deletes nothing either.
 func (s *Seq) Give(ctx context.Context, p *Place) error {
 	h := p.Held[0]
+	q := s.Q
 	select {
 	case <-h.Epoch.Done:
 		return errs.ErrLockLost
 	default:
 	}
-	// The read gives up at the epoch's end, as the delete does (Stat
-	// retries through connection loss until its ctx ends).
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-h.Epoch.Done:
-			cancel()
-		case <-sctx.Done():
-		}
-	}()
-	st, err := s.Q.Conn.Stat(sctx, h.Path)
-	if err != nil {
-		select {
-		case <-h.Epoch.Done:
-			return errs.ErrLockLost
-		default:
-			return err
-		}
-	}
-	if st == nil || st.Czxid != h.Token {
-		s.Q.Conn.Untrack(h.Epoch, &h.Tracked)
+	err := q.Conn.ReleaseOwnUntil(ctx, h.Path, h.Epoch)
+	switch {
+	case err == nil:
+		q.Conn.Untrack(h.Epoch, &h.Tracked)
+		return nil
+	case errors.Is(err, client.ErrNoNode):
+		q.Conn.Untrack(h.Epoch, &h.Tracked)
 		return errs.ErrLockLost
 	}
-	return s.Q.release(ctx, h, s.Q.Handoff)
+	select {
+	case <-h.Epoch.Done:
+		return errs.ErrLockLost
+	default:
+		return err
+	}
 }

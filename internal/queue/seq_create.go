@@ -52,48 +52,111 @@ func stripSeqToken(data []byte) []byte {
 // unknown), or, while the queue was short, its listing (Conn.CreateAndList,
 // in the node). A create cut off by connection loss is resolved by its
 // token: adopted if the current session owns the node, deleted otherwise.
+//
+// Our node's name carries the lock path's czxid as we know it (Seq.inc;
+// read first when we know none). The parent's czxid comes back with the
+// create (or is read after it, when it did not): a node whose name does
+// not carry it was made in a later life of the path than we knew of (the
+// path reaped and re-created since), and is no contender: it is deleted,
+// and the create made again under the czxid learnt. A node that still
+// exists when its parent's czxid is read lives under that parent, so a
+// node kept is one of the path's current life (or gone, which the wait
+// finds out).
 func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 	q := s.Q
 	token := newSeqToken()
 	data = append(append(make([]byte, 0, len(data)+len(SeqTag)+seqTokenLen), data...), SeqTag+token...)
 	data = q.nodeData(data)
-	path := q.Dir + "/" + KindSeqLock
 	parents := append(Parents(q.Dir), q.Dir)
 	var err error
 	for i := 0; i < maxCreates; i++ {
-		var p string
-		var czxid, owner int64
+		inc := s.inc.Load()
+		if inc == 0 {
+			// Not known: read it. A missing path is created with our
+			// node under a name no path's czxid matches (0), and the
+			// create's reply brings the czxid for the next turn.
+			if inc, err = s.learn(ctx); err != nil {
+				return node{}, -1, err
+			}
+		}
+		path := q.Dir + "/" + SeqPrefix(inc)
+		var n node
+		var czxid, owner, parent int64
 		count := int32(-1)
 		var names []string
 		if !s.short.Load() {
-			p, czxid, owner, count, err = q.Conn.CreateAndStat(ctx, parents, path, data)
-		} else if p, czxid, owner, names, err = q.Conn.CreateAndList(ctx, parents, path, data); names != nil {
+			n.path, czxid, owner, count, parent, err = q.Conn.CreateAndStat(ctx, parents, path, data)
+		} else if n.path, czxid, owner, names, parent, err = q.Conn.CreateAndList(ctx, parents, path, data); names != nil {
 			count = int32(len(names))
 		}
 		switch {
 		case err == nil:
-			return node{path: p, name: p[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}, count, nil
+			n = node{path: n.path, name: n.path[len(q.Dir)+1:], czxid: czxid, owner: owner, listing: names}
 		case errors.Is(err, client.ErrNoNode):
 			// A parent the Conn took for existing was reaped: the next turn
 			// creates them, pipelined ahead of the create.
+			continue
 		case errors.Is(err, client.ErrConnectionLoss) || errors.Is(err, client.ErrSessionMoved):
-			n, ok, err := s.recover(ctx, token, true)
+			rn, ok, err := s.recover(ctx, token, true)
 			if err != nil {
 				q.Conn.Go(func(bg context.Context) { _, _, _ = s.recover(bg, token, false) })
 				return node{}, -1, err
 			}
-			if ok {
-				return n, -1, nil
+			if !ok {
+				continue
 			}
+			n, count, parent = rn, -1, 0
 		case errors.Is(err, client.ErrSessionExpired):
 			if _, err := q.Conn.Epoch(ctx); err != nil {
 				return node{}, -1, err
 			}
+			continue
 		default:
 			return node{}, -1, err
 		}
+		ok, err := s.current(ctx, inc, parent)
+		if err != nil {
+			q.Conn.Discard(n.path, n.owner)
+			return node{}, -1, err
+		}
+		if ok {
+			return n, count, nil
+		}
+		q.Conn.Discard(n.path, n.owner)
 	}
 	return node{}, -1, fmt.Errorf("queue: create under %s: gave up after %d attempts: %w", q.Dir, maxCreates, err)
+}
+
+// learn reads the lock path's czxid (0 when the path is missing).
+func (s *Seq) learn(ctx context.Context) (int64, error) {
+	st, err := s.Q.Conn.Stat(ctx, s.Q.Dir)
+	if err != nil || st == nil {
+		return 0, err
+	}
+	s.inc.CompareAndSwap(0, st.Czxid)
+	return st.Czxid, nil
+}
+
+// current reports whether a node just created under the czxid inc belongs
+// to the lock path's current life: parent is the path's czxid as the
+// create's pipeline read it, 0 when it did not, and it is read now. When
+// it does not, the czxid read is learnt (0, to read it again, when the
+// path is gone: our node went with it).
+func (s *Seq) current(ctx context.Context, inc, parent int64) (bool, error) {
+	if parent == 0 {
+		st, err := s.Q.Conn.Stat(ctx, s.Q.Dir)
+		if err != nil {
+			return false, err
+		}
+		if st != nil {
+			parent = st.Czxid
+		}
+	}
+	if parent == inc {
+		return true, nil
+	}
+	s.inc.CompareAndSwap(inc, parent)
+	return false, nil
 }
 
 // recover finds the node a cut-off create with token may have made: it

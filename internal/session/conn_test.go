@@ -145,8 +145,11 @@ func testCreateAndList(t *testing.T, zk *zktest.Cluster) {
 	ctx := t.Context()
 	dir := "/cal/a/b"
 	parents := []string{"/cal", "/cal/a", dir}
-	name, czxid, owner, names, err := c.CreateAndList(ctx, parents, dir+"/_c_x-lock-", []byte("d"))
+	name, czxid, owner, names, parent, err := c.CreateAndList(ctx, parents, dir+"/_c_x-lock-", []byte("d"))
 	require.NoError(t, err)
+	_, dst, err := c.get(ctx, dir)
+	require.NoError(t, err)
+	require.Equal(t, dst.Czxid, parent, "the parent's czxid, from the listing's reply")
 	require.True(t, strings.HasPrefix(name, dir+"/_c_x-lock-"), name)
 	require.Equal(t, []string{path.Base(name)}, names, "the listing behind the create")
 	_, st, err := c.get(ctx, name)
@@ -158,7 +161,7 @@ func testCreateAndList(t *testing.T, zk *zktest.Cluster) {
 	// A parent reaped under a cached entry: NoNode, and the cache forgets.
 	require.NoError(t, c.Delete(ctx, name))
 	require.NoError(t, c.Delete(ctx, dir))
-	_, _, _, _, err = c.CreateAndList(ctx, parents, dir+"/_c_y-lock-", nil)
+	_, _, _, _, _, err = c.CreateAndList(ctx, parents, dir+"/_c_y-lock-", nil)
 	require.ErrorIs(t, err, client.ErrNoNode)
 	require.Equal(t, parents, c.dirs.unknown(parents))
 	// The old parents, empty now, may be reaped while this pipeline runs
@@ -166,7 +169,7 @@ func testCreateAndList(t *testing.T, zk *zktest.Cluster) {
 	// test at load 27); the caller then creates them again, as the queue
 	// does (internal/queue/create.go).
 	for try := 0; ; try++ {
-		_, _, _, names, err = c.CreateAndList(ctx, parents, dir+"/_c_y-lock-", nil)
+		_, _, _, names, _, err = c.CreateAndList(ctx, parents, dir+"/_c_y-lock-", nil)
 		if !errors.Is(err, client.ErrNoNode) || try == 4 {
 			break
 		}

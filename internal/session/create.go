@@ -72,19 +72,19 @@ func created(k *client.Call) (createResult, error) {
 // listing of its parent as a pipeline: queued one after the other without
 // waiting, they reach the server in order and are answered in order, one
 // round trip for all.
-func (c *Conn) CreateAndList(ctx context.Context, parents []string, path string, data []byte) (string, int64, int64, []string, error) {
+func (c *Conn) CreateAndList(ctx context.Context, parents []string, path string, data []byte) (string, int64, int64, []string, int64, error) {
 	r, listed, err := c.createThen(ctx, parents, path, data, c.cl.GoChildren)
 	if err != nil {
-		return "", 0, 0, nil, err
+		return "", 0, 0, nil, 0, err
 	}
 	select {
 	case <-listed.Done(): // answered right after the create
 		if listed.Err != nil {
-			return r.name, r.czxid, r.sid, nil, nil // the caller lists
+			return r.name, r.czxid, r.sid, nil, 0, nil // the caller lists
 		}
-		return r.name, r.czxid, r.sid, listed.Children, nil
+		return r.name, r.czxid, r.sid, listed.Children, listed.Stat.Czxid, nil
 	case <-ctx.Done():
-		return r.name, r.czxid, r.sid, nil, nil
+		return r.name, r.czxid, r.sid, nil, 0, nil
 	}
 }
 

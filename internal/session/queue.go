@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 
 	"github.com/zklock/zklock/internal/client"
 )
@@ -51,6 +52,23 @@ func (c *Conn) ReleaseUntil(ctx context.Context, path string, ep Epoch) error {
 		return c.cl.Multi(ctx, client.SetOp(path, nil, -1), client.DeleteOp(path, -1))
 	})
 	if errors.Is(err, client.ErrNoNode) {
+		return nil
+	}
+	return wrapOp("release", path, err)
+}
+
+// ReleaseOwnUntil is ReleaseUntil for a node no other can have been
+// named like since it was created (queue.Seq): a node missing at the
+// first attempt was deleted by someone else, ErrNoNode; missing at a
+// retry after a connection loss, the attempt cut off may have applied:
+// deleted.
+func (c *Conn) ReleaseOwnUntil(ctx context.Context, path string, ep Epoch) error {
+	var tries atomic.Int32
+	_, err := retryUntil(ctx, c, ep.Key.(*epoch), func(ctx context.Context) ([]client.OpResult, error) {
+		tries.Add(1)
+		return c.cl.Multi(ctx, client.SetOp(path, nil, -1), client.DeleteOp(path, -1))
+	})
+	if errors.Is(err, client.ErrNoNode) && tries.Load() > 1 {
 		return nil
 	}
 	return wrapOp("release", path, err)

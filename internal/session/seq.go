@@ -18,19 +18,19 @@ import (
 // its NumChildren counts every node ahead of ours that still exists.
 // children is -1 when the stat failed or was not waited for; the caller
 // then looks another way.
-func (c *Conn) CreateAndStat(ctx context.Context, parents []string, path string, data []byte) (string, int64, int64, int32, error) {
+func (c *Conn) CreateAndStat(ctx context.Context, parents []string, path string, data []byte) (string, int64, int64, int32, int64, error) {
 	r, parent, err := c.createThen(ctx, parents, path, data, c.cl.GoExists)
 	if err != nil {
-		return "", 0, 0, -1, err
+		return "", 0, 0, -1, 0, err
 	}
 	select {
 	case <-parent.Done():
 		if parent.Err != nil {
-			return r.name, r.czxid, r.sid, -1, nil
+			return r.name, r.czxid, r.sid, -1, 0, nil
 		}
-		return r.name, r.czxid, r.sid, parent.Stat.NumChildren, nil
+		return r.name, r.czxid, r.sid, parent.Stat.NumChildren, parent.Stat.Czxid, nil
 	case <-ctx.Done():
-		return r.name, r.czxid, r.sid, -1, nil
+		return r.name, r.czxid, r.sid, -1, 0, nil
 	}
 }
 

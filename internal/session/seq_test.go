@@ -17,15 +17,18 @@ func testCreateAndStat(t *testing.T, zk *zktest.Cluster) {
 	ctx := t.Context()
 	dir := "/cas/a"
 	parents := []string{"/cas", dir}
-	first, czxid, owner, n, err := c.CreateAndStat(ctx, parents, dir+"/seqlock-", []byte("d"))
+	first, czxid, owner, n, parent, err := c.CreateAndStat(ctx, parents, dir+"/seqlock-", []byte("d"))
 	require.NoError(t, err)
+	_, dst, err := c.get(ctx, dir)
+	require.NoError(t, err)
+	require.Equal(t, dst.Czxid, parent, "the parent's czxid, read behind the create")
 	require.True(t, strings.HasPrefix(first, dir+"/seqlock-"), first)
 	require.Equal(t, int32(1), n, "the parent's children after the create")
 	_, st, err := c.get(ctx, first)
 	require.NoError(t, err)
 	require.Equal(t, st.Czxid, czxid)
 	require.Equal(t, c.SessionID(), owner)
-	second, _, _, n, err := c.CreateAndStat(ctx, parents, dir+"/seqlock-", nil)
+	second, _, _, n, _, err := c.CreateAndStat(ctx, parents, dir+"/seqlock-", nil)
 	require.NoError(t, err)
 	require.Equal(t, int32(2), n)
 
@@ -40,9 +43,13 @@ func testCreateAndStat(t *testing.T, zk *zktest.Cluster) {
 	// A parent reaped under a cached entry: NoNode, as CreateAndList.
 	require.NoError(t, c.Delete(ctx, second))
 	require.NoError(t, c.Delete(ctx, dir))
-	_, _, _, _, err = c.CreateAndStat(ctx, parents, dir+"/seqlock-", nil)
+	_, _, _, _, _, err = c.CreateAndStat(ctx, parents, dir+"/seqlock-", nil)
 	require.ErrorIs(t, err, client.ErrNoNode)
-	_, _, _, n, err = c.CreateAndStat(ctx, parents, dir+"/seqlock-", nil)
+	_, _, _, n, parent, err = c.CreateAndStat(ctx, parents, dir+"/seqlock-", nil)
 	require.NoError(t, err)
 	require.Equal(t, int32(1), n)
+	_, nst, err := c.get(ctx, dir)
+	require.NoError(t, err)
+	require.Equal(t, nst.Czxid, parent, "the re-created parent's czxid")
+	require.Greater(t, parent, dst.Czxid)
 }

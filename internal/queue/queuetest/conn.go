@@ -30,7 +30,7 @@ func (c *Conn) CreateSeq(ctx context.Context, p string, data []byte) (string, in
 // the create, after creating those of the CONTAINER nodes parents that do
 // not exist (as the real Conn does those it does not know to exist;
 // OpContainer faults apply to each).
-func (c *Conn) CreateAndList(ctx context.Context, parents []string, p string, data []byte) (string, int64, int64, []string, error) {
+func (c *Conn) CreateAndList(ctx context.Context, parents []string, p string, data []byte) (string, int64, int64, []string, int64, error) {
 	var perr error
 	for _, d := range parents {
 		if c.s.Exists(d) {
@@ -44,17 +44,21 @@ func (c *Conn) CreateAndList(ctx context.Context, parents []string, p string, da
 	if perr != nil && errors.Is(err, client.ErrNoNode) {
 		err = perr
 	}
-	return name, czxid, owner, names, err
+	var parent int64
+	if names != nil {
+		parent = c.s.czxid(path.Dir(p))
+	}
+	return name, czxid, owner, names, parent, err
 }
 
 // CreateAndStat is CreateAndList with the parent's child count in place
 // of its listing (-1 when the listing fault applies).
-func (c *Conn) CreateAndStat(ctx context.Context, parents []string, p string, data []byte) (string, int64, int64, int32, error) {
-	name, czxid, owner, names, err := c.CreateAndList(ctx, parents, p, data)
+func (c *Conn) CreateAndStat(ctx context.Context, parents []string, p string, data []byte) (string, int64, int64, int32, int64, error) {
+	name, czxid, owner, names, parent, err := c.CreateAndList(ctx, parents, p, data)
 	if err != nil || names == nil {
-		return name, czxid, owner, -1, err
+		return name, czxid, owner, -1, 0, err
 	}
-	return name, czxid, owner, int32(len(names)), nil
+	return name, czxid, owner, int32(len(names)), parent, nil
 }
 
 // Exist reports whether each of paths exists, one Stat each.
@@ -383,6 +387,24 @@ func (c *Conn) ReleaseUntil(ctx context.Context, p string, ep queue.Epoch) error
 		if errors.Is(err, client.ErrNoNode) {
 			err = nil
 		}
+	}
+	return c.end(ctx, OpDelete, f, nil, wrap(OpDelete, p, err))
+}
+
+// ReleaseOwnUntil is ReleaseUntil with a missing node an error wrapping
+// client.ErrNoNode (the fake applies a release once or not at all).
+func (c *Conn) ReleaseOwnUntil(ctx context.Context, p string, ep queue.Epoch) error {
+	ctx, cancel := untilStop(ctx, done(ep))
+	defer cancel()
+	f, err := c.begin(ctx, OpDelete, p)
+	if err != nil {
+		return err
+	}
+	if !f.Lost {
+		c.s.mu.Lock()
+		c.s.calls[OpRelease]++
+		err = c.s.releaseLocked(p)
+		c.s.mu.Unlock()
 	}
 	return c.end(ctx, OpDelete, f, nil, wrap(OpDelete, p, err))
 }

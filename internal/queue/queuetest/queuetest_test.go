@@ -39,7 +39,7 @@ func TestCreateSeq(t *testing.T) {
 	must(t, err)
 	must(t, c.Delete(ctx, a))
 	must(t, c.Delete(ctx, a)) // a missing node counts as deleted
-	b, zb, ob, names, err := c.CreateAndList(ctx, nil, "/q/x-", []byte("d"))
+	b, zb, ob, names, _, err := c.CreateAndList(ctx, nil, "/q/x-", []byte("d"))
 	must(t, err)
 	if a != "/q/x-0000000000" || b != "/q/x-0000000002" || zb <= za || oa != c.SessionID() || ob != oa {
 		t.Fatalf("got %s %d %d, %s %d %d", a, za, oa, b, zb, ob)

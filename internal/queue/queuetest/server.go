@@ -279,3 +279,13 @@ func (s *Server) releaseLocked(p string) error {
 	s.setDataLocked(n, p, nil)
 	return s.deleteLocked(p)
 }
+
+// czxid returns the czxid of the node at p, 0 if there is none.
+func (s *Server) czxid(p string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.nodes[p]; n != nil {
+		return n.stat.Czxid
+	}
+	return 0
+}
