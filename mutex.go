@@ -144,8 +144,9 @@ func (m *Mutex) Token() int64 { return m.current().Token() }
 // returns nil when the Mutex holds nothing (before Lock, after Unlock).
 // After the loss signal fired and until Unlock it still names the node:
 // the check then fails once the node is gone, which is when a rival can
-// hold. WithSequenceLayout: always nil (Multi refuses it), as its node
-// names repeat; fence with Token.
+// hold. WithSequenceLayout: always nil (Multi refuses it), as a node of a
+// reaped path's earlier life may briefly have its node's name; fence with
+// Token.
 func (m *Mutex) Guard() *zk.CheckOp { return checkOp(m.current().Guard()) }
 
 // unmade reports that NewMutex did not make m (unmade).

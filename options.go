@@ -434,40 +434,40 @@ func WithListingHandoff() Option {
 
 // WithSequenceLayout gives a Mutex zklock's sequence layout instead of
 // Apache Curator's InterProcessMutex layout, which is the default. Each
-// contender is an ephemeral sequential node named "seqlock-<seq>" directly
-// under the lock path, without Curator's protected "_c_<uuid>-" prefix, so
-// a waiter finds the node ahead of its own by asking whether the nodes
-// just below its sequence number exist (one pipeline of exists requests),
-// where the default layout lists the whole queue on every enqueue: in a
-// long queue that listing is what each acquisition costs the server most.
-// A queue of at most 16 nodes is still listed, as cheap as the walk, and
-// costs what it costs in the default layout once a handle has seen it.
+// contender is an ephemeral sequential node named
+// "<czxid>-seqlock-<seq>" directly under the lock path, where czxid is
+// the lock path's own (in hex), without Curator's random "_c_<uuid>-"
+// prefix, so a waiter finds the node ahead of its own by asking whether
+// the nodes just below its sequence number exist (one pipeline of exists
+// requests), where the default layout lists the whole queue on every
+// enqueue: in a long queue that listing is what each acquisition costs the
+// server most. A queue of at most 16 nodes is still listed, as cheap as
+// the walk, and costs what it costs in the default layout once a handle
+// has seen it.
 //
 // Every guarantee of the default layout holds: FIFO order, the loss signal
 // before the server can hand the lock on, fencing tokens, the handoff
 // without a listing, cancellation leaving nothing, a create cut off by
 // connection loss resolved (by a random token in the node's data, since
-// the name has no unique part). But names repeat: once the lock path, a
-// CONTAINER, is empty the server reaps it, and the next Lock re-creates
-// it with numbers starting again at 0, so a rival's node may get the name
-// of a hold that is gone (after a Break, of which the holder is not told).
-// So there is no Guard (Mutex.Guard is nil, which Multi refuses): fence
-// with Token, which differs. And Unlock reads the node's czxid before it
-// deletes it (one request more than the default layout's Unlock; Lock
-// costs the same), returning ErrLockLost, with nothing deleted, when the
-// node is gone or a rival's. What remains: a holder paused or cut off
-// between that read and the delete (or whose Unlock its ctx cut off: the
-// node is then deleted in the background) for longer than the server's
-// container reap interval (znode.container.checkIntervalMs, 60 s by
-// default), while a Break deleted its node and a rival re-created the
-// path, still deletes the rival's node. (A Broken hold never unlocked is
-// safe when its ownership epoch ends and the session survives: the
-// session's cleanup deletes only a node its session owns, so a rival of
-// the same Session, not of another, is still exposed there.) The layouts cannot share a path: a
-// contender of either that finds the other's nodes ahead of it fails with
-// a *WrongKindError, and so does any other kind of primitive on the path.
-// Curator and Kazoo processes cannot use this layout, and must not use
-// its path: they do not look for its nodes.
+// no part of the name is the contender's own). Lock and Unlock cost the requests they
+// cost there; a handle's first Lock on a path, and its first after the
+// path was reaped and re-created, reads the path's czxid first, one
+// request more. Sequence numbers restart at 0 when the lock path, a
+// CONTAINER, is reaped once empty and re-created, and the czxid in the
+// names is what keeps a node of the path's new life from being named like
+// one of its earlier life: Unlock deletes by name, without a read. For a
+// moment a node may still be: made by a handle that took the path's
+// earlier czxid for current, which deletes it when its create's reply
+// says otherwise, and which no waiter counts as a contender. So there is
+// no Guard (Mutex.Guard is nil, which Multi refuses): fence with Token.
+// An Unlock whose node is gone (a Break, of which the holder is not told)
+// returns ErrLockLost, with nothing deleted, but for such a node, which
+// it deletes. The layouts cannot share a path: a contender of either that
+// finds the other's nodes ahead of it fails with a *WrongKindError, and
+// so does any other kind of primitive on the path. Curator and Kazoo
+// processes cannot use this layout, and must not use its path: they do
+// not look for its nodes. Nor can zklock releases from before the czxid
+// was in the names (unreleased builds).
 //
 // It applies to NewMutex only, without WithCohort, WithRevocable,
 // WithMaxHold or WithListingHandoff; other uses are refused with

@@ -123,10 +123,10 @@ type Guard struct {
 
 // Guard returns the hold's guard: its node exists, whatever its data. (A
 // cohort's local holds check the data version the cohort wrote: cohort.go.)
-// A sequence-layout hold has none (nil): its node's name repeats once the
-// lock path is reaped and re-created, and a re-created node starts at data
-// version 0 as ours did, so no check op tells a rival's node from ours
-// (queue.Seq.Give).
+// A sequence-layout hold has none (nil): once the lock path is reaped and
+// re-created, a handle that took the path's earlier czxid for current
+// may make, for a round trip, a node named like ours, at data version 0
+// as ours was, so no check op tells it from ours (queue.Seq.Give).
 func (h *Hold) Guard() *Guard {
 	if h == nil || h.place.Last().Node().Kind == queue.KindSeqLock {
 		return nil

@@ -17,12 +17,24 @@ import (
 const KindSeqLock = "seqlock-"
 
 // Seq is a mutex in zklock's sequence layout: each contender is an
-// ephemeral sequential node named "seqlock-<seq>" directly under the lock
-// path, with no protected prefix, so that the name of the node at any
-// sequence number is known and a waiter finds the node ahead of its own by
-// asking whether the nodes just below its number exist, not by listing the
-// queue (a listing of a thousand Curator names is ~60 KB, which the server
-// builds and sends on every enqueue).
+// ephemeral sequential node named "<inc>-seqlock-<seq>" directly under the
+// lock path, where inc is the lock path's czxid in hex (SeqPrefix), with
+// no protected prefix, so that the name of the node at any sequence number
+// is known and a waiter finds the node ahead of its own by asking whether
+// the nodes just below its number exist, not by listing the queue (a
+// listing of a thousand Curator names is ~60 KB, which the server builds
+// and sends on every enqueue).
+//
+// # A path's lives
+//
+// Sequence numbers restart at 0 when the lock path, a CONTAINER, is
+// reaped once empty and re-created; its czxid does not repeat. A node's
+// name carries the czxid its creator took for the path's: checked against
+// the path's own after the create (Seq.create), a node of the wrong one is
+// deleted and made again. So the contenders of one life of the path are
+// the nodes with its prefix, their names never repeat, and a release
+// deletes by name (Seq.Give). Every look at the queue counts only those
+// (the walk asks for their names; a listing drops the others, sameLock).
 //
 // # Finding the node ahead
 //
@@ -50,9 +62,9 @@ const KindSeqLock = "seqlock-"
 // with a lower number exists, and waits for the nearest lower one. The
 // server numbers a new node above every existing one and a number is
 // never given twice while the lock path lives (a reaped path's numbers
-// restart, but its nodes are gone with it), so a number found missing
-// after our create can never be a contender ahead of us: the set ahead of
-// ours only shrinks, and a walk that found the nearest existing node
+// restart, but its nodes are gone with it, and its czxid changes), so a
+// number found missing after our create can never be a contender ahead of
+// us: the set ahead of ours only shrinks, and a walk that found the nearest existing node
 // proves that none stands between it and us. When that node is deleted
 // the walk resumes below it; when its holder announces its release (Give:
 // one multi sets its data, then deletes it), it held, so nothing was ahead
