@@ -56,6 +56,13 @@ type Conn interface {
 	// an exists request pipelined behind the create, in place of its
 	// listing; children is -1, and parent 0, when they are not known.
 	CreateAndStat(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, children int32, parent int64, err error)
+	// KnownCzxid returns the czxid of dir as the session's replies last
+	// told it (CreateAndList, CreateAndStat, ReadCzxid), 0 when not known:
+	// a hint, possibly stale.
+	KnownCzxid(dir string) int64
+	// ReadCzxid reads dir's czxid (0: dir does not exist) and remembers it
+	// for KnownCzxid.
+	ReadCzxid(ctx context.Context, dir string) (int64, error)
 	// Exist reports whether each of paths exists, its requests sent as one
 	// pipeline, without watches.
 	Exist(ctx context.Context, paths []string) ([]bool, error)

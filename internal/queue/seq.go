@@ -103,9 +103,6 @@ type Seq struct {
 	// short: the last enqueue found at most SeqListBelow children, so the
 	// next one pipelines the listing behind its create, not the count.
 	short atomic.Bool
-	// inc is the czxid of the lock path as last learnt (0: not yet), which
-	// our next node's name carries (SeqPrefix).
-	inc atomic.Int64
 }
 
 // SeqWindows are the walk's windows: how many numbers below the last one

@@ -53,8 +53,9 @@ func stripSeqToken(data []byte) []byte {
 // in the node). A create cut off by connection loss is resolved by its
 // token: adopted if the current session owns the node, deleted otherwise.
 //
-// Our node's name carries the lock path's czxid as we know it (Seq.inc;
-// read first when we know none). The parent's czxid comes back with the
+// Our node's name carries the lock path's czxid as the session knows it
+// (Conn.KnownCzxid, shared by its handles; read first when it knows
+// none). The parent's czxid comes back with the
 // create (or is read after it, when it did not): a node whose name does
 // not carry it was made in a later life of the path than we knew of (the
 // path reaped and re-created since), and is no contender: it is deleted,
@@ -70,12 +71,12 @@ func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 	parents := append(Parents(q.Dir), q.Dir)
 	var err error
 	for i := 0; i < maxCreates; i++ {
-		inc := s.inc.Load()
+		inc := q.Conn.KnownCzxid(q.Dir)
 		if inc == 0 {
 			// Not known: read it. A missing path is created with our
 			// node under a name no path's czxid matches (0), and the
 			// create's reply brings the czxid for the next turn.
-			if inc, err = s.learn(ctx); err != nil {
+			if inc, err = q.Conn.ReadCzxid(ctx, q.Dir); err != nil {
 				return node{}, -1, err
 			}
 		}
@@ -127,36 +128,19 @@ func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 	return node{}, -1, fmt.Errorf("queue: create under %s: gave up after %d attempts: %w", q.Dir, maxCreates, err)
 }
 
-// learn reads the lock path's czxid (0 when the path is missing).
-func (s *Seq) learn(ctx context.Context) (int64, error) {
-	st, err := s.Q.Conn.Stat(ctx, s.Q.Dir)
-	if err != nil || st == nil {
-		return 0, err
-	}
-	s.inc.CompareAndSwap(0, st.Czxid)
-	return st.Czxid, nil
-}
-
 // current reports whether a node just created under the czxid inc belongs
 // to the lock path's current life: parent is the path's czxid as the
-// create's pipeline read it, 0 when it did not, and it is read now. When
-// it does not, the czxid read is learnt (0, to read it again, when the
-// path is gone: our node went with it).
+// create's pipeline read it (which the Conn remembers), 0 when it did not,
+// and it is read now (0 again when the path is gone: our node went with
+// it).
 func (s *Seq) current(ctx context.Context, inc, parent int64) (bool, error) {
 	if parent == 0 {
-		st, err := s.Q.Conn.Stat(ctx, s.Q.Dir)
-		if err != nil {
+		var err error
+		if parent, err = s.Q.Conn.ReadCzxid(ctx, s.Q.Dir); err != nil {
 			return false, err
 		}
-		if st != nil {
-			parent = st.Czxid
-		}
 	}
-	if parent == inc {
-		return true, nil
-	}
-	s.inc.CompareAndSwap(inc, parent)
-	return false, nil
+	return parent != 0 && parent == inc, nil
 }
 
 // recover finds the node a cut-off create with token may have made: it

@@ -129,3 +129,28 @@ func TestSeqListerIgnoresOtherLife(t *testing.T) {
 	}
 	noNodes(t, s, c.SessionID(), w.SessionID(), stale.SessionID())
 }
+
+// The path's czxid is the session's to remember: a session's first
+// acquisition on a path reads it (one stat), and no later one of any
+// handle of the session does.
+func TestSeqCzxidReadOncePerSession(t *testing.T) {
+	s, c := setup(t)
+	for i := range 3 {
+		stats := s.Calls(queuetest.OpStat)
+		q := seqQ(c) // a new handle each time
+		h, err := q.Acquire(testCtx(t), queue.Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := seqGive(t, q, h); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if i == 0 {
+			want = 1
+		}
+		if got := s.Calls(queuetest.OpStat) - stats; got != want {
+			t.Fatalf("acquisition %d (a new handle of the session): %d stats, want %d", i, got, want)
+		}
+	}
+}

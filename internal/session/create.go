@@ -82,6 +82,7 @@ func (c *Conn) CreateAndList(ctx context.Context, parents []string, path string,
 		if listed.Err != nil {
 			return r.name, r.czxid, r.sid, nil, 0, nil // the caller lists
 		}
+		c.dirs.setCzxid(parentOf(path), listed.Stat.Czxid)
 		return r.name, r.czxid, r.sid, listed.Children, listed.Stat.Czxid, nil
 	case <-ctx.Done():
 		return r.name, r.czxid, r.sid, nil, 0, nil
@@ -100,7 +101,7 @@ func (c *Conn) createThen(ctx context.Context, parents []string, path string, da
 		calls[i] = c.cl.GoCreate(p, nil, client.ModeContainer, c.cfg.ACL)
 	}
 	create := c.cl.GoCreate(path, data, client.ModeEphemeralSequential, c.cfg.ACL)
-	after := then(path[:strings.LastIndexByte(path, '/')])
+	after := then(parentOf(path))
 	r, err := c.awaitCreate(ctx, path, create)
 	if errors.Is(err, client.ErrNoNode) {
 		c.dirs.forget(all) // one was reaped: the next turn creates them all
@@ -111,6 +112,29 @@ func (c *Conn) createThen(ctx context.Context, parents []string, path string, da
 	}
 	c.dirs.know(all)
 	return r, after, nil
+}
+
+// parentOf returns the path of p's parent.
+func parentOf(p string) string { return p[:strings.LastIndexByte(p, '/')] }
+
+// KnownCzxid returns the czxid of dir as a reply last told it (a create's
+// pipelined look at its parent, ReadCzxid), 0 when none did or the dir
+// was found reaped since.
+func (c *Conn) KnownCzxid(dir string) int64 { return c.dirs.czxid(dir) }
+
+// ReadCzxid reads dir's czxid, 0 when it does not exist, and remembers it
+// for KnownCzxid.
+func (c *Conn) ReadCzxid(ctx context.Context, dir string) (int64, error) {
+	st, err := c.Stat(ctx, dir)
+	switch {
+	case err != nil:
+		return 0, err
+	case st == nil:
+		c.dirs.forget([]string{dir})
+		return 0, nil
+	}
+	c.dirs.setCzxid(dir, st.Czxid)
+	return st.Czxid, nil
 }
 
 // parentErr explains a create that found no parent: the first parent
@@ -155,9 +179,13 @@ func (c *Conn) createContainer(ctx context.Context, path string) error {
 // read lock lets those look at once (a plain mutex was 32% of the mutex
 // delay of 64 goroutines on one session, 2026-11-26); know writes only when
 // a dir is new.
+//
+// It also keeps a dir's czxid once a reply told it (0: not known), which
+// the sequence layout's node names carry (queue.Seq): a stale one costs a
+// create made again, never correctness either.
 type dirCache struct {
 	mu sync.RWMutex
-	m  map[string]struct{}
+	m  map[string]int64
 }
 
 // maxDirs bounds the cache: about 100 bytes an entry.
@@ -185,21 +213,44 @@ func (d *dirCache) know(dirs []string) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.m == nil {
-		d.m = make(map[string]struct{})
-	}
 	for _, p := range dirs {
-		if _, ok := d.m[p]; ok {
-			continue
+		if _, ok := d.m[p]; !ok {
+			d.addLocked(p, 0)
 		}
+	}
+}
+
+// addLocked sets p's entry, dropping another when the cache is full.
+func (d *dirCache) addLocked(p string, czxid int64) {
+	if d.m == nil {
+		d.m = make(map[string]int64)
+	}
+	if _, ok := d.m[p]; !ok {
 		for k := range d.m { // full: drop one, any
 			if len(d.m) < maxDirs {
 				break
 			}
 			delete(d.m, k)
 		}
-		d.m[p] = struct{}{}
 	}
+	d.m[p] = czxid
+}
+
+// czxid returns dir's czxid as last told, 0 when not known.
+func (d *dirCache) czxid(dir string) int64 {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.m[dir]
+}
+
+// setCzxid records that dir exists with czxid.
+func (d *dirCache) setCzxid(dir string, czxid int64) {
+	if d.czxid(dir) == czxid {
+		return // the common case: nothing to write
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.addLocked(dir, czxid)
 }
 
 func (d *dirCache) forget(dirs []string) {

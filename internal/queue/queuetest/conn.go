@@ -47,8 +47,31 @@ func (c *Conn) CreateAndList(ctx context.Context, parents []string, p string, da
 	var parent int64
 	if names != nil {
 		parent = c.s.czxid(path.Dir(p))
+		c.czxids.Store(path.Dir(p), parent)
 	}
 	return name, czxid, owner, names, parent, err
+}
+
+// KnownCzxid returns dir's czxid as c's replies last told it, 0 if none
+// did.
+func (c *Conn) KnownCzxid(dir string) int64 {
+	v, _ := c.czxids.Load(dir)
+	z, _ := v.(int64)
+	return z
+}
+
+// ReadCzxid is a Stat of dir that c remembers for KnownCzxid.
+func (c *Conn) ReadCzxid(ctx context.Context, dir string) (int64, error) {
+	st, err := c.Stat(ctx, dir)
+	switch {
+	case err != nil:
+		return 0, err
+	case st == nil:
+		c.czxids.Delete(dir)
+		return 0, nil
+	}
+	c.czxids.Store(dir, st.Czxid)
+	return st.Czxid, nil
 }
 
 // CreateAndStat is CreateAndList with the parent's child count in place

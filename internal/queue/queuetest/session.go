@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/zklock/zklock/internal/client"
 	"github.com/zklock/zklock/internal/queue"
@@ -19,6 +20,7 @@ type Conn struct {
 	faults   []pending
 	discards []Watch
 	observe  func(context.Context, Op, string, *Fault) // Observe
+	czxids   sync.Map                                  // dir → czxid: KnownCzxid
 }
 
 var _ queue.Conn = (*Conn)(nil)
