@@ -52,7 +52,7 @@ func semaphore(names []string) bool {
 // HoldersOf returns the holders' nodes among names, the children of lock
 // path p, as Holders finds them.
 func HoldersOf(p string, names []string) []string {
-	cs := Sort(names, KindLock, KindKazooLock, KindRead, KindWrite, KindSeqLock)
+	cs := Sort(CurrentLife(names), KindLock, KindKazooLock, KindRead, KindWrite, KindSeqLock)
 	var out []string
 	for i, c := range cs {
 		if c.Kind != KindRead {

@@ -57,11 +57,13 @@ type Conn interface {
 	// listing; children is -1, and parent 0, when they are not known.
 	CreateAndStat(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, children int32, parent int64, err error)
 	// KnownCzxid returns the czxid of dir as the session's replies last
-	// told it (CreateAndList, CreateAndStat, ReadCzxid), 0 when not known:
-	// a hint, possibly stale.
-	KnownCzxid(dir string) int64
-	// ReadCzxid reads dir's czxid (0: dir does not exist) and remembers it
-	// for KnownCzxid.
+	// told it (CreateAndList, CreateAndStat, ReadCzxid), reading it when
+	// none did (one read shared by the calls that find it unknown at once;
+	// 0: dir does not exist): a hint, possibly stale.
+	KnownCzxid(ctx context.Context, dir string) (int64, error)
+	// ReadCzxid reads dir's czxid (0: dir does not exist), with a request
+	// sent after the caller's earlier ones, and remembers it for
+	// KnownCzxid.
 	ReadCzxid(ctx context.Context, dir string) (int64, error)
 	// Exist reports whether each of paths exists, its requests sent as one
 	// pipeline, without watches.

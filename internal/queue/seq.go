@@ -34,7 +34,9 @@ const KindSeqLock = "seqlock-"
 // deleted and made again. So the contenders of one life of the path are
 // the nodes with its prefix, their names never repeat, and a release
 // deletes by name (Seq.Give). Every look at the queue counts only those
-// (the walk asks for their names; a listing drops the others, sameLock).
+// (the walk asks for their names; a listing drops the others, sameLock);
+// a reader that knows no czxid takes the newest among the names for the
+// path's (CurrentLife).
 //
 // # Finding the node ahead
 //
@@ -129,6 +131,33 @@ func SeqName(prefix string, seq int32) string { return fmt.Sprintf("%s%010d", pr
 // with.
 func seqPrefixOf(name string) string {
 	return name[:strings.LastIndex(name, KindSeqLock)+len(KindSeqLock)]
+}
+
+// CurrentLife returns names, a lock path's children, without the
+// sequence-layout nodes of its earlier lives: those whose prefix is not
+// the newest czxid among them (a path's czxids only grow; a contender
+// checks its node's against the path's, sameLock). For a reader that does
+// not know the path's czxid (Holders, ReadState): with only a non-
+// contender's node of an earlier life left, for the round trip it lives,
+// it is taken for the path's.
+func CurrentLife(names []string) []string {
+	newest, prefix := int64(-1), ""
+	for _, n := range names {
+		i := strings.LastIndex(n, "-"+KindSeqLock)
+		if i < 0 {
+			continue
+		}
+		if c, ok := Parse(n); !ok || c.Kind != KindSeqLock {
+			continue
+		}
+		if z, err := strconv.ParseInt(n[:i], 16, 64); err == nil && z > newest {
+			newest, prefix = z, n[:i+1+len(KindSeqLock)]
+		}
+	}
+	if prefix == "" {
+		return names
+	}
+	return sameLock(names, prefix)
 }
 
 // sameLock returns names without the sequence-layout nodes whose prefix

@@ -71,14 +71,12 @@ func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 	parents := append(Parents(q.Dir), q.Dir)
 	var err error
 	for i := 0; i < maxCreates; i++ {
-		inc := q.Conn.KnownCzxid(q.Dir)
-		if inc == 0 {
-			// Not known: read it. A missing path is created with our
-			// node under a name no path's czxid matches (0), and the
-			// create's reply brings the czxid for the next turn.
-			if inc, err = q.Conn.ReadCzxid(ctx, q.Dir); err != nil {
-				return node{}, -1, err
-			}
+		// A missing path is created with our node under a name no path's
+		// czxid matches (0), and the create's reply brings the czxid for
+		// the next turn.
+		var inc int64
+		if inc, err = q.Conn.KnownCzxid(ctx, q.Dir); err != nil {
+			return node{}, -1, err
 		}
 		path := q.Dir + "/" + SeqPrefix(inc)
 		var n node

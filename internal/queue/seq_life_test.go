@@ -154,3 +154,22 @@ func TestSeqCzxidReadOncePerSession(t *testing.T) {
 		}
 	}
 }
+
+// A reader that does not know the path's czxid (Holders, and so Break and
+// Revoke, and ReadState) takes the newest czxid among the nodes' names for
+// the path's: a node of an earlier life with a lower number is not the
+// holder.
+func TestSeqCurrentLife(t *testing.T) {
+	names := []string{"a-seqlock-0000000000", "1f-seqlock-0000000002", "0-seqlock-0000000001",
+		"1f-seqlock-0000000003", "filler", "a-seqlock-0000000004"}
+	if got, want := queue.CurrentLife(names), []string{"1f-seqlock-0000000002", "1f-seqlock-0000000003", "filler"}; !slices.Equal(got, want) {
+		t.Fatalf("CurrentLife(%v) = %v, want %v", names, got, want)
+	}
+	if got, want := queue.HoldersOf(dir, names), []string{dir + "/1f-seqlock-0000000002"}; !slices.Equal(got, want) {
+		t.Fatalf("HoldersOf = %v, want %v", got, want)
+	}
+	same := []string{"1f-seqlock-0000000002", "x-lock-0000000001"}
+	if got := queue.CurrentLife(same); !slices.Equal(got, same) {
+		t.Fatalf("CurrentLife(%v) = %v, want it unchanged", same, got)
+	}
+}

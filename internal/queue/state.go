@@ -83,7 +83,7 @@ func readState(ctx context.Context, conn Conn, p string, names []string, kind er
 	case errs.Mutex:
 		err = s.readLock(ctx, conn, p, names, KindLock, KindKazooLock)
 	case errs.MutexSeq:
-		err = s.readLock(ctx, conn, p, names, KindSeqLock)
+		err = s.readLock(ctx, conn, p, CurrentLife(names), KindSeqLock)
 	}
 	// A kind told only by its contenders' nodes, all gone between the
 	// listing and their reads: the path is as free as one with nothing

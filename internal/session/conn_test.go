@@ -110,6 +110,7 @@ func TestOnServer(t *testing.T) {
 	t.Run("evidence", func(t *testing.T) { testEvidence(t, zk) })
 	t.Run("create and list", func(t *testing.T) { testCreateAndList(t, zk) })
 	t.Run("create and stat, exist", func(t *testing.T) { testCreateAndStat(t, zk) })
+	t.Run("known czxid", func(t *testing.T) { testKnownCzxid(t, zk) })
 	t.Run("abandoned create", func(t *testing.T) { testAbandonedCreate(t, zk) })
 	t.Run("release", func(t *testing.T) { testRelease(t, zk) })
 }

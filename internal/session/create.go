@@ -118,12 +118,34 @@ func (c *Conn) createThen(ctx context.Context, parents []string, path string, da
 func parentOf(p string) string { return p[:strings.LastIndexByte(p, '/')] }
 
 // KnownCzxid returns the czxid of dir as a reply last told it (a create's
-// pipelined look at its parent, ReadCzxid), 0 when none did or the dir
-// was found reaped since.
-func (c *Conn) KnownCzxid(dir string) int64 { return c.dirs.czxid(dir) }
+// pipelined look at its parent, ReadCzxid), or, when none did or the dir
+// was found reaped since, reads it: one read for all the calls that find
+// it unknown at once, so the result may predate the caller's call (0: the
+// dir did not exist). A hint, which the caller checks.
+func (c *Conn) KnownCzxid(ctx context.Context, dir string) (int64, error) {
+	if z := c.dirs.czxid(dir); z != 0 {
+		return z, nil
+	}
+	r, first := c.dirs.startRead(dir)
+	if first {
+		r.czxid, r.err = c.ReadCzxid(ctx, dir)
+		c.dirs.endRead(dir, r)
+		return r.czxid, r.err
+	}
+	select {
+	case <-r.done:
+		if r.err == nil {
+			return r.czxid, nil
+		}
+		return c.ReadCzxid(ctx, dir) // its failure (its ctx's end, say) is not ours
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
 
 // ReadCzxid reads dir's czxid, 0 when it does not exist, and remembers it
-// for KnownCzxid.
+// for KnownCzxid: a read sent now, after every request the caller sent
+// before.
 func (c *Conn) ReadCzxid(ctx context.Context, dir string) (int64, error) {
 	st, err := c.Stat(ctx, dir)
 	switch {
@@ -184,8 +206,42 @@ func (c *Conn) createContainer(ctx context.Context, path string) error {
 // the sequence layout's node names carry (queue.Seq): a stale one costs a
 // create made again, never correctness either.
 type dirCache struct {
-	mu sync.RWMutex
-	m  map[string]int64
+	mu    sync.RWMutex
+	m     map[string]int64
+	reads map[string]*czxidRead // KnownCzxid's reads in flight, by dir
+}
+
+// czxidRead is a read of a dir's czxid that concurrent KnownCzxid calls
+// share: a session's handles that all lock a path for the first time at
+// once send one read, not one each.
+type czxidRead struct {
+	done  chan struct{}
+	czxid int64
+	err   error
+}
+
+// startRead returns the read of dir's czxid in flight, or a new one, with
+// first set, which the caller sends and ends (endRead).
+func (d *dirCache) startRead(dir string) (r *czxidRead, first bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r := d.reads[dir]; r != nil {
+		return r, false
+	}
+	if d.reads == nil {
+		d.reads = make(map[string]*czxidRead)
+	}
+	r = &czxidRead{done: make(chan struct{})}
+	d.reads[dir] = r
+	return r, true
+}
+
+// endRead publishes r, the read of dir startRead made.
+func (d *dirCache) endRead(dir string, r *czxidRead) {
+	d.mu.Lock()
+	delete(d.reads, dir)
+	d.mu.Unlock()
+	close(r.done)
 }
 
 // maxDirs bounds the cache: about 100 bytes an entry.

@@ -53,3 +53,68 @@ func testCreateAndStat(t *testing.T, zk *zktest.Cluster) {
 	require.Equal(t, nst.Czxid, parent, "the re-created parent's czxid")
 	require.Greater(t, parent, dst.Czxid)
 }
+
+// KnownCzxid: the handles of a session that all lock a path for the first
+// time at once send one read of its czxid between them, not one each;
+// later calls read nothing; a create's pipelined look at its parent keeps
+// it current; ReadCzxid reads again, and a missing dir is 0.
+func testKnownCzxid(t *testing.T, zk *zktest.Cluster) {
+	px := zktest.NewProxy(t, zk.Servers())
+	c := dialTest(t, px.Addrs())
+	ctx := t.Context()
+	for _, d := range []string{"/kc", "/kc/one", "/kc/two"} {
+		require.NoError(t, c.createContainer(ctx, d))
+	}
+	up := func() int64 { _, b, _ := px.Stats(); return b }
+	before := up()
+	z, err := c.ReadCzxid(ctx, "/kc/one")
+	require.NoError(t, err)
+	one := up() - before // the bytes of one read (a ping may add 12)
+	_, st, err := c.get(ctx, "/kc/one")
+	require.NoError(t, err)
+	require.Equal(t, st.Czxid, z)
+
+	const n = 20
+	start := make(chan struct{})
+	got := make([]int64, n)
+	errc := make(chan error, n)
+	before = up()
+	for i := range n {
+		go func() {
+			<-start
+			var err error
+			got[i], err = c.KnownCzxid(ctx, "/kc/two")
+			errc <- err
+		}()
+	}
+	close(start)
+	for range n {
+		require.NoError(t, <-errc)
+	}
+	sent := up() - before
+	_, st, err = c.get(ctx, "/kc/two")
+	require.NoError(t, err)
+	for i := range n {
+		require.Equal(t, st.Czxid, got[i], "call %d", i)
+	}
+	require.Less(t, sent, 2*one+24, "%d concurrent first calls sent %d bytes; one read is %d", n, sent, one)
+
+	before = up()
+	again, err := c.KnownCzxid(ctx, "/kc/two")
+	require.NoError(t, err)
+	require.Equal(t, st.Czxid, again)
+	require.Less(t, up()-before, int64(13), "a known czxid is read again")
+
+	// The path re-created: a create's look at the parent tells the new one.
+	require.NoError(t, c.Delete(ctx, "/kc/two"))
+	require.NoError(t, c.createContainer(ctx, "/kc/two"))
+	_, _, _, _, parent, err := c.CreateAndStat(ctx, []string{"/kc", "/kc/two"}, "/kc/two/seqlock-", nil)
+	require.NoError(t, err)
+	require.Greater(t, parent, st.Czxid)
+	again, err = c.KnownCzxid(ctx, "/kc/two")
+	require.NoError(t, err)
+	require.Equal(t, parent, again)
+	missing, err := c.ReadCzxid(ctx, "/kc/none")
+	require.NoError(t, err)
+	require.Zero(t, missing)
+}

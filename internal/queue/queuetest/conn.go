@@ -52,12 +52,13 @@ func (c *Conn) CreateAndList(ctx context.Context, parents []string, p string, da
 	return name, czxid, owner, names, parent, err
 }
 
-// KnownCzxid returns dir's czxid as c's replies last told it, 0 if none
-// did.
-func (c *Conn) KnownCzxid(dir string) int64 {
-	v, _ := c.czxids.Load(dir)
-	z, _ := v.(int64)
-	return z
+// KnownCzxid returns dir's czxid as c's replies last told it, or reads it
+// (ReadCzxid) if none did.
+func (c *Conn) KnownCzxid(ctx context.Context, dir string) (int64, error) {
+	if v, ok := c.czxids.Load(dir); ok && v.(int64) != 0 {
+		return v.(int64), nil
+	}
+	return c.ReadCzxid(ctx, dir)
 }
 
 // ReadCzxid is a Stat of dir that c remembers for KnownCzxid.
