@@ -56,11 +56,13 @@ type Conn interface {
 	// an exists request pipelined behind the create, in place of its
 	// listing; children is -1, and parent 0, when they are not known.
 	CreateAndStat(ctx context.Context, parents []string, path string, data []byte) (name string, czxid, owner int64, children int32, parent int64, err error)
-	// KnownCzxid returns the czxid of dir as the session's replies last
-	// told it (CreateAndList, CreateAndStat, ReadCzxid), reading it when
-	// none did (one read shared by the calls that find it unknown at once;
-	// 0: dir does not exist): a hint, possibly stale.
-	KnownCzxid(ctx context.Context, dir string) (int64, error)
+	// KnownCzxid returns the czxid of dir, the last of dirs (the lock
+	// path's ancestors, then the path), as the session's replies last told
+	// it (CreateAndList, CreateAndStat, ReadCzxid), reading it when none
+	// did, after creating dirs (CONTAINER nodes) if it is missing: one
+	// read shared by the calls that find it unknown at once. A hint,
+	// possibly stale.
+	KnownCzxid(ctx context.Context, dirs []string) (int64, error)
 	// ReadCzxid reads dir's czxid (0: dir does not exist), with a request
 	// sent after the caller's earlier ones, and remembers it for
 	// KnownCzxid.

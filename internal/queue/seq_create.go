@@ -71,11 +71,8 @@ func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 	parents := append(Parents(q.Dir), q.Dir)
 	var err error
 	for i := 0; i < maxCreates; i++ {
-		// A missing path is created with our node under a name no path's
-		// czxid matches (0), and the create's reply brings the czxid for
-		// the next turn.
 		var inc int64
-		if inc, err = q.Conn.KnownCzxid(ctx, q.Dir); err != nil {
+		if inc, err = q.Conn.KnownCzxid(ctx, parents); err != nil {
 			return node{}, -1, err
 		}
 		path := q.Dir + "/" + SeqPrefix(inc)

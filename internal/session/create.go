@@ -117,18 +117,21 @@ func (c *Conn) createThen(ctx context.Context, parents []string, path string, da
 // parentOf returns the path of p's parent.
 func parentOf(p string) string { return p[:strings.LastIndexByte(p, '/')] }
 
-// KnownCzxid returns the czxid of dir as a reply last told it (a create's
+// KnownCzxid returns the czxid of dir, the last of dirs (a lock path's
+// ancestors, then the path), as a reply last told it (a create's
 // pipelined look at its parent, ReadCzxid), or, when none did or the dir
-// was found reaped since, reads it: one read for all the calls that find
-// it unknown at once, so the result may predate the caller's call (0: the
-// dir did not exist). A hint, which the caller checks.
-func (c *Conn) KnownCzxid(ctx context.Context, dir string) (int64, error) {
+// was found reaped since, reads it, making dirs (CONTAINER nodes) first
+// if it is missing: one read for all the calls that find it unknown at
+// once, so the result may predate the caller's call. A hint, which the
+// caller checks.
+func (c *Conn) KnownCzxid(ctx context.Context, dirs []string) (int64, error) {
+	dir := dirs[len(dirs)-1]
 	if z := c.dirs.czxid(dir); z != 0 {
 		return z, nil
 	}
 	r, first := c.dirs.startRead(dir)
 	if first {
-		r.czxid, r.err = c.ReadCzxid(ctx, dir)
+		r.czxid, r.err = c.makeAndRead(ctx, dirs)
 		c.dirs.endRead(dir, r)
 		return r.czxid, r.err
 	}
@@ -137,10 +140,46 @@ func (c *Conn) KnownCzxid(ctx context.Context, dir string) (int64, error) {
 		if r.err == nil {
 			return r.czxid, nil
 		}
-		return c.ReadCzxid(ctx, dir) // its failure (its ctx's end, say) is not ours
+		return c.makeAndRead(ctx, dirs) // its failure (its ctx's end, say) is not ours
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
+}
+
+// makeAndRead reads the czxid of the last of dirs; if it is missing, it
+// creates dirs (CONTAINER nodes; existing ones are fine) and reads it
+// behind them, one pipeline.
+func (c *Conn) makeAndRead(ctx context.Context, dirs []string) (int64, error) {
+	dir := dirs[len(dirs)-1]
+	z, err := c.ReadCzxid(ctx, dir)
+	if err != nil || z != 0 {
+		return z, err
+	}
+	z, err = retry(ctx, c, func(ctx context.Context) (int64, error) {
+		calls := make([]*client.Call, len(dirs))
+		for i, p := range dirs {
+			calls[i] = c.cl.GoCreate(p, nil, client.ModeContainer, c.cfg.ACL)
+		}
+		read := c.cl.GoExists(dir)
+		select {
+		case <-read.Done(): // answered after the creates
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		if read.Err != nil {
+			if errors.Is(read.Err, client.ErrNoNode) {
+				return 0, parentErr(calls, read.Err)
+			}
+			return 0, read.Err
+		}
+		return read.Stat.Czxid, nil
+	})
+	if err != nil {
+		return 0, wrapOp("create container", dir, err)
+	}
+	c.dirs.know(dirs)
+	c.dirs.setCzxid(dir, z)
+	return z, nil
 }
 
 // ReadCzxid reads dir's czxid, 0 when it does not exist, and remembers it

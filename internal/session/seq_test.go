@@ -57,7 +57,8 @@ func testCreateAndStat(t *testing.T, zk *zktest.Cluster) {
 // KnownCzxid: the handles of a session that all lock a path for the first
 // time at once send one read of its czxid between them, not one each;
 // later calls read nothing; a create's pipelined look at its parent keeps
-// it current; ReadCzxid reads again, and a missing dir is 0.
+// it current; ReadCzxid reads again, and a missing dir is 0; KnownCzxid
+// makes a missing path.
 func testKnownCzxid(t *testing.T, zk *zktest.Cluster) {
 	px := zktest.NewProxy(t, zk.Servers())
 	c := dialTest(t, px.Addrs())
@@ -83,7 +84,7 @@ func testKnownCzxid(t *testing.T, zk *zktest.Cluster) {
 		go func() {
 			<-start
 			var err error
-			got[i], err = c.KnownCzxid(ctx, "/kc/two")
+			got[i], err = c.KnownCzxid(ctx, []string{"/kc", "/kc/two"})
 			errc <- err
 		}()
 	}
@@ -100,7 +101,7 @@ func testKnownCzxid(t *testing.T, zk *zktest.Cluster) {
 	require.Less(t, sent, 2*one+24, "%d concurrent first calls sent %d bytes; one read is %d", n, sent, one)
 
 	before = up()
-	again, err := c.KnownCzxid(ctx, "/kc/two")
+	again, err := c.KnownCzxid(ctx, []string{"/kc", "/kc/two"})
 	require.NoError(t, err)
 	require.Equal(t, st.Czxid, again)
 	require.Less(t, up()-before, int64(13), "a known czxid is read again")
@@ -111,10 +112,17 @@ func testKnownCzxid(t *testing.T, zk *zktest.Cluster) {
 	_, _, _, _, parent, err := c.CreateAndStat(ctx, []string{"/kc", "/kc/two"}, "/kc/two/seqlock-", nil)
 	require.NoError(t, err)
 	require.Greater(t, parent, st.Czxid)
-	again, err = c.KnownCzxid(ctx, "/kc/two")
+	again, err = c.KnownCzxid(ctx, []string{"/kc", "/kc/two"})
 	require.NoError(t, err)
 	require.Equal(t, parent, again)
 	missing, err := c.ReadCzxid(ctx, "/kc/none")
 	require.NoError(t, err)
 	require.Zero(t, missing)
+
+	// A missing path is made (with its missing parents), then read.
+	made, err := c.KnownCzxid(ctx, []string{"/kc2", "/kc2/a", "/kc2/a/b"})
+	require.NoError(t, err)
+	_, st, err = c.get(ctx, "/kc2/a/b")
+	require.NoError(t, err)
+	require.Equal(t, st.Czxid, made)
 }

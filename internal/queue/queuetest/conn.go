@@ -52,11 +52,22 @@ func (c *Conn) CreateAndList(ctx context.Context, parents []string, p string, da
 	return name, czxid, owner, names, parent, err
 }
 
-// KnownCzxid returns dir's czxid as c's replies last told it, or reads it
-// (ReadCzxid) if none did.
-func (c *Conn) KnownCzxid(ctx context.Context, dir string) (int64, error) {
+// KnownCzxid returns the czxid of dir, the last of dirs, as c's replies
+// last told it, or reads it (ReadCzxid) if none did, after creating dirs
+// if it is missing.
+func (c *Conn) KnownCzxid(ctx context.Context, dirs []string) (int64, error) {
+	dir := dirs[len(dirs)-1]
 	if v, ok := c.czxids.Load(dir); ok && v.(int64) != 0 {
 		return v.(int64), nil
+	}
+	z, err := c.ReadCzxid(ctx, dir)
+	if err != nil || z != 0 {
+		return z, err
+	}
+	for _, d := range dirs {
+		if err := c.CreateContainer(ctx, d); err != nil {
+			return 0, err
+		}
 	}
 	return c.ReadCzxid(ctx, dir)
 }
