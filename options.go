@@ -449,14 +449,15 @@ func WithListingHandoff() Option {
 // before the server can hand the lock on, fencing tokens, the handoff
 // without a listing, cancellation leaving nothing, a create cut off by
 // connection loss resolved (by a random token in the node's data, since
-// no part of the name is the contender's own). Lock and Unlock cost the requests they
-// cost there; a handle's first Lock on a path, and its first after the
-// path was reaped and re-created, reads the path's czxid first, one
-// request more. Sequence numbers restart at 0 when the lock path, a
-// CONTAINER, is reaped once empty and re-created, and the czxid in the
-// names is what keeps a node of the path's new life from being named like
-// one of its earlier life: Unlock deletes by name, without a read. For a
-// moment a node may still be: made by a handle that took the path's
+// no part of the name is the contender's own). Lock and Unlock cost the
+// requests they cost there; a Session's first Lock on a path, and its
+// first after the path was reaped and re-created, reads the path's czxid
+// first (one read for all its handles), one request more. Sequence
+// numbers restart at 0 when the lock path, a CONTAINER, is reaped once
+// empty and re-created, and the czxid in the names is what keeps a node of
+// the path's new life from being named like one of its earlier life:
+// Unlock deletes by name, without a read. For a moment a node may still
+// be: made by a handle that took the path's
 // earlier czxid for current, which deletes it when its create's reply
 // says otherwise, and which no waiter counts as a contender. So there is
 // no Guard (Mutex.Guard is nil, which Multi refuses): fence with Token.
