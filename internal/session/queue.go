@@ -48,13 +48,10 @@ func (c *Conn) DeleteUntil(ctx context.Context, path string, ep Epoch) error {
 // connection loss it finds the node gone (the first attempt applied, or
 // the session took it): deleted.
 func (c *Conn) ReleaseUntil(ctx context.Context, path string, ep Epoch) error {
-	_, err := retryUntil(ctx, c, ep.Key.(*epoch), func(ctx context.Context) ([]client.OpResult, error) {
-		return c.cl.Multi(ctx, client.SetOp(path, nil, -1), client.DeleteOp(path, -1))
-	})
-	if errors.Is(err, client.ErrNoNode) {
-		return nil
+	if err := c.ReleaseOwnUntil(ctx, path, ep); !errors.Is(err, client.ErrNoNode) {
+		return err
 	}
-	return wrapOp("release", path, err)
+	return nil
 }
 
 // ReleaseOwnUntil is ReleaseUntil for a node no other can have been

@@ -408,27 +408,17 @@ func (c *Conn) DeleteUntil(ctx context.Context, p string, ep queue.Epoch) error 
 // and p deleted in one step, which fires p's data watches with Released.
 // It takes the faults of OpDelete.
 func (c *Conn) ReleaseUntil(ctx context.Context, p string, ep queue.Epoch) error {
-	ctx, cancel := untilStop(ctx, done(ep))
-	defer cancel()
-	f, err := c.begin(ctx, OpDelete, p)
-	if err != nil {
-		return err
-	}
-	if !f.Lost {
-		c.s.mu.Lock()
-		c.s.calls[OpRelease]++
-		err = c.s.releaseLocked(p)
-		c.s.mu.Unlock()
-		if errors.Is(err, client.ErrNoNode) {
-			err = nil
-		}
-	}
-	return c.end(ctx, OpDelete, f, nil, wrap(OpDelete, p, err))
+	return c.release(ctx, p, ep, false)
 }
 
 // ReleaseOwnUntil is ReleaseUntil with a missing node an error wrapping
 // client.ErrNoNode (the fake applies a release once or not at all).
 func (c *Conn) ReleaseOwnUntil(ctx context.Context, p string, ep queue.Epoch) error {
+	return c.release(ctx, p, ep, true)
+}
+
+// release is ReleaseUntil, or with own ReleaseOwnUntil.
+func (c *Conn) release(ctx context.Context, p string, ep queue.Epoch, own bool) error {
 	ctx, cancel := untilStop(ctx, done(ep))
 	defer cancel()
 	f, err := c.begin(ctx, OpDelete, p)
@@ -440,6 +430,9 @@ func (c *Conn) ReleaseOwnUntil(ctx context.Context, p string, ep queue.Epoch) er
 		c.s.calls[OpRelease]++
 		err = c.s.releaseLocked(p)
 		c.s.mu.Unlock()
+		if !own && errors.Is(err, client.ErrNoNode) {
+			err = nil
+		}
 	}
 	return c.end(ctx, OpDelete, f, nil, wrap(OpDelete, p, err))
 }
