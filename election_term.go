@@ -129,7 +129,7 @@ func (t *Term) end(err error) {
 // was resigned; Err says which. Like every hold's Lost, it is closed once
 // nothing is held.
 func (t *Term) Lost() <-chan struct{} {
-	if t.done == nil { // a zero Term: not Campaign's, over (Err)
+	if t == nil || t.done == nil { // a zero or nil Term: not Campaign's, over (Err)
 		return closedCh
 	}
 	return t.done
@@ -140,7 +140,7 @@ func (t *Term) Lost() <-chan struct{} {
 // errors.Is(err, ErrSessionClosed) and errors.Is(err, ErrLockLost)
 // hold.
 func (t *Term) Err() error {
-	if t.done == nil {
+	if t == nil || t.done == nil {
 		return unmade("Term", "Election.Campaign")
 	}
 	t.mu.Lock()
@@ -153,7 +153,12 @@ func (t *Term) Err() error {
 // leads them, even when the election's parent node was reaped and
 // re-created; a resource that remembers the largest token it has seen can
 // reject a deposed leader.
-func (t *Term) Token() int64 { return t.token }
+func (t *Term) Token() int64 {
+	if t == nil {
+		return 0
+	}
+	return t.token
+}
 
 // Guard returns a ZooKeeper check operation that succeeds only while our
 // node exists (its Path is our candidate node's). Put it first in
@@ -161,8 +166,8 @@ func (t *Term) Token() int64 { return t.token }
 // still first in the queue. A Term is one term: after it ended (Resign,
 // loss) Guard still names its node, whose check fails once it is gone.
 func (t *Term) Guard() *zk.CheckOp {
-	if t.done == nil {
-		return nil // a zero Term's: nothing held, and Multi refuses nil
+	if t == nil || t.done == nil {
+		return nil // a zero or nil Term's: nothing held, and Multi refuses nil
 	}
 	return checkOp(&hold.Guard{Path: t.node, Version: -1})
 }

@@ -153,6 +153,9 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 // on. It is one channel for the whole hold: a channel taken while every
 // part was held closes then too. It is closed when nothing is held.
 func (m *MultiLock) Lost() <-chan struct{} {
+	if m == nil {
+		return closedCh // nothing held, as for a zero MultiLock
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.holds == nil || hold.AnyLost(m.holds) { // the watcher closes m.lost a wake-up later
@@ -170,6 +173,9 @@ func (m *MultiLock) Lost() <-chan struct{} {
 // (ErrInvalidArgument), as it refuses Mutex.Guard's nil: an empty guard
 // would let the appended writes commit unguarded.
 func (m *MultiLock) Guard() []zk.Op {
+	if m == nil {
+		return noGuard()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.holds == nil {
@@ -185,6 +191,9 @@ func (m *MultiLock) Guard() []zk.Op {
 // Tokens returns each part's fencing token, in the order the parts were
 // given to NewMultiLock, or nil when nothing is held.
 func (m *MultiLock) Tokens() []int64 {
+	if m == nil {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.holds == nil {

@@ -197,13 +197,22 @@ func (r *ReentrantMutex) holdCount() int {
 }
 
 // Lost is Mutex.Lost for this owner's acquisition.
-func (r *ReentrantMutex) Lost() <-chan struct{} { return r.h.Current().Lost() }
+func (r *ReentrantMutex) Lost() <-chan struct{} { return r.current().Lost() }
 
 // Token is Mutex.Token for this owner's acquisition.
-func (r *ReentrantMutex) Token() int64 { return r.h.Current().Token() }
+func (r *ReentrantMutex) Token() int64 { return r.current().Token() }
 
 // Guard is Mutex.Guard for this owner's acquisition.
-func (r *ReentrantMutex) Guard() *zk.CheckOp { return checkOp(r.h.Current().Guard()) }
+func (r *ReentrantMutex) Guard() *zk.CheckOp { return checkOp(r.current().Guard()) }
+
+// current is the hold the accessors describe; nil (nothing held) for a
+// nil *ReentrantMutex, as for a zero one.
+func (r *ReentrantMutex) current() *hold.Hold {
+	if r == nil {
+		return nil
+	}
+	return r.h.Current()
+}
 
 // unmade reports that NewReentrantMutex did not make r (unmade).
 func (r *ReentrantMutex) unmade() bool { return r == nil || r.q == nil }

@@ -219,6 +219,9 @@ func (m *RWMutex) runlock(ctx context.Context, h *hold.Hold) error {
 // current is the hold the accessors describe: the write lock's, else the
 // oldest read lock's.
 func (m *RWMutex) current() *hold.Hold {
+	if m == nil {
+		return nil // nothing held, as for a zero RWMutex
+	}
 	if h := m.w.Current(); h != nil {
 		return h
 	}

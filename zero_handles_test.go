@@ -109,10 +109,11 @@ func TestZeroHandles(t *testing.T) {
 	}
 }
 
-// TestZeroHandleAccessors: the accessors of an unmade handle answer as
-// their docs say for "nothing held" (Lost closed, Token 0, Guard nil or
-// the one nil check Multi refuses, Tokens nil), and a zero Term is over:
-// Lost closed, Err ErrInvalidArgument.
+// TestZeroHandleAccessors: the accessors of an unmade handle (a zero
+// value or a nil pointer) answer as their docs say for "nothing held"
+// (Lost closed, Token 0, Guard nil or the one nil check Multi refuses,
+// Tokens nil), and a zero or nil Term is over: Lost closed, Err
+// ErrInvalidArgument.
 func TestZeroHandleAccessors(t *testing.T) {
 	closed := func(name string, ch <-chan struct{}) error {
 		select {
@@ -136,39 +137,44 @@ func TestZeroHandleAccessors(t *testing.T) {
 			return closed(name, m.Lost())
 		})
 	}
-	one(func() error {
-		var r zklock.ReentrantMutex
-		if r.Token() != 0 || r.Guard() != nil {
-			return fmt.Errorf("zero ReentrantMutex: Token %d, Guard %v", r.Token(), r.Guard())
-		}
-		return closed("zero ReentrantMutex", r.Lost())
-	})
-	one(func() error {
-		var m zklock.RWMutex
-		if m.Token() != 0 || m.Guard() != nil {
-			return fmt.Errorf("zero RWMutex: Token %d, Guard %v", m.Token(), m.Guard())
-		}
-		return closed("zero RWMutex", m.Lost())
-	})
-	one(func() error {
-		var m zklock.MultiLock
-		if m.Tokens() != nil || len(m.Guard()) != 1 {
-			return fmt.Errorf("zero MultiLock: Tokens %v, Guard %v", m.Tokens(), m.Guard())
-		}
-		return closed("zero MultiLock", m.Lost())
-	})
-	one(func() error {
-		var l zklock.Lease
-		if l.Token() != 0 || len(l.Guard()) != 1 {
-			return fmt.Errorf("zero Lease: Token %d, Guard %v", l.Token(), l.Guard())
-		}
-		return closed("zero Lease", l.Lost())
-	})
-	one(func() error {
-		var tm zklock.Term
-		if tm.Token() != 0 || tm.Guard() != nil || !errors.Is(tm.Err(), zklock.ErrInvalidArgument) {
-			return fmt.Errorf("zero Term: Token %d, Guard %v, Err %v", tm.Token(), tm.Guard(), tm.Err())
-		}
-		return closed("zero Term", tm.Lost())
-	})
+	for name, r := range map[string]*zklock.ReentrantMutex{"zero ReentrantMutex": new(zklock.ReentrantMutex), "nil ReentrantMutex": nil} {
+		one(func() error {
+			if r.Token() != 0 || r.Guard() != nil {
+				return fmt.Errorf("%s: Token %d, Guard %v", name, r.Token(), r.Guard())
+			}
+			return closed(name, r.Lost())
+		})
+	}
+	for name, m := range map[string]*zklock.RWMutex{"zero RWMutex": new(zklock.RWMutex), "nil RWMutex": nil} {
+		one(func() error {
+			if m.Token() != 0 || m.Guard() != nil {
+				return fmt.Errorf("%s: Token %d, Guard %v", name, m.Token(), m.Guard())
+			}
+			return closed(name, m.Lost())
+		})
+	}
+	for name, m := range map[string]*zklock.MultiLock{"zero MultiLock": new(zklock.MultiLock), "nil MultiLock": nil} {
+		one(func() error {
+			if m.Tokens() != nil || len(m.Guard()) != 1 {
+				return fmt.Errorf("%s: Tokens %v, Guard %v", name, m.Tokens(), m.Guard())
+			}
+			return closed(name, m.Lost())
+		})
+	}
+	for name, l := range map[string]*zklock.Lease{"zero Lease": new(zklock.Lease), "nil Lease": nil} {
+		one(func() error {
+			if l.Token() != 0 || len(l.Guard()) != 1 {
+				return fmt.Errorf("%s: Token %d, Guard %v", name, l.Token(), l.Guard())
+			}
+			return closed(name, l.Lost())
+		})
+	}
+	for name, tm := range map[string]*zklock.Term{"zero Term": new(zklock.Term), "nil Term": nil} {
+		one(func() error {
+			if tm.Token() != 0 || tm.Guard() != nil || !errors.Is(tm.Err(), zklock.ErrInvalidArgument) {
+				return fmt.Errorf("%s: Token %d, Guard %v, Err %v", name, tm.Token(), tm.Guard(), tm.Err())
+			}
+			return closed(name, tm.Lost())
+		})
+	}
 }
