@@ -715,7 +715,7 @@ func TestReview48b_GuardSameSessionHandoff(t *testing.T) {
 		}
 		ga := a.Guard()
 		if name == "Mutex seq" {
-			// No guard: its node names repeat (TestReview48b_SeqLayoutGuardReused).
+			// No guard (TestReview48b_SeqLayoutGuardReused).
 			if err := guardWrites(ctx, s, data, name+": a holds", ga); !errors.Is(err, zklock.ErrInvalidArgument) {
 				t.Errorf("%s: a's guarded write while a holds: %v, want ErrInvalidArgument (no guard)", name, err)
 			}

@@ -393,7 +393,7 @@ func TestSeqLayoutInMultiLock(t *testing.T) {
 		_, err := s.Client().Multi(ctx, append(guard, &zk.SetDataOp{Path: root, Data: []byte("x"), Version: -1})...)
 		return err
 	}
-	// A sequence-layout part has no guard (its node names repeat), so the
+	// A sequence-layout part has no guard (a node of the path's earlier life may have its name), so the
 	// MultiLock's guard is refused whole, held or not.
 	guard := ml.Guard()
 	require.Len(t, guard, 2)

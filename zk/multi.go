@@ -93,8 +93,8 @@ type OpResult struct {
 //
 // Multi is not retried on connection loss: its outcome is then unknown
 // (ErrConnectionLoss). A nil op (the Guard of nothing held, or of a
-// sequence-layout Mutex, whose node names repeat) or a CreateOp
-// of an unknown mode fails with ErrInvalidArgument, and nothing is sent.
+// sequence-layout Mutex, which has none) or a CreateOp of an unknown mode
+// fails with ErrInvalidArgument, and nothing is sent.
 func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	if err := c.check(ctx); err != nil {
 		return nil, err
