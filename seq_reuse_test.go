@@ -3,10 +3,13 @@ package zklock_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zk"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -190,4 +193,72 @@ func brokenThenReused(ctx context.Context, t *testing.T, s1, s2 *zklock.Session,
 		t.Fatal(err)
 	}
 	return a, b
+}
+
+// TestSeqLayoutOldCzxidAfterReap: a Session whose handles used the lock
+// path before it was reaped and re-created (it remembers the path's old
+// czxid) locks it again, with the old handle and with a new one: each
+// makes its node under the new czxid (the one made under the old is
+// deleted), waits behind the rival that holds, and holds only once the
+// rival unlocked; nothing of theirs is left.
+func TestSeqLayoutOldCzxidAfterReap(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	s1, s2 := newSession(t, srv.Servers()), newSession(t, srv.Servers())
+	p := lockPath(t, "seq")
+	a, b := brokenThenReused(ctx, t, s1, s2, p)
+	if err := a.Unlock(ctx); !errors.Is(err, zklock.ErrLockLost) {
+		t.Fatalf("a's Unlock after the Break: %v, want ErrLockLost", err)
+	}
+	st, ok, err := s2.Client().Exists(ctx, p)
+	if err != nil || !ok {
+		t.Fatalf("the re-created path: %v, %v", ok, err)
+	}
+	prefix := strconv.FormatInt(st.Czxid, 16) + "-seqlock-"
+	c, err := zklock.NewMutex(s1, p, zklock.WithSequenceLayout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*zklock.Mutex{a, c} {
+		if err := m.TryLock(ctx); !errors.Is(err, zklock.ErrLocked) {
+			t.Fatalf("TryLock of s1 while b holds: %v, want ErrLocked", err)
+		}
+	}
+	got := make(chan error, 1)
+	go func() { got <- a.Lock(ctx) }()
+	eventually(t, 20*time.Second, "a waits behind b", func() bool {
+		cs, err := zklock.Contenders(ctx, s2, p)
+		return err == nil && len(cs) == 2
+	})
+	cs, err := zklock.Contenders(ctx, s2, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range cs {
+		if name := x.Path[len(p)+1:]; !strings.HasPrefix(name, prefix) {
+			t.Errorf("contender %s: want a name starting %s (the path's czxid)", name, prefix)
+		}
+	}
+	select {
+	case err := <-got:
+		t.Fatalf("a's Lock returned %v while b holds", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := b.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("a's Lock after b's Unlock: %v", err)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatalf("a's Unlock: %v", err)
+	}
+	names, _, err := s2.Client().Children(ctx, p)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		t.Fatal(err)
+	}
+	if len(names) != 0 {
+		t.Errorf("left under the path: %v", names)
+	}
 }
