@@ -128,3 +128,54 @@ func TestReviewSeq48sRecoverAdoptsStaleNode(t *testing.T) {
 	}
 	noNodes(t, s, c.SessionID(), cy.SessionID(), cr.SessionID())
 }
+
+// TestReviewSeq48sBreakAndStateSkipStaleNode: a node named after the lock
+// path's earlier czxid (a contender's that took the earlier life for
+// current, standing until it learns better) is no contender: the waiters
+// ignore it (sameLock). An operator's view must too: ReadState (behind
+// Contenders and the CLI) must not report it as the holder, and Break
+// must delete the holder's node, not it. Here it has the lowest number,
+// as it has when its create re-created the reaped path.
+func TestReviewSeq48sBreakAndStateSkipStaleNode(t *testing.T) {
+	s, c := setup(t)
+	ctx := testCtx(t)
+	old := czxid(t, s, dir)
+	if !s.Reap(dir) {
+		t.Fatal("the empty lock path was not reaped")
+	}
+	cr, cy := s.Connect(), s.Connect()
+	hr, err := seqQ(cr).Acquire(ctx, queue.Request{Data: []byte("r")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := czxid(t, s, dir)
+	stale := dir + "/" + queue.SeqName(queue.SeqPrefix(old), 0)
+	if _, _, err := cy.CreateEphemeral(ctx, stale, []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := queue.Parse(stale[len(dir)+1:])
+	rc, _ := queue.Parse(hr.Path[len(dir)+1:])
+	if cur == old || sc.Seq >= rc.Seq {
+		t.Fatalf("precondition: stale %s, r holds %s (czxid %x)", stale, hr.Path, cur)
+	}
+	st, err := queue.ReadState(ctx, c, dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var holders []string
+	for _, n := range st.Holders {
+		holders = append(holders, n.Path)
+	}
+	if !slices.Equal(holders, []string{hr.Path}) {
+		t.Errorf("ReadState while r holds %s beside the stale node %s: holders %v", hr.Path, stale, holders)
+	}
+	broken, err := queue.Break(ctx, c, dir, true)
+	var names []string
+	for _, e := range broken {
+		names = append(names, dir+"/"+e.Name)
+	}
+	if err != nil || !slices.Equal(names, []string{hr.Path}) || s.Exists(hr.Path) {
+		t.Errorf("Break while r holds %s beside the stale node %s: broke %v (%v); r's node stands: %v; children %v",
+			hr.Path, stale, names, err, s.Exists(hr.Path), s.List(dir))
+	}
+}
