@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -458,4 +459,131 @@ func acquireSeq(ctx context.Context, m *zklock.Mutex, try bool) error {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// TestReviewSeq48sChurnGrantsAreFirst (claims 1 and 3, several attack
+// classes at once): six handles on two Sessions (one behind a proxy that
+// cuts a create2 now and then) Lock or TryLock, hold briefly and Unlock,
+// while a third Session Breaks the holder now and then and the path is
+// reaped whenever it empties. At each grant the checker lists the path:
+// the granted node (found by its token, the node's czxid << 12) must be
+// named after the path's czxid and no node named after it may have a
+// lower number (numbers only grow, and a grant waits for the deletion of
+// every node ahead). A granted node gone by the listing (Broken) is not
+// judged.
+func TestReviewSeq48sChurnGrantsAreFirst(t *testing.T) {
+	t.Parallel()
+	srv := shared(t)
+	ctx := ctxFor(t)
+	px := zktest.NewProxy(t, srv.Servers())
+	ss := []*zklock.Session{newSession(t, px.Addrs()), newSession(t, srv.Servers())}
+	sb := newSession(t, srv.Servers())
+	p := lockPath(t, "seq")
+	end := time.Now().Add(15 * time.Second)
+	stop := make(chan struct{})
+	var bg, workers sync.WaitGroup
+	bg.Add(1)
+	go func() { // the operator and the network
+		defer bg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(150 * time.Millisecond):
+			}
+			if i%3 == 0 {
+				_, _ = zklock.Break(ctx, sb, p, true)
+			}
+			if i%4 == 1 {
+				px.ResetAfterRequest(func(op int32) bool { return op == 15 })
+			}
+		}
+	}()
+	type grant struct{ judged, violations int }
+	results := make(chan grant, 6)
+	var msgs sync.Map
+	for i := range 6 {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			m := seqMutex(t, ss[i%2], p)
+			var g grant
+			defer func() { results <- g }()
+			for n := 0; time.Now().Before(end); n++ {
+				lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+				err := acquireOnce(lctx, m, n%3 == 2)
+				cancel()
+				if err != nil {
+					continue // refused, timed out under churn: not a grant
+				}
+				tok := m.Token()
+				if bad := judgeGrant(ctx, sb, p, tok); bad != "" {
+					if bad != "gone" {
+						g.violations++
+						msgs.Store(fmt.Sprintf("handle %d grant %d", i, n), bad)
+					}
+				} else {
+					g.judged++
+				}
+				time.Sleep(5 * time.Millisecond)
+				_ = m.Unlock(ctx) // ErrLockLost after a Break: fine here
+			}
+		}()
+	}
+	workers.Wait()
+	close(stop)
+	bg.Wait()
+	px.Heal()
+	var total grant
+	for range 6 {
+		g := <-results
+		total.judged += g.judged
+		total.violations += g.violations
+	}
+	msgs.Range(func(k, v any) bool { t.Errorf("%s: %s", k, v); return true })
+	t.Logf("%d grants judged, %d violations", total.judged, total.violations)
+	if total.judged < 20 {
+		t.Errorf("only %d grants judged: the churn did not exercise the lock", total.judged)
+	}
+}
+
+// acquireOnce is Lock, or one TryLock.
+func acquireOnce(ctx context.Context, m *zklock.Mutex, try bool) error {
+	if try {
+		return m.TryLock(ctx)
+	}
+	return m.Lock(ctx)
+}
+
+// judgeGrant lists p after a grant with token tok: "" when the granted
+// node is first among the nodes named after p's czxid, "gone" when it is
+// no longer there, else what is wrong.
+func judgeGrant(ctx context.Context, s *zklock.Session, p string, tok int64) string {
+	st, ok, err := s.Client().Exists(ctx, p)
+	if err != nil || !ok {
+		return "gone"
+	}
+	cs, err := zklock.Contenders(ctx, s, p)
+	if err != nil {
+		return "gone"
+	}
+	cur := p + "/" + fmt.Sprintf("%x-seqlock-", st.Czxid)
+	var mine *zklock.Contender
+	for i := range cs {
+		if cs[i].Token == tok {
+			mine = &cs[i]
+		}
+	}
+	if mine == nil {
+		return "gone"
+	}
+	if !strings.HasPrefix(mine.Path, cur) {
+		return fmt.Sprintf("granted %s, not named after the path's czxid %x", mine.Path, st.Czxid)
+	}
+	for _, c := range cs {
+		if strings.HasPrefix(c.Path, cur) && c.Seq < mine.Seq {
+			return fmt.Sprintf("granted %s while %s stands ahead of it", mine.Path, c.Path)
+		}
+	}
+	return ""
 }
