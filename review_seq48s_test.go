@@ -463,7 +463,9 @@ func acquireSeq(ctx context.Context, m *zklock.Mutex, try bool) error {
 
 // TestReviewSeq48sChurnGrantsAreFirst (claims 1 and 3, several attack
 // classes at once): six handles on two Sessions (one behind a proxy that
-// cuts a create2 now and then) Lock or TryLock, hold briefly and Unlock,
+// cuts a create2 now and then) Lock or TryLock, hold briefly and Unlock
+// (in phases of 1.5s, with idle phases as long, in which the path is
+// reaped),
 // while a third Session Breaks the holder now and then and the path is
 // reaped whenever it empties. At each grant the checker lists the path:
 // the granted node (found by its token, the node's czxid << 12) must be
@@ -479,7 +481,7 @@ func TestReviewSeq48sChurnGrantsAreFirst(t *testing.T) {
 	ss := []*zklock.Session{newSession(t, px.Addrs()), newSession(t, srv.Servers())}
 	sb := newSession(t, srv.Servers())
 	p := lockPath(t, "seq")
-	end := time.Now().Add(15 * time.Second)
+	end := time.Now().Add(18 * time.Second)
 	stop := make(chan struct{})
 	var bg, workers sync.WaitGroup
 	bg.Add(1)
@@ -501,7 +503,7 @@ func TestReviewSeq48sChurnGrantsAreFirst(t *testing.T) {
 	}()
 	type grant struct{ judged, violations int }
 	results := make(chan grant, 6)
-	var msgs sync.Map
+	var msgs, lives sync.Map
 	for i := range 6 {
 		workers.Add(1)
 		go func() {
@@ -510,6 +512,13 @@ func TestReviewSeq48sChurnGrantsAreFirst(t *testing.T) {
 			var g grant
 			defer func() { results <- g }()
 			for n := 0; time.Now().Before(end); n++ {
+				// Active 1.5s, idle 1.5s: while all idle the path empties
+				// and is reaped, and each handle's next create starts from
+				// the czxid of a life that is gone.
+				if phase := time.Until(end) / (1500 * time.Millisecond); phase%2 == 1 {
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
 				lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 				err := acquireOnce(lctx, m, n%3 == 2)
 				cancel()
@@ -517,7 +526,9 @@ func TestReviewSeq48sChurnGrantsAreFirst(t *testing.T) {
 					continue // refused, timed out under churn: not a grant
 				}
 				tok := m.Token()
-				if bad := judgeGrant(ctx, sb, p, tok); bad != "" {
+				bad, life := judgeGrant(ctx, sb, p, tok)
+				lives.Store(life, true)
+				if bad != "" {
 					if bad != "gone" {
 						g.violations++
 						msgs.Store(fmt.Sprintf("handle %d grant %d", i, n), bad)
@@ -541,7 +552,11 @@ func TestReviewSeq48sChurnGrantsAreFirst(t *testing.T) {
 		total.violations += g.violations
 	}
 	msgs.Range(func(k, v any) bool { t.Errorf("%s: %s", k, v); return true })
-	t.Logf("%d grants judged, %d violations", total.judged, total.violations)
+	nLives := 0
+	lives.Range(func(any, any) bool { nLives++; return true })
+	conns, _, _ := px.Stats()
+	t.Logf("%d grants judged, %d violations; %d lives of the path seen at grants; %d connections through the proxy (cuts)",
+		total.judged, total.violations, nLives, conns)
 	if total.judged < 20 {
 		t.Errorf("only %d grants judged: the churn did not exercise the lock", total.judged)
 	}
@@ -557,16 +572,21 @@ func acquireOnce(ctx context.Context, m *zklock.Mutex, try bool) error {
 
 // judgeGrant lists p after a grant with token tok: "" when the granted
 // node is first among the nodes named after p's czxid, "gone" when it is
-// no longer there, else what is wrong.
-func judgeGrant(ctx context.Context, s *zklock.Session, p string, tok int64) string {
+// no longer there, else what is wrong; and p's czxid.
+func judgeGrant(ctx context.Context, s *zklock.Session, p string, tok int64) (string, int64) {
 	st, ok, err := s.Client().Exists(ctx, p)
 	if err != nil || !ok {
-		return "gone"
+		return "gone", 0
 	}
+	return judgeIn(ctx, s, p, tok, st.Czxid), st.Czxid
+}
+
+func judgeIn(ctx context.Context, s *zklock.Session, p string, tok, czxid int64) string {
 	cs, err := zklock.Contenders(ctx, s, p)
 	if err != nil {
 		return "gone"
 	}
+	st := struct{ Czxid int64 }{czxid}
 	cur := p + "/" + fmt.Sprintf("%x-seqlock-", st.Czxid)
 	var mine *zklock.Contender
 	for i := range cs {
