@@ -557,6 +557,7 @@ func TestReviewSeq48sChurnGrantsAreFirst(t *testing.T) {
 	conns, _, _ := px.Stats()
 	t.Logf("%d grants judged, %d violations; %d lives of the path seen at grants; %d connections through the proxy (cuts)",
 		total.judged, total.violations, nLives, conns)
+	eventually(t, 10*time.Second, "every node of the churn gone (claim 5)", func() bool { return len(nodeNames(t, sb, p)) == 0 })
 	if total.judged < 20 {
 		t.Errorf("only %d grants judged: the churn did not exercise the lock", total.judged)
 	}
