@@ -456,14 +456,17 @@ func WithListingHandoff() Option {
 // numbers restart at 0 when the lock path, a CONTAINER, is reaped once
 // empty and re-created, and the czxid in the names is what keeps a node of
 // the path's new life from being named like one of its earlier life:
-// Unlock deletes by name, without a read. For a moment a node may still
-// be: made by a handle that took the path's
-// earlier czxid for current, which deletes it when its create's reply
-// says otherwise, and which no waiter counts as a contender. So there is
-// no Guard (Mutex.Guard is nil, which Multi refuses): fence with Token.
-// An Unlock whose node is gone (a Break, of which the holder is not told)
-// returns ErrLockLost, with nothing deleted, but for such a node, which
-// it deletes. The layouts cannot share a path: a contender of either that
+// Unlock deletes by name, without a read. A node may still be, for as
+// long as its maker has not read its create's reply (up to its Session's
+// timeout if that maker is cut off): made by a handle whose Session took
+// the path's earlier czxid for current, which deletes it once it reads
+// the reply, and which no waiter counts as a contender. So there is no
+// Guard (Mutex.Guard is nil, which Multi refuses): fence with Token. An
+// Unlock whose node is gone (a Break, of which the holder is not told)
+// returns ErrLockLost, with nothing deleted, but in two cases, which
+// return nil: it meets such a node, which it deletes; or its reply was
+// lost and the retry found no node (the first try may have deleted it).
+// The layouts cannot share a path: a contender of either that
 // finds the other's nodes ahead of it fails with a *WrongKindError, and
 // so does any other kind of primitive on the path. Curator and Kazoo
 // processes cannot use this layout, and must not use its path: they do

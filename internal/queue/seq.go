@@ -127,6 +127,16 @@ func SeqPrefix(inc int64) string { return strconv.FormatInt(inc, 16) + "-" + Kin
 // counter).
 func SeqName(prefix string, seq int32) string { return fmt.Sprintf("%s%010d", prefix, seq) }
 
+// seqCzxid returns the czxid a sequence-layout node's name carries.
+func seqCzxid(name string) (int64, bool) {
+	i := strings.LastIndex(name, "-"+KindSeqLock)
+	if i < 0 {
+		return 0, false
+	}
+	z, err := strconv.ParseInt(name[:i], 16, 64)
+	return z, err == nil
+}
+
 // seqPrefixOf returns the SeqPrefix a sequence-layout node's name starts
 // with.
 func seqPrefixOf(name string) string {
@@ -143,15 +153,11 @@ func seqPrefixOf(name string) string {
 func CurrentLife(names []string) []string {
 	newest, prefix := int64(-1), ""
 	for _, n := range names {
-		i := strings.LastIndex(n, "-"+KindSeqLock)
-		if i < 0 {
-			continue
-		}
 		if c, ok := Parse(n); !ok || c.Kind != KindSeqLock {
 			continue
 		}
-		if z, err := strconv.ParseInt(n[:i], 16, 64); err == nil && z > newest {
-			newest, prefix = z, n[:i+1+len(KindSeqLock)]
+		if z, ok := seqCzxid(n); ok && z > newest {
+			newest, prefix = z, seqPrefixOf(n)
 		}
 	}
 	if prefix == "" {
@@ -368,11 +374,13 @@ func (s *Seq) Take(ctx context.Context, r Request) (*Place, error) {
 // contender's node is ever named like ours again. The one node that may
 // be is a non-contender's: a create made under the old czxid by a
 // contender that learnt it before the reap, which deletes its node as
-// soon as its reply tells it the path's (Seq.create); a release that
-// deletes it instead returns nil, and no waiter takes its announcement
-// for a release (sameLock). A node missing at the first attempt is a hold
-// lost: errs.ErrLockLost, our tracking dropped so that the epoch's end
-// deletes nothing either.
+// soon as its reply tells it the path's (Seq.create), standing until then
+// (up to that contender's session timeout, if it is cut off); a release
+// that deletes it instead returns nil, and no waiter takes its
+// announcement for a release (sameLock). A node missing at the first
+// attempt is a hold lost: errs.ErrLockLost, our tracking dropped so that
+// the epoch's end deletes nothing either; missing at a retry after a lost
+// reply, the first attempt may have deleted it: nil.
 func (s *Seq) Give(ctx context.Context, p *Place) error {
 	h := p.Held[0]
 	q := s.Q

@@ -65,9 +65,7 @@ func stripSeqToken(data []byte) []byte {
 // finds out).
 func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 	q := s.Q
-	token := newSeqToken()
-	data = append(append(make([]byte, 0, len(data)+len(SeqTag)+seqTokenLen), data...), SeqTag+token...)
-	data = q.nodeData(data)
+	user := data
 	parents := append(Parents(q.Dir), q.Dir)
 	var err error
 	for i := 0; i < maxCreates; i++ {
@@ -75,6 +73,11 @@ func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 		if inc, err = q.Conn.KnownCzxid(ctx, parents); err != nil {
 			return node{}, -1, err
 		}
+		// A token for each turn: a turn cut off adopts its own node only,
+		// never one an earlier turn discarded, whose delete may be
+		// pending.
+		token := newSeqToken()
+		data := q.nodeData(append(append(make([]byte, 0, len(user)+len(SeqTag)+seqTokenLen), user...), SeqTag+token...))
 		path := q.Dir + "/" + SeqPrefix(inc)
 		var n node
 		var czxid, owner, parent int64
@@ -110,7 +113,7 @@ func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 		default:
 			return node{}, -1, err
 		}
-		ok, err := s.current(ctx, inc, parent)
+		ok, err := s.current(ctx, n.name, parent)
 		if err != nil {
 			q.Conn.Discard(n.path, n.owner)
 			return node{}, -1, err
@@ -123,19 +126,21 @@ func (s *Seq) create(ctx context.Context, data []byte) (node, int32, error) {
 	return node{}, -1, fmt.Errorf("queue: create under %s: gave up after %d attempts: %w", q.Dir, maxCreates, err)
 }
 
-// current reports whether a node just created under the czxid inc belongs
-// to the lock path's current life: parent is the path's czxid as the
-// create's pipeline read it (which the Conn remembers), 0 when it did not,
-// and it is read now (0 again when the path is gone: our node went with
-// it).
-func (s *Seq) current(ctx context.Context, inc, parent int64) (bool, error) {
+// current reports whether our node just made, named name, belongs to the
+// lock path's current life: whether the czxid its name carries (the one
+// it was created under, a cut-off create's adopted node's included) is
+// the path's. parent is the path's czxid as the create's pipeline read it
+// (which the Conn remembers), 0 when it did not, and it is read now (0
+// again when the path is gone: our node went with it).
+func (s *Seq) current(ctx context.Context, name string, parent int64) (bool, error) {
 	if parent == 0 {
 		var err error
 		if parent, err = s.Q.Conn.ReadCzxid(ctx, s.Q.Dir); err != nil {
 			return false, err
 		}
 	}
-	return parent != 0 && parent == inc, nil
+	inc, ok := seqCzxid(name)
+	return ok && parent != 0 && parent == inc, nil
 }
 
 // recover finds the node a cut-off create with token may have made: it
