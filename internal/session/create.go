@@ -82,7 +82,7 @@ func (c *Conn) CreateAndList(ctx context.Context, parents []string, path string,
 		if listed.Err != nil {
 			return r.name, r.czxid, r.sid, nil, 0, nil // the caller lists
 		}
-		c.dirs.setCzxid(parentOf(path), listed.Stat.Czxid)
+		c.dirs.refreshCzxid(parentOf(path), listed.Stat.Czxid)
 		return r.name, r.czxid, r.sid, listed.Children, listed.Stat.Czxid, nil
 	case <-ctx.Done():
 		return r.name, r.czxid, r.sid, nil, 0, nil
@@ -336,6 +336,17 @@ func (d *dirCache) czxid(dir string) int64 {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return d.m[dir]
+}
+
+// refreshCzxid is setCzxid for a czxid a create's reply told: it replaces
+// a known czxid that changed (the dir was re-created), and records none
+// where none was known (a dir of another layout's creates; KnownCzxid
+// reads it when asked), so that the creates of fresh paths, which every
+// other layout makes, take no write lock for it.
+func (d *dirCache) refreshCzxid(dir string, czxid int64) {
+	if old := d.czxid(dir); old != 0 && old != czxid {
+		d.setCzxid(dir, czxid)
+	}
 }
 
 // setCzxid records that dir exists with czxid.

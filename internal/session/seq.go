@@ -28,7 +28,7 @@ func (c *Conn) CreateAndStat(ctx context.Context, parents []string, path string,
 		if parent.Err != nil {
 			return r.name, r.czxid, r.sid, -1, 0, nil
 		}
-		c.dirs.setCzxid(parentOf(path), parent.Stat.Czxid)
+		c.dirs.refreshCzxid(parentOf(path), parent.Stat.Czxid)
 		return r.name, r.czxid, r.sid, parent.Stat.NumChildren, parent.Stat.Czxid, nil
 	case <-ctx.Done():
 		return r.name, r.czxid, r.sid, -1, 0, nil
